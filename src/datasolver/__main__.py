@@ -1,0 +1,3 @@
+from datasolver.cli import main
+
+main()

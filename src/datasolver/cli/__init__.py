@@ -1,0 +1,33 @@
+"""Command-line interface: a thin shell over the library (parse, one library call, print)."""
+
+from __future__ import annotations
+
+import click
+
+from datasolver import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="datasolver")
+def cli() -> None:
+    """datasolver: analysis tasks in, one prediction.csv per task out.
+
+    Every table in a task's context (CSV, JSON, SQLite, documents) is queryable
+    under one canonical DuckDB name. Run `datasolver COMMAND --help` for details.
+    """
+
+
+def _register() -> None:
+    # Each command module owns its commands; this list is the only wiring.
+    from datasolver.cli import data_cmds
+
+    for module in (data_cmds,):
+        for command in module.COMMANDS:
+            cli.add_command(command)
+
+
+_register()
+
+
+def main() -> None:
+    cli()

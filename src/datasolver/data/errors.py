@@ -1,0 +1,32 @@
+"""Named errors of the data engine. Each message says what went wrong and what to do next."""
+
+from __future__ import annotations
+
+
+class DataError(Exception):
+    """Base class of every error raised by the data engine."""
+
+
+class TaskError(DataError):
+    """A task folder is malformed (missing or invalid task.json, empty question)."""
+
+
+class SourceSkipped(DataError):
+    """A context file could not be read; the catalog records it and loads everything else."""
+
+
+class UnknownTable(DataError):
+    """A table name matches no canonical name or alias; the message offers the nearest names."""
+
+
+class ReadOnlyViolation(DataError):
+    """A statement is not allowed on the read-only exploration path (writes, file access, settings)."""
+
+
+class QueryError(DataError):
+    """DuckDB rejected a query; the message is compacted to one actionable line."""
+
+    def __init__(self, message: str, sql: str = "", rewrites: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.sql = sql
+        self.rewrites = list(rewrites or [])
