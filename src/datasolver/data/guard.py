@@ -1,0 +1,246 @@
+"""Read-only guard for the exploration path, decided by DuckDB's own parser.
+
+Statement kinds as DuckDB 2.0.1 parses them (measured): SELECT, WITH, UNION/EXCEPT/
+INTERSECT, VALUES, FROM-first, DESCRIBE/DESC, SHOW, SUMMARIZE and PIVOT … IN (…) are all
+``SELECT``; EXPLAIN [ANALYZE] is ``EXPLAIN`` whatever it wraps; a PRAGMA call is ``PRAGMA``
+but ``PRAGMA x=1`` is ``SET``; PIVOT without an IN list is ``MULTI``; INSTALL is ``LOAD``;
+CHECKPOINT and CALL are ``CALL``. Because the decision is made on the parse, a column or
+string named ``update`` or ``load`` is never mistaken for a statement.
+
+This is the friendly first line of defence; the locked, read-only connection
+(``locked_connection_config``) is the second and blocks whatever gets past it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import duckdb
+
+from .errors import ReadOnlyViolation
+from .sql_repair import significant, tokenize
+
+ALLOWED = (
+    "SELECT / WITH / UNION·EXCEPT·INTERSECT / VALUES, DESCRIBE, SHOW, SUMMARIZE, PIVOT, "
+    "EXPLAIN <one of those>, PRAGMA table_info('t') (and show_tables, database_size, version)"
+)
+
+# Informational PRAGMAs only; every other one changes a setting or touches storage.
+# (PRAGMA show('t') does not parse in 2.0.1: use DESCRIBE t.)
+READ_ONLY_PRAGMAS = frozenset(
+    {
+        "table_info",
+        "show_tables",
+        "show_tables_expanded",
+        "show_databases",
+        "database_list",
+        "database_size",
+        "version",
+        "platform",
+        "functions",
+        "collations",
+    }
+)
+
+# Table functions that read files, other databases or arbitrary SQL text.
+FILE_FUNCTIONS = frozenset(
+    {
+        "glob",
+        "sqlite_attach",
+        "parquet_metadata",
+        "parquet_schema",
+        "parquet_file_metadata",
+        "parquet_kv_metadata",
+        "parquet_bloom_probe",
+        "iceberg_metadata",
+        "iceberg_snapshots",
+        "st_read",
+        "st_read_meta",
+        "query",  # runs SQL text this guard cannot see
+        "query_table",
+    }
+)
+_FILE_PATTERN = re.compile(r"^read_|_scan$")  # read_csv, read_json_auto…, parquet_scan, sqlite_scan…
+# A table name DuckDB would hand to a replacement scan, i.e. read as a file.
+_PATH_LIKE = re.compile(
+    r"[/\\*?]|^[a-z][a-z0-9+]*://|\.(csv|tsv|txt|parquet|json|jsonl|ndjson|xlsx?|db|sqlite3?|duckdb|arrow)"
+    r"(\.(gz|zst|bz2|xz))?$",
+    re.IGNORECASE,
+)
+_READ_LEADERS = frozenset({"select", "with", "from", "values", "table", "describe", "desc", "show",
+                           "summarize", "explain", "pragma", "pivot", "unpivot", "pivot_wider", "pivot_longer"})
+
+
+def check_read_only(sql: str) -> None:
+    """Raise ReadOnlyViolation unless every statement in ``sql`` only reads.
+
+    SQL DuckDB cannot parse (T-SQL, MySQL, …) passes when each statement starts with a
+    reading keyword, so repair and execution can report the real error.
+    """
+    if all(t.text == ";" for t in significant(tokenize(sql))):
+        raise ReadOnlyViolation("empty SQL: write one SELECT (or DESCRIBE / SHOW) statement")
+    with _cursor() as cur:
+        try:
+            statements = cur.extract_statements(sql)
+        except duckdb.Error:
+            _check_unparsable(sql)
+            return
+        for statement in statements:
+            _check_statement(cur, statement.type, statement.query)
+
+
+def locked_connection_config() -> dict[str, Any]:
+    """DuckDB config of the exploration connection (open it read_only as well): no file or
+    network access, no extension install or autoload, and no changing that later."""
+    return {
+        "enable_external_access": False,
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": False,
+        "lock_configuration": True,
+    }
+
+
+# --------------------------------------------------------------------------- statements
+
+
+def _check_statement(cur: duckdb.DuckDBPyConnection, kind: duckdb.StatementType, text: str) -> None:
+    leader = _leading_word(text)
+    if kind == duckdb.StatementType.SELECT:
+        _check_no_file_access(cur, text)
+    elif kind == duckdb.StatementType.EXPLAIN:
+        inner = _after_explain(text)
+        if not significant(tokenize(inner)):
+            raise ReadOnlyViolation("EXPLAIN needs a statement to explain, e.g. EXPLAIN SELECT …")
+        for statement in cur.extract_statements(inner):
+            _check_statement(cur, statement.type, statement.query)
+    elif kind == duckdb.StatementType.PRAGMA:
+        name = _pragma_name(text)
+        if name not in READ_ONLY_PRAGMAS:
+            raise ReadOnlyViolation(
+                f"PRAGMA {name} is not allowed on the read-only exploration path; "
+                f"read-only PRAGMAs: {', '.join(sorted(READ_ONLY_PRAGMAS))}"
+            )
+    elif kind == duckdb.StatementType.MULTI and leader in ("pivot", "unpivot", "pivot_wider", "pivot_longer"):
+        _check_no_file_access_by_tokens(text)  # PIVOT without IN cannot be serialized
+    else:
+        # INSTALL parses as LOAD and PRAGMA x=1 as SET: name both the word and the kind
+        plain = leader.upper() == kind.name or leader in ("with", "")
+        label = kind.name if plain else f"{leader.upper()} ({kind.name} statement)"
+        hint = " (use SELECT * FROM pragma_table_info('t') or DESCRIBE t)" if leader == "call" else ""
+        raise ReadOnlyViolation(
+            f"{label} is not allowed: the exploration connection is read-only{hint}. Allowed: {ALLOWED}"
+        )
+
+
+def _check_unparsable(sql: str) -> None:
+    """Each ;-separated piece must at least start like a read (SELECT, WITH, …) and call no
+    file-reading function."""
+    _check_no_file_access_by_tokens(sql)
+    sig = significant(tokenize(sql))
+    starts = [0] + [k + 1 for k, t in enumerate(sig) if t.text == ";"]
+    for k in starts:
+        word = sig[k].text.lower() if k < len(sig) else ";"
+        if word not in _READ_LEADERS and word not in ("(", ";"):
+            raise ReadOnlyViolation(
+                f"{word.upper()} is not allowed: the exploration connection is read-only. Allowed: {ALLOWED}"
+            )
+
+
+def _leading_word(text: str) -> str:
+    sig = significant(tokenize(text))
+    return next((t.text.lower() for t in sig if t.text != "("), "")
+
+
+def _after_explain(text: str) -> str:
+    """The statement an EXPLAIN [ANALYZE] [(options)] wraps."""
+    tokens = tokenize(text)
+    sig = [t for t in tokens if t.kind not in ("ws", "comment")]
+    k = 1  # sig[0] is EXPLAIN
+    if k < len(sig) and sig[k].text.lower() in ("analyze", "analyse"):
+        k += 1
+    if k < len(sig) and sig[k].text == "(" and k + 1 < len(sig) and sig[k + 1].kind == "word" \
+            and sig[k + 1].text.lower() not in ("select", "with", "from", "values", "table"):
+        depth = 0
+        for k in range(k, len(sig)):
+            depth += {"(": 1, ")": -1}.get(sig[k].text, 0)
+            if depth == 0:
+                k += 1
+                break
+    return text[sig[k].start:] if k < len(sig) else ""
+
+
+def _pragma_name(text: str) -> str:
+    sig = significant(tokenize(text))
+    return sig[1].text.lower() if len(sig) > 1 else ""
+
+
+# --------------------------------------------------------------------------- file access
+
+
+def _check_no_file_access(cur: duckdb.DuckDBPyConnection, text: str) -> None:
+    tree = json.loads(cur.execute("SELECT json_serialize_sql(?)", [text]).fetchone()[0])
+    if tree.get("error"):  # DESCRIBE-style forms the serializer refuses: fall back to tokens
+        _check_no_file_access_by_tokens(text)
+        return
+    for node in _walk(tree):
+        if node.get("class") == "FUNCTION" and _reads_files(str(node.get("function_name", ""))):
+            _reject_file_function(str(node["function_name"]))
+        if node.get("type") == "BASE_TABLE" and _PATH_LIKE.search(str(node.get("table_name", ""))):
+            raise ReadOnlyViolation(
+                f"FROM {node['table_name']!r} would read a file; files are not reachable here. "
+                "Query the catalog's tables by name (SHOW TABLES lists them)"
+            )
+
+
+def _check_no_file_access_by_tokens(text: str) -> None:
+    sig = significant(tokenize(text))
+    for tok, nxt in zip(sig, sig[1:]):
+        if tok.kind == "word" and nxt.text == "(" and _reads_files(tok.text):
+            _reject_file_function(tok.text)
+
+
+def _reads_files(name: str) -> bool:
+    name = name.lower()
+    return name in FILE_FUNCTIONS or bool(_FILE_PATTERN.search(name))
+
+
+def _reject_file_function(name: str) -> None:
+    raise ReadOnlyViolation(
+        f"{name}() reads files or runs SQL text, which the exploration connection does not allow. "
+        "Every source is already loaded: query the catalog's tables by name (SHOW TABLES lists them)"
+    )
+
+
+def _walk(node: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _walk(value)
+
+
+# --------------------------------------------------------------------------- parser
+
+
+@functools.cache
+def _parser() -> duckdb.DuckDBPyConnection:
+    """A private, empty, locked in-memory database used only to parse SQL; opening one
+    costs ~20 ms, so it is opened once."""
+    return duckdb.connect(":memory:", config=locked_connection_config())
+
+
+@contextlib.contextmanager
+def _cursor() -> Iterator[duckdb.DuckDBPyConnection]:
+    """A cursor per check (~0.1 ms), so concurrent checks never share a connection."""
+    cur = _parser().cursor()
+    try:
+        yield cur
+    finally:
+        cur.close()

@@ -1,0 +1,472 @@
+"""Deterministic SQL repair at the execution boundary.
+
+The SQL is always run as given first. Only when DuckDB rejects it do we try, in order:
+
+1. ``[ident]`` and backtick identifiers → double-quoted (never inside strings, never ``x[1]``);
+2. a double-quoted name that matches no column but exactly one real column once all
+   whitespace (full-width U+3000 included) is removed → that column;
+3. a sqlglot transpile from the dialect the SQL's telltale features point at
+   (T-SQL, MySQL, SQLite), each also given step 2.
+
+The first rewrite that executes wins and is reported. Nothing fuzzy: an ambiguous or
+unmatched name is left alone, and when every stage fails the original error is re-raised.
+Everything works on tokens from a small scanner, so string literals and comments are
+never rewritten.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+import duckdb
+import sqlglot
+
+T = TypeVar("T")
+
+# --------------------------------------------------------------------------- tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One lexical unit of SQL; concatenating every token's text rebuilds the input."""
+
+    kind: str  # ws, comment, string, ident ("…"), backtick (`…`), word, number, op
+    text: str
+    start: int
+    end: int
+
+
+_DOLLAR_TAG = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$")
+
+
+def tokenize(sql: str) -> list[Token]:
+    """Split SQL into tokens, respecting '…' strings ('' and E'\\' escapes), $$ strings,
+    "…" and `…` identifiers, and -- / nested /* */ comments. Never fails: an unterminated
+    literal simply runs to the end of the text."""
+    tokens: list[Token] = []
+    i, n = 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        start = i
+        if ch.isspace():
+            while i < n and sql[i].isspace():
+                i += 1
+            kind = "ws"
+        elif sql.startswith("--", i):
+            nl = sql.find("\n", i)
+            i = n if nl < 0 else nl
+            kind = "comment"
+        elif sql.startswith("/*", i):
+            i, kind = _skip_block_comment(sql, i), "comment"
+        elif ch == "'" or (ch in "eE" and sql.startswith("'", i + 1)):
+            backslash = ch != "'"
+            i = _skip_quoted(sql, i + (2 if backslash else 1), "'", backslash)
+            kind = "string"
+        elif ch == "$" and (m := _DOLLAR_TAG.match(sql, i)):
+            close = sql.find(m.group(0), m.end())
+            i = n if close < 0 else close + len(m.group(0))
+            kind = "string"
+        elif ch == '"':
+            i, kind = _skip_quoted(sql, i + 1, '"', False), "ident"
+        elif ch == "`":
+            i, kind = _skip_quoted(sql, i + 1, "`", False), "backtick"
+        elif ch.isdigit() or (ch == "." and i + 1 < n and sql[i + 1].isdigit()):
+            while i < n and (sql[i].isalnum() or sql[i] in "._"):
+                i += 1
+            kind = "number"
+        elif ch.isalpha() or ch == "_":
+            while i < n and (sql[i].isalnum() or sql[i] in "_$"):
+                i += 1
+            kind = "word"
+        else:
+            i, kind = i + 1, "op"
+        tokens.append(Token(kind, sql[start:i], start, i))
+    return tokens
+
+
+def _skip_quoted(sql: str, i: int, quote: str, backslash: bool) -> int:
+    """Index just past the closing quote; a doubled quote is an escaped quote."""
+    n = len(sql)
+    while i < n:
+        ch = sql[i]
+        if backslash and ch == "\\":
+            i += 2
+            continue
+        if ch == quote:
+            if sql.startswith(quote, i + 1):
+                i += 2
+                continue
+            return i + 1
+        i += 1
+    return n
+
+
+def _skip_block_comment(sql: str, i: int) -> int:
+    """Index just past a /* */ comment; DuckDB (like Postgres) allows nesting."""
+    depth, i, n = 0, i, len(sql)
+    while i < n:
+        if sql.startswith("/*", i):
+            depth, i = depth + 1, i + 2
+        elif sql.startswith("*/", i):
+            depth, i = depth - 1, i + 2
+            if depth == 0:
+                return i
+        else:
+            i += 1
+    return n
+
+
+def significant(tokens: list[Token]) -> list[Token]:
+    """Tokens without whitespace and comments."""
+    return [t for t in tokens if t.kind not in ("ws", "comment")]
+
+
+def unquote(token: Token) -> str:
+    """Name inside a "…" or `…` identifier token."""
+    q = token.text[0]
+    body = token.text[1:-1] if len(token.text) > 1 and token.text.endswith(q) else token.text[1:]
+    return body.replace(q + q, q)
+
+
+def quote_ident(name: str) -> str:
+    """DuckDB double-quoted identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+# --------------------------------------------------------------------------- stage 1
+
+# Words after which `[` starts a value (list literal or T-SQL identifier), never an index.
+_KEYWORDS = frozenset(
+    """select from where join on and or not by as in is then else when case end distinct top
+    having into values union all except intersect like ilike between using set with order
+    group limit offset left right inner outer full cross natural lateral any some exists
+    return asc desc nulls over partition qualify window filter""".split()
+)
+_NUMBER_ONLY = re.compile(r"^\s*[-+]?\d+(\.\d*)?\s*$")
+_COMPREHENSION = re.compile(r"\bfor\b.*\bin\b", re.IGNORECASE | re.DOTALL)
+
+
+def quote_brackets_and_backticks(sql: str) -> tuple[str, list[str]]:
+    """Rewrite T-SQL ``[ident]`` and MySQL backtick identifiers as DuckDB "ident".
+
+    A bracket is left alone when it indexes something (``x[1]``, ``f(a)[2]``, ``"c"[1]``)
+    or holds what can only be a list (numbers, commas, strings, slices, comprehensions).
+    """
+    tokens = tokenize(sql)
+    out: list[str] = []
+    notes: list[str] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.kind == "backtick":
+            name = unquote(tok)
+            out.append(quote_ident(name))
+            notes.append(f"`{name}` → {quote_ident(name)}")
+        elif tok.text == "[" and (close := _identifier_bracket_end(sql, tokens, i)) is not None:
+            name = sql[tok.end : tokens[close].start]
+            out.append(quote_ident(name))
+            notes.append(f"[{name}] → {quote_ident(name)}")
+            i = close
+        else:
+            out.append(tok.text)
+        i += 1
+    return "".join(out), notes
+
+
+def _identifier_bracket_end(sql: str, tokens: list[Token], i: int) -> int | None:
+    """Index of the `]` closing a T-SQL identifier opened at tokens[i], else None."""
+    close = next((j for j in range(i + 1, len(tokens)) if tokens[j].kind == "op" and tokens[j].text in ("[", "]")), None)
+    if close is None or tokens[close].text != "]":
+        return None  # unclosed or nested: a list expression, not a name
+    inner = tokens[i + 1 : close]
+    if any(t.kind in ("string", "ident", "backtick", "comment") for t in inner):
+        return None
+    body = sql[tokens[i].end : tokens[close].start]
+    if not body.strip() or "," in body or ":" in body or "\n" in body:
+        return None
+    if _NUMBER_ONLY.match(body) or _COMPREHENSION.search(body):
+        return None
+    prev = next((t for t in reversed(tokens[:i]) if t.kind not in ("ws", "comment")), None)
+    if prev is not None and prev.end == tokens[i].start and _indexable(prev):
+        return None
+    return close
+
+
+def _indexable(tok: Token) -> bool:
+    """Can a directly following `[` be a subscript of this token?"""
+    if tok.kind in ("ident", "backtick", "string"):
+        return True
+    if tok.kind == "word":
+        return tok.text.lower() not in _KEYWORDS
+    return tok.text in (")", "]")
+
+
+# --------------------------------------------------------------------------- stage 2
+
+_INVISIBLE = {0x200B: None, 0xFEFF: None}  # zero-width space and BOM count as whitespace too
+
+
+def squash_whitespace(name: str) -> str:
+    """Name with every whitespace character removed (str.split covers U+3000 and NBSP)."""
+    return "".join(name.translate(_INVISIBLE).split())
+
+
+def fix_whitespace_columns(sql: str, columns: Iterable[str]) -> tuple[str, list[str]]:
+    """Rewrite each double-quoted name that matches no column to the one real column it
+    equals once all whitespace is removed; ambiguous or unmatched names stay as they are.
+    Matching ignores case only because DuckDB identifiers do."""
+    tokens = tokenize(sql)
+    if not any(t.kind == "ident" for t in tokens):
+        return sql, []
+    real = sorted(set(columns))
+    exact = {c.casefold() for c in real}
+    by_key: dict[str, set[str]] = {}
+    for col in real:
+        by_key.setdefault(squash_whitespace(col).casefold(), set()).add(col)
+    out: list[str] = []
+    notes: list[str] = []
+    for tok in tokens:
+        if tok.kind == "ident":
+            name = unquote(tok)
+            hits = by_key.get(squash_whitespace(name).casefold(), set())
+            if name.casefold() not in exact and len(hits) == 1:
+                col = next(iter(hits))
+                out.append(quote_ident(col))
+                notes.append(f"column {quote_ident(name)} → {quote_ident(col)}")
+                continue
+        out.append(tok.text)
+    return "".join(out), notes
+
+
+# --------------------------------------------------------------------------- stage 3
+
+# Telltale features: (dialect, weight). Weight 2 = only that dialect has it, 1 = shared.
+_CALL_TELLTALES: dict[str, tuple[tuple[str, int], ...]] = {
+    "isnull": (("tsql", 2),),
+    "len": (("tsql", 1),),
+    "getdate": (("tsql", 2),),
+    "dateadd": (("tsql", 1),),
+    "datediff": (("tsql", 1), ("mysql", 1)),
+    "datepart": (("tsql", 2),),
+    "charindex": (("tsql", 2),),
+    "convert": (("tsql", 2),),
+    "ifnull": (("mysql", 1), ("sqlite", 1)),
+    "group_concat": (("mysql", 1), ("sqlite", 1)),
+    "date_format": (("mysql", 2),),
+    "str_to_date": (("mysql", 2),),
+    "curdate": (("mysql", 2),),
+    "date_sub": (("mysql", 2),),
+    "julianday": (("sqlite", 2),),
+}
+_WORD_TELLTALES: dict[str, tuple[tuple[str, int], ...]] = {
+    "separator": (("mysql", 2),),
+    "regexp": (("mysql", 1), ("sqlite", 1)),
+}
+# Equal scores: sqlite first (its reader takes "…", `…` and […] as names and never eats
+# backslashes), mysql last (its reader turns "…" into strings and eats backslashes).
+_PREFERENCE = ("sqlite", "tsql", "mysql")
+
+
+def detect_dialects(sql: str) -> list[str]:
+    """Dialects whose telltale features the SQL shows, most likely first; [] when none."""
+    tokens = tokenize(sql)
+    where = [j for j, t in enumerate(tokens) if t.kind not in ("ws", "comment")]
+    sig = [tokens[j] for j in where]
+    score = dict.fromkeys(_PREFERENCE, 0)
+
+    def add(pairs: Iterable[tuple[str, int]]) -> None:
+        for dialect, weight in pairs:
+            score[dialect] += weight
+
+    for k, tok in enumerate(sig):
+        prev = sig[k - 1] if k else None
+        nxt = sig[k + 1] if k + 1 < len(sig) else None
+        word = tok.text.lower() if tok.kind == "word" else ""
+        if tok.kind == "backtick":
+            add((("mysql", 2), ("sqlite", 1)))
+        elif tok.text == "[" and _identifier_bracket_end(sql, tokens, where[k]) is not None:
+            add((("tsql", 2), ("sqlite", 1)))
+        elif word == "top" and prev is not None and prev.text.lower() in ("select", "distinct", "all"):
+            add((("tsql", 3),))
+        elif word == "limit" and _limit_comma(sig, k):
+            add((("mysql", 1), ("sqlite", 1)))
+        elif word == "strftime" and nxt is not None and nxt.text == "(" and _sqlite_strftime(sig, k):
+            add((("sqlite", 2),))
+        elif word and nxt is not None and nxt.text == "(" and word in _CALL_TELLTALES:
+            add(_CALL_TELLTALES[word])
+        elif word in _WORD_TELLTALES:
+            add(_WORD_TELLTALES[word])
+    return sorted((d for d in _PREFERENCE if score[d] > 0), key=lambda d: (-score[d], _PREFERENCE.index(d)))
+
+
+def _limit_comma(sig: list[Token], k: int) -> bool:
+    """MySQL/SQLite ``LIMIT offset, count``."""
+    return k + 3 < len(sig) and sig[k + 1].kind == sig[k + 3].kind == "number" and sig[k + 2].text == ","
+
+
+def _sqlite_strftime(sig: list[Token], k: int) -> bool:
+    """SQLite's strftime takes the format first: strftime('%Y', col)."""
+    first = sig[k + 2] if k + 2 < len(sig) else None
+    return first is not None and first.kind == "string" and "%" in first.text
+
+
+def transpile_dialect(sql: str, columns: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """Candidate DuckDB rewrites as (dialect, sql), most likely dialect first.
+
+    Only dialects the SQL's telltale features point at are tried, and only single-statement
+    results that differ from the input are kept. SQL holding a DuckDB list literal or
+    subscript is never transpiled (other readers take ``[1]`` for a name or shift it). ``columns`` lets the MySQL reader tell a
+    "…" column name from a "…" string literal.
+    """
+    tokens = tokenize(sql)
+    if any(t.text == "[" and _identifier_bracket_end(sql, tokens, j) is None for j, t in enumerate(tokens)):
+        return []  # a DuckDB list or subscript: every other reader would mangle it
+    # MySQL reads || as OR; whoever wrote || was not writing MySQL.
+    skip_mysql = any(a.text == b.text == "|" and a.end == b.start for a, b in zip(tokens, tokens[1:]))
+    candidates: list[tuple[str, str]] = []
+    seen = {sql.strip().rstrip(";").strip()}
+    cols = list(columns)
+    for dialect in detect_dialects(sql):
+        if dialect == "mysql" and skip_mysql:
+            continue
+        source = _prepare_for_mysql(sql, cols) if dialect == "mysql" else sql
+        try:
+            statements = sqlglot.transpile(source, read=dialect, write="duckdb")
+        except Exception:  # noqa: BLE001 - any transpiler failure just means "no candidate"
+            continue
+        statements = [s for s in statements if s.strip()]
+        if len(statements) != 1 or statements[0] in seen:
+            continue
+        seen.add(statements[0])
+        candidates.append((dialect, statements[0]))
+    return candidates
+
+
+_IDENT_CONTEXT = frozenset({"from", "join", "as", "into", "update", "table"})
+
+
+def _prepare_for_mysql(sql: str, columns: list[str]) -> str:
+    """Make DuckDB-flavoured SQL read correctly as MySQL.
+
+    MySQL treats backslashes in strings as escapes (so '\\d+' would lose its backslash) and
+    "…" as a string. We double backslashes inside strings, and turn a "…" into a backtick
+    name when it is one: it matches a real column (whitespace-insensitive), it follows
+    FROM/JOIN/AS, sits next to a dot, or is defined as an alias elsewhere in the query.
+    """
+    tokens = tokenize(sql)
+    sig = significant(tokens)
+    known = {squash_whitespace(c).casefold() for c in columns}
+    aliases = {
+        squash_whitespace(unquote(sig[k])).casefold()
+        for k in range(1, len(sig))
+        if sig[k].kind == "ident" and sig[k - 1].text.lower() == "as"
+    }
+    position = {t.start: k for k, t in enumerate(sig)}
+    out: list[str] = []
+    for tok in tokens:
+        if tok.kind == "string" and tok.text.startswith("'"):
+            out.append(tok.text.replace("\\", "\\\\"))
+        elif tok.kind == "ident":
+            k = position[tok.start]
+            prev = sig[k - 1].text.lower() if k else ""
+            nxt = sig[k + 1].text if k + 1 < len(sig) else ""
+            key = squash_whitespace(unquote(tok)).casefold()
+            is_name = key in known or key in aliases or prev in _IDENT_CONTEXT or "." in (prev, nxt)
+            out.append("`" + unquote(tok).replace("`", "``") + "`" if is_name else tok.text)
+        else:
+            out.append(tok.text)
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------- driver
+
+
+@dataclass
+class RepairOutcome(Generic[T]):
+    """What the SQL that finally worked returned, that SQL, and the rewrites that made it."""
+
+    value: T
+    sql: str
+    rewrites: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RepairAttempt:
+    """One rewrite that was tried and failed; attached to the re-raised original error."""
+
+    sql: str
+    rewrites: tuple[str, ...]
+    error: str
+
+
+# Failures a rewrite cannot fix; retrying would only repeat a timeout or an OOM.
+_NOT_REPAIRABLE: tuple[type[BaseException], ...] = (duckdb.InterruptException, duckdb.OutOfMemoryException)
+
+
+def execute_with_repair(
+    sql: str, run: Callable[[str], T], columns: Callable[[], Iterable[str]]
+) -> RepairOutcome[T]:
+    """Run ``sql``; if it fails, try the deterministic rewrites in order and return the first
+    that executes. If none does, re-raise the original error with ``repair_attempts``
+    (a list of RepairAttempt) attached.
+
+    Args:
+        sql: the SQL as the caller wrote it.
+        run: executes SQL and raises on failure.
+        columns: all real column names; called at most once, and only if a stage needs it.
+    """
+    try:
+        return RepairOutcome(run(sql), sql, [])
+    except Exception as exc:  # noqa: BLE001 - run may raise anything; we re-raise it below
+        original = exc
+    if isinstance(original, _NOT_REPAIRABLE):
+        raise original
+
+    known: list[str] | None = None
+
+    def cols() -> list[str]:
+        nonlocal known
+        if known is None:
+            known = list(columns())
+        return known
+
+    def has_quoted(text: str) -> bool:
+        return any(t.kind == "ident" for t in tokenize(text))
+
+    def candidates() -> Iterable[tuple[str, list[str]]]:
+        quoted, notes = quote_brackets_and_backticks(sql)
+        yield quoted, notes
+        if has_quoted(quoted):
+            fixed, more = fix_whitespace_columns(quoted, cols())
+            yield fixed, notes + more
+        for dialect, text in transpile_dialect(sql, cols() if has_quoted(sql) else ()):
+            yield text, [f"transpiled from {dialect}"]
+            if has_quoted(text):
+                fixed, more = fix_whitespace_columns(text, cols())
+                yield fixed, [f"transpiled from {dialect}", *more]
+
+    attempts: list[RepairAttempt] = []
+    tried = {sql}
+    for candidate, notes in candidates():
+        if candidate in tried:
+            continue
+        tried.add(candidate)
+        try:
+            return RepairOutcome(run(candidate), candidate, notes)
+        except Exception as exc:  # noqa: BLE001 - a failed rewrite is recorded, not raised
+            attempts.append(RepairAttempt(candidate, tuple(notes), _first_line(exc)))
+            if isinstance(exc, _NOT_REPAIRABLE):
+                break
+    try:
+        original.repair_attempts = attempts  # type: ignore[attr-defined]
+    except AttributeError:  # exception types without __dict__: the error itself is what matters
+        pass
+    raise original
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,263 @@
+"""Deterministic SQL repair: each stage alone, then the driver against a real DuckDB."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import duckdb
+import pytest
+
+from datasolver.data.sql_repair import (
+    RepairAttempt,
+    detect_dialects,
+    execute_with_repair,
+    fix_whitespace_columns,
+    quote_brackets_and_backticks,
+    tokenize,
+    transpile_dialect,
+)
+
+# --------------------------------------------------------------------------- tokenizer
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT 'it''s [x]', \"a\"\"b\", `c`, E'\\'[y]' -- [z]\n/* [w] /* nested */ */ FROM t",
+        "SELECT $$ [q] 'x $$, $tag$ \" $tag$, $1",
+        "SELECT 'unterminated [x]",
+    ],
+)
+def test_tokens_rebuild_the_input_exactly(sql: str) -> None:
+    assert "".join(t.text for t in tokenize(sql)) == sql
+
+
+def test_tokenizer_keeps_brackets_inside_literals_and_comments_out_of_reach() -> None:
+    sql = "SELECT 'a [b] c', E'x\\'[d]' /* [e] /* [f] */ [g] */ -- [h]\n"
+    kinds = {t.kind for t in tokenize(sql) if "[" in t.text}
+    assert kinds == {"string", "comment"}
+
+
+# --------------------------------------------------------------------------- stage 1
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected", "notes"),
+    [
+        ("SELECT [公司名称] FROM t", 'SELECT "公司名称" FROM t', ['[公司名称] → "公司名称"']),
+        ("SELECT TOP 5 [绿化率(%)] FROM [表 1]", 'SELECT TOP 5 "绿化率(%)" FROM "表 1"', None),
+        ("SELECT `时间(月份)` FROM t", 'SELECT "时间(月份)" FROM t', ['`时间(月份)` → "时间(月份)"']),
+        ("SELECT `a\"b` FROM t", 'SELECT "a""b" FROM t', None),
+        ("SELECT CASE WHEN x THEN [a] END FROM t", 'SELECT CASE WHEN x THEN "a" END FROM t', None),
+    ],
+)
+def test_brackets_and_backticks_become_double_quotes(sql: str, expected: str, notes: list[str] | None) -> None:
+    out, got_notes = quote_brackets_and_backticks(sql)
+    assert out == expected
+    if notes is not None:
+        assert got_notes == notes
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT x[1], f(a)[2], \"c\"[1], l[2:3], m[i] FROM t",  # subscripts and slices
+        "SELECT [1, 2], ['a'], [], [ 3 ], [x FOR x IN l] FROM t",  # list literals
+        "SELECT '[公司名称]', \"[a]\" FROM t -- [b]",  # inside strings, names, comments
+        "SELECT [[1]] FROM t",  # nested lists
+    ],
+)
+def test_list_literals_indexing_and_literals_are_left_alone(sql: str) -> None:
+    assert quote_brackets_and_backticks(sql) == (sql, [])
+
+
+# --------------------------------------------------------------------------- stage 2
+
+COLUMNS = ["营业总收入", "时间(月份)", "a b", "ab", "name"]
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        ('SELECT "营业 总收入" FROM t', 'SELECT "营业总收入" FROM t'),
+        ('SELECT "营业\u3000总收入" FROM t', 'SELECT "营业总收入" FROM t'),  # full-width space
+        ('SELECT t."营业 总 收入\t" FROM t', 'SELECT t."营业总收入" FROM t'),
+        ('SELECT "时间 (月份)" FROM t', 'SELECT "时间(月份)" FROM t'),
+    ],
+)
+def test_whitespace_variant_maps_to_the_one_real_column(sql: str, expected: str) -> None:
+    out, notes = fix_whitespace_columns(sql, COLUMNS)
+    assert out == expected
+    assert len(notes) == 1 and notes[0].startswith("column ")
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        'SELECT "a  b" FROM t',  # "ab" and "a b" both match once spaces go: ambiguous
+        'SELECT "营业收入" FROM t',  # no real column: not ours to guess
+        'SELECT "NAME", "a b" FROM t',  # already real (DuckDB names ignore case)
+        "SELECT '营业 总收入' FROM t",  # a string literal, not a name
+    ],
+)
+def test_ambiguous_unmatched_and_exact_names_stay(sql: str) -> None:
+    assert fix_whitespace_columns(sql, COLUMNS) == (sql, [])
+
+
+# --------------------------------------------------------------------------- stage 3
+
+
+@pytest.mark.parametrize(
+    ("sql", "first"),
+    [
+        ("SELECT TOP 5 a FROM t", "tsql"),
+        ("SELECT ISNULL(a, 0), LEN(b) FROM t", "tsql"),
+        ("SELECT a FROM t LIMIT 2, 5", "sqlite"),  # shared with MySQL; SQLite reads quotes safely
+        ("SELECT GROUP_CONCAT(a SEPARATOR ',') FROM t", "mysql"),
+        ("SELECT DATE_FORMAT(d, '%Y') FROM t", "mysql"),
+        ("SELECT strftime('%Y', d) FROM t", "sqlite"),
+    ],
+)
+def test_telltales_pick_the_dialect(sql: str, first: str) -> None:
+    assert detect_dialects(sql)[0] == first
+
+
+def test_no_telltale_means_no_transpile() -> None:
+    assert detect_dialects("SELECT a FROM t WHERE b = 1") == []
+    assert transpile_dialect("SELECT a FROM t WHERE b = 1") == []
+    # DuckDB's own strftime order is not an SQLite telltale
+    assert detect_dialects("SELECT strftime(d, '%Y') FROM t") == []
+
+
+def test_transpile_rewrites_tsql_mysql_and_sqlite() -> None:
+    assert transpile_dialect("SELECT TOP 3 [名称], ISNULL(x, 0) FROM t") == [
+        ("tsql", 'SELECT "名称", COALESCE(x, 0) FROM t LIMIT 3')
+    ]
+    assert transpile_dialect("SELECT a FROM t LIMIT 1, 2")[0] == ("sqlite", "SELECT a FROM t LIMIT 2 OFFSET 1")
+    mysql = dict(transpile_dialect("SELECT GROUP_CONCAT(b SEPARATOR ';') FROM t"))
+    assert mysql["mysql"] == "SELECT LISTAGG(b, ';') FROM t"
+
+
+def test_mysql_read_keeps_regex_backslashes_and_column_names() -> None:
+    sql = 'SELECT DATE_FORMAT("时间", \'%Y\') FROM t WHERE regexp_matches("名称", \'^\\d+$\') AND k = "x"'
+    [(dialect, out)] = transpile_dialect(sql, columns=["时间", "名称"])
+    assert dialect == "mysql"
+    assert "'^\\d+$'" in out  # the backslash survived the MySQL reader
+    assert '"时间"' in out and '"名称"' in out  # real columns stay names
+    assert "k = 'x'" in out  # an unknown "x" is a MySQL string
+
+
+def test_duckdb_lists_and_concat_are_never_transpiled() -> None:
+    assert transpile_dialect("SELECT l[1], IFNULL(a, 0) FROM t LIMIT 1, 2") == []
+    assert [d for d, _ in transpile_dialect("SELECT a || b, IFNULL(a, 0) FROM t LIMIT 1, 2")] == ["sqlite"]
+
+
+# --------------------------------------------------------------------------- driver
+
+
+@pytest.fixture
+def con() -> Iterator[duckdb.DuckDBPyConnection]:
+    c = duckdb.connect()
+    c.execute(
+        'CREATE TABLE "公司" ("公司名称" VARCHAR, "营业总收入" DOUBLE, "时间(月份)" VARCHAR, "绿化率(%)" DOUBLE, d DATE)'
+    )
+    c.execute(
+        """INSERT INTO "公司" VALUES
+        ('甲', 10.0, '2020-01', 0.3, DATE '2020-01-05'),
+        ('乙', 30.0, '2020-02', NULL, DATE '2021-03-01'),
+        ('丙', 20.0, '2020-03', 0.5, DATE '2021-07-09')"""
+    )
+    yield c
+    c.close()
+
+
+def _runner(con: duckdb.DuckDBPyConnection, calls: list[str]):
+    def run(sql: str) -> list[tuple]:
+        calls.append(sql)
+        return con.execute(sql).fetchall()
+
+    return run
+
+
+def _columns(con: duckdb.DuckDBPyConnection, counter: list[int]):
+    def columns() -> list[str]:
+        counter.append(1)
+        return [r[0] for r in con.execute("SELECT column_name FROM duckdb_columns()").fetchall()]
+
+    return columns
+
+
+def test_working_sql_runs_once_untouched_and_columns_are_not_listed(con: duckdb.DuckDBPyConnection) -> None:
+    calls: list[str] = []
+    listed: list[int] = []
+    sql = 'SELECT "公司名称" FROM "公司" ORDER BY "营业总收入" DESC LIMIT 1'
+    out = execute_with_repair(sql, _runner(con, calls), _columns(con, listed))
+    assert (out.value, out.sql, out.rewrites) == ([("乙",)], sql, [])
+    assert calls == [sql] and listed == []
+
+
+def test_brackets_and_stray_space_are_repaired(con: duckdb.DuckDBPyConnection) -> None:
+    listed: list[int] = []
+    out = execute_with_repair(
+        'SELECT [公司名称], "营业\u3000总收入" FROM [公司] ORDER BY 2 DESC LIMIT 1',
+        _runner(con, []),
+        _columns(con, listed),
+    )
+    assert out.value == [("乙", 30.0)]
+    assert out.sql == 'SELECT "公司名称", "营业总收入" FROM "公司" ORDER BY 2 DESC LIMIT 1'
+    assert out.rewrites == [
+        '[公司名称] → "公司名称"',
+        '[公司] → "公司"',
+        'column "营业\u3000总收入" → "营业总收入"',
+    ]
+    assert listed == [1]  # listed lazily, once
+
+
+def test_backticks_that_duckdb_accepts_are_not_rewritten(con: duckdb.DuckDBPyConnection) -> None:
+    out = execute_with_repair("SELECT `公司名称` FROM `公司` LIMIT 1", _runner(con, []), lambda: [])
+    assert out.rewrites == []
+
+
+def test_tsql_query_is_transpiled_and_whitespace_fixed(con: duckdb.DuckDBPyConnection) -> None:
+    out = execute_with_repair(
+        "SELECT TOP 2 [公司名称], ISNULL([绿化率(%)], 0) AS g FROM [公司] ORDER BY [营业 总收入] DESC",
+        _runner(con, []),
+        _columns(con, []),
+    )
+    assert out.value == [("乙", 0.0), ("丙", 0.5)]
+    assert out.rewrites == ["transpiled from tsql", 'column "营业 总收入" → "营业总收入"']
+
+
+def test_limit_offset_comma_and_sqlite_strftime_are_transpiled(con: duckdb.DuckDBPyConnection) -> None:
+    run = _runner(con, [])
+    # code points sort 丙 < 乙 < 甲, so offset 1 is 乙
+    limit = execute_with_repair('SELECT "公司名称" FROM "公司" ORDER BY 1 LIMIT 1, 1', run, _columns(con, []))
+    assert limit.value == [("乙",)] and limit.rewrites == ["transpiled from sqlite"]
+    year = execute_with_repair(
+        "SELECT strftime('%Y', \"时间(月份)\" || '-01') AS y, COUNT(*) FROM \"公司\" GROUP BY y",
+        run,
+        _columns(con, []),
+    )
+    assert year.value == [("2020", 3)] and year.rewrites == ["transpiled from sqlite"]
+
+
+def test_unfixable_sql_reraises_the_original_error_with_attempts(con: duckdb.DuckDBPyConnection) -> None:
+    calls: list[str] = []
+    with pytest.raises(duckdb.BinderException, match="营业收入") as info:
+        execute_with_repair('SELECT [公司名称], "营业收入" FROM "公司"', _runner(con, calls), _columns(con, []))
+    attempts = info.value.repair_attempts  # type: ignore[attr-defined]
+    assert attempts and all(isinstance(a, RepairAttempt) for a in attempts)
+    assert attempts[0].rewrites == ('[公司名称] → "公司名称"',)
+    assert calls[0] == 'SELECT [公司名称], "营业收入" FROM "公司"'  # the SQL as given ran first
+
+
+def test_interrupt_is_not_retried() -> None:
+    calls: list[str] = []
+
+    def run(sql: str) -> None:
+        calls.append(sql)
+        raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
+
+    with pytest.raises(duckdb.InterruptException):
+        execute_with_repair("SELECT [a] FROM t LIMIT 1, 2", run, lambda: ["a"])
+    assert calls == ["SELECT [a] FROM t LIMIT 1, 2"]
