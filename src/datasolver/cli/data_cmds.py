@@ -1,0 +1,74 @@
+"""`datasolver tables` and `datasolver sql`: the data engine for people."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from datasolver.data import Catalog, DataError, render_result
+
+
+def _open(task_dir: Path) -> Catalog:
+    try:
+        return Catalog.open(task_dir)
+    except DataError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+@click.command("tables")
+@click.argument("task_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--no-load", is_flag=True,
+              help="Do not read the tables; show only what headers and metadata tell (fast on huge files).")
+def tables_command(task_dir: Path, no_load: bool) -> None:
+    """List every table of TASK_DIR (a task folder or any data folder).
+
+    One line per table: canonical name, rows (~ = estimated, ? = unknown without loading),
+    columns, source file, aliases and, for tables extracted from documents, their origin. Then
+    every file that could not be read, with the reason, and notes such as skipped ragged rows.
+    """
+    with _open(task_dir) as catalog:
+        if not no_load:
+            catalog.load()
+        infos = catalog.tables()
+        width = max((len(i.name) for i in infos), default=4)
+        for info in infos:
+            rows = "?" if info.rows is None else (str(info.rows) if info.rows_exact else f"~{info.rows}")
+            cols = "?" if info.columns is None else str(len(info.columns))
+            line = f"{info.name:<{width}}  rows {rows:>8}  cols {cols:>3}  {info.source_file}"
+            if info.aliases:
+                line += f"  aliases: {', '.join(info.aliases)}"
+            if info.origin:
+                line += f"  origin: {info.origin}"
+            click.echo(line)
+        if not infos:
+            click.echo("(no tables)")
+        for item in catalog.skipped:
+            click.echo(f"unreadable: {item.path}: {item.reason}")
+        for item in catalog.notes:
+            click.echo(f"note: {item.path}: {item.reason}")
+
+
+@click.command("sql")
+@click.argument("task_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("query")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(min=0), help="Rows to print.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the full result to this CSV file (UTF-8, header, no index).")
+def sql_command(task_dir: Path, query: str, limit: int, csv_path: Path | None) -> None:
+    """Run read-only SQL (DuckDB dialect; common MySQL / T-SQL / SQLite slips are repaired)
+    over every table of TASK_DIR and print the rewrites applied, the total row count and rows.
+    """
+    with _open(task_dir) as catalog:
+        try:
+            result = catalog.query(query, limit=limit)
+            if csv_path is not None:
+                catalog.query_df(query).to_csv(csv_path, index=False, encoding="utf-8")
+        except DataError as exc:
+            raise click.ClickException(str(exc)) from exc
+    click.echo(render_result(result))
+    if csv_path is not None:
+        click.echo(f"wrote {result.total_rows} rows to {csv_path}")
+
+
+COMMANDS = [tables_command, sql_command]

@@ -1,0 +1,40 @@
+"""The data engine: every CSV / JSON / SQLite / document table of a task under one DuckDB namespace.
+
+The library is the product; the CLI, the solver tools and the generated solver.py are its callers.
+"""
+
+from datasolver.data.catalog import Catalog, SkippedSource, TableInfo
+from datasolver.data.errors import (
+    DataError,
+    QueryError,
+    ReadOnlyViolation,
+    SourceSkipped,
+    TaskError,
+    UnknownTable,
+)
+from datasolver.data.names import canonical_name
+from datasolver.data.profile import TableProfile, profile_table, render_profiles
+from datasolver.data.results import QueryResult, render_result
+from datasolver.data.tasks import Task, TaskDiscovery, discover_tasks, load_task
+
+__all__ = [
+    "Catalog",
+    "DataError",
+    "QueryError",
+    "QueryResult",
+    "ReadOnlyViolation",
+    "SkippedSource",
+    "SourceSkipped",
+    "TableInfo",
+    "TableProfile",
+    "Task",
+    "TaskDiscovery",
+    "TaskError",
+    "UnknownTable",
+    "canonical_name",
+    "discover_tasks",
+    "load_task",
+    "profile_table",
+    "render_profiles",
+    "render_result",
+]

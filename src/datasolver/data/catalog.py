@@ -1,0 +1,336 @@
+"""The Catalog: every table of one task under one canonical DuckDB name, loaded on first use.
+
+Registration only reads headers and metadata. A query first loads the tables it names (matched
+against canonical names and aliases), then runs on a read-only, locked DuckDB connection over the
+catalog's private cache file. Loading needs a writable connection, so the catalog briefly swaps
+the read-only connection for a writable one and back; user SQL never runs on the writable one.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import shutil
+import tempfile
+import threading
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from datasolver.data.duck_errors import compact_error
+from datasolver.data.errors import QueryError, SourceSkipped, UnknownTable
+from datasolver.data.files import list_context_files
+from datasolver.data.guard import check_read_only, locked_connection_config
+from datasolver.data.infer_types import materialize
+from datasolver.data.names import canonical_name, quote_ident
+from datasolver.data.results import QueryResult
+from datasolver.data.sources import Registration, Source, register_derived, register_files
+from datasolver.data.sql_repair import execute_with_repair
+
+# Rows arrive as Arrow tables read in Python, so even the loader needs no file or network access.
+LOADER_CONFIG = {
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "enable_external_access": False,
+}
+DERIVED_DIR = "derived"
+
+
+@dataclass
+class TableInfo:
+    """What a listing shows about one table. `rows` is None when unknown without loading."""
+
+    name: str
+    kind: str
+    source_file: str
+    source_name: str
+    rows: int | None
+    columns: list[str] | None
+    aliases: list[str] = field(default_factory=list)
+    origin: str | None = None
+    loaded: bool = False
+    rows_exact: bool = True
+
+
+@dataclass
+class SkippedSource:
+    """A file (or a table inside one) that could not be read, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass
+class _Entry:
+    name: str
+    source: Source
+    aliases: list[str] = field(default_factory=list)
+    loaded: bool = False
+    error: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+class Catalog:
+    """One task's tables. Use `Catalog.open(task_or_data_dir)`; close it (or use `with`)."""
+
+    def __init__(self, registration: Registration, cache_dir: Path | None = None) -> None:
+        self._lock = threading.RLock()
+        self._entries: dict[str, _Entry] = {}
+        self._lookup: dict[str, str] = {}  # lowercase name or alias → canonical name
+        self._skipped = [SkippedSource(p, r) for p, r in registration.skipped]
+        self._notes = [SkippedSource(p, r) for p, r in registration.notes]
+        self._session_views: dict[str, str] = {}
+        self._assign_names(registration.sources)
+        if cache_dir is not None:
+            Path(cache_dir).mkdir(parents=True, exist_ok=True)
+        self._dir = Path(tempfile.mkdtemp(prefix="datasolver-catalog-", dir=cache_dir))
+        self._finalizer = weakref.finalize(self, shutil.rmtree, self._dir, True)
+        self._db_path = self._dir / "catalog.duckdb"
+        duckdb.connect(str(self._db_path), config=LOADER_CONFIG).close()
+        self._ro: duckdb.DuckDBPyConnection | None = self._open_read_only()
+
+    # ----------------------------------------------------------------- construction
+    @classmethod
+    def open(cls, path: Path | str, cache_dir: Path | str | None = None, extra_derived: list[Path] | None = None) -> Catalog:
+        """Register every table under a task dir (its context/ plus derived/) or a plain data folder."""
+        path = Path(path)
+        if not path.is_dir():
+            raise SourceSkipped(f"{path} is not a folder")
+        context = path / "context" if (path / "context").is_dir() else path
+        reg = Registration()
+        register_files(list_context_files(context), reg)
+        derived_dirs = [path / DERIVED_DIR] if context != path else []
+        for derived in derived_dirs + list(extra_derived or []):
+            register_derived(Path(derived), reg)
+        return cls(reg, Path(cache_dir) if cache_dir else None)
+
+    def _assign_names(self, sources: list[Source]) -> None:
+        for source in sources:
+            name = canonical_name(source.source_name)
+            if name in self._entries:
+                name = f"{canonical_name(source.path.stem)}__{name}"
+            base, n = name, 1
+            while name in self._entries:
+                n += 1
+                name = f"{base}_{n}"
+            self._entries[name] = _Entry(name, source)
+        taken = {name.lower() for name in self._entries}
+        wanted: dict[str, list[str]] = {}
+        for name, entry in self._entries.items():
+            for alias in {entry.source.source_name, f"df_{name}"}:
+                if alias.lower() != name.lower():
+                    wanted.setdefault(alias.lower(), []).append(name)
+        for name, entry in self._entries.items():
+            self._lookup[name.lower()] = name
+            for alias in (entry.source.source_name, f"df_{name}"):
+                key = alias.lower()
+                if key not in taken and len(wanted.get(key, [])) == 1 and alias not in entry.aliases:
+                    entry.aliases.append(alias)
+                    self._lookup[key] = name
+
+    # ----------------------------------------------------------------- listing
+    @property
+    def skipped(self) -> list[SkippedSource]:
+        """Files or tables that could not be read (registration or load), with the reason."""
+        with self._lock:
+            failed = [SkippedSource(e.source.relpath + f" [{e.name}]", e.error) for e in self._entries.values() if e.error]
+            return list(self._skipped) + failed
+
+    @property
+    def notes(self) -> list[SkippedSource]:
+        """Non-fatal remarks: rows that could not be loaded, keys ignored, bytes replaced."""
+        with self._lock:
+            loaded = [SkippedSource(e.source.relpath, p) for e in self._entries.values() for p in e.problems]
+            return list(self._notes) + loaded
+
+    def names(self) -> list[str]:
+        return [name for name, e in self._entries.items() if not e.error]
+
+    def tables(self) -> list[TableInfo]:
+        """One entry per readable table, rows from cheap metadata where not yet loaded."""
+        with self._lock:
+            return [self._info(e) for e in self._entries.values() if not e.error]
+
+    def table(self, name: str) -> TableInfo:
+        return self._info(self._entries[self.resolve(name)])
+
+    def _info(self, entry: _Entry) -> TableInfo:
+        source = entry.source
+        rows, exact, columns = source.rows, source.rows_exact, source.columns
+        if entry.loaded:
+            rows, exact = self._ro.execute(f"SELECT count(*) FROM {quote_ident(entry.name)}").fetchone()[0], True
+            columns = [c for c, *_ in self._ro.execute(f"DESCRIBE {quote_ident(entry.name)}").fetchall()]
+        elif rows is None and source.count_rows is not None:
+            rows = source.count_rows()
+            exact = source.kind in ("db",) or (source.kind == "derived" and source.path.suffix != ".csv")
+            source.rows, source.rows_exact = rows, exact
+        return TableInfo(entry.name, source.kind, source.relpath, source.source_name, rows, columns,
+                         list(entry.aliases), source.origin, entry.loaded, exact)
+
+    def resolve(self, name: str) -> str:
+        """Canonical name for a name or alias (case-insensitive, quotes/brackets tolerated)."""
+        key = name.strip().strip('"`[]').lower()
+        found = self._lookup.get(key) or self._lookup.get(canonical_name(key))
+        if found and not self._entries[found].error:
+            return found
+        choices = list(self._lookup)
+        near = difflib.get_close_matches(key, choices, n=5, cutoff=0.3)
+        hint = f" Nearest: {', '.join(self._lookup[c] for c in dict.fromkeys(near))}." if near else ""
+        raise UnknownTable(f"no table named {name!r}.{hint} List tables with \\tables.")
+
+    # ----------------------------------------------------------------- loading
+    def load(self, names: list[str] | None = None) -> None:
+        """Load the given tables (all when None) now; failures are recorded in `skipped`."""
+        with self._lock:
+            targets = [self.resolve(n) for n in names] if names is not None else list(self._entries)
+            self._ensure_loaded(targets)
+
+    def referenced_tables(self, sql: str) -> list[str]:
+        """Tables whose name or alias appears in the SQL as a whole word (over-approximate by design)."""
+        text = sql.lower()
+        hits = []
+        for key, name in self._lookup.items():
+            for match in re.finditer(re.escape(key), text):
+                before = text[match.start() - 1] if match.start() else " "
+                after = text[match.end()] if match.end() < len(text) else " "
+                if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+                    hits.append(name)
+                    break
+        return list(dict.fromkeys(hits))
+
+    def _ensure_loaded(self, names: list[str]) -> None:
+        pending = [n for n in names if not self._entries[n].loaded and not self._entries[n].error]
+        if not pending:
+            return
+        self._close_read_only()
+        rw = duckdb.connect(str(self._db_path), config=LOADER_CONFIG)
+        try:
+            for name in pending:
+                self._load_one(rw, self._entries[name])
+        finally:
+            rw.close()
+            self._ro = self._open_read_only()
+
+    def _load_one(self, rw: duckdb.DuckDBPyConnection, entry: _Entry) -> None:
+        try:
+            loaded = entry.source.read(self._dir)
+            materialize(rw, entry.name, loaded.table, loaded.infer)
+            for alias in entry.aliases:
+                rw.execute(f"CREATE VIEW {quote_ident(alias)} AS SELECT * FROM {quote_ident(entry.name)}")
+            entry.problems = loaded.problems
+            entry.loaded = True
+        except (SourceSkipped, duckdb.Error, OSError, ValueError, MemoryError) as exc:
+            entry.error = str(exc) if isinstance(exc, SourceSkipped) else f"{type(exc).__name__}: {exc}"
+            rw.execute(f"DROP TABLE IF EXISTS {quote_ident(entry.name)}")
+            self._drop_alias_entries(entry)
+
+    def _drop_alias_entries(self, entry: _Entry) -> None:
+        for key in [k for k, v in self._lookup.items() if v == entry.name]:
+            del self._lookup[key]
+
+    def _open_read_only(self) -> duckdb.DuckDBPyConnection:
+        conn = duckdb.connect(str(self._db_path), read_only=True, config=locked_connection_config())
+        for name, sql in self._session_views.items():
+            conn.execute(f"CREATE TEMP VIEW {quote_ident(name)} AS {sql}")
+        return conn
+
+    def _close_read_only(self) -> None:
+        if self._ro is not None:
+            self._ro.close()
+            self._ro = None
+
+    # ----------------------------------------------------------------- querying
+    def query(self, sql: str, limit: int = 50) -> QueryResult:
+        """Run read-only SQL (repaired if needed); the first `limit` rows plus the total count."""
+        return self._run(sql, lambda rel: _result_from_relation(rel, limit))
+
+    def query_df(self, sql: str) -> pd.DataFrame:
+        """Run read-only SQL (repaired if needed) and return the full result as a DataFrame."""
+        outcome_holder: dict = {}
+
+        def fetch(rel: duckdb.DuckDBPyRelation) -> pd.DataFrame:
+            return rel.df()
+
+        df = self._run(sql, fetch, outcome_holder)
+        df.attrs["rewrites"] = outcome_holder.get("rewrites", [])
+        return df
+
+    def _run(self, sql: str, fetch, holder: dict | None = None):
+        check_read_only(sql)
+        with self._lock:
+            self._ensure_loaded(self.referenced_tables(sql))
+            failed = [n for n in self.referenced_tables(sql) if self._entries[n].error]
+
+            def run(text: str):
+                rel = self._ro.sql(text)
+                if rel is None:
+                    raise QueryError("the statement returned no result")
+                return fetch(rel)
+
+            try:
+                outcome = execute_with_repair(sql, run, self._known_columns)
+            except duckdb.Error as exc:
+                message = compact_error(exc, sql)
+                if failed:
+                    message += f" (could not load: {', '.join(failed)} — see \\tables)"
+                raise QueryError(message, sql) from exc
+        value = outcome.value
+        if isinstance(value, QueryResult):
+            value.rewrites, value.sql = list(outcome.rewrites), outcome.sql
+        if holder is not None:
+            holder["rewrites"] = list(outcome.rewrites)
+        return value
+
+    def _known_columns(self) -> list[str]:
+        rows = self._ro.execute("SELECT DISTINCT column_name FROM duckdb_columns() WHERE NOT internal").fetchall()
+        return [r[0] for r in rows]
+
+    def describe(self, name: str, sample_rows: int = 5) -> str:
+        """Columns with types and a few sample rows, as compact text (for `\\schema`)."""
+        from datasolver.data.results import render_describe
+
+        table = self.resolve(name)
+        with self._lock:
+            self._ensure_loaded([table])
+            if self._entries[table].error:
+                raise QueryError(f"table {table} could not be loaded: {self._entries[table].error}")
+            cols = self._ro.execute(f"DESCRIBE {quote_ident(table)}").fetchall()
+            sample = self._ro.sql(f"SELECT * FROM {quote_ident(table)}").limit(sample_rows)
+            rows = sample.fetchall()
+            total = self._ro.execute(f"SELECT count(*) FROM {quote_ident(table)}").fetchone()[0]
+        return render_describe(self._info(self._entries[table]), [(c[0], c[1]) for c in cols], rows, total)
+
+    def create_temp_view(self, name: str, sql: str) -> None:
+        """A session view (for result handles); it survives the reconnects that lazy loads cause."""
+        check_read_only(sql)
+        with self._lock:
+            self._ensure_loaded(self.referenced_tables(sql))
+            self._ro.execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS {sql}")
+            self._session_views[name] = sql
+
+    def connection(self) -> duckdb.DuckDBPyConnection:
+        """The read-only locked connection (valid until the next lazy load); for profiling helpers."""
+        return self._ro
+
+    # ----------------------------------------------------------------- lifecycle
+    def close(self) -> None:
+        with self._lock:
+            self._close_read_only()
+            self._finalizer()
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _result_from_relation(rel: duckdb.DuckDBPyRelation, limit: int) -> QueryResult:
+    columns = list(rel.columns)
+    types = [str(t) for t in rel.types]
+    total = rel.aggregate("count(*)").fetchall()[0][0]
+    rows = rel.limit(limit).fetchall() if limit > 0 else []
+    return QueryResult(columns=columns, types=types, rows=rows, total_rows=total)

@@ -1,0 +1,99 @@
+"""Whole-column type inference for text columns, done in one DuckDB pass per table.
+
+Every value of a column is checked (never a sample), so a bad value on row 900,000 turns the
+column into text instead of failing the load. Rules, in order:
+  no non-blank value → VARCHAR; any integer with a leading zero (`007`) → VARCHAR (codes);
+  all integers within int64 → BIGINT; all decimals → DOUBLE; all `YYYY-MM-DD` → DATE;
+  all ISO date-times (or dates) → TIMESTAMP; all true/false → BOOLEAN; else VARCHAR (kept verbatim).
+Blank strings become NULL only in columns that turn numeric/temporal/boolean.
+"""
+
+from __future__ import annotations
+
+import re
+
+import duckdb
+import pyarrow as pa
+
+from datasolver.data.names import quote_ident
+
+_INT = r"[+-]?\d+"
+_LEADING_ZERO = r"[+-]?0\d+(\.\d*)?"
+_NUM = r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?"
+_DATE = r"\d{4}-\d{2}-\d{2}"
+_TS = r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?"
+
+_CHECKS = {
+    "nonblank": "v <> ''",
+    "int": f"regexp_full_match(v, '{_INT}')",
+    "int_overflow": f"regexp_full_match(v, '{_INT}') AND TRY_CAST(v AS BIGINT) IS NULL",
+    "leading_zero": f"regexp_full_match(v, '{_LEADING_ZERO}')",
+    "num": f"regexp_full_match(v, '{_NUM}')",
+    "date": f"regexp_full_match(v, '{_DATE}') AND TRY_CAST(v AS DATE) IS NOT NULL",
+    "ts": f"regexp_full_match(v, '{_TS}') AND TRY_CAST(v AS TIMESTAMP) IS NOT NULL",
+    "bool": "lower(v) IN ('true', 'false')",
+}
+
+
+def decide_type(stats: dict[str, int]) -> str:
+    """The DuckDB type for one text column from its counts (see module docstring)."""
+    n = stats["nonblank"]
+    if n == 0 or stats["leading_zero"]:
+        return "VARCHAR"
+    if stats["int"] == n and not stats["int_overflow"]:
+        return "BIGINT"
+    if stats["num"] == n and not stats["int_overflow"]:
+        return "DOUBLE"
+    if stats["date"] == n:
+        return "DATE"
+    if stats["ts"] == n:
+        return "TIMESTAMP"
+    if stats["bool"] == n:
+        return "BOOLEAN"
+    return "VARCHAR"
+
+
+def column_stats(conn: duckdb.DuckDBPyConnection, relation: str, columns: list[str]) -> dict[str, dict[str, int]]:
+    """Counts of each check for each column, in a single scan."""
+    if not columns:
+        return {}
+    parts = []
+    for i, column in enumerate(columns):
+        value = f"trim({quote_ident(column)})"
+        for check, condition in _CHECKS.items():
+            parts.append(f"count(*) FILTER (WHERE {_sub(condition, value)}) AS c{i}_{check}")
+    row = conn.execute(f"SELECT {', '.join(parts)} FROM {relation}").fetchone()
+    stats: dict[str, dict[str, int]] = {}
+    names = list(_CHECKS)
+    for i, column in enumerate(columns):
+        stats[column] = {check: row[i * len(names) + j] for j, check in enumerate(names)}
+    return stats
+
+
+def _sub(condition: str, value: str) -> str:
+    # The placeholder `v` stands alone; regexes and keywords in the checks contain no bare `v`.
+    return re.sub(r"\bv\b", lambda _: value, condition)
+
+
+def materialize(conn: duckdb.DuckDBPyConnection, target: str, table: pa.Table, infer: list[str]) -> dict[str, str]:
+    """CREATE TABLE target from an Arrow table, inferring types of the `infer` columns.
+
+    Returns the chosen type per inferred column.
+    """
+    staging = f"__staging_{abs(hash(target))}"
+    conn.register(staging, table)
+    try:
+        stats = column_stats(conn, quote_ident(staging), infer)
+        chosen = {column: decide_type(s) for column, s in stats.items()}
+        select = []
+        for column in table.column_names:
+            ident = quote_ident(column)
+            kind = chosen.get(column, "KEEP")
+            if kind in ("KEEP", "VARCHAR"):
+                select.append(ident)
+            else:
+                select.append(f"CAST(NULLIF(trim({ident}), '') AS {kind}) AS {ident}")
+        conn.execute(f"CREATE TABLE {quote_ident(target)} AS SELECT {', '.join(select)} FROM {quote_ident(staging)}")
+    finally:
+        conn.unregister(staging)
+    return chosen

@@ -1,0 +1,172 @@
+"""Recognise the JSON shapes users meet and turn each into one or more tables.
+
+Shapes: {"table", "records"}; a list of objects; JSON Lines; an object whose values are lists of
+objects or objects of objects (one table `<stem>_<key>` each — this covers the knowledge-graph
+shape entities / attributes / relations); an object of objects keyed by id (one row per key, the
+key in column `key`). Nested objects flatten to `parent_child` columns; lists stay as JSON text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from datasolver.data.arrow_columns import TextTable, table_from_records
+from datasolver.data.errors import SourceSkipped
+
+HEAD_BYTES = 64 * 1024
+_TABLE_KEY = re.compile(r'^\s*\{\s*"table"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"records"\s*:\s*\[')
+KEY_COLUMN = "key"
+
+
+@dataclass
+class JsonTable:
+    """One table found in a JSON file: its source name and its rows (dicts, already flattened)."""
+
+    source_name: str
+    records: list[dict]
+    note: str = ""
+
+    def to_table(self) -> TextTable:
+        return table_from_records(self.records)
+
+
+@dataclass
+class JsonFile:
+    tables: list[JsonTable] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def peek_single_table_name(path: Path) -> str | None:
+    """The one table name of a file, from its head only, when the shape makes it certain.
+
+    `{"table": "x", "records": [` → "x"; a top-level list or JSON Lines → the file stem.
+    None means the whole file must be parsed to know its tables.
+    """
+    with open(path, "rb") as fh:
+        head = fh.read(HEAD_BYTES).decode("utf-8-sig", errors="replace")
+    match = _TABLE_KEY.match(head)
+    if match:
+        return json.loads(match.group(1))
+    stripped = head.lstrip()
+    if stripped.startswith("["):
+        return path.stem
+    if _looks_like_json_lines(head):
+        return path.stem
+    return None
+
+
+def _looks_like_json_lines(head: str) -> bool:
+    lines = [line for line in head.splitlines() if line.strip()]
+    if len(lines) < 2 or not lines[0].lstrip().startswith("{"):
+        return False
+    try:
+        return isinstance(json.loads(lines[0]), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def read_json_tables(path: Path) -> JsonFile:
+    """Parse the whole file and return its tables; raise SourceSkipped when it is unusable."""
+    text = path.read_text(encoding="utf-8-sig", errors="strict") if _is_utf8(path) else None
+    if text is None:
+        raise SourceSkipped("not valid UTF-8 JSON")
+    if not text.strip():
+        raise SourceSkipped("empty file")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        lines = _parse_json_lines(text)
+        if lines is None:
+            raise SourceSkipped(f"broken JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+        data = lines
+    return _tables_from_value(data, path.stem)
+
+
+def _is_utf8(path: Path) -> bool:
+    try:
+        path.read_bytes().decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def _parse_json_lines(text: str) -> list | None:
+    rows = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            return None
+    return rows if len(rows) > 1 or (rows and isinstance(rows[0], dict)) else None
+
+
+def _tables_from_value(data: object, stem: str) -> JsonFile:
+    out = JsonFile()
+    if isinstance(data, list):
+        out.tables.append(JsonTable(stem, _rows_from_list(data)))
+        return out
+    if not isinstance(data, dict):
+        raise SourceSkipped(f"top-level JSON {type(data).__name__} is not a table")
+    if isinstance(data.get("records"), list):
+        name = data.get("table")
+        out.tables.append(JsonTable(name if isinstance(name, str) and name else stem, _rows_from_list(data["records"])))
+        return out
+    if data and all(isinstance(v, dict) for v in data.values()) and not any(
+        _is_object_of_objects(v) for v in data.values()
+    ):
+        # {id: {...}, id: {...}}: records keyed by id.
+        out.tables.append(JsonTable(stem, _rows_from_keyed(data)))
+        return out
+    table_keys = [k for k, v in data.items() if _is_list_of_objects(v) or _is_object_of_objects(v)]
+    if table_keys:
+        for key in table_keys:
+            value = data[key]
+            rows = _rows_from_list(value) if isinstance(value, list) else _rows_from_keyed(value)
+            out.tables.append(JsonTable(f"{stem}_{key}", rows))
+        ignored = [k for k in data if k not in table_keys]
+        if ignored:
+            out.notes.append(f"keys not holding tables were not loaded: {', '.join(map(str, ignored))}")
+        return out
+    # A single flat object: one row.
+    out.tables.append(JsonTable(stem, [_flatten(data)]))
+    return out
+
+
+def _is_list_of_objects(value: object) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
+def _is_object_of_objects(value: object) -> bool:
+    return isinstance(value, dict) and bool(value) and all(isinstance(v, dict) for v in value.values())
+
+
+def _rows_from_list(items: list) -> list[dict]:
+    rows = []
+    for item in items:
+        rows.append(_flatten(item) if isinstance(item, dict) else {"value": item})
+    return rows
+
+
+def _rows_from_keyed(mapping: dict) -> list[dict]:
+    rows = []
+    for key, value in mapping.items():
+        flat = _flatten(value)
+        column = KEY_COLUMN if KEY_COLUMN not in flat else f"{KEY_COLUMN}_"
+        rows.append({column: key, **flat})
+    return rows
+
+
+def _flatten(obj: dict, prefix: str = "") -> dict:
+    flat: dict = {}
+    for key, value in obj.items():
+        name = f"{prefix}_{key}" if prefix else str(key)
+        if isinstance(value, dict) and value:
+            flat.update(_flatten(value, name))
+        else:
+            flat[name] = value
+    return flat

@@ -1,0 +1,78 @@
+"""Table profiles for prompts: per column type, nulls, distinct count, an example, and a range."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from datasolver.data.names import quote_ident
+from datasolver.data.results import cell_text
+
+_RANGED = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "DOUBLE", "FLOAT", "DECIMAL", "DATE", "TIMESTAMP")
+
+
+@dataclass
+class ColumnProfile:
+    name: str
+    type: str
+    nulls: int
+    distinct: int
+    example: str | None
+    min: str | None = None
+    max: str | None = None
+
+
+@dataclass
+class TableProfile:
+    name: str
+    rows: int
+    source_file: str
+    columns: list[ColumnProfile] = field(default_factory=list)
+    aliases: list[str] = field(default_factory=list)
+    origin: str | None = None
+
+    def render(self, max_example_chars: int = 40) -> str:
+        """One header line, then one line per column."""
+        head = f"{self.name}: {self.rows} rows, from {self.source_file}"
+        if self.origin:
+            head += f" ({self.origin})"
+        lines = [head]
+        for c in self.columns:
+            parts = [c.type, "nullable" if c.nulls else "not null", f"{c.distinct} distinct"]
+            if c.min is not None:
+                parts.append(f"range {c.min} .. {c.max}")
+            if c.example is not None:
+                parts.append(f"e.g. {cell_text(c.example, max_example_chars)}")
+            lines.append(f"  - {c.name}: " + ", ".join(parts))
+        return "\n".join(lines)
+
+
+def profile_table(catalog, name: str) -> TableProfile:
+    """One scan of the table computes every column's counts; the catalog loads it if needed."""
+    table = catalog.resolve(name)
+    catalog.load([table])
+    info = catalog.table(table)
+    conn = catalog.connection()
+    described = conn.execute(f"DESCRIBE {quote_ident(table)}").fetchall()
+    parts = ["count(*)"]
+    for column, ctype, *_ in described:
+        ident = quote_ident(column)
+        parts += [f"count({ident})", f"count(DISTINCT {ident})", f"CAST(any_value({ident}) AS VARCHAR)"]
+        if ctype.upper().startswith(_RANGED):
+            parts += [f"CAST(min({ident}) AS VARCHAR)", f"CAST(max({ident}) AS VARCHAR)"]
+    row = conn.execute(f"SELECT {', '.join(parts)} FROM {quote_ident(table)}").fetchone()
+    total, pos, columns = row[0], 1, []
+    for column, ctype, *_ in described:
+        non_null, distinct, example = row[pos : pos + 3]
+        pos += 3
+        low = high = None
+        if ctype.upper().startswith(_RANGED):
+            low, high = row[pos : pos + 2]
+            pos += 2
+        columns.append(ColumnProfile(column, ctype, total - non_null, distinct, example, low, high))
+    return TableProfile(table, total, info.source_file, columns, info.aliases, info.origin)
+
+
+def render_profiles(catalog, names: list[str] | None = None) -> str:
+    """Compact descriptions of the given tables (all readable tables when None)."""
+    names = names if names is not None else catalog.names()
+    return "\n\n".join(profile_table(catalog, n).render() for n in names)

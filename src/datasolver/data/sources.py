@@ -1,0 +1,170 @@
+"""Registration of context files as table sources: names decided now, rows read only on demand."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pyarrow as pa
+
+from datasolver.data import csv_source, json_source, sqlite_source
+from datasolver.data.arrow_columns import TextTable
+from datasolver.data.errors import SourceSkipped
+from datasolver.data.files import ContextFiles
+
+DERIVED_MANIFEST = "manifest.json"
+
+
+@dataclass
+class Loaded:
+    """What a source yields when its rows are finally read."""
+
+    table: pa.Table
+    infer: list[str]
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Source:
+    """One table-to-be: where it comes from and how to read it (not yet read)."""
+
+    kind: str  # csv | json | db | derived
+    path: Path
+    relpath: str
+    source_name: str
+    read: Callable[[Path], Loaded]  # argument: a scratch dir for temporary files
+    columns: list[str] | None = None
+    rows: int | None = None
+    rows_exact: bool = False
+    origin: str | None = None
+    count_rows: Callable[[], int | None] | None = None
+
+
+@dataclass
+class Registration:
+    sources: list[Source] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (relpath, reason)
+    notes: list[tuple[str, str]] = field(default_factory=list)
+
+
+def register_files(files: ContextFiles, reg: Registration) -> None:
+    """csv → json → db, each group in file-name order (the order decides name collisions)."""
+    for path in files.csv:
+        _register_csv(path, files.relative(path), path.stem, reg)
+    for path in files.json:
+        _register_json(path, files.relative(path), reg)
+    for path in files.db:
+        _register_sqlite(path, files.relative(path), reg)
+
+
+def register_derived(derived_dir: Path, reg: Registration, label: str = "derived") -> None:
+    """Tables extracted from documents: `derived/manifest.json` names each file's table and origin."""
+    manifest_path = derived_dir / DERIVED_MANIFEST
+    if not manifest_path.is_file():
+        return
+    try:
+        entries = json.loads(manifest_path.read_text(encoding="utf-8")).get("tables", [])
+    except (json.JSONDecodeError, AttributeError, UnicodeDecodeError) as exc:
+        reg.skipped.append((f"{label}/{DERIVED_MANIFEST}", f"unreadable manifest: {exc}"))
+        return
+    for entry in entries:
+        path = derived_dir / str(entry.get("file", ""))
+        relpath = f"{label}/{entry.get('file', '')}"
+        origin = " ".join(str(entry[k]) for k in ("source", "location") if entry.get(k)) or None
+        before = len(reg.sources)
+        if path.suffix.lower() == ".csv":
+            _register_csv(path, relpath, str(entry.get("table") or path.stem), reg, kind="derived")
+        elif path.suffix.lower() in (".db", ".sqlite", ".sqlite3"):
+            _register_sqlite(path, relpath, reg, kind="derived", only=entry.get("table"))
+        else:
+            reg.skipped.append((relpath, "derived table file must be .csv or SQLite"))
+        for source in reg.sources[before:]:
+            source.origin = origin
+
+
+def _register_csv(path: Path, relpath: str, source_name: str, reg: Registration, kind: str = "csv") -> None:
+    try:
+        _, _, names = csv_source.read_csv_header(path)
+    except (SourceSkipped, OSError) as exc:
+        reg.skipped.append((relpath, str(exc)))
+        return
+
+    def read(scratch: Path) -> Loaded:
+        result = csv_source.read_csv_text(path, scratch)
+        return Loaded(result.table, list(result.table.column_names), result.problems())
+
+    source = Source(kind, path, relpath, source_name, read, columns=names)
+    source.count_rows = lambda: _estimate_lines(path) - 1
+    reg.sources.append(source)
+
+
+def _estimate_lines(path: Path) -> int:
+    count, last = 0, b"\n"
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            count += chunk.count(b"\n")
+            last = chunk[-1:]
+    return count + (0 if last == b"\n" else 1)
+
+
+def _register_json(path: Path, relpath: str, reg: Registration) -> None:
+    try:
+        name = json_source.peek_single_table_name(path)
+    except OSError as exc:
+        reg.skipped.append((relpath, str(exc)))
+        return
+    if name is not None:
+        def read_single(scratch: Path) -> Loaded:
+            parsed = json_source.read_json_tables(path)
+            if len(parsed.tables) != 1:
+                raise SourceSkipped(f"expected one table, found {len(parsed.tables)}")
+            text = parsed.tables[0].to_table()
+            return Loaded(text.table, text.infer, parsed.notes)
+
+        reg.sources.append(Source("json", path, relpath, name, read_single))
+        return
+    try:
+        parsed = json_source.read_json_tables(path)
+    except (SourceSkipped, OSError) as exc:
+        reg.skipped.append((relpath, str(exc)))
+        return
+    for note in parsed.notes:
+        reg.notes.append((relpath, note))
+    for table in parsed.tables:
+        reg.sources.append(_json_table_source(path, relpath, table))
+
+
+def _json_table_source(path: Path, relpath: str, table: json_source.JsonTable) -> Source:
+    def read(scratch: Path) -> Loaded:
+        text: TextTable = table.to_table()
+        return Loaded(text.table, text.infer)
+
+    columns = list(dict.fromkeys(k for record in table.records for k in record))
+    return Source("json", path, relpath, table.source_name, read, columns=columns,
+                  rows=len(table.records), rows_exact=True)
+
+
+def _register_sqlite(path: Path, relpath: str, reg: Registration, kind: str = "db", only: str | None = None) -> None:
+    try:
+        objects = sqlite_source.list_objects(path)
+    except (SourceSkipped, OSError) as exc:
+        reg.skipped.append((relpath, str(exc)))
+        return
+    if not objects:
+        reg.notes.append((relpath, "SQLite database holds no tables"))
+    for obj in objects:
+        if only and obj.name != only:
+            continue
+        reg.sources.append(_sqlite_source(path, relpath, obj.name, kind))
+
+
+def _sqlite_source(path: Path, relpath: str, name: str, kind: str) -> Source:
+    def read(scratch: Path) -> Loaded:
+        text = sqlite_source.read_object(path, name)
+        return Loaded(text.table, text.infer)
+
+    source = Source(kind, path, relpath, name, read)
+    source.count_rows = lambda: sqlite_source.count_rows(path, name)
+    return source

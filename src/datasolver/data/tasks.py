@@ -1,0 +1,84 @@
+"""The task model: `task_*/task.json` folders with a question and a context/ folder."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from datasolver.data.errors import TaskError
+from datasolver.data.files import ContextFiles, list_context_files
+from datasolver.data.names import natural_key
+
+DIFFICULTIES = ("easy", "medium", "hard", "extreme")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One analysis task: a question over the files in `context_dir`."""
+
+    task_id: str
+    question: str
+    dir: Path
+    difficulty: str | None = None
+
+    @property
+    def context_dir(self) -> Path:
+        return self.dir / "context"
+
+    def context_files(self) -> ContextFiles:
+        return list_context_files(self.context_dir)
+
+    def knowledge(self) -> str:
+        path = self.context_files().knowledge
+        return path.read_text(encoding="utf-8", errors="replace") if path else ""
+
+
+@dataclass
+class TaskDiscovery:
+    """Tasks found under an input folder, plus the folders that could not be read as tasks."""
+
+    tasks: list[Task] = field(default_factory=list)
+    errors: list[tuple[Path, str]] = field(default_factory=list)
+
+
+def load_task(task_dir: Path) -> Task:
+    """Read and validate `task_dir/task.json`; raise TaskError with a precise reason."""
+    task_dir = Path(task_dir)
+    spec_path = task_dir / "task.json"
+    if not spec_path.is_file():
+        raise TaskError(f"{task_dir}: no task.json")
+    try:
+        spec = json.loads(spec_path.read_text(encoding="utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise TaskError(f"{spec_path}: not valid UTF-8 JSON ({exc})") from exc
+    if not isinstance(spec, dict):
+        raise TaskError(f"{spec_path}: expected a JSON object, got {type(spec).__name__}")
+    question = spec.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise TaskError(f"{spec_path}: 'question' is required and must be a non-empty string")
+    task_id = spec.get("task_id") or task_dir.name
+    if not isinstance(task_id, str):
+        raise TaskError(f"{spec_path}: 'task_id' must be a string")
+    difficulty = spec.get("difficulty")
+    if difficulty is not None and not isinstance(difficulty, str):
+        raise TaskError(f"{spec_path}: 'difficulty' must be a string when present")
+    return Task(task_id=task_id, question=question.strip(), dir=task_dir, difficulty=difficulty or None)
+
+
+def discover_tasks(input_dir: Path) -> TaskDiscovery:
+    """Every `task_*` folder with a task.json under `input_dir`, in natural order.
+
+    A malformed task is reported in `errors`; the others are still returned.
+    """
+    input_dir = Path(input_dir)
+    if not input_dir.is_dir():
+        raise TaskError(f"input folder {input_dir} does not exist")
+    found = TaskDiscovery()
+    candidates = [p for p in input_dir.iterdir() if p.is_dir() and p.name.startswith("task_")]
+    for task_dir in sorted(candidates, key=lambda p: natural_key(p.name)):
+        try:
+            found.tasks.append(load_task(task_dir))
+        except TaskError as exc:
+            found.errors.append((task_dir, str(exc)))
+    return found

@@ -1,0 +1,158 @@
+"""Catalog behaviour: names, collisions, aliases, laziness, repair, the read-only guard, rendering."""
+
+import json
+
+import pytest
+
+from datasolver.data import Catalog, QueryError, ReadOnlyViolation, UnknownTable, render_profiles, render_result
+from tests.datafiles import sqlite_file, write_task
+
+
+@pytest.fixture
+def three_sources(tmp_path):
+    return write_task(tmp_path, files={
+        "csv/Members.csv": "id,name\n1,Ann\n2,Bob\n",
+        "json/members.json": json.dumps([{"id": 3}]),
+        "json/orders.json": json.dumps({"table": "Orders 2024", "records": [{"id": 1, "member": 1}]}),
+        "db/shop.db": sqlite_file({"members": ("id", [(4,)]), "公司名单(最终)": ("n", [(5,)])}),
+    })
+
+
+def test_collisions_follow_registration_order(three_sources):
+    with Catalog.open(three_sources) as cat:
+        infos = {i.name: i for i in cat.tables()}
+        # csv first keeps the plain name; later sources get <canonical file stem>__<name>
+        assert infos["members"].source_file == "csv/Members.csv"
+        assert infos["members__members"].source_file == "json/members.json"
+        assert infos["shop__members"].source_file == "db/shop.db"
+        assert infos["orders_2024"].aliases == ["Orders 2024", "df_orders_2024"]
+        assert cat.query("SELECT id FROM shop__members").rows == [(4,)]
+        assert cat.query("SELECT id FROM members__members").rows == [(3,)]
+
+
+def test_aliases_only_where_they_do_not_collide(three_sources):
+    with Catalog.open(three_sources) as cat:
+        infos = {i.name: i for i in cat.tables()}
+        # "Members" and "members" equal the canonical name case-insensitively → no alias view
+        assert infos["members"].aliases == ["df_members"]
+        assert "members" not in infos["members__members"].aliases
+        assert infos["公司名单_最终_"].aliases == ["公司名单(最终)", "df_公司名单_最终_"]
+        assert cat.query('SELECT n FROM "公司名单(最终)"').rows == [(5,)]
+        assert cat.query("SELECT n FROM df_公司名单_最终_").rows == [(5,)]
+        assert cat.query("SELECT count(*) FROM df_members").rows == [(2,)]
+        assert cat.resolve("ORDERS 2024") == "orders_2024"
+
+
+def test_unknown_table_names_nearest(three_sources):
+    with Catalog.open(three_sources) as cat:
+        with pytest.raises(UnknownTable, match="Nearest: .*orders_2024"):
+            cat.resolve("order_2024")
+
+
+def test_registration_is_lazy_and_a_query_loads_only_its_tables(three_sources):
+    with Catalog.open(three_sources) as cat:
+        assert not any(i.loaded for i in cat.tables())
+        cat.query("SELECT * FROM orders_2024")
+        loaded = {i.name for i in cat.tables() if i.loaded}
+        assert loaded == {"orders_2024"}
+
+
+def test_sql_repair_through_the_catalog(tmp_path):
+    task = write_task(tmp_path, files={"csv/财务.csv": "企业名称,营业总收入\n甲,10\n乙,20\n丙,30\n"})
+    with Catalog.open(task) as cat:
+        r = cat.query("SELECT [企业名称] FROM [财务] WHERE [营业总收入] > 15 ORDER BY 1")
+        assert r.rows == [("丙",), ("乙",)] and r.rewrites
+        r = cat.query('SELECT "营业 总收入" FROM 财务 ORDER BY 1 LIMIT 1')
+        assert r.rows == [(10,)] and any("营业总收入" in w for w in r.rewrites)
+        r = cat.query("SELECT TOP 1 企业名称 FROM 财务 ORDER BY 营业总收入 DESC")
+        assert r.rows == [("丙",)] and r.rewrites
+        r = cat.query("SELECT 企业名称 FROM 财务 ORDER BY 营业总收入 LIMIT 1, 1")
+        assert r.rows == [("乙",)]
+        assert cat.query("SELECT IFNULL(NULL, 企业名称) FROM 财务 LIMIT 1").total_rows == 1
+        with pytest.raises(QueryError) as err:
+            cat.query('SELECT "营业收入" FROM 财务')  # unmatched name: left alone, error goes back
+        assert "营业收入" in str(err.value)
+
+
+def test_read_only_guard(tmp_path):
+    task = write_task(tmp_path, files={"csv/t.csv": "update,load,note\n1,2,please delete me\n"})
+    with Catalog.open(task) as cat:
+        # keywords inside identifiers and literals are not writes
+        r = cat.query("SELECT \"update\", \"load\", note FROM t WHERE note LIKE '%delete%' OR note = 'drop table t'")
+        assert r.rows == [(1, 2, "please delete me")]
+        for bad in ("DROP TABLE t", "INSERT INTO t VALUES (1, 2, 'x')", "COPY t TO 'x.csv'",
+                    "ATTACH 'x.db'", "INSTALL sqlite", "SET threads = 1", "CREATE TABLE u AS SELECT 1"):
+            with pytest.raises(ReadOnlyViolation):
+                cat.query(bad)
+        with pytest.raises((ReadOnlyViolation, QueryError)):
+            cat.query("SELECT * FROM read_csv('/etc/passwd')")
+        assert cat.query("DESCRIBE t").total_rows == 3
+        assert cat.query("PRAGMA table_info('t')").total_rows == 3
+        assert cat.query("SHOW TABLES").total_rows >= 1
+        assert cat.query("EXPLAIN SELECT * FROM t").total_rows >= 1
+
+
+def test_result_rendering_counts_and_cuts(tmp_path):
+    long = "x" * 500
+    task = write_task(tmp_path, files={"csv/t.csv": "i,s\n" + "".join(f"{i},{long}\n" for i in range(120))})
+    with Catalog.open(task) as cat:
+        result = cat.query("SELECT * FROM t ORDER BY i", limit=3)
+        assert (len(result.rows), result.total_rows) == (3, 120)
+        text = render_result(result, max_cell_chars=50)
+        lines = text.splitlines()
+        assert lines[0] == "rows: 3 of 120"
+        assert lines[1] == "i\ts"
+        assert lines[2] == "0\t" + "x" * 50 + "…[cut]"
+        df = cat.query_df("SELECT * FROM t")
+        assert len(df) == 120 and len(df["s"][0]) == 500
+
+
+def test_query_errors_are_compact_and_name_the_problem(tmp_path):
+    task = write_task(tmp_path, files={"csv/t.csv": "amount\n1\n"})
+    with Catalog.open(task) as cat:
+        with pytest.raises(QueryError) as err:
+            cat.query("SELECT amonut FROM t")
+        message = str(err.value)
+        assert "amonut" in message and "amount" in message and len(message) < 600
+        with pytest.raises(QueryError):
+            cat.query("SELECT * FROM missing_table")
+
+
+def test_profiles_render_one_line_per_column(tmp_path):
+    task = write_task(tmp_path, files={"csv/p.csv": "id,city,day\n1,北京,2024-01-01\n2,,2024-03-05\n3,上海,2024-02-01\n"})
+    with Catalog.open(task) as cat:
+        text = render_profiles(cat)
+    lines = text.splitlines()
+    assert lines[0] == "p: 3 rows, from csv/p.csv"
+    assert lines[1] == "  - id: BIGINT, not null, 3 distinct, range 1 .. 3, e.g. 1"
+    assert lines[2].startswith("  - city: VARCHAR, nullable, 2 distinct, e.g. ")
+    assert lines[3] == "  - day: DATE, not null, 3 distinct, range 2024-01-01 .. 2024-03-05, e.g. 2024-01-01"
+
+
+def test_plain_data_folder_and_describe(tmp_path):
+    (tmp_path / "a.csv").write_text("x,y\n1,2\n", encoding="utf-8")
+    with Catalog.open(tmp_path) as cat:
+        text = cat.describe("A")
+    assert text.splitlines()[0].startswith("table a (1 rows) from a.csv")
+    assert "  x  BIGINT" in text
+
+
+def test_derived_tables_register_with_origin(tmp_path):
+    task = write_task(tmp_path, files={"csv/a.csv": "x\n1\n"})
+    derived = task / "derived"
+    derived.mkdir()
+    (derived / "report.csv").write_text("企业,收入\n甲,1\n", encoding="utf-8")
+    (derived / "manifest.json").write_text(json.dumps({"tables": [
+        {"file": "report.csv", "table": "年度报告", "source": "doc/年度报告.md", "location": "lines 3-9"}]}), encoding="utf-8")
+    with Catalog.open(task) as cat:
+        info = cat.table("年度报告")
+        assert (info.name, info.kind, info.origin) == ("年度报告", "derived", "doc/年度报告.md lines 3-9")
+        assert cat.query("SELECT 收入 FROM 年度报告").rows == [(1,)]
+
+
+def test_session_views_survive_lazy_loads(tmp_path):
+    task = write_task(tmp_path, files={"a.csv": "x\n1\n", "b.csv": "y\n2\n"})
+    with Catalog.open(task) as cat:
+        cat.create_temp_view("h1", "SELECT x FROM a")
+        cat.query("SELECT * FROM b")  # loading b reconnects
+        assert cat.query("SELECT * FROM h1").rows == [(1,)]

@@ -1,0 +1,27 @@
+import pytest
+
+from datasolver.data.names import canonical_name, natural_key
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("Members", "members"),
+        ("2024 Sales", "t_2024_sales"),
+        ("公司名单(最终)", "公司名单_最终_"),
+        ("公募基金经理(新)", "公募基金经理_新_"),
+        ("a  b", "a__b"),  # one for one, no collapsing
+        ("unicorns till sep 2022", "unicorns_till_sep_2022"),
+        ("finance-loan-approval", "finance_loan_approval"),
+        ("df_Orders", "df_orders"),
+        ("sales 😀", "sales__"),
+        ("全角\u3000空格", "全角_空格"),
+    ],
+)
+def test_canonical_name_rule(source, expected):
+    assert canonical_name(source) == expected
+
+
+def test_natural_sort_puts_task_2_before_task_10():
+    names = ["task_10", "task_2", "task_1", "task_b", "task_a"]
+    assert sorted(names, key=natural_key) == ["task_1", "task_2", "task_10", "task_a", "task_b"]
