@@ -1,0 +1,68 @@
+"""The llm room: an OpenAI-compatible async client with traced retries, tool-argument repair,
+usage accounting and JSONL traces. ``datasolver.llm.fake`` holds the scripted test server."""
+
+from __future__ import annotations
+
+from .client import LLMClient, chat_sync
+from .errors import (
+    LLMAuthError,
+    LLMBadRequestError,
+    LLMConfigError,
+    LLMConnectionError,
+    LLMContextLengthError,
+    LLMError,
+    LLMRateLimitError,
+    LLMResponseError,
+    LLMServerError,
+    LLMStatusError,
+    LLMTimeoutError,
+)
+from .messages import (
+    ToolCall,
+    assistant_message,
+    normalize_history,
+    system_message,
+    tool_message,
+    user_message,
+)
+from .repair import ParsedArgs, parse_tool_arguments, schema_brief, unknown_tool_message
+from .response import ChatResult
+from .retry import parse_retry_after, retry_delay, should_retry
+from .settings import LLMSettings
+from .thinking import split_thinking
+from .trace import TraceWriter
+from .usage import Usage
+
+__all__ = [
+    "ChatResult",
+    "LLMAuthError",
+    "LLMBadRequestError",
+    "LLMClient",
+    "LLMConfigError",
+    "LLMConnectionError",
+    "LLMContextLengthError",
+    "LLMError",
+    "LLMRateLimitError",
+    "LLMResponseError",
+    "LLMServerError",
+    "LLMSettings",
+    "LLMStatusError",
+    "LLMTimeoutError",
+    "ParsedArgs",
+    "ToolCall",
+    "TraceWriter",
+    "Usage",
+    "assistant_message",
+    "chat_sync",
+    "normalize_history",
+    "parse_retry_after",
+    "parse_tool_arguments",
+    "retry_delay",
+    "schema_brief",
+    "should_retry",
+    "split_thinking",
+    "system_message",
+    "tool_message",
+    "unknown_tool_message",
+    "user_message",
+]

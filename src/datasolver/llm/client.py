@@ -1,0 +1,296 @@
+"""LLMClient: async chat completions over the openai SDK, with our own traced retry loop."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+import time
+from typing import Any
+
+import openai
+
+from . import constants as C
+from .errors import (
+    LLMAuthError,
+    LLMBadRequestError,
+    LLMConfigError,
+    LLMConnectionError,
+    LLMContextLengthError,
+    LLMError,
+    LLMRateLimitError,
+    LLMServerError,
+    LLMStatusError,
+    LLMTimeoutError,
+)
+from .messages import normalize_history
+from .response import ChatResult, parse_chat_completion
+from .retry import parse_retry_after, retry_delay, should_retry
+from .settings import LLMSettings
+from .trace import TraceWriter
+from .usage import Usage
+
+_CONTEXT_LENGTH = re.compile(
+    r"context length|context window|maximum context|too many tokens|prompt is too long|"
+    r"maximum model length|max_model_len",
+    re.IGNORECASE,
+)
+# Settings that pick the endpoint cannot change per call: the SDK client is bound to them.
+_CONNECTION_FIELDS = ("base_url", "api_key")
+
+
+async def _sleep(seconds: float) -> None:
+    """The pause between retries (tests patch this to record the delay and not wait)."""
+    await asyncio.sleep(seconds)
+
+
+class LLMClient:
+    """Holds settings, an SDK client, the task's Usage and optional TraceWriter; ``chat`` does the work.
+
+    Per call, settings fields (``max_retries``, ``read_timeout``, ``temperature``, ``model`` …) may be
+    given as keyword overrides; any other keyword (``max_tokens``, ``tool_choice`` …) goes to the
+    request body. ``with_options`` makes a derived client sharing usage, trace and connection pool.
+    """
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        trace: TraceWriter | None = None,
+        usage: Usage | None = None,
+        *,
+        _sdk: openai.AsyncOpenAI | None = None,
+    ) -> None:
+        self.settings = settings
+        self.trace = trace
+        self.usage = usage if usage is not None else Usage()
+        self._owns_sdk = _sdk is None
+        self._sdk = _sdk if _sdk is not None else _make_sdk(settings)
+        self._request_ids = itertools.count(1)  # used only without a trace
+        if trace is not None:
+            trace.add_secret(settings.api_key)
+
+    def with_options(self, **changes: Any) -> LLMClient:
+        """A client with some settings changed, sharing usage, trace and (if possible) connections."""
+        settings = self.settings.replace(**changes)
+        same_endpoint = all(getattr(settings, f) == getattr(self.settings, f) for f in _CONNECTION_FIELDS)
+        return LLMClient(settings, self.trace, self.usage, _sdk=self._sdk if same_endpoint else None)
+
+    async def aclose(self) -> None:
+        """Close the connection pool (a derived client leaves its parent's pool open)."""
+        if self._owns_sdk:
+            await self._sdk.close()
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def chat(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        enable_thinking: bool | None = None,
+        **overrides: Any,
+    ) -> ChatResult:
+        """Send one chat completion, retrying transient failures; raise an LLMError when it fails."""
+        if not messages:
+            raise ValueError("messages must not be empty")
+        settings = self._settings_for_call(overrides)
+        body = self._request_body(settings, messages, tools, enable_thinking, overrides)
+        timeout = openai.Timeout(settings.read_timeout, connect=settings.connect_timeout)
+        request_id = self.trace.new_request_id() if self.trace is not None else next(self._request_ids)
+        started = time.monotonic()
+        retries = 0
+        while True:
+            self._trace_request(request_id, retries + 1, body, tools)
+            attempt_start = time.monotonic()
+            try:
+                result = parse_chat_completion(await self._send(body, timeout, settings))
+            except LLMError as error:
+                latency = time.monotonic() - attempt_start
+                reason = should_retry(error)
+                if reason is None or retries >= settings.max_retries:
+                    error.retries_taken = retries
+                    self._trace_error(request_id, retries + 1, error, latency, reason)
+                    raise
+                await self._pause_before_retry(settings, request_id, retries, error, reason, latency)
+                retries += 1
+                continue
+            except asyncio.CancelledError:  # a deadline hit mid-request: leave a mark in the trace
+                if self.trace is not None:
+                    self.trace.event(C.EVENT_ERROR, request_id=request_id, attempt=retries + 1,
+                                     error_type="CancelledError", error="cancelled by caller",
+                                     latency_s=round(time.monotonic() - attempt_start, 3))
+                raise
+            latency = time.monotonic() - attempt_start
+            result.latency_s = time.monotonic() - started
+            result.retries_taken = retries
+            result.request_id = request_id
+            self.usage.merge(result.usage)
+            self._trace_response(request_id, retries + 1, result, latency)
+            return result
+
+    async def _pause_before_retry(
+        self, settings: LLMSettings, request_id: int, retries: int, error: LLMError, reason: str,
+        latency: float,
+    ) -> None:
+        """Count and trace the retry, then wait (Retry-After if the server gave one, else backoff)."""
+        delay = retry_delay(
+            retries,
+            parse_retry_after(error.headers) if isinstance(error, LLMStatusError) else None,
+            initial_backoff=settings.initial_backoff,
+            max_backoff=settings.max_backoff,
+            retry_after_cap=settings.retry_after_cap,
+        )
+        self.usage.add(requests=0, retries=1)
+        if self.trace is not None:
+            self.trace.event(
+                C.EVENT_RETRY, request_id=request_id, attempt=retries + 1, reason=reason,
+                delay_s=round(delay, 3), latency_s=round(latency, 3), error_type=type(error).__name__,
+                status=getattr(error, "status_code", None), error=str(error),
+            )
+        await _sleep(delay)
+
+    # -- one attempt -------------------------------------------------------------------------
+
+    async def _send(self, body: dict[str, Any], timeout: openai.Timeout, settings: LLMSettings) -> str:
+        """POST once (the SDK never retries) and return the body text; map SDK errors to ours."""
+        where = settings.base_url
+        try:
+            raw = await self._sdk.chat.completions.with_raw_response.create(**body, timeout=timeout)
+            return raw.text
+        except openai.APITimeoutError as exc:
+            raise LLMTimeoutError(
+                f"No response from {where} within {settings.read_timeout:g}s "
+                f"(connect timeout {settings.connect_timeout:g}s)"
+            ) from exc
+        except openai.APIConnectionError as exc:
+            raise LLMConnectionError(f"Cannot reach {where}: {exc.__cause__ or exc}") from exc
+        except openai.APIStatusError as exc:
+            raise _status_error(exc, where) from exc
+
+    # -- request building ----------------------------------------------------------------------
+
+    def _settings_for_call(self, overrides: dict[str, Any]) -> LLMSettings:
+        """Pop settings-shaped overrides out of ``overrides`` and return the effective settings."""
+        names = self.settings.setting_names()
+        changes = {k: overrides.pop(k) for k in list(overrides) if k in names}
+        fixed = [k for k in changes if k in _CONNECTION_FIELDS]
+        if fixed:
+            raise LLMConfigError(
+                f"{', '.join(fixed)} cannot change per call; use client.with_options(...) instead"
+            )
+        return self.settings.replace(**changes) if changes else self.settings
+
+    @staticmethod
+    def _request_body(
+        settings: LLMSettings,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        enable_thinking: bool | None,
+        overrides: dict[str, Any],
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": settings.model,
+            "messages": normalize_history(messages),
+            "temperature": settings.temperature,
+        }
+        if tools:
+            body["tools"] = tools
+        extra_body = dict(overrides.pop("extra_body", None) or {})
+        thinking = settings.enable_thinking if enable_thinking is None else enable_thinking
+        if thinking is not None:
+            template_kwargs = dict(extra_body.get(C.THINKING_BODY_KEY) or {})
+            template_kwargs[C.THINKING_FLAG] = thinking
+            extra_body[C.THINKING_BODY_KEY] = template_kwargs
+        if extra_body:
+            body["extra_body"] = extra_body
+        body.update(overrides)
+        return body
+
+    # -- trace ---------------------------------------------------------------------------------
+
+    def _trace_request(
+        self, request_id: int, attempt: int, body: dict[str, Any], tools: list[dict[str, Any]] | None
+    ) -> None:
+        if self.trace is None:
+            return
+        fields = {k: v for k, v in body.items() if k not in ("messages", "tools")}
+        self.trace.request(request_id, attempt, body["messages"], tools, **fields)
+
+    def _trace_response(self, request_id: int, attempt: int, result: ChatResult, latency: float) -> None:
+        if self.trace is None:
+            return
+        self.trace.event(
+            C.EVENT_RESPONSE, request_id=request_id, attempt=attempt, latency_s=round(latency, 3),
+            finish_reason=result.finish_reason, content=result.content, reasoning=result.reasoning,
+            tool_calls=[c.to_openai() for c in result.tool_calls], usage=result.usage.as_dict(),
+        )
+
+    def _trace_error(
+        self, request_id: int, attempt: int, error: LLMError, latency: float, reason: str | None
+    ) -> None:
+        if self.trace is None:
+            return
+        self.trace.event(
+            C.EVENT_ERROR, request_id=request_id, attempt=attempt, latency_s=round(latency, 3),
+            error_type=type(error).__name__, status=getattr(error, "status_code", None),
+            error=str(error), retries_taken=error.retries_taken,
+            gave_up=("retries exhausted: " + reason) if reason else "not retryable",
+        )
+
+
+def chat_sync(
+    settings: LLMSettings,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None = None,
+    *,
+    trace: TraceWriter | None = None,
+    usage: Usage | None = None,
+    **kwargs: Any,
+) -> ChatResult:
+    """One call from synchronous code (scripts, the CLI). Not for use inside a running event loop."""
+
+    async def _once() -> ChatResult:
+        async with LLMClient(settings, trace, usage) as client:
+            return await client.chat(messages, tools, **kwargs)
+
+    return asyncio.run(_once())
+
+
+def _make_sdk(settings: LLMSettings) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(
+        base_url=settings.base_url,
+        api_key=settings.api_key or C.PLACEHOLDER_API_KEY,
+        timeout=openai.Timeout(settings.read_timeout, connect=settings.connect_timeout),
+        max_retries=0,  # our loop retries, so each retry and its reason reach the trace
+    )
+
+
+def _status_error(exc: openai.APIStatusError, where: str) -> LLMStatusError:
+    status = exc.status_code
+    detail = _error_detail(exc.body) or exc.message
+    message = f"HTTP {status} from {where}: {detail}"
+    cls: type[LLMStatusError]
+    if status in (400, 413, 422):
+        cls = LLMContextLengthError if _CONTEXT_LENGTH.search(str(detail)) else LLMBadRequestError
+    elif status in (401, 403):
+        cls = LLMAuthError
+    elif status == 429:
+        cls = LLMRateLimitError
+    elif status >= C.SERVER_ERROR_MIN_STATUS:
+        cls = LLMServerError
+    else:
+        cls = LLMStatusError
+    return cls(message, status_code=status, body=exc.body, headers=dict(exc.response.headers))
+
+
+def _error_detail(body: object) -> str:
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            return str(inner.get("message") or inner)
+        return str(inner)
+    return "" if body is None else str(body)

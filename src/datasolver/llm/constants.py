@@ -1,0 +1,48 @@
+"""Every default of the llm room in one place: timeouts, retry policy, env names, trace kinds."""
+
+from __future__ import annotations
+
+# Environment variables the evaluation harness sets (see NOTES: KDD Cup "Data Agents").
+ENV_API_URL = "MODEL_API_URL"
+ENV_API_KEY = "MODEL_API_KEY"
+ENV_MODEL = "MODEL_NAME"
+
+# Sent when no key is configured: the SDK insists on one and keyless servers ignore it.
+PLACEHOLDER_API_KEY = "EMPTY"
+
+# Timeouts (seconds). Thinking models can stay silent for minutes before the first byte.
+DEFAULT_CONNECT_TIMEOUT_S = 10.0
+DEFAULT_READ_TIMEOUT_S = 300.0
+DEFAULT_TEMPERATURE = 0.0
+
+# Retry policy, applied by our own loop (the SDK runs with max_retries=0 so every retry is traced).
+DEFAULT_MAX_RETRIES = 4
+INITIAL_BACKOFF_S = 0.5
+MAX_BACKOFF_S = 8.0
+# A server asking for a longer pause is obeyed only up to this cap, then we try anyway.
+RETRY_AFTER_CAP_S = 60.0
+# Backoff is scaled down by up to this fraction so concurrent tasks do not retry in lockstep.
+JITTER_FRACTION = 0.25
+# 408 request timeout, 409 lock conflict, 429 rate limit; every 5xx is retried too.
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+SERVER_ERROR_MIN_STATUS = 500
+
+# Qwen-style per-request thinking switch (vLLM / SGLang chat template kwargs).
+THINKING_BODY_KEY = "chat_template_kwargs"
+THINKING_FLAG = "enable_thinking"
+
+# Trace event kinds (one JSON line each in <logs>/<task_id>/trace.jsonl).
+EVENT_REQUEST = "request"
+EVENT_RESPONSE = "response"
+EVENT_RETRY = "retry"
+EVENT_ERROR = "error"
+EVENT_TOOL_CALL = "tool_call"
+EVENT_TOOL_RESULT = "tool_result"
+TRACE_FILE_NAME = "trace.jsonl"
+SCRUBBED = "***"
+# Configured secrets shorter than this are not scrubbed by substring (a key like "x" or "EMPTY"
+# would otherwise mangle every string in the trace); header-shaped values are scrubbed regardless.
+MIN_SECRET_LEN = 8
+
+# Tool-argument repair: how many nested wrappers / encodings we peel before giving up.
+MAX_UNWRAP_DEPTH = 4

@@ -1,0 +1,65 @@
+"""The llm error tree. Callers catch at any level: LLMError → status / connection → timeout."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class LLMError(Exception):
+    """Base class of every error raised by the llm room."""
+
+    #: How many retries were spent before this error was raised (set by the client).
+    retries_taken: int = 0
+
+
+class LLMConfigError(LLMError):
+    """Settings are missing or invalid (no endpoint URL, no model name, a negative timeout)."""
+
+
+class LLMStatusError(LLMError):
+    """The endpoint answered with an HTTP error status."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.body = body
+        self.headers = dict(headers or {})
+
+
+class LLMBadRequestError(LLMStatusError):
+    """400/422: the request itself is wrong; retrying the same request cannot help."""
+
+
+class LLMContextLengthError(LLMBadRequestError):
+    """The prompt exceeds the model's context window; compact the history and try again."""
+
+
+class LLMAuthError(LLMStatusError):
+    """401/403: the key is missing or rejected."""
+
+
+class LLMRateLimitError(LLMStatusError):
+    """429: the endpoint asks us to slow down (Retry-After is honoured)."""
+
+
+class LLMServerError(LLMStatusError):
+    """5xx: the endpoint failed; usually transient."""
+
+
+class LLMConnectionError(LLMError):
+    """The endpoint could not be reached or dropped the connection."""
+
+
+class LLMTimeoutError(LLMConnectionError):
+    """Connecting or reading the response took longer than the configured timeout."""
+
+
+class LLMResponseError(LLMError):
+    """The endpoint answered 200 but the body is not a usable chat completion (garbage, no choices)."""

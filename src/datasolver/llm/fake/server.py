@@ -1,0 +1,359 @@
+"""ScriptedServer: a real OpenAI-compatible HTTP server on 127.0.0.1 that answers from a script.
+
+Threaded (one thread per connection), so concurrent requests are served in parallel.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from .turns import Delay, Garbage, HttpError, Text, ToolCalls, Turn, text
+
+Handler = Callable[[dict[str, Any]], "Turn | str | None"]
+Router = Callable[[dict[str, Any]], "str | None"]
+Script = Sequence["Turn | str"] | Mapping[str, Sequence["Turn | str"]]
+
+_CHARS_PER_TOKEN = 4  # rough, but stable: tests can assert on it
+_COMPLETIONS_PATH = "/chat/completions"
+_MODELS_PATH = "/models"
+
+
+@dataclass(frozen=True)
+class ReceivedRequest:
+    """One request as the server saw it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    key: str | None
+    received_at: float
+
+
+class ScriptedServer:
+    """Answer chat completions from ``script`` (turns in order) and/or ``handler(request) -> turn``.
+
+    ``script`` may be a mapping ``key -> turns`` for several concurrent conversations; ``route``
+    picks the key from the request (default: the longest key that appears in the messages). A
+    handler returning None falls back to the script. ``strict`` rejects requests a strict server
+    (llama.cpp, OpenAI) rejects: assistant content null, orphan tool results.
+    """
+
+    def __init__(
+        self,
+        script: Script | None = None,
+        handler: Handler | None = None,
+        latency_s: float = 0.0,
+        *,
+        route: Router | None = None,
+        model: str = "fake-model",
+        strict: bool = True,
+    ) -> None:
+        if script is not None and isinstance(script, (str, bytes)):
+            raise TypeError("script must be a sequence of turns or a mapping key -> turns")
+        self.latency_s = latency_s
+        self.model = model
+        self.strict = strict
+        self.errors: list[str] = []
+        self._handler = handler
+        self._route = route
+        self._queues: dict[str | None, list[Turn]] = {}
+        if isinstance(script, Mapping):
+            self._keyed = True
+            for key, turns in script.items():
+                self._queues[key] = [_as_turn(t) for t in turns]
+        else:
+            self._keyed = False
+            self._queues[None] = [_as_turn(t) for t in script or []]
+        self._records: list[ReceivedRequest] = []
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._stop = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> ScriptedServer:
+        """Bind a free port on 127.0.0.1 and serve in a background thread."""
+        httpd = _Server(("127.0.0.1", 0), _RequestHandler)
+        httpd.owner = self
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="ScriptedServer", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving; pending delays are cut short."""
+        self._stop.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- what tests look at --------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1`` (only while started)."""
+        if self._httpd is None:
+            raise RuntimeError("ScriptedServer is not running; use it as a context manager")
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    @property
+    def records(self) -> list[ReceivedRequest]:
+        """Every request received so far (completions and others), in arrival order."""
+        with self._lock:
+            return list(self._records)
+
+    @property
+    def requests(self) -> list[Any]:
+        """The JSON bodies of the chat-completion requests received so far."""
+        return [r.body for r in self.records if r.path.endswith(_COMPLETIONS_PATH)]
+
+    def remaining(self, key: str | None = None) -> int:
+        """Turns not yet served for ``key`` (None: the unkeyed script)."""
+        with self._lock:
+            return len(self._queues.get(key, []))
+
+    # -- serving (called from handler threads) ---------------------------------------------------
+
+    def _record(self, record: ReceivedRequest) -> None:
+        with self._lock:
+            self._records.append(record)
+
+    def _problem(self, message: str) -> str:
+        with self._lock:
+            self.errors.append(message)
+        return message
+
+    def _key_for(self, body: dict[str, Any]) -> str | None:
+        if not self._keyed:
+            return None
+        if self._route is not None:
+            try:
+                return self._route(body)
+            except Exception as exc:
+                self._problem(f"ScriptedServer: route raised {type(exc).__name__}: {exc}")
+                return None
+        with self._lock:
+            keys = list(self._queues)
+        return _route_by_key_in_messages(body, keys)
+
+    def _next_turn(self, body: dict[str, Any], key: str | None) -> Turn | str:
+        """The handler's turn, else the next scripted one; a string is an error for the client."""
+        if self._handler is not None:
+            try:
+                turn = self._handler(body)
+            except Exception as exc:  # a broken test handler must show up, not hang the client
+                return self._problem(f"ScriptedServer: handler raised {type(exc).__name__}: {exc}")
+            if turn is not None:
+                return _as_turn(turn)
+        with self._lock:
+            queue = self._queues.get(key)
+            if queue:
+                return queue.pop(0)
+        if self._keyed and key not in self._queues:
+            return self._problem(f"ScriptedServer: no script for key {key!r}")
+        return self._problem(f"ScriptedServer: script exhausted (key={key!r})")
+
+    def _wait(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stop.wait(seconds)
+
+    def _completion(self, body: dict[str, Any], turn: Text | ToolCalls) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant"}
+        finish = "stop"
+        if isinstance(turn, Text):
+            message["content"] = turn.content
+        else:
+            message["content"] = turn.content
+            message["tool_calls"] = [
+                {
+                    "id": call.id or f"call_{next(self._ids)}",
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments_text()},
+                }
+                for call in turn.calls
+            ]
+            finish = "tool_calls"
+        if turn.reasoning_content is not None:
+            message["reasoning_content"] = turn.reasoning_content
+        prompt = _tokens(json.dumps([body.get("messages"), body.get("tools")], ensure_ascii=False))
+        completion = max(1, _tokens(json.dumps(message, ensure_ascii=False)))
+        return {
+            "id": f"chatcmpl-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model") or self.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            },
+        }
+
+
+def strict_violations(body: Any) -> list[str]:
+    """What a strict OpenAI-compatible server would reject in this request body."""
+    if not isinstance(body, dict):
+        return ["request body must be a JSON object"]
+    problems = []
+    if not body.get("model"):
+        problems.append("'model' is required")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return problems + ["'messages' must be a non-empty list"]
+    open_calls: set[str] = set()
+    for i, m in enumerate(messages):
+        role = m.get("role") if isinstance(m, dict) else None
+        if role not in ("system", "user", "assistant", "tool", "developer"):
+            problems.append(f"messages[{i}]: invalid role {role!r}")
+            continue
+        if role == "assistant":
+            if m.get("content") is None:
+                problems.append(f"messages[{i}]: assistant content must not be null")
+            for call in m.get("tool_calls") or []:
+                open_calls.add(call.get("id"))
+                if not isinstance(call.get("function", {}).get("arguments"), str):
+                    problems.append(f"messages[{i}]: tool_calls arguments must be a string")
+        elif role == "tool":
+            if m.get("tool_call_id") not in open_calls:
+                problems.append(
+                    f"messages[{i}]: tool result for unknown tool_call_id {m.get('tool_call_id')!r}"
+                )
+            if not isinstance(m.get("content"), str):
+                problems.append(f"messages[{i}]: tool content must be a string")
+    return problems
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # a client that gave up must not hold close() hostage
+    request_queue_size = 128  # a burst of concurrent connects must not overflow the backlog
+    owner: ScriptedServer
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        """Silence the per-request stderr log."""
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+        owner = self.server.owner
+        owner._record(self._received(None, None))
+        if self.path.rstrip("/").endswith(_MODELS_PATH):
+            data = [{"id": owner.model, "object": "model", "created": 0, "owned_by": "datasolver"}]
+            self._send_json(200, {"object": "list", "data": data})
+        else:
+            self._send_json(404, _error_body(404, f"no route GET {self.path}"))
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+        owner = self.server.owner
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"null")
+        except ValueError:
+            owner._record(self._received(raw.decode("utf-8", "replace"), None))
+            self._send_json(400, _error_body(400, "request body is not JSON"))
+            return
+        if not self.path.rstrip("/").endswith(_COMPLETIONS_PATH):
+            owner._record(self._received(body, None))
+            self._send_json(404, _error_body(404, f"no route POST {self.path}"))
+            return
+        key = owner._key_for(body) if isinstance(body, dict) else None
+        owner._record(self._received(body, key))
+        if owner.strict and (problems := strict_violations(body)):
+            owner._problem("rejected: " + "; ".join(problems))
+            self._send_json(400, _error_body(400, "; ".join(problems)))
+            return
+        turn = owner._next_turn(body, key)
+        owner._wait(owner.latency_s)
+        self._answer(owner, body, turn)
+
+    def _answer(self, owner: ScriptedServer, body: dict[str, Any], turn: Turn | str) -> None:
+        if isinstance(turn, str):  # the fake itself could not answer: 400 so no client retries it
+            self._send_json(400, _error_body(400, turn))
+        elif isinstance(turn, Delay):
+            owner._wait(turn.seconds)
+            self._answer(owner, body, turn.then)
+        elif isinstance(turn, HttpError):
+            headers = dict(turn.headers)
+            if turn.retry_after is not None:
+                headers["Retry-After"] = str(turn.retry_after)
+            payload = turn.body if turn.body is not None else _error_body(turn.status, f"scripted {turn.status}")
+            self._send_json(turn.status, payload, headers)
+        elif isinstance(turn, Garbage):
+            self._send_raw(200, turn.body.encode("utf-8"), turn.content_type)
+        else:
+            self._send_json(200, owner._completion(body, turn))
+
+    def _received(self, body: Any, key: str | None) -> ReceivedRequest:
+        return ReceivedRequest(
+            method=self.command, path=self.path, headers=dict(self.headers.items()),
+            body=body, key=key, received_at=time.time(),
+        )
+
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = payload if isinstance(payload, (bytes, str)) else json.dumps(payload, ensure_ascii=False)
+        encoded = data.encode("utf-8") if isinstance(data, str) else data
+        self._send_raw(status, encoded, "application/json", headers)
+
+    def _send_raw(
+        self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None
+    ) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client timed out and left; that is the scenario being simulated
+
+
+def _route_by_key_in_messages(body: dict[str, Any], keys: Sequence[str | None] = ()) -> str | None:
+    """The longest script key found in the earliest message that mentions any key."""
+    candidates = sorted((k for k in keys if k), key=len, reverse=True)
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        text_ = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        for key in candidates:
+            if key in text_:
+                return key
+    return None
+
+
+def _as_turn(turn: Turn | str) -> Turn:
+    return text(turn) if isinstance(turn, str) else turn
+
+
+def _tokens(s: str) -> int:
+    return math.ceil(len(s) / _CHARS_PER_TOKEN)
+
+
+def _error_body(status: int, message: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "scripted_error", "code": status}}

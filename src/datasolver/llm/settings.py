@@ -1,0 +1,71 @@
+"""LLMSettings: plain, frozen data describing one endpoint and its call policy."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import constants as C
+from .errors import LLMConfigError
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """Endpoint, model and call policy. The key is kept out of ``repr`` so it never lands in logs."""
+
+    base_url: str
+    api_key: str | None = field(repr=False)
+    model: str
+    connect_timeout: float = C.DEFAULT_CONNECT_TIMEOUT_S
+    read_timeout: float = C.DEFAULT_READ_TIMEOUT_S
+    max_retries: int = C.DEFAULT_MAX_RETRIES
+    temperature: float = C.DEFAULT_TEMPERATURE
+    enable_thinking: bool | None = None
+    initial_backoff: float = C.INITIAL_BACKOFF_S
+    max_backoff: float = C.MAX_BACKOFF_S
+    retry_after_cap: float = C.RETRY_AFTER_CAP_S
+
+    def __post_init__(self) -> None:
+        if not self.base_url:
+            raise LLMConfigError(f"No model endpoint URL: set {C.ENV_API_URL} or pass base_url=...")
+        if not self.model:
+            raise LLMConfigError(f"No model name: set {C.ENV_MODEL} or pass model=...")
+        object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
+        for name in ("connect_timeout", "read_timeout"):
+            if getattr(self, name) <= 0:
+                raise LLMConfigError(f"{name} must be > 0 seconds, got {getattr(self, name)!r}")
+        for name in ("initial_backoff", "max_backoff", "retry_after_cap"):
+            if getattr(self, name) < 0:
+                raise LLMConfigError(f"{name} must be >= 0 seconds, got {getattr(self, name)!r}")
+        if self.max_retries < 0:
+            raise LLMConfigError(f"max_retries must be >= 0, got {self.max_retries!r}")
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> LLMSettings:
+        """Read MODEL_API_URL / MODEL_API_KEY / MODEL_NAME; explicit non-None overrides win.
+
+        ``None`` overrides mean "not given", so a CLI can pass its optional flags straight through.
+        """
+        values: dict[str, Any] = {
+            "base_url": os.environ.get(C.ENV_API_URL, ""),
+            "api_key": os.environ.get(C.ENV_API_KEY) or None,
+            "model": os.environ.get(C.ENV_MODEL, ""),
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        unknown = set(values) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise LLMConfigError(f"Unknown LLM setting(s): {', '.join(sorted(unknown))}")
+        return cls(**values)
+
+    def replace(self, **changes: Any) -> LLMSettings:
+        """A copy with some fields changed (validated again)."""
+        unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
+        if unknown:
+            raise LLMConfigError(f"Unknown LLM setting(s): {', '.join(sorted(unknown))}")
+        return dataclasses.replace(self, **changes)
+
+    def setting_names(self) -> frozenset[str]:
+        """Names accepted by :meth:`replace` (used to split per-call overrides)."""
+        return frozenset(f.name for f in dataclasses.fields(self))

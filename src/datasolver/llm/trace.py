@@ -1,0 +1,167 @@
+"""TraceWriter: one JSON line per event in <logs>/<task_id>/trace.jsonl, secrets scrubbed."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterable
+from dataclasses import asdict, is_dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from . import constants as C
+
+# Header-shaped secrets are scrubbed whatever key is configured.
+_BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]+")
+_SECRET_KEYS = re.compile(r"(?i)^(authorization|proxy-authorization|api[-_]?key|x-api-key)$")
+
+
+class TraceWriter:
+    """Appends JSON lines; safe to call from many threads or coroutines at once.
+
+    ``TraceWriter(logs_dir, task_id)`` writes ``logs_dir/task_id/trace.jsonl``; without a task id
+    a path ending in a suffix is the file itself, any other path is a directory.
+    """
+
+    def __init__(
+        self, path_or_dir: str | Path, task_id: str | None = None, secrets: Iterable[str | None] = ()
+    ) -> None:
+        base = Path(path_or_dir)
+        if task_id is not None:
+            self.path = base / task_id / C.TRACE_FILE_NAME
+        elif base.suffix:
+            self.path = base
+        else:
+            self.path = base / C.TRACE_FILE_NAME
+        self.task_id = task_id
+        self._secrets: list[str] = []
+        self._lock = threading.Lock()
+        self._seq = 0
+        self._request_ids = 0
+        # Delta encoding of request messages: (request_id, messages) of the last logged request.
+        self._last_sent: tuple[int, list[dict[str, Any]]] = (0, [])
+        self._last_tools: list[dict[str, Any]] | None = None
+        for secret in secrets:
+            self.add_secret(secret)
+
+    def add_secret(self, secret: str | None) -> None:
+        """Scrub this value from every later event (ignored when too short to match safely)."""
+        if secret and len(secret) >= C.MIN_SECRET_LEN and secret not in self._secrets:
+            with self._lock:
+                self._secrets.append(secret)
+
+    def event(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """Write one event and return the record as written (scrubbed)."""
+        record: dict[str, Any] = {"ts": _now_iso(), "event": kind}
+        if self.task_id is not None:
+            record["task_id"] = self.task_id
+        record.update(fields)
+        with self._lock:
+            self._seq += 1
+            record["seq"] = self._seq
+            clean = self._scrub(_jsonable(record))
+            line = json.dumps(clean, ensure_ascii=False, default=str)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Open per event: a crash loses nothing and no handle outlives the task.
+            with self.path.open("a", encoding="utf-8") as fh:
+                fh.write(line + "\n")
+        return clean
+
+    def new_request_id(self) -> int:
+        """A request id unique within this trace (shared by every client writing to it)."""
+        with self._lock:
+            self._request_ids += 1
+            return self._request_ids
+
+    def request(
+        self,
+        request_id: int,
+        attempt: int,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        **fields: Any,
+    ) -> dict[str, Any]:
+        """Record a model request. Messages are delta-encoded: a 50-turn conversation would
+        otherwise be written 50 times over. ``messages_base``/``messages_from`` say that the first
+        ``messages_from`` messages equal those of request ``messages_base``; retries (attempt > 1)
+        repeat no messages. Full tool schemas are written when they change."""
+        fields["tools"] = [t.get("function", {}).get("name") for t in tools or []]
+        if attempt == 1:
+            with self._lock:
+                base_id, previous = self._last_sent
+                if previous and len(previous) <= len(messages) and messages[: len(previous)] == previous:
+                    fields["messages_base"] = base_id
+                    fields["messages_from"] = len(previous)
+                    fields["messages"] = messages[len(previous):]
+                else:
+                    fields["messages_from"] = 0
+                    fields["messages"] = messages
+                self._last_sent = (request_id, messages)
+                if tools and tools != self._last_tools:
+                    fields["tool_schemas"] = tools
+                    self._last_tools = tools
+        fields["messages_total"] = len(messages)
+        return self.event(C.EVENT_REQUEST, request_id=request_id, attempt=attempt, **fields)
+
+    def tool_call(
+        self, call_id: str, name: str, arguments: Any, *, repairs: list[str] | None = None,
+        error: str | None = None,
+    ) -> dict[str, Any]:
+        """Record a tool call as the agent is about to run it (parsed arguments, repairs applied)."""
+        return self.event(
+            C.EVENT_TOOL_CALL, call_id=call_id, name=name, arguments=arguments,
+            repairs=list(repairs or []), error=error,
+        )
+
+    def tool_result(
+        self, call_id: str, name: str, content: Any, *, ok: bool = True, latency_s: float | None = None
+    ) -> dict[str, Any]:
+        """Record what a tool returned to the model."""
+        return self.event(
+            C.EVENT_TOOL_RESULT, call_id=call_id, name=name, ok=ok, latency_s=latency_s, content=content
+        )
+
+    def read(self) -> list[dict[str, Any]]:
+        """All events written so far (for tests and reports)."""
+        if not self.path.exists():
+            return []
+        with self.path.open(encoding="utf-8") as fh:
+            return [json.loads(line) for line in fh if line.strip()]
+
+    def _scrub(self, value: Any, key: str | None = None) -> Any:
+        if key is not None and _SECRET_KEYS.match(key) and value not in (None, ""):
+            return C.SCRUBBED
+        if isinstance(value, str):
+            for secret in self._secrets:
+                value = value.replace(secret, C.SCRUBBED)
+            return _BEARER.sub(rf"\1 {C.SCRUBBED}", value)
+        if isinstance(value, dict):
+            return {k: self._scrub(v, str(k)) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._scrub(v) for v in value]
+        return value
+
+
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _jsonable(value: Any) -> Any:
+    """Turn models, dataclasses, tuples and paths into plain JSON shapes before scrubbing."""
+    if isinstance(value, BaseModel):
+        return _jsonable(value.model_dump(mode="json"))
+    if callable(getattr(value, "as_dict", None)):  # Usage and friends (their locks do not copy)
+        return _jsonable(value.as_dict())
+    if is_dataclass(value) and not isinstance(value, type):
+        return _jsonable(asdict(value))
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
