@@ -156,3 +156,13 @@ def test_session_views_survive_lazy_loads(tmp_path):
         cat.create_temp_view("h1", "SELECT x FROM a")
         cat.query("SELECT * FROM b")  # loading b reconnects
         assert cat.query("SELECT * FROM h1").rows == [(1,)]
+
+
+def test_tsql_bracket_column_in_select_is_not_returned_as_a_list(tmp_path):
+    task = write_task(tmp_path, files={"csv/t.csv": "名称,n\n甲,1\n"})
+    with Catalog.open(task) as cat:
+        r = cat.query("SELECT [名称], n FROM t")
+        assert r.columns == ["名称", "n"] and r.rows == [("甲", 1)] and r.rewrites
+        # a real list literal is left alone
+        r = cat.query("SELECT [1, 2] AS xs, [n] FROM t")
+        assert r.rows[0][0] == [1, 2]

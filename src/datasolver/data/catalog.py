@@ -261,17 +261,28 @@ class Catalog:
     def _run(self, sql: str, fetch, holder: dict | None = None):
         check_read_only(sql)
         with self._lock:
-            self._ensure_loaded(self.referenced_tables(sql))
-            failed = [n for n in self.referenced_tables(sql) if self._entries[n].error]
+            referenced = self.referenced_tables(sql)
+            self._ensure_loaded(referenced)
+            failed = [n for n in referenced if self._entries[n].error]
+            suspicious_ok = False
 
             def run(text: str):
+                if text != sql:
+                    check_read_only(text)  # a rewrite must pass the same guard
                 rel = self._ro.sql(text)
                 if rel is None:
-                    raise QueryError("the statement returned no result")
+                    raise duckdb.InvalidInputException("the statement returned no result")
+                if not suspicious_ok and _has_bracket_list_column(rel):
+                    raise _BracketListResult()
                 return fetch(rel)
 
             try:
-                outcome = execute_with_repair(sql, run, self._known_columns)
+                try:
+                    outcome = execute_with_repair(sql, run, self._known_columns)
+                except _BracketListResult:
+                    # No rewrite worked either: the list literal was apparently meant.
+                    suspicious_ok = True
+                    outcome = execute_with_repair(sql, run, self._known_columns)
             except duckdb.Error as exc:
                 message = compact_error(exc, sql)
                 if failed:
@@ -326,6 +337,17 @@ class Catalog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _BracketListResult(duckdb.Error):
+    """A T-SQL `[column]` ran as a DuckDB list literal; treated as a failure so repair quotes it."""
+
+
+def _has_bracket_list_column(rel: duckdb.DuckDBPyRelation) -> bool:
+    return any(
+        str(t).endswith("[]") and name.startswith(("list_value(", "main.list_value("))
+        for name, t in zip(rel.columns, rel.types)
+    )
 
 
 def _result_from_relation(rel: duckdb.DuckDBPyRelation, limit: int) -> QueryResult:
