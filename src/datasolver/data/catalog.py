@@ -155,7 +155,8 @@ class Catalog:
             return [self._info(e) for e in self._entries.values() if not e.error]
 
     def table(self, name: str) -> TableInfo:
-        return self._info(self._entries[self.resolve(name)])
+        with self._lock:
+            return self._info(self._entries[self.resolve(name)])
 
     def _info(self, entry: _Entry) -> TableInfo:
         source = entry.source
@@ -312,7 +313,8 @@ class Catalog:
             sample = self._ro.sql(f"SELECT * FROM {quote_ident(table)}").limit(sample_rows)
             rows = sample.fetchall()
             total = self._ro.execute(f"SELECT count(*) FROM {quote_ident(table)}").fetchone()[0]
-        return render_describe(self._info(self._entries[table]), [(c[0], c[1]) for c in cols], rows, total)
+            info = self._info(self._entries[table])
+        return render_describe(info, [(c[0], c[1]) for c in cols], rows, total)
 
     def create_temp_view(self, name: str, sql: str) -> None:
         """A session view (for result handles); it survives the reconnects that lazy loads cause."""
