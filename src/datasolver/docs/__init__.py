@@ -1,0 +1,44 @@
+"""Documents → tables: Markdown pipe tables, PDF tables and text (deterministic), narrative prose
+(LLM structurizer), relevance votes, and the Solver's document-table hints.
+
+Outputs go to `<task>/derived/` (table files + manifest.json), which data.Catalog registers.
+"""
+
+from datasolver.docs.errors import (
+    DocError,
+    DocumentSkipped,
+    ManifestError,
+    NormalizerFailed,
+    PlanError,
+)
+from datasolver.docs.hints import document_table_hints
+from datasolver.docs.model import DocReport, SkippedDocument, WrittenTable
+from datasolver.docs.prepare import (
+    prepare_documents,
+    prepare_documents_async,
+    prepare_documents_into,
+    prepare_documents_into_async,
+)
+from datasolver.docs.structurize import StructurizeLimits, Structured, structurize_document
+from datasolver.docs.votes import tally_votes, vote_relevance
+
+__all__ = [
+    "DocError",
+    "DocReport",
+    "DocumentSkipped",
+    "ManifestError",
+    "NormalizerFailed",
+    "PlanError",
+    "SkippedDocument",
+    "StructurizeLimits",
+    "Structured",
+    "WrittenTable",
+    "document_table_hints",
+    "prepare_documents",
+    "prepare_documents_async",
+    "prepare_documents_into",
+    "prepare_documents_into_async",
+    "structurize_document",
+    "tally_votes",
+    "vote_relevance",
+]

@@ -1,0 +1,48 @@
+"""One line per document table for the Solver prompt (name, rows, source, columns, key)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from datasolver.docs._names import canonical_name
+from datasolver.docs.manifest import MANIFEST, load_manifest
+
+MAX_COLUMNS_SHOWN = 40
+_METHOD_WORDS = {
+    "markdown-table": "Markdown table",
+    "pdf-table": "ruled PDF table",
+    "pdf-text": "table in PDF text",
+    "llm": "structured from prose by the model",
+}
+
+
+def derived_dir_of(path: Path) -> Path:
+    """`path` itself when it holds a manifest, else `path/derived` (a task scratch dir)."""
+    path = Path(path)
+    return path if (path / MANIFEST).is_file() else path / "derived"
+
+
+def document_table_hints(task_scratch_dir: Path) -> str:
+    """Lines describing each document table, or "" when there is none.
+
+    Accepts a task scratch dir (reads `derived/manifest.json`) or the derived dir itself.
+    """
+    out_dir = derived_dir_of(task_scratch_dir)
+    if not (out_dir / MANIFEST).is_file():
+        return ""
+    entries = load_manifest(out_dir)["tables"]
+    if not entries:
+        return ""
+    lines = ["Document tables (extracted from documents; query them like any other table):"]
+    for e in entries:
+        columns = list(e.get("columns") or [])
+        shown = ", ".join(columns[:MAX_COLUMNS_SHOWN])
+        if len(columns) > MAX_COLUMNS_SHOWN:
+            shown += f", … (+{len(columns) - MAX_COLUMNS_SHOWN} more)"
+        how = _METHOD_WORDS.get(e.get("method", ""), e.get("method", ""))
+        key = f"; key {e['key']}" if e.get("key") else ""
+        lines.append(
+            f"- {canonical_name(e['table'])}: {e.get('rows', '?')} rows, from {e['source']} "
+            f"({e.get('location', '')}, {how}){key}; columns: {shown}"
+        )
+    return "\n".join(lines)

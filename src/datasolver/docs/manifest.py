@@ -1,0 +1,67 @@
+"""derived/manifest.json and the table files beside it (the contract with data.Catalog).
+
+Manifest shape: {"tables": [{"file", "table", "source", "location", "method", "key",
+"rows", "columns", "sha256", ...}], "documents": [...]}; the catalog reads the first six keys.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from datasolver.docs.errors import ManifestError
+
+MANIFEST = "manifest.json"
+VERSION = 1
+
+
+def load_manifest(out_dir: Path) -> dict[str, Any]:
+    """The manifest in `out_dir`, or an empty one when there is none yet."""
+    path = Path(out_dir) / MANIFEST
+    if not path.is_file():
+        return {"version": VERSION, "tables": [], "documents": []}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ManifestError(f"{path} is unreadable ({exc}); delete it and run prepare again") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("tables"), list):
+        raise ManifestError(f"{path} has no 'tables' list; delete it and run prepare again")
+    data.setdefault("documents", [])
+    return data
+
+
+def _atomic_write(path: Path, write: Any) -> None:
+    # Write beside the target and rename, so a reader never sees half a file.
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            write(fh)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_manifest(out_dir: Path, manifest: dict[str, Any]) -> Path:
+    path = Path(out_dir) / MANIFEST
+    _atomic_write(path, lambda fh: json.dump(manifest, fh, ensure_ascii=False, indent=1))
+    return path
+
+
+def write_csv(path: Path, columns: list[str], rows: list[list[str]]) -> None:
+    """UTF-8 CSV with a header; the catalog's CSV loader infers types exactly as for input CSVs."""
+    def write(fh: Any) -> None:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(columns)
+        w.writerows(rows)
+
+    _atomic_write(Path(path), write)
+
+
+def read_csv_header(path: Path) -> list[str]:
+    with Path(path).open(encoding="utf-8", newline="") as fh:
+        return next(csv.reader(fh), [])

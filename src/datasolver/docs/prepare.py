@@ -1,0 +1,326 @@
+"""prepare_documents: every document of a context folder → table files + manifest in derived/.
+
+The deterministic path (pipe tables, PDF tables and text) always runs; the LLM structurizer runs
+for narrative documents only when a client is given. Outputs go to the scratch area only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from datasolver.docs._names import canonical_name
+from datasolver.docs.errors import DocError, DocumentSkipped, ManifestError
+from datasolver.docs.manifest import VERSION, load_manifest, save_manifest, write_csv
+from datasolver.docs.markdown import extract_markdown
+from datasolver.docs.model import DocReport, ExtractedTable, SkippedDocument, WrittenTable
+from datasolver.docs.pdf import extract_pdf
+from datasolver.docs.sources import Document, file_sha256, find_documents, read_text
+
+if TYPE_CHECKING:
+    from datasolver.docs.structurize.limits import StructurizeLimits
+    from datasolver.llm.client import LLMClient
+
+TEXT_DIR = "text"
+# Below this much prose a document without tables is a note, not a data source.
+MIN_NARRATIVE_CHARS = 80
+
+
+@dataclass
+class _DocState:
+    """What the deterministic pass learned about one document (input to the LLM pass)."""
+
+    doc: Document
+    sha256: str
+    text: str = ""
+    unit: str = "lines"
+    """How locations are given for this document: "lines" (text) or "pages" (PDF)."""
+    n_units: int = 0
+    line_pages: list[tuple[int, int]] = field(default_factory=list)
+    """For a PDF: the page range of each line of `text`."""
+    entries: list[dict[str, Any]] = field(default_factory=list)
+
+
+def prepare_documents(
+    task_scratch_dir: Path,
+    *,
+    llm: LLMClient | None = None,
+    knowledge: str | None = None,
+    question: str | None = None,
+    votes: int = 5,
+    cache_dir: Path | None = None,
+    limits: StructurizeLimits | None = None,
+) -> DocReport:
+    """Documents of `<task>/context/` → tables in `<task>/derived/` (see prepare_documents_into).
+
+    `knowledge` defaults to `context/knowledge.md`, `question` to task.json's question.
+    With `llm=None` (`--no-llm`) only the deterministic path runs.
+    Synchronous; inside a running event loop use `prepare_documents_async`.
+    """
+    return _run_sync(
+        prepare_documents_async(
+            task_scratch_dir, llm=llm, knowledge=knowledge, question=question,
+            votes=votes, cache_dir=cache_dir, limits=limits,
+        ),
+        uses_model=llm is not None,
+    )
+
+
+async def prepare_documents_async(
+    task_scratch_dir: Path,
+    *,
+    llm: LLMClient | None = None,
+    knowledge: str | None = None,
+    question: str | None = None,
+    votes: int = 5,
+    cache_dir: Path | None = None,
+    limits: StructurizeLimits | None = None,
+) -> DocReport:
+    """Async form of `prepare_documents`."""
+    task = Path(task_scratch_dir)
+    context = task / "context"
+    if not context.is_dir():
+        raise DocError(f"{task} has no context/ folder; run prepare on the task first, or use prepare_documents_into")
+    if question is None:
+        question = _question_of(task)
+    return await prepare_documents_into_async(
+        context, task / "derived", llm=llm, knowledge=knowledge, question=question,
+        votes=votes, cache_dir=cache_dir, limits=limits,
+    )
+
+
+def prepare_documents_into(
+    source_dir: Path,
+    out_dir: Path,
+    *,
+    llm: LLMClient | None = None,
+    knowledge: str | None = None,
+    question: str | None = None,
+    votes: int = 5,
+    cache_dir: Path | None = None,
+    limits: StructurizeLimits | None = None,
+) -> DocReport:
+    """Documents found under `source_dir` → table files + manifest.json in `out_dir`.
+
+    `knowledge` defaults to `source_dir/knowledge.md` (the structurizer's naming anchor).
+
+    Idempotent: files from an earlier run that are no longer produced are removed; tables the
+    model produced earlier are kept while their document is unchanged, even without `llm`.
+    """
+    return _run_sync(
+        prepare_documents_into_async(
+            source_dir, out_dir, llm=llm, knowledge=knowledge, question=question,
+            votes=votes, cache_dir=cache_dir, limits=limits,
+        ),
+        uses_model=llm is not None,
+    )
+
+
+async def prepare_documents_into_async(
+    source_dir: Path,
+    out_dir: Path,
+    *,
+    llm: LLMClient | None = None,
+    knowledge: str | None = None,
+    question: str | None = None,
+    votes: int = 5,
+    cache_dir: Path | None = None,
+    limits: StructurizeLimits | None = None,
+) -> DocReport:
+    """Async form of `prepare_documents_into`."""
+    source_dir, out_dir = Path(source_dir), Path(out_dir)
+    if not source_dir.is_dir():
+        raise DocError(f"{source_dir} is not a folder; give the folder that holds the documents")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if knowledge is None and (source_dir / "knowledge.md").is_file():
+        knowledge = read_text(source_dir / "knowledge.md")
+    report = DocReport(out_dir=out_dir)
+    try:
+        old = load_manifest(out_dir)
+    except ManifestError as exc:
+        report.warnings.append(f"{exc}; starting a fresh manifest")
+        old = {"tables": [], "documents": []}
+
+    used: set[str] = set()
+    states: list[_DocState] = []
+    for doc in find_documents(source_dir, exclude=out_dir):
+        state = _extract(doc, out_dir, used, report)
+        if state is not None:
+            states.append(state)
+
+    narrative = [s for s in states if not s.entries]
+    if llm is not None and narrative:
+        from datasolver.docs.llm_pass import structure_documents
+
+        await structure_documents(
+            llm, narrative, out_dir, used, report, knowledge=knowledge, question=question,
+            votes=votes, cache_dir=cache_dir or out_dir / ".cache", limits=limits,
+        )
+    else:
+        _keep_previous_llm_tables(old, narrative, out_dir, used, report)
+    for s in narrative:
+        if not s.entries:
+            reason = (
+                "no table found (narrative text; configure a model to structure it)"
+                if llm is None else "no table found and the model produced none"
+            )
+            if not any(k.source == s.doc.source for k in report.skipped):
+                report.skipped.append(SkippedDocument(s.doc.source, reason))
+
+    manifest = {
+        "version": VERSION,
+        "tables": [e for s in states for e in s.entries],
+        "documents": [_document_entry(s, report) for s in states]
+        + [{"source": k.source, "skipped": k.reason} for k in report.skipped if k.source not in {s.doc.source for s in states}],
+    }
+    _remove_stale_files(old, manifest, out_dir)
+    save_manifest(out_dir, manifest)
+    report.tables = [_written(e) for e in manifest["tables"]]
+    return report
+
+
+def _run_sync(coro: Coroutine[Any, Any, DocReport], *, uses_model: bool) -> DocReport:
+    """Run a prepare coroutine from synchronous code.
+
+    Inside a running event loop the deterministic path still works (it never suspends); a
+    model call there would need the loop, so that case asks for the async form instead.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    if not uses_model:
+        try:
+            coro.send(None)
+        except StopIteration as done:
+            return done.value
+    coro.close()
+    raise DocError("prepare_documents with a model was called inside a running event loop; await prepare_documents_async instead")
+
+
+def _question_of(task: Path) -> str | None:
+    path = task / "task.json"
+    try:
+        value = json.loads(path.read_text(encoding="utf-8")).get("question")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _extract(doc: Document, out_dir: Path, used: set[str], report: DocReport) -> _DocState | None:
+    """Run the deterministic path on one document and write its tables."""
+    try:
+        state = _DocState(doc, file_sha256(doc.path))
+        if doc.is_pdf:
+            pdf = extract_pdf(doc.path)
+            tables, state.text, state.unit, state.n_units = pdf.tables, pdf.text, "pages", pdf.pages
+            state.line_pages = [(a, b) for _, a, b in pdf.text_lines]
+        else:
+            state.text = read_text(doc.path)
+            tables, warnings = extract_markdown(state.text)
+            state.n_units = len(state.text.splitlines())
+            report.warnings.extend(f"{doc.source} {w}" for w in warnings)
+    except (DocumentSkipped, OSError) as exc:
+        report.skipped.append(SkippedDocument(doc.source, str(exc)))
+        return None
+    names = [doc.stem] if len(tables) == 1 else [f"{doc.stem}_{i}" for i in range(1, len(tables) + 1)]
+    for name, table in zip(names, tables):
+        state.entries.append(write_table(table, name, doc, state.sha256, out_dir, used))
+    if not tables and len(state.text.strip()) < MIN_NARRATIVE_CHARS:
+        report.skipped.append(SkippedDocument(doc.source, "no table and too little text to hold one"))
+        return None
+    if doc.is_pdf:  # the reflowed text, for the structurizer and for people
+        text_file = out_dir / TEXT_DIR / f"{canonical_name(doc.stem)}.md"
+        text_file.parent.mkdir(exist_ok=True)
+        text_file.write_text(state.text, encoding="utf-8")
+    return state
+
+
+def unique_table_name(name: str, used: set[str]) -> str:
+    """`name`, or `name_2`, `name_3` … when its canonical form is already taken by another document."""
+    candidate, n = name, 1
+    while canonical_name(candidate) in used:
+        n += 1
+        candidate = f"{name}_{n}"
+    used.add(canonical_name(candidate))
+    return candidate
+
+
+def write_table(
+    table: ExtractedTable, name: str, doc: Document, sha256: str, out_dir: Path, used: set[str],
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Write one table as CSV and return its manifest entry."""
+    name = unique_table_name(name, used)
+    file = f"{canonical_name(name)}.csv"
+    write_csv(out_dir / file, table.columns, table.rows)
+    entry = {
+        "file": file,
+        "table": name,
+        "source": doc.source,
+        "location": table.location,
+        "method": table.method,
+        "key": table.key,
+        "rows": len(table.rows),
+        "columns": table.columns,
+        "sha256": sha256,
+    }
+    entry.update(extra or {})
+    return entry
+
+
+def _keep_previous_llm_tables(
+    old: dict[str, Any], narrative: list[_DocState], out_dir: Path, used: set[str], report: DocReport
+) -> None:
+    """Without a model, keep the model's earlier tables for documents that did not change."""
+    by_source = {s.doc.source: s for s in narrative}
+    for e in old.get("tables", []):
+        s = by_source.get(e.get("source", ""))
+        if (
+            e.get("method") == "llm" and s is not None and e.get("sha256") == s.sha256
+            and (out_dir / e.get("file", "")).is_file() and canonical_name(e["table"]) not in used
+        ):
+            used.add(canonical_name(e["table"]))
+            s.entries.append(e)
+
+
+def _document_entry(s: _DocState, report: DocReport) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "source": s.doc.source,
+        "sha256": s.sha256,
+        "tables": [e["table"] for e in s.entries],
+    }
+    if s.doc.is_pdf:
+        entry["text"] = f"{TEXT_DIR}/{canonical_name(s.doc.stem)}.md"
+        entry["pages"] = s.n_units
+    skipped = [k.reason for k in report.skipped if k.source == s.doc.source]
+    if skipped:
+        entry["skipped"] = skipped[0]
+    return entry
+
+
+def _remove_stale_files(old: dict[str, Any], new: dict[str, Any], out_dir: Path) -> None:
+    """Delete table files an earlier run wrote that this run no longer lists (only inside out_dir)."""
+    keep = {e["file"] for e in new["tables"]} | {e.get("provenance") for e in new["tables"]}
+    keep |= {d.get("text") for d in new["documents"]}
+    old_files = {e.get("file") for e in old.get("tables", [])} | {e.get("provenance") for e in old.get("tables", [])}
+    old_files |= {d.get("text") for d in old.get("documents", [])}
+    root = out_dir.resolve()
+    for name in old_files - keep:
+        if not name:
+            continue
+        path = (out_dir / name).resolve()
+        if root in path.parents and path.is_file():
+            path.unlink()
+
+
+def _written(e: dict[str, Any]) -> WrittenTable:
+    return WrittenTable(
+        table=e["table"], name=canonical_name(e["table"]), file=e["file"], source=e["source"],
+        location=e.get("location", ""), method=e.get("method", ""), rows=int(e.get("rows", 0)),
+        columns=tuple(e.get("columns") or ()), key=e.get("key"),
+    )
