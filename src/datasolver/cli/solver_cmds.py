@@ -1,0 +1,76 @@
+"""`datasolver prepare`, `tool` and `solve`: the solver room for people and scripts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from datasolver.data import DataError
+from datasolver.solver import SolverError, SolverToolbox, prepare_task, solve_task
+from datasolver.solver.tools.run_solver import render_run
+
+_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+@click.command("prepare")
+@click.argument("task_dir", type=_DIR)
+@click.argument("scratch_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--copy", "copy_context", is_flag=True,
+              help="Copy context files instead of linking them (self-contained, costs disk).")
+def prepare_command(task_dir: Path, scratch_dir: Path, copy_context: bool) -> None:
+    """Create SCRATCH_DIR/<task_id>/ from TASK_DIR (task.json, context/, workdir/solver.py, tmp/)
+    and print its path. The input is never written; preparing again starts the task over.
+    """
+    try:
+        click.echo(prepare_task(task_dir, scratch_dir, link_context=not copy_context))
+    except (SolverError, DataError) as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+@click.command("tool")
+@click.argument("task_scratch_dir", type=_DIR)
+@click.argument("tool_name")
+@click.argument("json_args", default="{}")
+@click.option("--json", "as_json", is_flag=True, help='Print {"kind", "ok", "text"} as JSON instead of the text.')
+def tool_command(task_scratch_dir: Path, tool_name: str, json_args: str, as_json: bool) -> None:
+    """Call one solver tool (explore_data, read_solver, edit_solver, run_solver) on a prepared
+    task exactly as the agent would, and print its answer. JSON_ARGS is a JSON object, e.g.
+    '{"query": "\\\\tables"}'. A tool answer (even FAILED) exits 0; bad input exits 1.
+    """
+    try:
+        args = json.loads(json_args)
+    except json.JSONDecodeError as exc:
+        raise click.ClickException(f"JSON_ARGS is not valid JSON: {exc}") from exc
+    if not isinstance(args, dict):
+        raise click.ClickException("JSON_ARGS must be a JSON object, e.g. '{}'")
+    try:
+        with SolverToolbox(task_scratch_dir) as toolbox:
+            if tool_name not in toolbox.names:
+                raise click.ClickException(f"no tool named {tool_name!r}; tools: {', '.join(toolbox.names)}")
+            result = toolbox.call(tool_name, args)
+    except (SolverError, DataError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(json.dumps({"kind": result.kind, "ok": result.ok, "text": result.text}, ensure_ascii=False)
+               if as_json else result.text)
+
+
+@click.command("solve")
+@click.argument("task_scratch_dir", type=_DIR)
+@click.option("--output", "output_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Copy prediction.csv to OUTPUT/<task_id>/prediction.csv.")
+def solve_command(task_scratch_dir: Path, output_dir: Path | None) -> None:
+    """Run the existing workdir/solver.py of a prepared task in the sandbox (no LLM) and print
+    where prediction.csv is. Exits 1 when the run is FAILED or writes NO OUTPUT.
+    """
+    try:
+        run, path = solve_task(task_scratch_dir, output_dir)
+    except (SolverError, DataError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    if path is None:
+        raise click.ClickException(render_run(run, show_rows=0))
+    click.echo(path)
+
+
+COMMANDS = [prepare_command, tool_command, solve_command]

@@ -1,0 +1,36 @@
+"""The solver room: the solver.py scaffold, the four solver tools, and sandboxed runs of solver.py."""
+
+from datasolver.solver.errors import SandboxError, ScaffoldError, ScratchError, SolverError, UnknownTool
+from datasolver.solver.layout import ScratchLayout
+from datasolver.solver.prepare import prepare_task, restore_scaffold, write_scaffold
+from datasolver.solver.runner import SolverRun, run_solver_script
+from datasolver.solver.sandbox import GiB, SandboxLimits, SandboxRun, landlock_abi, run_sandboxed
+from datasolver.solver.scaffold import NO_RESULT_MARKER, RESULT_LINE
+from datasolver.solver.solve import solve_task
+from datasolver.solver.tools import SOLVER_TOOLS, SolverToolbox, ToolResult, tool_schemas
+
+__all__ = [
+    "GiB",
+    "NO_RESULT_MARKER",
+    "RESULT_LINE",
+    "SOLVER_TOOLS",
+    "SandboxError",
+    "SandboxLimits",
+    "SandboxRun",
+    "ScaffoldError",
+    "ScratchError",
+    "ScratchLayout",
+    "SolverError",
+    "SolverRun",
+    "SolverToolbox",
+    "ToolResult",
+    "UnknownTool",
+    "landlock_abi",
+    "prepare_task",
+    "restore_scaffold",
+    "run_sandboxed",
+    "run_solver_script",
+    "solve_task",
+    "tool_schemas",
+    "write_scaffold",
+]

@@ -1,0 +1,23 @@
+"""Named errors of the solver room. Tool-level problems are returned as values (ToolResult), never raised."""
+
+from __future__ import annotations
+
+
+class SolverError(Exception):
+    """Base class of every error raised by the solver room."""
+
+
+class ScratchError(SolverError):
+    """A task scratch folder is missing or incomplete; run `datasolver prepare` first."""
+
+
+class ScaffoldError(SolverError):
+    """solver.py (or its pristine copy) cannot be written or restored."""
+
+
+class SandboxError(SolverError):
+    """The sandbox could not be set up (not: the solver failed inside it)."""
+
+
+class UnknownTool(SolverError):
+    """A tool name that is not one of the four solver tools (a programmer's mistake)."""

@@ -1,0 +1,157 @@
+"""Run workdir/solver.py in the sandbox and classify the outcome: OK, NO OUTPUT or FAILED."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import datasolver
+from datasolver.solver.layout import ScratchLayout
+from datasolver.solver.sandbox import SandboxLimits, SandboxRun, run_sandboxed
+from datasolver.solver.scaffold import NO_RESULT_MARKER
+from datasolver.solver.errors import ScratchError
+
+RunStatus = Literal["OK", "NO OUTPUT", "FAILED"]
+_PARTIAL = ".prediction.csv.partial"
+
+
+@dataclass
+class SolverRun:
+    """One run of solver.py: its status, the sandbox record and, when OK, the prediction."""
+
+    status: RunStatus
+    sandbox: SandboxRun
+    prediction: Path | None
+    error: str = ""  # FAILED: the shortened error report, error message first
+
+    @property
+    def notes(self) -> list[str]:
+        """Sandbox caveats worth reporting (Landlock fallback, refused variables)."""
+        return list(self.sandbox.notes)
+
+
+def run_solver_script(task_scratch_dir: Path | ScratchLayout, limits: SandboxLimits = SandboxLimits()) -> SolverRun:
+    """Run solver.py from the task scratch folder; a stale prediction never survives a run."""
+    layout = task_scratch_dir if isinstance(task_scratch_dir, ScratchLayout) else ScratchLayout.of(task_scratch_dir)
+    layout.require()
+    if not layout.solver_py.is_file():
+        raise ScratchError(f"{layout.solver_py} is missing; prepare the task again")
+    clear_prediction(layout)
+    layout.tmp.mkdir(exist_ok=True)
+    # solver.py imports the very datasolver this process runs, installed or not.
+    package_root = str(Path(datasolver.__file__).resolve().parent.parent)
+    python_path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
+    run = run_sandboxed(
+        [sys.executable, str(layout.solver_py)],
+        cwd=layout.root,
+        write_dirs=[layout.workdir, layout.tmp],
+        log_dir=layout.tmp,
+        limits=limits,
+        extra_env={"PYTHONPATH": python_path},
+    )
+    if run.timed_out or run.returncode != 0:
+        clear_prediction(layout)
+        return SolverRun("FAILED", run, None, failure_report(run, limits))
+    if layout.prediction.is_file():
+        return SolverRun("OK", run, layout.prediction)
+    return SolverRun("NO OUTPUT", run, None)
+
+
+def clear_prediction(layout: ScratchLayout) -> None:
+    layout.prediction.unlink(missing_ok=True)
+    (layout.workdir / _PARTIAL).unlink(missing_ok=True)
+
+
+def user_output(run: SandboxRun, max_lines: int = 20) -> str:
+    """What solver.py printed itself (the save block's own lines left out), last lines only."""
+    lines = [
+        line for line in run.stdout.splitlines()
+        if line != NO_RESULT_MARKER and not re.match(r"saved \d+ rows x \d+ columns to ", line)
+    ]
+    return "\n".join(lines[-max_lines:])
+
+
+_FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.+)$')
+
+
+def failure_report(run: SandboxRun, limits: SandboxLimits) -> str:
+    """Why the run failed, error first, then where in solver.py, then a trimmed traceback."""
+    if run.timed_out:
+        head = (
+            f"timed out after {limits.timeout_s:g} s: the process group was killed. "
+            "Make the query cheaper (filter early, avoid cross joins) or raise `timeout`."
+        )
+        return _with_stderr_tail(head, run)
+    frames, exception = _parse_traceback(run.stderr)
+    if not exception:
+        sig = run.signal_name
+        if sig == "SIGXCPU":
+            head = f"killed by SIGXCPU: CPU time limit ({limits.resolved_cpu_seconds()} s) reached."
+        elif sig:
+            head = f"killed by {sig} (memory limit {_gib(limits.memory_bytes)}, CPU limit, or a crash)."
+        else:
+            head = f"exited with status {run.returncode}."
+        return _with_stderr_tail(head, run)
+    # "datasolver.data.errors.QueryError: …" reads as "QueryError: …".
+    exception[0] = re.sub(r"^(?:\w+\.)+(?=\w+:|\w+$)", "", exception[0])
+    parts = [_clip("\n".join(exception), 1500)]
+    mine = [f for f in frames if Path(f[0]).name == "solver.py"]
+    # Point at the model's own line, not the scaffold's run_sql helper.
+    culprit = [f for f in mine if f[2] != "run_sql"] or mine
+    if culprit:
+        _, line, _, code = culprit[-1]
+        parts.append(f"at solver.py line {line}: {code}")
+    if frames:
+        parts.append("traceback (shortened):")
+        keep = mine + ([frames[-1]] if frames[-1] not in mine else [])
+        for file, line, func, code in keep:
+            parts.append(f"  {_short_path(file)}:{line} in {func}: {code}")
+    notes = [line for line in run.stderr.splitlines() if line.startswith("[run_sql]")]
+    return "\n".join(parts + notes[-5:])
+
+
+def _parse_traceback(stderr: str) -> tuple[list[tuple[str, str, str, str]], list[str]]:
+    """(frames of the last traceback as (file, line, function, code), the exception lines)."""
+    lines = stderr.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last):")]
+    if not starts:
+        return [], []
+    block = lines[starts[-1] + 1 :]
+    frames: list[tuple[str, str, str, str]] = []
+    i = 0
+    while i < len(block):
+        match = _FRAME.match(block[i])
+        if not match:
+            if block[i].startswith("    "):  # code line, ^^^^ markers
+                i += 1
+                continue
+            break
+        code = block[i + 1].strip() if i + 1 < len(block) and block[i + 1].startswith("    ") else ""
+        frames.append((match["file"], match["line"], match["func"], _clip(code, 200)))
+        i += 1
+    exception = [line for line in block[i:] if line.strip()]
+    return frames, exception
+
+
+def _with_stderr_tail(head: str, run: SandboxRun, max_chars: int = 800) -> str:
+    tail = run.stderr.strip()
+    return head + (f"\nstderr (last part):\n{_clip(tail, max_chars, keep_end=True)}" if tail else "")
+
+
+def _short_path(path: str) -> str:
+    marker = f"{os.sep}datasolver{os.sep}"
+    return "datasolver/" + path.split(marker, 1)[1] if marker in path else Path(path).name
+
+
+def _clip(text: str, limit: int, keep_end: bool = False) -> str:
+    if len(text) <= limit:
+        return text
+    return "…" + text[-limit:] if keep_end else text[:limit] + "…"
+
+
+def _gib(value: int | None) -> str:
+    return "none" if value is None else f"{value / (1 << 30):g} GiB"

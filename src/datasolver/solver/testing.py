@@ -1,0 +1,57 @@
+"""Helpers for tests and demos: a tiny task folder, and calling a tool from a JSON string.
+
+Shipped in the package (like pydantic-ai's test models) so every room's tests can use them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from datasolver.solver.hashline import line_hash
+from datasolver.solver.scaffold import RESULT_LINE
+from datasolver.solver.tools import SolverToolbox, ToolResult
+
+TINY_QUESTION = "Which cities have orders, and how many orders does each have?"
+
+
+def make_tiny_task(parent: Path, task_id: str = "task_tiny") -> Path:
+    """A task folder with task.json, a CSV and a JSON table; returns the task folder."""
+    task = Path(parent) / task_id
+    (task / "context" / "csv").mkdir(parents=True)
+    (task / "context" / "json").mkdir()
+    (task / "task.json").write_text(
+        json.dumps({"task_id": task_id, "difficulty": "easy", "question": TINY_QUESTION}), encoding="utf-8"
+    )
+    (task / "context" / "csv" / "orders.csv").write_text(
+        "order_id,city,amount\n1,Paris,10.5\n2,Lyon,3\n3,Paris,7\n4,Nice,\n", encoding="utf-8"
+    )
+    (task / "context" / "json" / "cities.json").write_text(
+        json.dumps({"table": "cities", "records": [{"city": "Paris", "country": "FR"}, {"city": "Lyon", "country": "FR"}]}),
+        encoding="utf-8",
+    )
+    (task / "context" / "knowledge.md").write_text("amount is in euros.\n", encoding="utf-8")
+    return task
+
+
+def call_json(toolbox: SolverToolbox, name: str, json_args: str) -> ToolResult:
+    """Call a tool the way the agent does: JSON text in, validated against the tool's model."""
+    return toolbox.call(name, json.loads(json_args))
+
+
+def result_line_address(toolbox: SolverToolbox) -> tuple[int, str]:
+    """(line number, hash) of the `result = None` line, read through read_solver."""
+    text = toolbox.call("read_solver", {}).text
+    for row in text.splitlines():
+        address, _, content = row.partition("|")
+        if content == RESULT_LINE:
+            number, _, digest = address.partition(":")
+            assert digest == line_hash(content)
+            return int(number), digest
+    raise AssertionError("no `result = None` line in solver.py")
+
+
+def set_query(toolbox: SolverToolbox, code: str) -> ToolResult:
+    """Replace the `result = None` line with `code` through edit_solver."""
+    number, digest = result_line_address(toolbox)
+    return toolbox.call("edit_solver", {"start_line": number, "start_hash": digest, "new_content": code})

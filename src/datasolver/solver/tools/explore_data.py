@@ -1,0 +1,73 @@
+"""explore_data: list tables, show a table's schema, or run read-only SQL over the task's tables."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from datasolver.data import DataError, render_result
+from datasolver.solver.tools.base import ToolContext, ToolResult
+
+MAX_LIMIT = 500
+SAMPLE_ROWS = 5
+
+
+class ExploreDataArgs(BaseModel):
+    """Arguments of explore_data."""
+
+    query: str
+    limit: int = Field(50, ge=1)
+
+
+def explore_data(ctx: ToolContext, query: str, limit: int = 50) -> ToolResult:
+    """Explore this task's tables (read-only). Every CSV, JSON, SQLite and document table is one DuckDB table.
+
+    `\\tables` lists the tables (name, kind, rows, columns, aliases). `\\schema <table>` shows a
+    table's columns, types and 5 sample rows (aliases accepted). Anything else is run as
+    read-only SQL: the answer starts with `rows: <returned> of <total>`, then the column names,
+    then the rows, and notes any rewrite applied to the SQL. Do not answer from a preview: the
+    final query belongs in solver.py.
+
+    Args:
+        query: `\\tables`, `\\schema <table>`, or one read-only SQL statement (DuckDB dialect; table and column names with spaces or Chinese characters in double quotes).
+        limit: Maximum rows to show for SQL (at most 500).
+    """
+    text = query.strip()
+    if not text:
+        return ToolResult.retry("query is empty: send `\\tables`, `\\schema <table>` or a SELECT statement.")
+    try:
+        if text.startswith("\\"):
+            return _command(ctx, text)
+        result = ctx.open_catalog().query(text, limit=min(limit, MAX_LIMIT))
+    except DataError as exc:
+        return ToolResult.failed(f"{type(exc).__name__}: {exc}")
+    out = render_result(result)
+    if limit > MAX_LIMIT:
+        out += f"\nnote: limit capped at {MAX_LIMIT}."
+    return ToolResult(out)
+
+
+def _command(ctx: ToolContext, text: str) -> ToolResult:
+    word, _, rest = text.partition(" ")
+    word = word.lower()
+    if word in ("\\tables", "\\dt", "\\d") and not rest.strip():
+        return ToolResult(_render_tables(ctx))
+    if word in ("\\schema", "\\d", "\\describe") and rest.strip():
+        return ToolResult(ctx.open_catalog().describe(rest.strip(), sample_rows=SAMPLE_ROWS))
+    if word == "\\schema":
+        return ToolResult.retry("\\schema needs a table name, e.g. `\\schema orders`.")
+    return ToolResult.retry(f"unknown command {word!r}: use `\\tables`, `\\schema <table>`, or plain SQL.")
+
+
+def _render_tables(ctx: ToolContext) -> str:
+    catalog = ctx.open_catalog()
+    tables = catalog.tables()
+    lines = [f"tables: {len(tables)}", "name\tkind\trows\tcolumns\taliases"]
+    for t in tables:
+        rows = "?" if t.rows is None else f"{t.rows}" if t.rows_exact else f"~{t.rows}"
+        columns = "?" if t.columns is None else str(len(t.columns))
+        lines.append(f"{t.name}\t{t.kind}\t{rows}\t{columns}\t{', '.join(t.aliases)}")
+    skipped = catalog.skipped
+    if skipped:
+        lines.append(f"not readable ({len(skipped)}):")
+        lines += [f"  {s.path}: {s.reason}" for s in skipped]
+    return "\n".join(lines)

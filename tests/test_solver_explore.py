@@ -1,0 +1,81 @@
+"""explore_data through JSON arguments: \\tables, \\schema (aliases), read-only SQL, errors as values."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from datasolver.solver import SolverToolbox, prepare_task
+from datasolver.solver.testing import call_json, make_tiny_task
+
+
+@pytest.fixture
+def toolbox(tmp_path: Path):
+    with SolverToolbox(prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")) as box:
+        yield box
+
+
+def explore(box: SolverToolbox, query: str, **extra):
+    return call_json(box, "explore_data", json.dumps({"query": query, **extra}))
+
+
+def test_tables(toolbox) -> None:
+    result = explore(toolbox, "\\tables")
+    assert result.ok
+    lines = result.text.splitlines()
+    assert lines[0] == "tables: 2"
+    assert lines[1] == "name\tkind\trows\tcolumns\taliases"
+    assert {line.split("\t")[0] for line in lines[2:4]} == {"orders", "cities"}
+
+
+def test_schema_accepts_aliases(toolbox) -> None:
+    direct = explore(toolbox, "\\schema orders")
+    assert direct.ok and "order_id" in direct.text and "Paris" in direct.text and "sample rows (4)" in direct.text
+    assert explore(toolbox, "\\schema df_orders").text == direct.text
+    assert explore(toolbox, "\\schema ORDERS").text == direct.text
+
+
+def test_sql_output_shape_and_limit(toolbox) -> None:
+    result = explore(toolbox, "SELECT order_id, city FROM orders ORDER BY order_id", limit=2)
+    lines = result.text.splitlines()
+    assert lines[0] == "rows: 2 of 4"
+    assert lines[1] == "order_id\tcity"
+    assert lines[2:4] == ["1\tParis", "2\tLyon"]
+
+
+def test_limit_is_capped_at_500(toolbox) -> None:
+    result = explore(toolbox, "SELECT * FROM range(1000)", limit=5000)
+    assert result.text.splitlines()[0] == "rows: 500 of 1000"
+    assert "limit capped at 500" in result.text
+
+
+def test_rewrites_are_noted(toolbox) -> None:
+    bracket = explore(toolbox, "SELECT [city] FROM orders WHERE order_id = 1")
+    assert bracket.ok and bracket.text.splitlines()[:3] == ["rows: 1 of 1", "city", "Paris"]
+    assert "note: SQL rewritten" in bracket.text
+
+
+def test_errors_are_values(toolbox) -> None:
+    unknown = explore(toolbox, "\\schema ordrs")
+    assert unknown.kind == "failed" and unknown.text.startswith("UnknownTable:") and "orders" in unknown.text
+    write = explore(toolbox, "DELETE FROM orders")
+    assert write.kind == "failed" and write.text.startswith("ReadOnlyViolation:")
+    bad = explore(toolbox, "SELECT nope FROM orders")
+    assert bad.kind == "failed" and bad.text.startswith("QueryError:")
+    assert explore(toolbox, "   ").kind == "retry"
+    assert explore(toolbox, "\\frobnicate").kind == "retry"
+    assert explore(toolbox, "\\schema").kind == "retry"
+
+
+def test_catalog_is_opened_lazily_and_closed(tmp_path: Path) -> None:
+    root = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
+    box = SolverToolbox(root)
+    assert box._catalog is None
+    box.call("read_solver", {})
+    assert box._catalog is None
+    explore(box, "\\tables")
+    assert box._catalog is not None
+    box.close()
+    assert box._catalog is None

@@ -1,0 +1,81 @@
+"""The sandbox on its own: confinement of writes, network, guards reported, fallback noted."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+from datasolver.solver import SandboxLimits, landlock_abi, run_sandboxed
+
+needs_landlock = pytest.mark.skipif(landlock_abi() < 1, reason="Landlock is not available on this kernel")
+
+
+def sandboxed(tmp_path: Path, code: str, **limits):
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    return run_sandboxed([sys.executable, "-c", code], cwd=work, write_dirs=[work], log_dir=work,
+                         limits=SandboxLimits(timeout_s=30, **limits))
+
+
+@needs_landlock
+def test_guards_are_reported(tmp_path: Path) -> None:
+    run = sandboxed(tmp_path, "print('hi')", landlock="required")
+    assert run.returncode == 0 and run.stdout == "hi\n"
+    assert run.guards["writes_confined"] is True and run.guards["landlock_abi"] == landlock_abi()
+    assert run.guards["rlimits"]["memory_bytes"] == SandboxLimits().memory_bytes
+    assert run.notes == []
+
+
+@needs_landlock
+def test_write_confinement_and_dev_null(tmp_path: Path) -> None:
+    code = (
+        "import os\n"
+        "open(os.devnull, 'w').write('ok')\n"
+        "open('inside.txt', 'w').write('ok')\n"
+        "os.makedirs('sub/dir'); os.rename('inside.txt', 'sub/dir/moved.txt')\n"
+        f"open({str(tmp_path / 'outside.txt')!r}, 'w')\n"
+    )
+    run = sandboxed(tmp_path, code)
+    assert run.returncode == 1 and "PermissionError" in run.stderr
+    assert (tmp_path / "work" / "sub" / "dir" / "moved.txt").read_text() == "ok"
+    assert not (tmp_path / "outside.txt").exists()
+
+
+@needs_landlock
+def test_landlock_off_is_reported_as_a_note(tmp_path: Path) -> None:
+    run = sandboxed(tmp_path, f"open({str(tmp_path / 'outside.txt')!r}, 'w').write('x')", landlock="off")
+    assert run.returncode == 0 and (tmp_path / "outside.txt").exists()
+    assert run.guards["writes_confined"] is False
+    assert any("writes not confined" in note for note in run.notes)
+
+
+def test_network_is_blocked(tmp_path: Path) -> None:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    try:
+        code = (
+            "import socket\n"
+            f"try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=3); print('connected')\n"
+            "except OSError as exc:\n    print('blocked', type(exc).__name__)\n"
+        )
+        run = sandboxed(tmp_path, code)
+    finally:
+        server.close()
+    if not (run.guards.get("network_namespace") or run.guards.get("tcp_blocked")):
+        pytest.skip("neither a network namespace nor Landlock TCP rules are available here")
+    assert run.stdout.startswith("blocked"), run.stdout
+
+
+def test_cpu_limit(tmp_path: Path) -> None:
+    run = sandboxed(tmp_path, "while True: pass", cpu_seconds=1)
+    assert run.signal_name in ("SIGXCPU", "SIGKILL") and not run.timed_out
+
+
+def test_file_size_limit(tmp_path: Path) -> None:
+    run = sandboxed(tmp_path, "open('big', 'wb').write(b'x' * 3_000_000)", file_size_bytes=1_000_000)
+    assert run.returncode == 1 and "File too large" in run.stderr
