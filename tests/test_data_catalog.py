@@ -166,3 +166,20 @@ def test_tsql_bracket_column_in_select_is_not_returned_as_a_list(tmp_path):
         # a real list literal is left alone
         r = cat.query("SELECT [1, 2] AS xs, [n] FROM t")
         assert r.rows[0][0] == [1, 2]
+
+
+def test_duckdb_memory_stays_inside_an_address_space_rlimit(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    task = write_task(tmp_path, files={"a.csv": "x\n1\n"})
+    code = textwrap.dedent(f"""
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+        from datasolver.data import Catalog
+        with Catalog.open({str(task)!r}) as cat:
+            print(cat.query("SELECT current_setting('memory_limit'), x FROM a").rows)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[('1.9 GiB', 1)]"

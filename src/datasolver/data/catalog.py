@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import resource
 import shutil
 import tempfile
 import threading
@@ -36,6 +37,16 @@ LOADER_CONFIG = {
     "autoload_known_extensions": False,
     "enable_external_access": False,
 }
+# Under an address-space rlimit (the solver sandbox) DuckDB's default of 80% of RAM would hit the
+# rlimit and fail instead of spilling to disk; keep DuckDB well inside it.
+MEMORY_SHARE_OF_RLIMIT = 0.5
+
+
+def _memory_config() -> dict[str, str]:
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        return {}
+    return {"memory_limit": f"{max(64, int(soft * MEMORY_SHARE_OF_RLIMIT) >> 20)}MB"}
 DERIVED_DIR = "derived"
 
 
@@ -89,7 +100,7 @@ class Catalog:
         self._dir = Path(tempfile.mkdtemp(prefix="datasolver-catalog-", dir=cache_dir))
         self._finalizer = weakref.finalize(self, shutil.rmtree, self._dir, True)
         self._db_path = self._dir / "catalog.duckdb"
-        duckdb.connect(str(self._db_path), config=LOADER_CONFIG).close()
+        duckdb.connect(str(self._db_path), config=self._config(LOADER_CONFIG)).close()
         self._ro: duckdb.DuckDBPyConnection | None = self._open_read_only()
 
     # ----------------------------------------------------------------- construction
@@ -207,7 +218,7 @@ class Catalog:
         if not pending:
             return
         self._close_read_only()
-        rw = duckdb.connect(str(self._db_path), config=LOADER_CONFIG)
+        rw = duckdb.connect(str(self._db_path), config=self._config(LOADER_CONFIG))
         try:
             for name in pending:
                 self._load_one(rw, self._entries[name])
@@ -233,10 +244,15 @@ class Catalog:
             del self._lookup[key]
 
     def _open_read_only(self) -> duckdb.DuckDBPyConnection:
-        conn = duckdb.connect(str(self._db_path), read_only=True, config=locked_connection_config())
+        conn = duckdb.connect(str(self._db_path), read_only=True, config=self._config(locked_connection_config()))
         for name, sql in self._session_views.items():
             conn.execute(f"CREATE TEMP VIEW {quote_ident(name)} AS {sql}")
         return conn
+
+    @staticmethod
+    def _config(base: dict) -> dict:
+        # Both connections to one file must share their settings, or DuckDB refuses the second.
+        return {**base, **_memory_config()}
 
     def _close_read_only(self) -> None:
         if self._ro is not None:
