@@ -1,0 +1,49 @@
+"""The agent room: the Solver Agent's prompt assembly, tool-calling loop, compaction and attempts.
+
+``solve_task`` is the entry point; the pipeline prepares the scratch dir and calls it per task.
+"""
+
+from datasolver.agent.assemble import (
+    build_knowledge_prompt,
+    build_messages,
+    build_system_prompt,
+    build_task_prompt,
+    build_user_prompt,
+)
+from datasolver.agent.brief import TaskBrief, gather_brief
+from datasolver.agent.compaction import CompactionReport, compact
+from datasolver.agent.conversation import Conversation
+from datasolver.agent.errors import AgentError, LimitsError, PromptError
+from datasolver.agent.limits import Limits
+from datasolver.agent.loop import AttemptResult, run_attempt
+from datasolver.agent.prompts import render_prompt
+from datasolver.agent.publish import publish_prediction
+from datasolver.agent.solve import SolveOutcome, solve_task
+from datasolver.agent.text_calls import extract_text_tool_calls
+from datasolver.agent.tokens import estimate_messages_tokens, estimate_tokens
+
+__all__ = [
+    "AgentError",
+    "AttemptResult",
+    "CompactionReport",
+    "Conversation",
+    "Limits",
+    "LimitsError",
+    "PromptError",
+    "SolveOutcome",
+    "TaskBrief",
+    "build_knowledge_prompt",
+    "build_messages",
+    "build_system_prompt",
+    "build_task_prompt",
+    "build_user_prompt",
+    "compact",
+    "estimate_messages_tokens",
+    "estimate_tokens",
+    "extract_text_tool_calls",
+    "gather_brief",
+    "publish_prediction",
+    "render_prompt",
+    "run_attempt",
+    "solve_task",
+]

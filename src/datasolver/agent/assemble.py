@@ -1,0 +1,46 @@
+"""Prompt assembly: three layers from text files, as chat messages.
+
+(a) fixed rules → the system message (identical for every task, so a server's prefix cache
+    can share it); (b) task knowledge and evidence hints, then (c) the task's files, tables,
+    document hints and question → the first user message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from datasolver.agent.brief import TaskBrief
+from datasolver.agent.limits import Limits
+from datasolver.agent.prompts import render_prompt
+from datasolver.llm import system_message, user_message
+
+NO_KNOWLEDGE = "(this task has no knowledge.md)"
+
+
+def build_system_prompt(limits: Limits = Limits()) -> str:
+    """Layer (a): the fixed rules."""
+    return render_prompt("rules", max_requests=limits.max_requests_per_attempt)
+
+
+def build_knowledge_prompt(knowledge: str, evidence_hints: str = "") -> str:
+    """Layer (b): knowledge.md in full, plus evidence hints when other stages produced them."""
+    evidence = render_prompt("evidence", evidence_hints=evidence_hints.strip()) if evidence_hints.strip() else ""
+    return render_prompt("knowledge", knowledge=knowledge.strip() or NO_KNOWLEDGE, evidence=evidence)
+
+
+def build_task_prompt(brief: TaskBrief) -> str:
+    """Layer (c): directory tree, table descriptions, document-table hints, question, solver hint."""
+    documents = f"\n{brief.document_tables.strip()}\n" if brief.document_tables.strip() else ""
+    return render_prompt(
+        "task", tree=brief.tree, tables=brief.tables, document_tables=documents, question=brief.question
+    )
+
+
+def build_user_prompt(brief: TaskBrief, evidence_hints: str = "") -> str:
+    """Layers (b) and (c) as one text."""
+    return build_knowledge_prompt(brief.knowledge, evidence_hints).rstrip() + "\n\n" + build_task_prompt(brief)
+
+
+def build_messages(brief: TaskBrief, limits: Limits = Limits(), evidence_hints: str = "") -> list[dict[str, Any]]:
+    """The opening conversation: [system (rules), user (knowledge + task)]."""
+    return [system_message(build_system_prompt(limits)), user_message(build_user_prompt(brief, evidence_hints))]

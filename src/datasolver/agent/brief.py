@@ -1,0 +1,49 @@
+"""TaskBrief: everything the first prompt says about one task, gathered once per task.
+
+Gathering is blocking work (reading files, profiling tables); callers in async code run
+``gather_brief`` in a thread. Attempts reuse the brief, so profiling happens once per task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from datasolver.agent.limits import Limits
+from datasolver.agent.tables import describe_tables
+from datasolver.agent.tree import render_tree
+from datasolver.data import Catalog, load_task
+from datasolver.docs import DocError, document_table_hints
+
+
+@dataclass(frozen=True)
+class TaskBrief:
+    """The task facts that go into the prompt (layers b and c)."""
+
+    task_id: str
+    question: str
+    knowledge: str  # knowledge.md in full, "" when the task has none
+    tree: str  # directory tree of context/ and derived/
+    tables: str  # compact table descriptions from the engine's profiles
+    document_tables: str = ""  # document-table hints from the docs room, "" when none
+
+
+def gather_brief(task_scratch_dir: Path, catalog: Catalog, limits: Limits = Limits()) -> TaskBrief:
+    """Read task.json and knowledge.md, render the tree, profile the tables, collect doc hints."""
+    root = Path(task_scratch_dir)
+    task = load_task(root)
+    return TaskBrief(
+        task_id=task.task_id,
+        question=task.question,
+        knowledge=task.knowledge(),
+        tree=render_tree(root, limits.tree_max_lines),
+        tables=describe_tables(catalog, max_rows=limits.profile_max_rows, max_chars=limits.profile_chars),
+        document_tables=_document_hints(root),
+    )
+
+
+def _document_hints(root: Path) -> str:
+    try:
+        return document_table_hints(root)
+    except DocError as exc:  # a broken manifest must not cost the task its prompt; say so instead
+        return f"Document tables: hints unavailable ({type(exc).__name__}: {exc})"

@@ -1,0 +1,60 @@
+"""Conversation: the message history of one attempt, its fixed head, and the findings that
+compaction has folded out of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from datasolver.agent.tokens import estimate_messages_tokens
+
+
+@dataclass
+class Conversation:
+    """``messages[:head_len]`` (system + task prompt) never changes; the rest grows and is compacted."""
+
+    messages: list[dict[str, Any]]
+    question: str
+    head_len: int = 0
+    findings: list[str] = field(default_factory=list)
+    compactions: int = 0
+    # The prompt size the server reported for the last request, and how many messages it had.
+    reported_tokens: int = 0
+    reported_len: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.head_len:
+            self.head_len = len(self.messages)
+
+    @classmethod
+    def start(cls, opening: list[dict[str, Any]], question: str) -> Conversation:
+        """A conversation whose head is the opening messages."""
+        return cls(list(opening), question, head_len=len(opening))
+
+    def append(self, *messages: dict[str, Any]) -> None:
+        self.messages.extend(messages)
+
+    def note_reported(self, prompt_tokens: int, sent_len: int) -> None:
+        """Remember the server's count for a request that carried ``sent_len`` messages."""
+        self.reported_tokens, self.reported_len = prompt_tokens, sent_len
+
+    def estimated_tokens(self, tools_tokens: int = 0) -> int:
+        """Our estimate, or the server's last count plus our estimate of what came since, if larger."""
+        estimate = estimate_messages_tokens(self.messages) + tools_tokens
+        if self.reported_tokens and self.reported_len <= len(self.messages):
+            since = estimate_messages_tokens(self.messages[self.reported_len:])
+            return max(estimate, self.reported_tokens + since)
+        return estimate
+
+    def tail_start(self) -> int:
+        """Index of the latest assistant turn with tool calls (kept verbatim by compaction)."""
+        for i in range(len(self.messages) - 1, self.head_len - 1, -1):
+            message = self.messages[i]
+            if message.get("role") == "assistant" and message.get("tool_calls"):
+                return i
+        return len(self.messages)
+
+    def replace_body(self, body: list[dict[str, Any]]) -> None:
+        """Everything after the head becomes ``body``; the server's count no longer applies."""
+        self.messages = self.messages[: self.head_len] + body
+        self.reported_tokens = self.reported_len = 0

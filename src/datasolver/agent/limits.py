@@ -1,0 +1,48 @@
+"""Limits: every budget of the Solver Agent in one place (requests, attempts, tokens, time, sizes)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, fields
+
+from datasolver.agent.errors import LimitsError
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Budgets for one task. Frozen, so one instance can be shared as a default.
+
+    Token counts are estimates (see ``datasolver.agent.tokens``); ``deadline`` is an absolute
+    ``time.monotonic()`` value for the whole task: past it no new request or attempt starts, an
+    in-flight request is cancelled, and only the fallback run of solver.py still happens.
+    """
+
+    max_requests_per_attempt: int = 80
+    max_attempts: int = 5
+    context_token_budget: int = 48_000  # compact older turns above this estimate
+    tool_timeout_s: int = 120  # per tool call; run_solver's own timeout is capped to it
+    cut_off_retries: int = 2  # replies cut by the output token limit answered with a nudge, per attempt
+    deadline: float | None = None
+    # Sizes that keep prompts and history bounded.
+    tool_result_chars: int = 12_000  # one tool result in history, longer ones are clipped
+    findings_chars: int = 8_000  # the compacted summary of older turns
+    profile_max_rows: int = 500_000  # larger tables are listed without a profile (no load)
+    profile_chars: int = 30_000  # profiles beyond this get the one-line listing instead
+    tree_max_lines: int = 120  # the directory tree in the prompt
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "deadline":
+                continue
+            if not isinstance(value, int) or value < 1:
+                raise LimitsError(f"Limits.{f.name} must be a positive integer, got {value!r}")
+
+    def seconds_left(self) -> float | None:
+        """Seconds until the deadline (negative when past), or None without a deadline."""
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+    def expired(self) -> bool:
+        """True once the deadline has passed."""
+        left = self.seconds_left()
+        return left is not None and left <= 0

@@ -1,0 +1,69 @@
+"""The task's directory tree for the prompt: folders, file names and sizes, bounded in lines."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+# Folders of the scratch dir the model should see; workdir/ and tmp/ are the agent's own.
+SHOWN_FOLDERS = ("context", "derived")
+FILES_PER_FOLDER = 25  # beyond this a folder's remaining files are summarized in one line
+
+
+def human_size(size: int) -> str:
+    """`512 B`, `1.2 KB`, `340.0 MB`."""
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"  # pragma: no cover - the loop always returns
+
+
+def render_tree(task_scratch_dir: Path, max_lines: int = 120) -> str:
+    """`context/` and `derived/` as an indented tree with file sizes (symlinks followed)."""
+    root = Path(task_scratch_dir)
+    lines: list[str] = []
+    for folder in SHOWN_FOLDERS:
+        if (root / folder).is_dir():
+            _walk(root / folder, f"{folder}/", 0, lines)
+    if not lines:
+        return "(no context files)"
+    if len(lines) > max_lines:
+        hidden = len(lines) - max_lines + 1
+        lines = lines[: max_lines - 1] + [f"… {hidden} more lines not shown"]
+    return "\n".join(lines)
+
+
+def _walk(folder: Path, label: str, depth: int, lines: list[str]) -> None:
+    indent = "  " * depth
+    lines.append(f"{indent}{label}")
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as exc:
+        lines.append(f"{indent}  (unreadable: {exc.strerror})")
+        return
+    visible = [e for e in entries if not e.name.startswith(".")]
+    for entry in (e for e in visible if e.is_dir()):
+        _walk(Path(entry.path), f"{entry.name}/", depth + 1, lines)
+    files = [e for e in visible if not e.is_dir()]
+    for entry in files[:FILES_PER_FOLDER]:
+        lines.append(f"{indent}  {entry.name}  ({_size_of(entry)})")
+    if len(files) > FILES_PER_FOLDER:
+        rest = files[FILES_PER_FOLDER:]
+        total = sum(_bytes_of(e) for e in rest)
+        lines.append(f"{indent}  … {len(rest)} more files ({human_size(total)})")
+
+
+def _bytes_of(entry: os.DirEntry[str]) -> int:
+    try:
+        return entry.stat().st_size  # follows the context symlinks into the input
+    except OSError:
+        return 0
+
+
+def _size_of(entry: os.DirEntry[str]) -> str:
+    try:
+        return human_size(entry.stat().st_size)
+    except OSError:
+        return "broken link"

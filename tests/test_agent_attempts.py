@@ -1,0 +1,156 @@
+"""Attempts and fallback: acceptance (no exception + prediction.csv), restore between attempts,
+the fallback run of the last edited solver.py, the deadline, and tasks sharing one event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from datasolver.agent import Limits, SolveOutcome, solve_task
+from datasolver.agent.testing import edit_query_turn, fake_client
+from datasolver.llm import TraceWriter
+from datasolver.llm.fake import ScriptedServer, delay, http_error, text, tool_call
+from datasolver.solver import prepare_task
+from datasolver.solver.testing import make_tiny_task
+
+COUNT_BY_CITY = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city ORDER BY n DESC, city")'
+EXPECTED_CSV = "city,n\nParis,2\nLyon,1\nNice,1\n"
+BAD_REQUEST = http_error(400, body={"error": {"message": "invalid request"}})
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Path:
+    return prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
+
+
+def solve(scratch: Path, script=None, limits: Limits = Limits(), *, handler=None):
+    """Run solve_task against a scripted server; return (outcome, server, trace events)."""
+    trace = TraceWriter(scratch.parent.parent / "logs", scratch.name)
+    with ScriptedServer(script, handler) as server:
+        async def go() -> SolveOutcome:
+            async with fake_client(server.base_url, trace) as client:
+                return await solve_task(scratch, client, scratch.parent.parent / "out", limits=limits)
+
+        outcome = asyncio.run(go())
+    assert server.errors == []
+    return outcome, server, trace.read()
+
+
+def published(scratch: Path) -> Path:
+    return scratch.parent.parent / "out" / scratch.name / "prediction.csv"
+
+
+def test_a_model_that_never_runs_or_edits_fails_without_fallback(scratch: Path) -> None:
+    outcome, server, events = solve(scratch, [text("The answer is Paris."), text("Paris.")], Limits(max_attempts=2))
+    assert (outcome.status, outcome.attempts, outcome.requests, outcome.prediction) == ("failed", 2, 2, None)
+    assert outcome.reason == (
+        "attempt 2 ended (answered) without prediction.csv; fallback skipped: solver.py was never edited")
+    assert not published(scratch).exists()
+    assert [e["ran"] for e in events if e["event"] == "fallback"] == [False]
+
+
+def test_never_calling_run_solver_is_accepted_when_a_csv_exists(scratch: Path) -> None:
+    def handler(body: dict):
+        # Something other than run_solver left a prediction behind during the conversation.
+        (scratch / "workdir" / "prediction.csv").write_text("city\nParis\n", encoding="utf-8")
+        return text("Paris.")
+
+    outcome, _, _ = solve(scratch, handler=handler)
+    assert (outcome.status, outcome.attempts) == ("solved", 1)
+    assert published(scratch).read_text(encoding="utf-8") == "city\nParis\n"
+
+
+def test_an_edit_never_run_is_saved_by_the_fallback(scratch: Path) -> None:
+    script = [edit_query_turn(scratch, COUNT_BY_CITY), text("I edited solver.py.")]
+    outcome, _, events = solve(scratch, script, Limits(max_attempts=1))
+    assert (outcome.status, outcome.reason) == ("fallback", "attempt 1 ended (answered) without prediction.csv")
+    assert outcome.prediction == published(scratch)
+    assert outcome.prediction.read_text(encoding="utf-8") == EXPECTED_CSV
+    [fallback] = [e for e in events if e["event"] == "fallback"]
+    assert (fallback["ran"], fallback["status"]) == (True, "OK")
+
+
+def test_five_failed_attempts_then_fallback(scratch: Path) -> None:
+    """Each attempt reads solver.py (pristine again), edits it, stops without running it."""
+    seen_pristine: list[bool] = []
+
+    def handler(body: dict):
+        messages = body["messages"]
+        attempt = sum(1 for m in messages if m["role"] == "assistant")  # turns so far in this attempt
+        if attempt == 0:
+            return tool_call("read_solver", {})
+        if attempt == 1:
+            seen_pristine.append("|result = None" in messages[-1]["content"])
+            number = len(seen_pristine)
+            return edit_query_turn(scratch, f'result = run_sql("SELECT {number} AS attempt")')
+        return text("done, I think")
+
+    outcome, server, events = solve(scratch, handler=handler)
+    assert seen_pristine == [True] * 5  # the scaffold was restored before every attempt
+    assert (outcome.status, outcome.attempts, outcome.requests) == ("fallback", 5, 15)
+    assert outcome.reason == "attempt 5 ended (answered) without prediction.csv"
+    assert published(scratch).read_text(encoding="utf-8") == "attempt\n5\n"  # the last edit ran
+    kinds = [e["event"] for e in events]
+    assert kinds.count("attempt_start") == 5 and kinds.count("fallback") == 1
+    assert kinds.index("fallback") < kinds.index("prediction_published")
+
+
+def test_fallback_uses_an_earlier_edit_when_the_last_attempt_made_none(scratch: Path) -> None:
+    script = [edit_query_turn(scratch, COUNT_BY_CITY), text("done"), BAD_REQUEST]
+    outcome, _, _ = solve(scratch, script, Limits(max_attempts=2))
+    assert outcome.status == "fallback"
+    assert outcome.reason.startswith("attempt 2 ended with LLMBadRequestError: HTTP 400")
+    assert [a.ended for a in outcome.attempt_results] == ["answered", "model_error"]
+    assert published(scratch).read_text(encoding="utf-8") == EXPECTED_CSV
+
+
+def test_an_attempt_ending_in_an_exception_is_not_accepted_even_with_a_csv(scratch: Path) -> None:
+    script = [edit_query_turn(scratch, COUNT_BY_CITY), tool_call("run_solver", {}), BAD_REQUEST, text("done")]
+    outcome, _, events = solve(scratch, script, Limits(max_attempts=2))
+    first, second = outcome.attempt_results
+    assert first.error is not None and second.ended == "answered"
+    attempt_ends = [e for e in events if e["event"] == "attempt_end"]
+    assert [e["prediction"] for e in attempt_ends] == [True, False]  # the CSV was there, yet rejected
+    assert outcome.status == "fallback"  # the remembered edit of attempt 1 still produced the answer
+    assert published(scratch).read_text(encoding="utf-8") == EXPECTED_CSV
+
+
+def test_the_deadline_cancels_a_slow_request(scratch: Path) -> None:
+    started = time.monotonic()
+    limits = Limits(deadline=time.monotonic() + 1.0)
+    outcome, _, _ = solve(scratch, [delay(20, then=text("late"))], limits)
+    assert time.monotonic() - started < 10
+    assert [a.ended for a in outcome.attempt_results] == ["deadline"]
+    assert outcome.status == "failed" and outcome.reason.startswith("deadline reached in attempt 1")
+
+
+def test_a_past_deadline_starts_no_attempt(scratch: Path) -> None:
+    outcome, server, _ = solve(scratch, [], Limits(deadline=time.monotonic() - 1))
+    assert (outcome.attempts, outcome.requests, len(server.requests)) == (0, 0, 0)
+    assert outcome.reason.startswith("deadline passed before attempt 1")
+
+
+def test_tasks_share_one_event_loop(tmp_path: Path) -> None:
+    scratches = []
+    for name, question in (("task_a", "Count orders per city (alpha)"), ("task_b", "Count orders per city (beta)")):
+        task = make_tiny_task(tmp_path / "input", name)
+        spec = json.loads((task / "task.json").read_text())
+        (task / "task.json").write_text(json.dumps({**spec, "question": question}))
+        scratches.append(prepare_task(task, tmp_path / "scratch"))
+    turns = lambda s: [edit_query_turn(s, COUNT_BY_CITY), tool_call("run_solver", {}), text("done")]  # noqa: E731
+    script = {"(alpha)": turns(scratches[0]), "(beta)": turns(scratches[1])}
+    with ScriptedServer(script, latency_s=0.2) as server:
+        async def go() -> list[SolveOutcome]:
+            async with fake_client(server.base_url) as client:
+                return await asyncio.gather(*(solve_task(s, client, tmp_path / "out") for s in scratches))
+
+        outcomes = asyncio.run(go())
+    assert server.errors == []
+    assert [o.status for o in outcomes] == ["solved", "solved"]
+    assert [o.task_id for o in outcomes] == ["task_a", "task_b"]
+    for name in ("task_a", "task_b"):
+        assert (tmp_path / "out" / name / "prediction.csv").read_text(encoding="utf-8") == EXPECTED_CSV

@@ -1,0 +1,90 @@
+"""Token estimates, Limits, and compaction of older turns into findings."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from datasolver.agent import Conversation, Limits, LimitsError, compact, estimate_tokens
+from datasolver.agent.compaction import render_findings, summarize_turns
+from datasolver.llm import ToolCall, assistant_message, system_message, tool_message, user_message
+
+
+def test_token_estimate_counts_cjk_per_character() -> None:
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("abcd" * 10) == 10
+    assert estimate_tokens("成交均价") == 4
+    assert estimate_tokens("SELECT 成交均价") == 2 + 4
+
+
+def test_limits_are_validated() -> None:
+    assert Limits().max_requests_per_attempt == 80 and Limits().max_attempts == 5
+    with pytest.raises(LimitsError, match="max_attempts"):
+        Limits(max_attempts=0)
+    assert Limits(deadline=0.0).expired()
+    assert not Limits().expired() and Limits().seconds_left() is None
+
+
+def _turn(n: int, name: str, args: dict, result: str) -> list[dict]:
+    call = ToolCall(f"c{n}", name, json.dumps(args))
+    return [assistant_message(f"step {n}", [call]), tool_message(call.id, result)]
+
+
+def conversation(turns: int) -> Conversation:
+    conv = Conversation.start([system_message("rules"), user_message("task: which city?")], "which city?")
+    for n in range(1, turns + 1):
+        conv.append(*_turn(n, "explore_data", {"query": f"SELECT {n} FROM orders"}, f"rows: 1 of 1\nx\n{n}\n" + "y\n" * 300))
+    return conv
+
+
+def test_compaction_keeps_head_note_and_latest_tool_turn() -> None:
+    conv = conversation(4)
+    latest = conv.messages[-2:]
+    report = compact(conv, "40:NT|result = run_sql('SELECT 1')")
+    assert report is not None and report.messages_dropped == 6 and report.findings_added == 6
+    assert report.tokens_after < 0.6 * report.tokens_before
+    messages = conv.messages
+    assert [m["role"] for m in messages] == ["system", "user", "user", "assistant", "tool"]
+    assert messages[:2] == [system_message("rules"), user_message("task: which city?")]
+    note = messages[2]["content"]
+    assert "which city?" in note
+    assert "- explore_data SELECT 1 FROM orders → rows: 1 of 1 | x | 1" in note
+    assert "- you noted: step 3" in note
+    assert "40:NT|result = run_sql('SELECT 1')" in note
+    assert messages[3:] == latest  # the latest call and result, verbatim
+
+
+def test_second_compaction_accumulates_findings() -> None:
+    conv = conversation(3)
+    compact(conv, "v1")
+    conv.append(*_turn(4, "explore_data", {"query": "SELECT 4"}, "rows: 0 of 0"))
+    conv.append(*_turn(5, "read_solver", {}, "1:AA|..."))
+    report = compact(conv, "v2")
+    assert report is not None and conv.compactions == 2
+    note = conv.messages[2]["content"]
+    assert "SELECT 1 FROM orders" in note and "SELECT 3 FROM orders" in note and "SELECT 4 → rows: 0 of 0" in note
+    assert "read_solver" not in note  # superseded by the current solver.py
+    assert "v2" in note and "v1" not in note
+    assert sum(1 for m in conv.messages if m["role"] == "user") == 2
+
+
+def test_nothing_to_compact_returns_none_unless_clipping() -> None:
+    conv = conversation(1)
+    assert compact(conv, "v") is None
+    report = compact(conv, "v", tail_chars=100, forced=True)
+    assert report is not None and report.forced
+    assert conv.messages[-1]["content"].endswith("characters cut)")
+
+
+def test_findings_keep_the_newest_within_budget() -> None:
+    findings = [f"- finding {i} " + "x" * 50 for i in range(10)]
+    text = render_findings(findings, 200)
+    assert text.startswith("(7 older findings dropped)") and "finding 9" in text and "finding 6" not in text
+    assert render_findings([], 100) == "(nothing recorded yet)"
+
+
+def test_summary_of_an_edit_names_lines_not_code() -> None:
+    call = ToolCall("e1", "edit_solver", json.dumps({"start_line": 40, "start_hash": "NT", "new_content": "x = 1"}))
+    lines = summarize_turns([assistant_message("", [call]), tool_message("e1", "Replaced line 40 with 1 line")])
+    assert lines == ["- edit_solver (lines 40–40) → Replaced line 40 with 1 line"]

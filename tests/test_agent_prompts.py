@@ -1,0 +1,153 @@
+"""Prompt assembly: every placeholder filled, knowledge in full, profiles, tree, hints, question."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from datasolver.agent import (
+    Limits,
+    PromptError,
+    TaskBrief,
+    build_messages,
+    build_task_prompt,
+    gather_brief,
+    render_prompt,
+)
+from datasolver.agent.prompts import placeholders, template_names
+from datasolver.agent.tables import describe_tables
+from datasolver.agent.tree import render_tree
+from datasolver.data import Catalog
+from datasolver.docs import prepare_documents
+from datasolver.solver import prepare_task
+from datasolver.solver.testing import TINY_QUESTION, make_tiny_task
+
+LEFTOVER = re.compile(r"\{\{\w+\}\}")
+KNOWLEDGE = """# 数据说明
+
+| 字段 | 含义 | 单位 |
+|---|---|---|
+| amount | 订单金额 | 欧元 |
+
+Example SQL (may be wrong): SELECT sum(amount) FROM orders;
+A literal {{not_a_placeholder}} stays as written.
+"""
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Path:
+    task = make_tiny_task(tmp_path / "input")
+    (task / "context" / "knowledge.md").write_text(KNOWLEDGE, encoding="utf-8")
+    return prepare_task(task, tmp_path / "scratch")
+
+
+def brief_of(scratch: Path, limits: Limits = Limits()) -> TaskBrief:
+    with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
+        return gather_brief(scratch, catalog, limits)
+
+
+def test_every_solver_prompt_fills_all_placeholders() -> None:
+    names = template_names()
+    assert {"rules", "knowledge", "evidence", "task", "compaction"} <= set(names)
+    for name in names:
+        wanted = placeholders(name)
+        text = render_prompt(name, **{key: f"<{key} value>" for key in wanted})
+        assert not LEFTOVER.search(text), name
+        assert all(f"<{key} value>" in text for key in wanted)
+
+
+def test_missing_or_unused_values_are_errors() -> None:
+    with pytest.raises(PromptError, match=r"missing values \['question'\]"):
+        render_prompt("task", tree="t", tables="t", document_tables="")
+    with pytest.raises(PromptError, match=r"unused values \['extra'\]"):
+        render_prompt("evidence", evidence_hints="h", extra="x")
+    with pytest.raises(PromptError, match="missing"):
+        render_prompt("no_such_prompt")
+
+
+def test_opening_messages_hold_all_three_layers(scratch: Path) -> None:
+    system, user = build_messages(brief_of(scratch), Limits(max_requests_per_attempt=33))
+    assert system["role"] == "system" and user["role"] == "user"
+    # (a) fixed rules, with the request budget filled in.
+    rules = system["content"]
+    assert "The answer is prediction.csv, not your message." in rules
+    assert "Never use `LIMIT 1` for an extreme" in rules
+    assert "at most 33 model turns" in rules
+    # (b) knowledge.md in full, verbatim (no line prefixes); its braces are not placeholders.
+    text = user["content"]
+    assert KNOWLEDGE.strip() in text
+    assert "{{not_a_placeholder}}" in text
+    # (c) tree, profiles, question, the solver.py hint.
+    assert "orders.csv  (61 B)" in text and "json/" in text
+    assert "orders: 4 rows, from csv/orders.csv" in text
+    assert "  - amount: DOUBLE, nullable, 3 distinct, range 3.0 .. 10.5" in text
+    assert f"# Question\n{TINY_QUESTION}\n" in text
+    assert "`workdir/solver.py` is ready" in text
+    assert text.index("# Task knowledge") < text.index("# Tables") < text.index("# Question")
+    assert "Evidence hints" not in text  # only when other stages produced some
+    assert not LEFTOVER.search(rules)
+
+
+def test_evidence_hints_are_included_when_given(scratch: Path) -> None:
+    _, user = build_messages(brief_of(scratch), evidence_hints="orders.amount is the order total")
+    assert "# Evidence hints" in user["content"]
+    assert "orders.amount is the order total" in user["content"]
+
+
+def test_missing_knowledge_is_said_plainly(tmp_path: Path) -> None:
+    task = make_tiny_task(tmp_path / "input")
+    (task / "context" / "knowledge.md").unlink()
+    _, user = build_messages(brief_of(prepare_task(task, tmp_path / "scratch")))
+    assert "(this task has no knowledge.md)" in user["content"]
+
+
+def test_document_table_hints_reach_the_prompt(tmp_path: Path) -> None:
+    task = make_tiny_task(tmp_path / "input")
+    (task / "context" / "doc").mkdir()
+    (task / "context" / "doc" / "offices.md").write_text(
+        "# Offices\n\n| office | staff |\n|---|---|\n| Berlin | 120 |\n| Lyon | 80 |\n", encoding="utf-8"
+    )
+    scratch = prepare_task(task, tmp_path / "scratch")
+    prepare_documents(scratch)
+    brief = brief_of(scratch)
+    assert brief.document_tables.startswith("Document tables")
+    text = build_task_prompt(brief)
+    assert brief.document_tables in text
+    assert "derived/" in brief.tree  # the extracted table file is part of the tree
+    assert "staff: BIGINT" in brief.tables  # and profiled like any other table
+
+
+def test_big_tables_are_listed_without_profiling(scratch: Path) -> None:
+    with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
+        text = describe_tables(catalog, max_rows=3)
+        assert not any(t.loaded for t in catalog.tables() if t.name == "orders")  # never loaded
+    assert "orders: ~4 rows, from csv/orders.csv [large: not profiled, use \\schema]" in text
+    assert "  columns: order_id, city, amount" in text
+    assert "cities: 2 rows, from json/cities.json\n  - city: VARCHAR" in text
+
+
+def test_profiles_past_the_character_budget_become_one_line(scratch: Path) -> None:
+    with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
+        text = describe_tables(catalog, max_chars=50)
+    assert "[not profiled to save space, use \\schema]" in text
+    assert "  columns: " in text
+
+
+def test_unreadable_files_are_reported(tmp_path: Path) -> None:
+    task = make_tiny_task(tmp_path / "input")
+    (task / "context" / "csv" / "broken.csv").write_bytes(b"")
+    scratch = prepare_task(task, tmp_path / "scratch")
+    assert "Not readable:\n  - csv/broken.csv" in brief_of(scratch).tables
+
+
+def test_tree_is_bounded(tmp_path: Path) -> None:
+    for i in range(40):
+        (tmp_path / "context" / "csv").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "context" / "csv" / f"t{i:02d}.csv").write_text("a\n1\n")
+    tree = render_tree(tmp_path)
+    assert "… 15 more files (60 B)" in tree
+    assert "t24.csv" in tree and "t25.csv" not in tree
+    short = render_tree(tmp_path, max_lines=5)
+    assert len(short.splitlines()) == 5 and short.endswith("more lines not shown")
