@@ -1,0 +1,168 @@
+"""`datasolver run` (the main job) and `datasolver demo` (it, on the bundled examples, with a
+scripted model). Thin over datasolver.pipeline: parse flags, one library call, print."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import click
+
+from datasolver.data import DataError
+from datasolver.eval import EvalError, evaluate_dir
+from datasolver.llm import LLMConfigError, LLMSettings
+from datasolver.llm.constants import ENV_API_KEY, ENV_API_URL, ENV_MODEL
+from datasolver.pipeline import (
+    DEFAULT_TASK_TIMEOUT_S,
+    DEFAULT_WORKERS,
+    PipelineError,
+    RunConfig,
+    RunSummary,
+    default_input_dir,
+    default_logs_dir,
+    default_output_dir,
+    make_progress,
+    run_batch_sync,
+    run_demo,
+)
+
+NO_MODEL = (
+    f"No model configured: set {ENV_API_URL} and {ENV_MODEL} (and {ENV_API_KEY} if the endpoint needs "
+    "one), or pass --api-url and --model. To see datasolver work without a model, run `datasolver demo`."
+)
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600}
+
+
+class Duration(click.ParamType):
+    """Seconds, or a number with a unit: 90, 90s, 15m, 11.5h."""
+
+    name = "duration"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, (int, float)):
+            seconds = float(value)
+        else:
+            match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*", str(value).lower())
+            if not match:
+                self.fail(f"{value!r} is not a duration: use seconds (900) or a unit (15m, 11.5h)", param, ctx)
+            seconds = float(match.group(1)) * _UNITS[match.group(2)]
+        if seconds <= 0:
+            self.fail(f"{value!r} must be more than 0 seconds", param, ctx)
+        return seconds
+
+
+def model_settings(api_url: str | None, api_key: str | None, model: str | None) -> LLMSettings:
+    """Flags over MODEL_API_URL / MODEL_API_KEY / MODEL_NAME; a missing model is a ClickException."""
+    if not (api_url or os.environ.get(ENV_API_URL)) or not (model or os.environ.get(ENV_MODEL)):
+        raise click.ClickException(NO_MODEL)
+    try:
+        return LLMSettings.from_env(base_url=api_url, api_key=api_key, model=model)
+    except LLMConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+@click.command("run")
+@click.argument("input_dir", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.argument("output_dir", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--workers", type=click.IntRange(min=1), default=DEFAULT_WORKERS, show_default=True,
+              envvar="DATASOLVER_WORKERS", help="Tasks solved at the same time [env DATASOLVER_WORKERS].")
+@click.option("--task-timeout", type=Duration(), default=DEFAULT_TASK_TIMEOUT_S, show_default=True,
+              envvar="DATASOLVER_TASK_TIMEOUT",
+              help="Deadline per task (seconds, or 15m); then the fallback runs [env DATASOLVER_TASK_TIMEOUT].")
+@click.option("--time-budget", type=Duration(), default=None, envvar="DATASOLVER_TIME_BUDGET",
+              help="Time for the whole run (e.g. 11.5h). When it runs short, the remaining tasks get one "
+                   "attempt; when it is spent, only the fallback run. Default: none [env DATASOLVER_TIME_BUDGET].")
+@click.option("--tasks", "task_ids", metavar="ID,ID", help="Only these task ids (or folder names).")
+@click.option("--force", is_flag=True, help="Redo tasks that already have a prediction (default: skip them).")
+@click.option("--logs", "logs_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Traces (<logs>/<task_id>/trace.jsonl) and run_summary.json. Default: $LOGS_DIR, else "
+                   "/logs if writable, else OUTPUT_DIR-logs beside the output.")
+@click.option("--scratch", "scratch_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Working copies of the tasks here (kept). Default: a temporary folder, cleaned per task.")
+@click.option("--keep-scratch", is_flag=True, help="Keep the temporary scratch folder (for debugging).")
+@click.option("--api-url", help=f"Model endpoint (OpenAI-compatible) [env {ENV_API_URL}].")
+@click.option("--api-key", help=f"Model API key; prefer the env variable [env {ENV_API_KEY}].")
+@click.option("--model", help=f"Model name [env {ENV_MODEL}].")
+@click.option("--doc-llm/--no-doc-llm", default=True, show_default=True,
+              help="Let the model turn narrative documents into tables (deterministic tables always).")
+@click.option("--max-attempts", type=click.IntRange(min=1), help="Attempts per task (default: the agent's, 5).")
+def run_command(
+    input_dir: Path | None, output_dir: Path | None, workers: int, task_timeout: float,
+    time_budget: float | None, task_ids: str | None, force: bool, logs_dir: Path | None,
+    scratch_dir: Path | None, keep_scratch: bool, api_url: str | None, api_key: str | None,
+    model: str | None, doc_llm: bool, max_attempts: int | None,
+) -> None:
+    """Solve every task of INPUT_DIR into OUTPUT_DIR/<task_id>/prediction.csv.
+
+    INPUT_DIR defaults to $INPUT_DIR, else /input; OUTPUT_DIR to $OUTPUT_DIR, else /output (so the
+    competition container runs it with no arguments). Tasks that already have a prediction are
+    skipped unless --force. A model must be configured (it fails at once otherwise); a task's own
+    failure never stops the run. Progress goes to stderr; run_summary.json to the logs folder.
+    """
+    settings = model_settings(api_url, api_key, model)
+    output = output_dir or default_output_dir()
+    limits = None
+    if max_attempts is not None:
+        from datasolver.agent import Limits
+
+        limits = Limits(max_attempts=max_attempts)
+    try:
+        config = RunConfig(
+            input_dir=input_dir or default_input_dir(), output_dir=output,
+            logs_dir=logs_dir or default_logs_dir(output), settings=settings, workers=workers,
+            task_timeout_s=task_timeout, time_budget_s=time_budget,
+            task_ids=tuple(t.strip() for t in task_ids.split(",") if t.strip()) if task_ids else None,
+            force=force, scratch_dir=scratch_dir, keep_scratch=keep_scratch, doc_llm=doc_llm, limits=limits,
+        )
+        summary = run_batch_sync(config, progress=make_progress())
+    except (PipelineError, DataError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(_summary_line(summary))
+    click.echo(f"predictions: {config.output_dir}  summary: {config.summary_path}")
+
+
+@click.command("demo")
+@click.option("--output", "output_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where predictions go (default: a new temporary folder); logs go beside it.")
+@click.option("--workers", type=click.IntRange(min=1), default=3, show_default=True, help="Tasks at the same time.")
+def demo_command(output_dir: Path | None, workers: int) -> None:
+    """Run the main job on the bundled example tasks with a SCRIPTED model, then score it.
+
+    The HTTP client, agent loop, tools, sandbox and summary are the real ones; the answers come
+    from a local OpenAI-compatible server that replays prepared tool calls. No model is needed.
+    """
+    output = output_dir or Path(tempfile.mkdtemp(prefix="datasolver-demo-")) / "output"
+    click.echo("datasolver demo: the bundled example tasks, end to end through the real HTTP client,\n"
+               "agent loop and tools (explore_data, read_solver, edit_solver, run_solver).\n"
+               "The model is a SCRIPT: a local OpenAI-compatible server replays prepared tool calls,\n"
+               "so these answers come from the script, not from a language model.\n")
+    try:
+        result = run_demo(output, workers=workers, progress=make_progress())
+        report = evaluate_dir(result.output_dir, result.gold_dir, result.input_dir)
+    except (PipelineError, DataError, EvalError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    records = {r.task_id: r for r in result.summary.tasks}
+    for task in report.tasks:
+        record = records.get(task.task_id)
+        status = record.status if record else "missing"
+        requests = record.requests if record else 0
+        click.echo(f"  {task.task_id:<22} {status:<9} {requests:>2} scripted requests   score {task.score:.2f}")
+    click.echo(f"mean score {report.mean:.2f} against the gold answers bundled with the examples")
+    click.echo(_summary_line(result.summary))
+    click.echo(f"predictions: {result.output_dir}\ntraces:      {result.logs_dir}/<task_id>/trace.jsonl\n"
+               f"summary:     {result.logs_dir / 'run_summary.json'}\n")
+    click.echo("To solve tasks with a real model, point datasolver at any OpenAI-compatible endpoint:\n"
+               f"  export {ENV_API_URL}=https://your-endpoint/v1 {ENV_MODEL}=your-model {ENV_API_KEY}=...\n"
+               f"  datasolver run {result.input_dir} OUTPUT_DIR")
+
+
+def _summary_line(summary: RunSummary) -> str:
+    counts, usage = summary.counts(), summary.usage()
+    return (f"solved {counts['solved']}, fallback {counts['fallback']}, failed {counts['failed']}, "
+            f"skipped {counts['skipped']} in {summary.seconds:.1f}s; "
+            f"{usage['requests']} requests, {usage['total_tokens']} tokens")
+
+
+COMMANDS = [run_command, demo_command]

@@ -1,0 +1,136 @@
+"""A scripted stand-in for the model: it plays the four solver tools to write a known query.
+
+For each request it finds the task (by question text or task id in the messages), counts the tool
+calls already made in the conversation, and plays the next step: explore_data for each scripted
+query, read_solver, edit_solver (replacing the `result = None` line whose number and hash it reads
+from the read_solver result, as a model would), run_solver, then a final text. It keeps no state
+of its own, so retries, restarts and concurrent tasks all work.
+
+Used by `datasolver demo` (bundled examples) and by the tests (dev tasks' oracle SQL).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from datasolver.llm.fake import Turn, text, tool_call
+from datasolver.solver.scaffold import RESULT_LINE
+
+Handler = Callable[[dict[str, Any]], Turn]
+
+_RESULT_LINE = re.compile(r"^(\d+):([A-Z]{2})\|" + re.escape(RESULT_LINE) + r"\s*$", re.MULTILINE)
+FINAL_TEXT = "Done: solver.py computes the answer and run_solver wrote prediction.csv."
+NO_SCRIPT_TEXT = "This scripted model has no answer for this task."
+
+
+@dataclass(frozen=True)
+class ScriptedAnswer:
+    """What the scripted model does for one task: optional explore queries, then the final SQL."""
+
+    task_id: str
+    sql: str
+    question: str | None = None
+    explore: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Strings that identify the task in a prompt, most specific first."""
+        return tuple(k for k in (self.question, self.task_id) if k)
+
+    def query_code(self) -> str:
+        """The query-area code the model writes in place of `result = None`."""
+        sql = self.sql.strip().replace('"""', '\\"\\"\\"')
+        return f'result = run_sql("""\n{sql}\n""")'
+
+
+def load_answers(solutions_json: Path, input_dir: Path | None = None) -> dict[str, ScriptedAnswer]:
+    """Answers from a `{task_id: {"sql": ..., "explore": [...]}}` file; questions from input_dir."""
+    raw = json.loads(Path(solutions_json).read_text(encoding="utf-8"))
+    answers = {}
+    for task_id, entry in raw.items():
+        question = None
+        if input_dir is not None and (Path(input_dir) / task_id / "task.json").is_file():
+            question = json.loads((Path(input_dir) / task_id / "task.json").read_text(encoding="utf-8"))["question"]
+        answers[task_id] = ScriptedAnswer(task_id, entry["sql"], question, tuple(entry.get("explore", ())))
+    return answers
+
+
+def solver_handler(
+    answers: Mapping[str, ScriptedAnswer] | list[ScriptedAnswer],
+    *,
+    other: Callable[[dict[str, Any]], Turn] | None = None,
+) -> Handler:
+    """A ScriptedServer handler that solves each known task through the real solver tools.
+
+    Requests that do not offer the solver tools (e.g. a document-structuring call) go to `other`,
+    or get a plain text answer.
+    """
+    by_key = sorted(
+        ((key, a) for a in (answers.values() if isinstance(answers, Mapping) else answers) for key in a.keys),
+        key=lambda item: len(item[0]), reverse=True,
+    )
+
+    def handle(request: dict[str, Any]) -> Turn:
+        messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
+        tools = {t.get("function", {}).get("name") for t in request.get("tools") or []}
+        if not {"read_solver", "edit_solver", "run_solver"} <= tools:
+            return other(request) if other is not None else text(NO_SCRIPT_TEXT)
+        answer = _find_answer(messages, by_key)
+        if answer is None:
+            return text(NO_SCRIPT_TEXT)
+        return _next_step(answer, messages, has_explore="explore_data" in tools)
+
+    return handle
+
+
+def _find_answer(messages: list[dict[str, Any]], by_key: list[tuple[str, ScriptedAnswer]]) -> ScriptedAnswer | None:
+    # Prompt messages first: a tool result may quote another task's text only by accident.
+    ordered = [m for m in messages if m.get("role") in ("system", "user")] + [
+        m for m in messages if m.get("role") not in ("system", "user")
+    ]
+    for message in ordered:
+        content = _content(message)
+        for key, answer in by_key:
+            if key in content:
+                return answer
+    return None
+
+
+def _next_step(answer: ScriptedAnswer, messages: list[dict[str, Any]], *, has_explore: bool) -> Turn:
+    calls = [c for m in messages if m.get("role") == "assistant" for c in m.get("tool_calls") or []]
+    done = [c.get("function", {}).get("name") for c in calls]
+    explore = answer.explore if has_explore else ()
+    n_explored = done.count("explore_data")
+    if n_explored < len(explore):
+        return tool_call("explore_data", {"query": explore[n_explored]})
+    if "read_solver" not in done:
+        return tool_call("read_solver", {})
+    if "edit_solver" not in done:
+        target = _result_line(messages)
+        if target is not None:
+            line, line_hash = target
+            return tool_call("edit_solver", {"start_line": line, "start_hash": line_hash,
+                                             "new_content": answer.query_code()})
+    if "run_solver" not in done:
+        return tool_call("run_solver", {})
+    return text(FINAL_TEXT)
+
+
+def _result_line(messages: list[dict[str, Any]]) -> tuple[int, str] | None:
+    """Number and hash of the `result = None` line in the latest tool result that shows it."""
+    for message in reversed(messages):
+        if message.get("role") == "tool":
+            match = _RESULT_LINE.search(_content(message))
+            if match:
+                return int(match.group(1)), match.group(2)
+    return None
+
+
+def _content(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)

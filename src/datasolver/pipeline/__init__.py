@@ -1,0 +1,62 @@
+"""The pipeline room: one task end to end (`run_task`) and a batch of them (`run_batch`) with
+concurrency, per-task deadlines, a global time budget, resume, progress and `run_summary.json`.
+
+Wiring happens in one place: `task.run_task` (prepare → documents → agent → fallback) and
+`batch.run_batch` (discovery, resume, semaphore, budget, summary). See docs/pipeline.md.
+"""
+
+from datasolver.pipeline.batch import run_batch, run_batch_sync, select_tasks
+from datasolver.pipeline.budget import TaskPlan, TimeBudget
+from datasolver.pipeline.config import (
+    DEFAULT_TASK_TIMEOUT_S,
+    DEFAULT_WORKERS,
+    SUMMARY_FILE,
+    RunConfig,
+    default_input_dir,
+    default_logs_dir,
+    default_output_dir,
+)
+from datasolver.pipeline.demo import DemoResult, run_demo
+from datasolver.pipeline.errors import InputError, OutputError, PipelineError, UnknownTasks
+from datasolver.pipeline.fallback import run_fallback
+from datasolver.pipeline.progress import LogProgress, NullProgress, Progress, RichProgress, make_progress
+from datasolver.pipeline.resume import has_prediction, prediction_path, split_for_resume
+from datasolver.pipeline.summary import RunSummary, TaskRecord, load_summary, write_summary
+from datasolver.pipeline.task import TaskSolver, run_task, task_limits
+
+__all__ = [
+    "DEFAULT_TASK_TIMEOUT_S",
+    "DEFAULT_WORKERS",
+    "SUMMARY_FILE",
+    "DemoResult",
+    "InputError",
+    "LogProgress",
+    "NullProgress",
+    "OutputError",
+    "PipelineError",
+    "Progress",
+    "RichProgress",
+    "RunConfig",
+    "RunSummary",
+    "TaskPlan",
+    "TaskRecord",
+    "TaskSolver",
+    "TimeBudget",
+    "UnknownTasks",
+    "default_input_dir",
+    "default_logs_dir",
+    "default_output_dir",
+    "has_prediction",
+    "load_summary",
+    "make_progress",
+    "prediction_path",
+    "run_batch",
+    "run_batch_sync",
+    "run_demo",
+    "run_fallback",
+    "run_task",
+    "select_tasks",
+    "split_for_resume",
+    "task_limits",
+    "write_summary",
+]

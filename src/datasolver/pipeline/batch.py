@@ -1,0 +1,146 @@
+"""A batch of tasks: discovery, resume, concurrency, the time budget, and the run summary.
+
+Concurrency is an asyncio semaphore of `workers`: model requests overlap on one event loop and
+blocking work runs in threads (the loop gets a thread pool sized for the workers). One task's
+failure is a record, never the end of the batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from datasolver.data import DataError, Task, discover_tasks
+from datasolver.pipeline.budget import TimeBudget
+from datasolver.pipeline.config import RunConfig, check_folders
+from datasolver.pipeline.errors import InputError, OutputError, UnknownTasks
+from datasolver.pipeline.progress import NullProgress, Progress
+from datasolver.pipeline.resume import prediction_path, split_for_resume
+from datasolver.pipeline.summary import RunSummary, TaskRecord, write_summary
+from datasolver.pipeline.task import TaskSolver, run_task
+
+# Threads per worker: a task's own blocking step plus the agent's tool runs, with room to spare.
+_THREADS_PER_WORKER = 2
+_SPARE_THREADS = 4
+
+
+def select_tasks(tasks: list[Task], wanted: tuple[str, ...] | None) -> list[Task]:
+    """The tasks named in `wanted` (task ids or folder names), in input order; all when None."""
+    if not wanted:
+        return tasks
+    known = {t.task_id: t for t in tasks} | {t.dir.name: t for t in tasks}
+    missing = [w for w in wanted if w not in known]
+    if missing:
+        sample = ", ".join(sorted(t.task_id for t in tasks)[:10])
+        more = f" … ({len(tasks)} in all)" if len(tasks) > 10 else ""
+        raise UnknownTasks(f"no task named {', '.join(missing)} in the input folder; tasks: {sample}{more}")
+    chosen = {id(known[w]) for w in wanted}
+    return [t for t in tasks if id(t) in chosen]
+
+
+async def run_batch(
+    config: RunConfig, *, progress: Progress | None = None, solver: TaskSolver | None = None
+) -> RunSummary:
+    """Run every selected task of `config.input_dir`; write predictions, traces and the summary."""
+    progress = progress or NullProgress()
+    started = time.monotonic()
+    tasks, summary = _discover(config)
+    todo, done = split_for_resume(tasks, config.output_dir, force=config.force)
+    for task in done:
+        summary.add(TaskRecord(task.task_id, "skipped", mode="resume",
+                               reason="a prediction exists (--force redoes it)",
+                               prediction=str(prediction_path(config.output_dir, task.task_id))))
+    scratch_root, temporary = _scratch_root(config)
+    summary.scratch_dir = str(scratch_root)
+    write_summary(summary, config.summary_path)
+    budget = TimeBudget(config.time_budget_s, workers=config.workers, task_timeout_s=config.task_timeout_s)
+    gate = asyncio.Semaphore(config.workers)
+    waiting = len(todo)
+
+    async def work(task: Task) -> None:
+        nonlocal waiting
+        async with gate:
+            plan = budget.plan(waiting)
+            waiting -= 1
+            progress.task_started(task.task_id, plan.mode)
+            try:
+                record = await run_task(
+                    task, scratch_root=scratch_root, output_dir=config.output_dir, logs_dir=config.logs_dir,
+                    settings=config.settings, plan=plan, limits=config.limits, doc_llm=config.doc_llm,
+                    solver=solver, keep_scratch=config.keep_scratch or not temporary,
+                )
+            except Exception as exc:  # run_task records its own failures; this is a last guard
+                record = TaskRecord(task.task_id, "failed", mode=plan.mode,
+                                    reason=f"internal error: {type(exc).__name__}: {exc}",
+                                    error=f"{type(exc).__name__}: {exc}")
+            if plan.mode != "fallback_only":
+                budget.record(record.seconds)
+            summary.add(record)
+            write_summary(summary, config.summary_path)
+            progress.task_finished(record)
+
+    progress.start(len(todo), len(done))
+    try:
+        await asyncio.gather(*(work(t) for t in todo))
+    finally:
+        progress.close()
+        summary.finish(time.monotonic() - started)
+        write_summary(summary, config.summary_path)
+        if temporary and not config.keep_scratch:
+            shutil.rmtree(scratch_root, ignore_errors=True)
+    return summary
+
+
+def run_batch_sync(
+    config: RunConfig, *, progress: Progress | None = None, solver: TaskSolver | None = None
+) -> RunSummary:
+    """`run_batch` from synchronous code, on a fresh event loop with a pool sized for the workers."""
+
+    async def main() -> RunSummary:
+        pool = ThreadPoolExecutor(max_workers=config.workers * _THREADS_PER_WORKER + _SPARE_THREADS,
+                                  thread_name_prefix="datasolver")
+        asyncio.get_running_loop().set_default_executor(pool)
+        return await run_batch(config, progress=progress, solver=solver)
+
+    return asyncio.run(main())
+
+
+def _discover(config: RunConfig) -> tuple[list[Task], RunSummary]:
+    """Selected tasks and a fresh summary; folders are checked before anything is written."""
+    try:
+        found = discover_tasks(config.input_dir)
+    except DataError as exc:
+        raise InputError(f"{exc}; give the folder that holds the task_* folders") from exc
+    if not found.tasks and not found.errors:
+        raise InputError(f"no task_* folder with a task.json in {config.input_dir}")
+    tasks = select_tasks(found.tasks, config.task_ids)
+    folders = [config.output_dir, config.logs_dir] + ([config.scratch_dir] if config.scratch_dir else [])
+    check_folders(config.input_dir, *folders)
+    for folder in (config.output_dir, config.logs_dir):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"cannot create {folder}: {exc}") from exc
+    summary = RunSummary(
+        input_dir=str(config.input_dir), output_dir=str(config.output_dir), logs_dir=str(config.logs_dir),
+        model=config.settings.model, workers=config.workers, task_timeout_s=config.task_timeout_s,
+        time_budget_s=config.time_budget_s,
+    )
+    if not config.task_ids:  # a malformed folder matters only when the whole input is run
+        summary.discovery_errors = [{"folder": str(path), "reason": reason} for path, reason in found.errors]
+    return tasks, summary
+
+
+def _scratch_root(config: RunConfig) -> tuple[Path, bool]:
+    """(scratch root, whether we created it as a temporary folder)."""
+    if config.scratch_dir is not None:
+        try:
+            config.scratch_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"cannot create scratch folder {config.scratch_dir}: {exc}") from exc
+        return config.scratch_dir, False
+    return Path(tempfile.mkdtemp(prefix="datasolver-scratch-")), True

@@ -1,0 +1,108 @@
+"""Run settings as plain data, their defaults, and where the folders default to.
+
+Folders: INPUT_DIR / OUTPUT_DIR from the environment, else `/input` and `/output` (the competition
+container runs `datasolver run` with no arguments). Logs: LOGS_DIR, else `/logs` when it exists and
+is writable (the container), else `<OUTPUT_DIR>-logs` beside the output folder, so two runs into
+two output folders never share traces and the output folder holds predictions only.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from datasolver.llm import LLMSettings
+from datasolver.pipeline.errors import OutputError
+
+if TYPE_CHECKING:
+    from datasolver.agent import Limits
+
+ENV_INPUT_DIR = "INPUT_DIR"
+ENV_OUTPUT_DIR = "OUTPUT_DIR"
+ENV_LOGS_DIR = "LOGS_DIR"
+CONTAINER_INPUT = Path("/input")
+CONTAINER_OUTPUT = Path("/output")
+CONTAINER_LOGS = Path("/logs")
+LOGS_SUFFIX = "-logs"
+
+# Concurrency is bounded by the model endpoint, not by CPUs: workers mostly wait on requests.
+DEFAULT_WORKERS = 8
+# The hidden set is ~380 tasks in 12 h: 8 workers give each task ~15 minutes on average.
+DEFAULT_TASK_TIMEOUT_S = 900.0
+# Fast path (the time budget runs short): one attempt with fewer requests.
+FAST_MAX_ATTEMPTS = 1
+FAST_MAX_REQUESTS = 30
+# With less budget than this left, a task gets only the fallback run (no model request).
+MIN_LLM_SECONDS = 20.0
+# After the agent's own deadline it still runs its fallback; past this grace we cancel it.
+HARD_STOP_GRACE_S = 60.0
+# The pipeline's own fallback run of solver.py (after an exception or a hard stop).
+FALLBACK_TIMEOUT_S = 60.0
+SUMMARY_FILE = "run_summary.json"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything one batch run needs. `limits` (agent Limits) defaults to the agent's own."""
+
+    input_dir: Path
+    output_dir: Path
+    logs_dir: Path
+    settings: LLMSettings
+    workers: int = DEFAULT_WORKERS
+    task_timeout_s: float = DEFAULT_TASK_TIMEOUT_S
+    time_budget_s: float | None = None
+    task_ids: tuple[str, ...] | None = None
+    force: bool = False
+    scratch_dir: Path | None = None
+    """None: a fresh temporary folder, each task's part deleted when it ends (unless keep_scratch)."""
+    keep_scratch: bool = False
+    doc_llm: bool = True
+    """Let the document room ask the model to structure narrative documents."""
+    limits: Limits | None = None
+
+    def __post_init__(self) -> None:
+        if self.workers < 1:
+            raise ValueError(f"workers must be >= 1, got {self.workers}")
+        if self.task_timeout_s <= 0:
+            raise ValueError(f"task_timeout_s must be > 0, got {self.task_timeout_s}")
+        if self.time_budget_s is not None and self.time_budget_s <= 0:
+            raise ValueError(f"time_budget_s must be > 0 (or None for no budget), got {self.time_budget_s}")
+
+    @property
+    def summary_path(self) -> Path:
+        return self.logs_dir / SUMMARY_FILE
+
+
+def default_input_dir() -> Path:
+    """$INPUT_DIR, else /input."""
+    return Path(os.environ.get(ENV_INPUT_DIR) or CONTAINER_INPUT)
+
+
+def default_output_dir() -> Path:
+    """$OUTPUT_DIR, else /output."""
+    return Path(os.environ.get(ENV_OUTPUT_DIR) or CONTAINER_OUTPUT)
+
+
+def default_logs_dir(output_dir: Path) -> Path:
+    """$LOGS_DIR, else /logs when it is a writable folder, else `<output_dir>-logs`."""
+    if os.environ.get(ENV_LOGS_DIR):
+        return Path(os.environ[ENV_LOGS_DIR])
+    if CONTAINER_LOGS.is_dir() and os.access(CONTAINER_LOGS, os.W_OK | os.X_OK):
+        return CONTAINER_LOGS
+    output_dir = Path(output_dir).absolute()
+    return output_dir.with_name(output_dir.name + LOGS_SUFFIX)
+
+
+def check_folders(input_dir: Path, *others: Path) -> None:
+    """Raise OutputError when a folder we write is the input folder or lies inside it."""
+    source = Path(input_dir).resolve()
+    for folder in others:
+        target = Path(folder).resolve()
+        if target == source or source in target.parents:
+            raise OutputError(
+                f"{folder} is inside the input folder {input_dir}; the input is never written, "
+                "choose an output, logs and scratch folder outside it"
+            )

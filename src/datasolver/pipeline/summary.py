@@ -1,0 +1,129 @@
+"""Per-task records and `run_summary.json`: rewritten after every task, final at the end.
+
+Rewriting as tasks finish means a run killed at the competition's time limit still leaves an
+accurate summary of everything that finished (`"finished": false`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from datasolver.llm import Usage
+
+Status = Literal["solved", "fallback", "failed", "skipped"]
+STATUSES: tuple[str, ...] = ("solved", "fallback", "failed", "skipped")
+
+
+@dataclass
+class TaskRecord:
+    """What happened to one task. `usage` covers every model request made for it (documents and agent)."""
+
+    task_id: str
+    status: Status
+    mode: str = "full"
+    """full | fast | fallback_only | resume"""
+    attempts: int = 0
+    requests: int = 0
+    usage: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    reason: str | None = None
+    """Why the task is not solved (or why it was skipped); None when solved."""
+    error: str | None = None
+    """`ExceptionType: message` when something raised inside the worker."""
+    prediction: str | None = None
+    document_tables: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return int(self.usage.get("total_tokens", 0))
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["seconds"] = round(self.seconds, 3)
+        data["tokens"] = self.tokens
+        return data
+
+
+@dataclass
+class RunSummary:
+    """One batch run: settings, counts, usage totals and every task's record."""
+
+    input_dir: str
+    output_dir: str
+    logs_dir: str
+    model: str
+    workers: int
+    task_timeout_s: float
+    time_budget_s: float | None
+    started_at: str = field(default_factory=lambda: _now())
+    finished_at: str | None = None
+    seconds: float = 0.0
+    scratch_dir: str | None = None
+    tasks: list[TaskRecord] = field(default_factory=list)
+    discovery_errors: list[dict[str, str]] = field(default_factory=list)
+
+    def add(self, record: TaskRecord) -> None:
+        self.tasks.append(record)
+
+    def counts(self) -> dict[str, int]:
+        """Tasks per status (every status present, zeros included)."""
+        seen = Counter(r.status for r in self.tasks)
+        return {status: seen.get(status, 0) for status in STATUSES}
+
+    def usage(self) -> dict[str, int]:
+        """Usage of the tasks run in this run (skipped tasks made no request)."""
+        total = Usage()
+        for record in self.tasks:
+            u = record.usage
+            total.add(u.get("prompt_tokens", 0), u.get("completion_tokens", 0),
+                      requests=u.get("requests", 0), retries=u.get("retries", 0))
+        return total.as_dict()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "finished": self.finished_at is not None,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "seconds": round(self.seconds, 3),
+            "input_dir": self.input_dir,
+            "output_dir": self.output_dir,
+            "logs_dir": self.logs_dir,
+            "scratch_dir": self.scratch_dir,
+            "model": self.model,
+            "workers": self.workers,
+            "task_timeout_s": self.task_timeout_s,
+            "time_budget_s": self.time_budget_s,
+            "counts": self.counts(),
+            "usage": self.usage(),
+            "discovery_errors": self.discovery_errors,
+            "tasks": [r.to_json() for r in sorted(self.tasks, key=lambda r: r.task_id)],
+        }
+
+    def finish(self, seconds: float) -> None:
+        self.finished_at = _now()
+        self.seconds = seconds
+
+
+def write_summary(summary: RunSummary, path: Path) -> Path:
+    """Write `run_summary.json` atomically (a reader never sees half a file)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(summary.to_json(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    os.replace(partial, path)
+    return path
+
+
+def load_summary(path: Path) -> dict[str, Any]:
+    """A summary as written (plain JSON)."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,147 @@
+"""`datasolver run` and `datasolver demo` through CliRunner: exact errors, env defaults, output."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from datasolver.cli import cli
+from datasolver.cli.run_cmds import NO_MODEL, Duration
+from datasolver.pipeline import config as run_config
+from datasolver.pipeline import default_logs_dir
+from tests.test_pipeline_fixtures import copy_examples, examples_server, snapshot
+
+
+@pytest.fixture
+def example_server():
+    with examples_server() as server:
+        yield server
+
+
+def test_run_without_a_model_fails_at_once_with_a_clear_message(tmp_path):
+    input_dir = copy_examples(tmp_path)
+    result = CliRunner().invoke(cli, ["run", str(input_dir), str(tmp_path / "out")])
+    assert result.exit_code == 1
+    assert result.output == (
+        "Error: No model configured: set MODEL_API_URL and MODEL_NAME (and MODEL_API_KEY if the endpoint "
+        "needs one), or pass --api-url and --model. To see datasolver work without a model, run "
+        "`datasolver demo`.\n"
+    )
+    assert result.output == f"Error: {NO_MODEL}\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_run_with_flags_solves_the_tasks_and_prints_the_summary(example_server, tmp_path):
+    input_dir = copy_examples(tmp_path)
+    out, logs = tmp_path / "out", tmp_path / "logs"
+    result = CliRunner().invoke(cli, [
+        "run", str(input_dir), str(out), "--api-url", example_server.base_url, "--model", "fake-model",
+        "--workers", "2", "--logs", str(logs), "--no-doc-llm",
+    ])
+    assert result.exit_code == 0, result.output
+    assert "solved 3, fallback 0, failed 0, skipped 0 in " in result.stdout
+    assert f"predictions: {out}  summary: {logs / 'run_summary.json'}\n" in result.stdout
+    # Not a terminal: plain progress lines on stderr, no control characters.
+    assert "run: 3 task(s) to solve" in result.stderr and "[3/3] " in result.stderr
+    assert "\x1b[" not in result.stderr
+    assert json.loads((logs / "run_summary.json").read_text())["counts"]["solved"] == 3
+
+
+def test_run_with_no_arguments_reads_the_environment(example_server, tmp_path, monkeypatch):
+    input_dir = copy_examples(tmp_path)
+    before = snapshot(input_dir)
+    monkeypatch.setenv("INPUT_DIR", str(input_dir))
+    monkeypatch.setenv("OUTPUT_DIR", str(tmp_path / "out"))
+    monkeypatch.setenv("LOGS_DIR", str(tmp_path / "logs"))
+    monkeypatch.setenv("MODEL_API_URL", example_server.base_url)
+    monkeypatch.setenv("MODEL_NAME", "fake-model")
+    monkeypatch.setenv("DATASOLVER_WORKERS", "3")
+    result = CliRunner().invoke(cli, ["run"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "task_demo_library", "task_demo_sales", "task_demo_weather"]
+    assert (tmp_path / "logs" / "task_demo_sales" / "trace.jsonl").is_file()
+    assert snapshot(input_dir) == before
+    # Run again: everything is skipped.
+    again = CliRunner().invoke(cli, ["run"])
+    assert "solved 0, fallback 0, failed 0, skipped 3 in " in again.stdout
+
+
+def test_run_with_unknown_task_ids(example_server, tmp_path):
+    input_dir = copy_examples(tmp_path)
+    result = CliRunner().invoke(cli, [
+        "run", str(input_dir), str(tmp_path / "out"), "--api-url", example_server.base_url,
+        "--model", "m", "--tasks", "task_nope,task_demo_sales"])
+    assert result.exit_code == 1
+    assert result.output == (
+        "Error: no task named task_nope in the input folder; tasks: task_demo_library, task_demo_sales, "
+        "task_demo_weather\n"
+    )
+
+
+def test_run_refuses_an_output_inside_the_input(tmp_path):
+    input_dir = copy_examples(tmp_path)
+    result = CliRunner().invoke(cli, [
+        "run", str(input_dir), str(input_dir / "out"), "--api-url", "http://127.0.0.1:9/v1", "--model", "m",
+        "--logs", str(tmp_path / "logs")])
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: {input_dir / 'out'} is inside the input folder {input_dir}")
+
+
+def test_a_missing_input_folder_is_an_error(tmp_path):
+    result = CliRunner().invoke(cli, [
+        "run", str(tmp_path / "nope"), str(tmp_path / "out"), "--api-url", "http://127.0.0.1:9/v1",
+        "--model", "m"])
+    assert result.exit_code == 1
+    assert result.output == (
+        f"Error: input folder {tmp_path / 'nope'} does not exist; give the folder that holds the task_* folders\n"
+    )
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("900", 900.0), ("90s", 90.0), ("15m", 900.0), ("11.5h", 41400.0)])
+def test_durations(text, seconds):
+    assert Duration().convert(text, None, None) == seconds
+
+
+def test_a_bad_duration_is_a_usage_error(tmp_path):
+    result = CliRunner().invoke(cli, ["run", str(tmp_path), str(tmp_path / "o"), "--time-budget", "soon"])
+    assert result.exit_code == 2
+    assert "'soon' is not a duration: use seconds (900) or a unit (15m, 11.5h)" in result.output
+
+
+def test_demo_runs_the_examples_and_says_the_answers_are_scripted(tmp_path):
+    result = CliRunner().invoke(cli, ["demo", "--output", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "The model is a SCRIPT" in out and "not from a language model" in out
+    for task_id in ("task_demo_library", "task_demo_sales", "task_demo_weather"):
+        assert f"  {task_id:<22} solved     6 scripted requests   score 1.00" in out
+    assert "mean score 1.00 against the gold answers bundled with the examples" in out
+    assert "export MODEL_API_URL=https://your-endpoint/v1 MODEL_NAME=your-model MODEL_API_KEY=..." in out
+    assert (tmp_path / "out-logs" / "run_summary.json").is_file()
+
+
+def test_logs_default_to_env_then_container_then_beside_the_output(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOGS_DIR", str(tmp_path / "mine"))
+    assert default_logs_dir(tmp_path / "out") == tmp_path / "mine"
+    monkeypatch.delenv("LOGS_DIR")
+    container_logs = tmp_path / "logs"
+    monkeypatch.setattr(run_config, "CONTAINER_LOGS", container_logs)
+    assert default_logs_dir(tmp_path / "out") == tmp_path / "out-logs"  # no /logs here
+    container_logs.mkdir()
+    assert default_logs_dir(tmp_path / "out") == container_logs
+
+
+def test_input_and_output_default_to_the_container_folders(monkeypatch):
+    monkeypatch.delenv("INPUT_DIR", raising=False)
+    monkeypatch.delenv("OUTPUT_DIR", raising=False)
+    assert str(run_config.default_input_dir()) == "/input"
+    assert str(run_config.default_output_dir()) == "/output"
+
+
+@pytest.mark.parametrize("command", ["run", "demo"])
+def test_commands_have_help(command):
+    result = CliRunner().invoke(cli, [command, "--help"])
+    assert result.exit_code == 0 and len(result.output) > 200

@@ -1,0 +1,72 @@
+"""Shared helpers of the pipeline tests (no tests here): a scripted server that solves tasks
+through the real tools, run configs pointing at it, and a byte-level snapshot of a folder."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from datasolver import examples
+from datasolver.examples import ScriptedAnswer, solver_handler
+from datasolver.llm import LLMSettings
+from datasolver.llm.fake import ScriptedServer
+from datasolver.pipeline import RunConfig
+
+
+def settings_for(server: ScriptedServer) -> LLMSettings:
+    # One retry with no backoff: a scripted failure must not slow the suite down.
+    return LLMSettings(base_url=server.base_url, api_key="sk-test-secret-123", model="fake-model",
+                       max_retries=1, initial_backoff=0.0, max_backoff=0.0)
+
+
+def make_config(server: ScriptedServer, input_dir: Path, tmp_path: Path, **changes) -> RunConfig:
+    values = dict(input_dir=input_dir, output_dir=tmp_path / "out", logs_dir=tmp_path / "logs",
+                  settings=settings_for(server), workers=3, task_timeout_s=120.0, doc_llm=False)
+    values.update(changes)
+    return RunConfig(**values)
+
+
+def copy_examples(tmp_path: Path) -> Path:
+    """A private copy of the bundled example input (tests may add broken tasks to it)."""
+    target = tmp_path / "input"
+    shutil.copytree(examples.input_dir(), target)
+    return target
+
+
+def add_task(input_dir: Path, task_id: str, question: str, csv_text: str, folder: str | None = None) -> Path:
+    """A one-CSV task folder."""
+    task = input_dir / (folder or task_id)
+    (task / "context" / "csv").mkdir(parents=True)
+    (task / "task.json").write_text(json.dumps({"task_id": task_id, "question": question}), encoding="utf-8")
+    (task / "context" / "csv" / "numbers.csv").write_text(csv_text, encoding="utf-8")
+    return task
+
+
+@contextmanager
+def examples_server() -> Iterator[ScriptedServer]:
+    """A scripted server that solves the bundled examples (wrap it in a fixture)."""
+    with ScriptedServer(handler=solver_handler(examples.demo_answers())) as server:
+        yield server
+
+
+def answers_with(*extra: ScriptedAnswer) -> dict[str, ScriptedAnswer]:
+    answers = examples.demo_answers()
+    answers.update({a.task_id: a for a in extra})
+    return answers
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """Every file and folder under `folder`: relative path → sha256 (files) or "dir", plus mode."""
+    state = {}
+    for path in sorted(folder.rglob("*")):
+        rel = str(path.relative_to(folder))
+        if path.is_dir():
+            state[rel] = f"dir {path.stat().st_mode:o}"
+        else:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            state[rel] = f"{digest} {path.stat().st_mode:o} {path.stat().st_mtime_ns}"
+    return state
