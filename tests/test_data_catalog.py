@@ -183,3 +183,13 @@ def test_duckdb_memory_stays_inside_an_address_space_rlimit(tmp_path):
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[('1.9 GiB', 1)]"
+
+
+def test_profiling_leaves_no_open_result_behind(tmp_path):
+    # duckdb 2.x refuses a new statement while an execute() result is unfinished
+    task = write_task(tmp_path, files={"a.csv": "x\n1\n2\n"})
+    with Catalog.open(task) as cat:
+        render_profiles(cat)
+        cat.describe("a")
+        cat.tables()
+        assert cat.query("SELECT sum(x) FROM a").rows == [(3,)]

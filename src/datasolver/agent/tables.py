@@ -56,17 +56,4 @@ def _profile(catalog: Catalog, info: TableInfo) -> tuple[str, str | None]:
         return profile_table(catalog, info.name).render(), None
     except Exception as exc:  # DataError or a raw DuckDB error from an odd column type
         return "", f"{type(exc).__name__}: {str(exc)[:200]}"
-    finally:
-        _settle(catalog)
 
-
-def _settle(catalog: Catalog) -> None:
-    """Finish any result profile_table left open on the catalog's connection.
-
-    duckdb 2.x refuses `connection.sql()` while an `execute()` result is unfinished, and
-    profile_table ends with `execute(…).fetchone()`; without this the model's first query fails
-    with "Resource In Use". A finished statement replaces the pending one. (Reported to data/.)
-    """
-    connection = catalog.connection()
-    if connection is not None:
-        connection.execute("SELECT 1").fetchall()

@@ -173,7 +173,7 @@ class Catalog:
         source = entry.source
         rows, exact, columns = source.rows, source.rows_exact, source.columns
         if entry.loaded:
-            rows, exact = self._ro.execute(f"SELECT count(*) FROM {quote_ident(entry.name)}").fetchone()[0], True
+            rows, exact = self._ro.execute(f"SELECT count(*) FROM {quote_ident(entry.name)}").fetchall()[0][0], True
             columns = [c for c, *_ in self._ro.execute(f"DESCRIBE {quote_ident(entry.name)}").fetchall()]
         elif rows is None and source.count_rows is not None:
             rows = source.count_rows()
@@ -328,7 +328,7 @@ class Catalog:
             cols = self._ro.execute(f"DESCRIBE {quote_ident(table)}").fetchall()
             sample = self._ro.sql(f"SELECT * FROM {quote_ident(table)}").limit(sample_rows)
             rows = sample.fetchall()
-            total = self._ro.execute(f"SELECT count(*) FROM {quote_ident(table)}").fetchone()[0]
+            total = self._ro.execute(f"SELECT count(*) FROM {quote_ident(table)}").fetchall()[0][0]
             info = self._info(self._entries[table])
         return render_describe(info, [(c[0], c[1]) for c in cols], rows, total)
 

@@ -62,7 +62,7 @@ def column_stats(conn: duckdb.DuckDBPyConnection, relation: str, columns: list[s
         value = f"trim({quote_ident(column)})"
         for check, condition in _CHECKS.items():
             parts.append(f"count(*) FILTER (WHERE {_sub(condition, value)}) AS c{i}_{check}")
-    row = conn.execute(f"SELECT {', '.join(parts)} FROM {relation}").fetchone()
+    row = conn.execute(f"SELECT {', '.join(parts)} FROM {relation}").fetchall()[0]
     stats: dict[str, dict[str, int]] = {}
     names = list(_CHECKS)
     for i, column in enumerate(columns):

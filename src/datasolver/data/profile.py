@@ -59,7 +59,7 @@ def profile_table(catalog, name: str) -> TableProfile:
         parts += [f"count({ident})", f"count(DISTINCT {ident})", f"CAST(any_value({ident}) AS VARCHAR)"]
         if ctype.upper().startswith(_RANGED):
             parts += [f"CAST(min({ident}) AS VARCHAR)", f"CAST(max({ident}) AS VARCHAR)"]
-    row = conn.execute(f"SELECT {', '.join(parts)} FROM {quote_ident(table)}").fetchone()
+    row = conn.execute(f"SELECT {', '.join(parts)} FROM {quote_ident(table)}").fetchall()[0]
     total, pos, columns = row[0], 1, []
     for column, ctype, *_ in described:
         non_null, distinct, example = row[pos : pos + 3]
