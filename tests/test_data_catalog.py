@@ -190,6 +190,8 @@ def test_profiling_leaves_no_open_result_behind(tmp_path):
     task = write_task(tmp_path, files={"a.csv": "x\n1\n2\n"})
     with Catalog.open(task) as cat:
         render_profiles(cat)
+        assert cat.query("SELECT sum(x) FROM a").rows == [(3,)]
         cat.describe("a")
+        assert cat.query("SELECT sum(x) FROM a").rows == [(3,)]
         cat.tables()
         assert cat.query("SELECT sum(x) FROM a").rows == [(3,)]
