@@ -1,0 +1,79 @@
+"""The ask room: a text-answer analyst over any data folder (CSV / JSON / SQLite / documents).
+
+The model plans while the program holds state: every intermediate result is a result handle (a
+session view) that the model sees as `@N` with its metadata, never as rows it must carry or a
+name it could mistype. Long answers are templates the program fills. See docs/ask.md.
+"""
+
+from datasolver.ask.answer import fill_template, has_placeholder, tidy_answer
+from datasolver.ask.config import AskConfig, AskLimits
+from datasolver.ask.errors import (
+    AskError,
+    EmptyQuestion,
+    GoldenSetError,
+    PromptError,
+    ReservedName,
+    UnknownColumn,
+    UnknownRelation,
+    UnknownResult,
+    error_record,
+    error_shape,
+)
+from datasolver.ask.golden import GoldenItem, GoldenReport, GoldenResult, load_golden, run_golden
+from datasolver.ask.graph import Graph, find_graphs, symmetric_types
+from datasolver.ask.handles import Handle, HandleTable
+from datasolver.ask.loop import Analyst, AskResult, Step
+from datasolver.ask.package import DataPackage, open_package
+from datasolver.ask.question import CleanQuestion, clean_question, require_question
+from datasolver.ask.render import answer_data, describe_handle, render_table
+from datasolver.ask.reviewer import Review, parse_verdict
+from datasolver.ask.service import ask_data, ask_data_async
+from datasolver.ask.toolbox import AskTool, AskToolbox, FinalAnswer
+from datasolver.ask.tools import AskToolResult
+
+__all__ = [
+    "Analyst",
+    "AskConfig",
+    "AskError",
+    "AskLimits",
+    "AskResult",
+    "AskTool",
+    "AskToolResult",
+    "AskToolbox",
+    "CleanQuestion",
+    "DataPackage",
+    "EmptyQuestion",
+    "FinalAnswer",
+    "GoldenItem",
+    "GoldenReport",
+    "GoldenResult",
+    "GoldenSetError",
+    "Graph",
+    "Handle",
+    "HandleTable",
+    "PromptError",
+    "ReservedName",
+    "Review",
+    "Step",
+    "UnknownColumn",
+    "UnknownRelation",
+    "UnknownResult",
+    "answer_data",
+    "ask_data",
+    "ask_data_async",
+    "clean_question",
+    "describe_handle",
+    "error_record",
+    "error_shape",
+    "fill_template",
+    "find_graphs",
+    "has_placeholder",
+    "load_golden",
+    "open_package",
+    "parse_verdict",
+    "render_table",
+    "require_question",
+    "run_golden",
+    "symmetric_types",
+    "tidy_answer",
+]

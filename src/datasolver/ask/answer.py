@@ -1,0 +1,42 @@
+"""Final answers: template filling and light tidying for text-metric scoring."""
+
+from __future__ import annotations
+
+import re
+
+# `{DATA}` as asked; `{{DATA}}`, `{ data }` accepted too (models vary the spelling).
+_PLACEHOLDER = re.compile(r"\{\{?\s*DATA\s*\}\}?", re.IGNORECASE)
+_LEAD = re.compile(r"^(?:final answer|answer|the answer is|答案|回答|答)\s*[:：]\s*", re.IGNORECASE)
+_BULLET = re.compile(r"^\s*(?:[-*•·]|\d+[.)、])\s+")
+_WRAPPERS = (("**", "**"), ('"', '"'), ("“", "”"), ("`", "`"))
+
+
+def has_placeholder(text: str) -> bool:
+    """True when the answer is a template with a {DATA} placeholder."""
+    return bool(_PLACEHOLDER.search(text or ""))
+
+
+def fill_template(template: str, data: str) -> str:
+    """Put `data` (the complete rendered result) where the template says {DATA}."""
+    return _PLACEHOLDER.sub(lambda _: data, template)
+
+
+def tidy_answer(text: str) -> str:
+    """Strip labels ("Answer:"), wrapping quotes or bold; a bullet list becomes comma-separated."""
+    text = (text or "").strip()
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) > 1 and sum(bool(_BULLET.match(line)) for line in lines) >= len(lines) - 1:
+        head = [] if _BULLET.match(lines[0]) else [lines[0].strip()]
+        items = [_BULLET.sub("", line).strip() for line in lines[len(head):]]
+        text = (head[0] + " " if head else "") + ", ".join(items)
+    text = " ".join(text.split())
+    changed = True
+    while changed:
+        changed = False
+        stripped = _LEAD.sub("", text).strip()
+        for left, right in _WRAPPERS:
+            if len(stripped) > len(left) + len(right) and stripped.startswith(left) and stripped.endswith(right):
+                stripped = stripped[len(left): -len(right)].strip()
+        if stripped != text:
+            text, changed = stripped, True
+    return text

@@ -1,0 +1,215 @@
+"""The analyst: a small ReAct loop. Build the request, call the model, run the tools, repeat.
+
+The model plans; the program holds state (the handle table) and answers every tool call with
+metadata only. The loop stops at final_answer (or a plain-text answer), and at the request cap
+it asks once for the final answer with only final_answer on offer.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from datasolver.ask.config import AskConfig
+from datasolver.ask.handles import Handle
+from datasolver.ask.package import DataPackage
+from datasolver.ask.prompts import render_prompt
+from datasolver.ask.question import require_question
+from datasolver.ask.reviewer import review_answer
+from datasolver.ask.toolbox import FINAL_ANSWER, AskToolbox, FinalAnswer
+from datasolver.ask.tools import table_overview
+from datasolver.llm import ChatResult, LLMClient, ToolCall, system_message, tool_message, user_message
+
+ANSWER_RECORDED = "answer recorded"
+
+
+@dataclass
+class Step:
+    """One tool call as the reviewer and the record see it."""
+
+    tool: str
+    arguments: dict[str, Any] | str
+    outcome: str
+    ok: bool
+
+
+@dataclass
+class AskResult:
+    """The answer to one question and everything needed to check it."""
+
+    question: str
+    answer: str
+    template: str | None = None
+    evidence_sql: list[str] = field(default_factory=list)
+    handles: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    steps: list[Step] = field(default_factory=list)
+    stopped: str = "final_answer"
+    reviewed: bool = False
+    sent_back: bool = False
+    review_feedback: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_record(self) -> dict[str, Any]:
+        """The `ask --json` record."""
+        record = asdict(self)
+        record["ok"] = True
+        return record
+
+
+@dataclass
+class _State:
+    messages: list[dict[str, Any]]
+    requests: int = 0
+    nudged: bool = False
+    reviewed: bool = False
+    sent_back: bool = False
+    feedback: str | None = None
+    steps: list[Step] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+class Analyst:
+    """Answers questions over one data package with one model client."""
+
+    def __init__(self, package: DataPackage, client: LLMClient, config: AskConfig | None = None) -> None:
+        self.package = package
+        self.client = client
+        self.config = config or AskConfig()
+
+    async def ask(self, question: str) -> AskResult:
+        """Answer one question (EmptyQuestion when there is nothing to ask)."""
+        cleaned = require_question(question)
+        usage_before = self.client.usage.as_dict()
+        toolbox = AskToolbox(self.package, self.config.limits)
+        state = _State([system_message(self.system_prompt()), user_message(cleaned.text)],
+                       notes=list(cleaned.notes) + list(self.package.notes))
+        self._event("ask_question", question=cleaned.text, original=cleaned.original, notes=cleaned.notes)
+        final, stopped = await self._run(state, toolbox, cleaned.text)
+        if final is None:
+            final = FinalAnswer("")
+            state.notes.append("no answer within the request budget")
+        if final.guessed_evidence:
+            state.notes.append("the answer cited no result; the latest result is reported as evidence")
+        lineage: dict[int, Handle] = {}
+        for handle in final.evidence:
+            lineage.update({h.index: h for h in toolbox.handles.lineage(handle.index)})
+        result = AskResult(
+            question=cleaned.text, answer=final.text, template=final.template,
+            evidence_sql=[toolbox.handles.evidence_sql(h.index) for h in final.evidence],
+            handles=[_handle_record(h) for _, h in sorted(lineage.items())],
+            usage=_usage_delta(usage_before, self.client.usage.as_dict()), steps=state.steps, stopped=stopped,
+            reviewed=state.reviewed, sent_back=state.sent_back, review_feedback=state.feedback, notes=state.notes,
+        )
+        self._event("ask_answer", answer=result.answer, stopped=stopped, evidence_sql=result.evidence_sql)
+        return result
+
+    def system_prompt(self) -> str:
+        limits = self.config.limits
+        graphs = "\n".join(f"- {g.describe()}" for g in self.package.graphs)
+        return render_prompt(
+            "system",
+            answer_rows=limits.answer_rows,
+            tables=_cut(table_overview(self.package, with_graphs=False), limits.table_list_chars),
+            graphs=("Knowledge graphs (use the related tool)\n" + graphs + "\n") if graphs else "",
+            knowledge=_cut(self.package.knowledge.strip(), limits.knowledge_chars) or "(none)",
+        )
+
+    # ------------------------------------------------------------------ the loop
+    async def _run(self, state: _State, toolbox: AskToolbox, question: str) -> tuple[FinalAnswer | None, str]:
+        limits = self.config.limits
+        while state.requests < limits.max_requests:
+            last_chance = state.requests == limits.max_requests - 1
+            if last_chance:
+                state.messages.append(user_message(render_prompt("finish_now")))
+            reply = await self._call_model(state, toolbox, final_only=last_chance)
+            final, stopped = self._run_tools(state, toolbox, reply)
+            if final is None:
+                continue
+            if self.config.review and not state.reviewed:
+                if state.requests >= limits.max_requests:
+                    state.notes.append("reviewer skipped: request budget used up")
+                    return final, stopped
+                state.reviewed = True
+                state.requests += 1
+                review = await review_answer(self.client, self.config, question=question, steps=state.steps,
+                                             final=final, handles=toolbox.handles)
+                if review.problem:
+                    state.notes.append(review.problem)
+                self._event("ask_review", accepted=review.accepted, feedback=review.feedback)
+                if not review.accepted and state.requests < limits.max_requests:
+                    state.sent_back, state.feedback = True, review.feedback
+                    state.messages.append(user_message(render_prompt("sent_back", feedback=review.feedback)))
+                    continue
+            return final, stopped
+        return None, "request_limit"
+
+    async def _call_model(self, state: _State, toolbox: AskToolbox, final_only: bool) -> ChatResult:
+        tools = [t for t in toolbox.schemas() if not final_only or t["function"]["name"] == FINAL_ANSWER]
+        state.requests += 1
+        reply = await self.client.chat(state.messages, tools, enable_thinking=self.config.enable_thinking,
+                                       temperature=self.config.temperature)
+        state.messages.append(reply.assistant_message())
+        return reply
+
+    def _run_tools(self, state: _State, toolbox: AskToolbox, reply: ChatResult) -> tuple[FinalAnswer | None, str]:
+        if not reply.tool_calls:
+            if reply.content.strip():
+                return toolbox.answer_from_text(reply.content), "text"
+            if not state.nudged:
+                state.nudged = True
+                state.messages.append(user_message(render_prompt("use_final_answer")))
+            return None, ""
+        final: FinalAnswer | None = None
+        for call in reply.tool_calls:
+            text, outcome = self._run_one(state, toolbox, call)
+            if isinstance(outcome, FinalAnswer) and final is None:
+                final = outcome
+            state.messages.append(tool_message(call.id, text))
+        return final, FINAL_ANSWER
+
+    def _run_one(self, state: _State, toolbox: AskToolbox, call: ToolCall) -> tuple[str, FinalAnswer | None]:
+        started = time.monotonic()
+        args, error, repairs = toolbox.parse(call.name, call.arguments_raw)
+        trace = self.client.trace
+        if trace is not None:
+            trace.tool_call(call.id, call.name, args if args is not None else call.arguments_raw,
+                            repairs=repairs, error=error)
+        outcome: FinalAnswer | None = None
+        if error is not None:
+            text, ok = error, False
+        elif call.name == FINAL_ANSWER:
+            checked = toolbox.finalize(args)  # type: ignore[arg-type]
+            if isinstance(checked, FinalAnswer):
+                text, ok, outcome = ANSWER_RECORDED, True, checked
+            else:
+                text, ok = checked.text, False
+        else:
+            result = toolbox.call(call.name, args)  # type: ignore[arg-type]
+            text, ok = result.text, result.ok
+        if trace is not None:
+            trace.tool_result(call.id, call.name, text, ok=ok, latency_s=round(time.monotonic() - started, 3))
+        shown = args.model_dump(exclude_defaults=True) if args is not None else call.arguments_raw
+        state.steps.append(Step(call.name, shown, text.splitlines()[0] if text else "", ok))
+        return text, outcome
+
+    def _event(self, kind: str, **fields: Any) -> None:
+        if self.client.trace is not None:
+            self.client.trace.event(kind, **fields)
+
+
+def _handle_record(handle: Handle) -> dict[str, Any]:
+    return {"ref": handle.ref, "operation": handle.operation, "columns": list(handle.columns),
+            "types": list(handle.types), "rows": handle.rows, "parents": [f"@{p}" for p in handle.parents]}
+
+
+def _usage_delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    return {k: after[k] - before.get(k, 0) for k in after}
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n…[cut at {limit} characters]"
+
+
+__all__ = ["Analyst", "AskResult", "Step"]

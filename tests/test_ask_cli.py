@@ -1,0 +1,114 @@
+"""`datasolver ask` and `ask-golden` through CliRunner, against the scripted model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from datasolver.cli import cli
+from datasolver.cli.ask_cmds import COMMANDS
+from datasolver.llm.fake import ScriptedServer, text, tool_call
+from tests.datafiles import write_task
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "sales.csv").write_text("region,amount\nNorth,10\nSouth,9\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def model(monkeypatch: pytest.MonkeyPatch):
+    """Point the environment at a scripted server; yield a function that loads its script."""
+    servers: list[ScriptedServer] = []
+
+    def serve(script) -> ScriptedServer:
+        server = ScriptedServer(script).start()
+        servers.append(server)
+        monkeypatch.setenv("MODEL_API_URL", server.base_url)
+        monkeypatch.setenv("MODEL_NAME", "fake")
+        return server
+
+    yield serve
+    for server in servers:
+        server.close()
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_ask_prints_the_answer_alone(data: Path, model) -> None:
+    model([tool_call("query", {"sql": "SELECT region FROM sales ORDER BY amount DESC LIMIT 1"}),
+           tool_call("final_answer", {"answer": "{DATA}"})])
+    result = invoke("ask", str(data), "Which region sold most?")
+    assert (result.exit_code, result.output) == (0, "North\n")
+
+
+def test_ask_json_prints_the_record(data: Path, model) -> None:
+    model([tool_call("query", {"sql": "SELECT sum(amount) AS total FROM sales"}),
+           tool_call("final_answer", {"answer": "19 t", "evidence": ["@1"]})])
+    result = invoke("ask", str(data), "Total sales?", "--json")
+    record = json.loads(result.output)
+    assert (result.exit_code, record["ok"], record["answer"]) == (0, True, "19 t")
+    assert record["evidence_sql"] == ["SELECT sum(amount) AS total FROM sales"]
+    assert record["handles"][0]["ref"] == "@1" and record["usage"]["requests"] == 2
+
+
+def test_ask_without_question_asks_the_task_question(tmp_path: Path, model) -> None:
+    task = write_task(tmp_path, question="How many rows?", files={"csv/t.csv": "a\n1\n2\n"})
+    server = model([text("2")])
+    result = invoke("ask", str(task))
+    assert (result.exit_code, result.output) == (0, "2\n")
+    assert server.requests[0]["messages"][1]["content"] == "How many rows?"
+
+
+def test_empty_question_is_an_error_before_any_request(data: Path, model) -> None:
+    server = model([])
+    result = invoke("ask", str(data), "  ??? ")
+    assert result.exit_code == 1
+    assert result.output == ('Error: the question is empty (or only punctuation and invisible characters); give the '
+                             'question as text, e.g. "How many orders were shipped in 2023?"\n')
+    result = invoke("ask", str(data), "", "--json")
+    assert result.exit_code == 1
+    assert json.loads(result.output)["error"] == "EmptyQuestion" and json.loads(result.output)["ok"] is False
+    assert server.requests == []
+
+
+def test_missing_model_configuration_is_reported(data: Path) -> None:
+    result = invoke("ask", str(data), "Total?")
+    assert (result.exit_code, result.output) == (1, "Error: No model endpoint URL: set MODEL_API_URL or pass base_url=...\n")
+
+
+def test_ask_golden_scores_every_item(data: Path, model, tmp_path: Path) -> None:
+    questions = tmp_path / "golden.jsonl"
+    questions.write_text("\n".join(json.dumps(q) for q in [
+        {"id": "q1", "question": "Which region sold most?", "answer": "North"},
+        {"id": "q2", "question": "Total sales?", "answer": "19 t"},
+    ]), encoding="utf-8")
+    model([text("North"), text("19")])
+    out = tmp_path / "golden.json"
+    result = invoke("ask-golden", str(questions), "--data", str(data), "--json", str(out))
+    lines = result.output.splitlines()
+    assert result.exit_code == 0
+    assert lines[:2] == ["q1\t1.000\tNorth", "q2\t0.500\t19"]
+    assert lines[2].startswith("Mean 0.7500 over 2 questions (review off; 2 requests, ")
+    assert json.loads(out.read_text(encoding="utf-8"))["mean"] == 0.75
+
+
+def test_every_ask_command_has_help_and_docs() -> None:
+    docs = (DOCS / "ask.md").read_text(encoding="utf-8") + (DOCS / "mcp.md").read_text(encoding="utf-8")
+    for command in COMMANDS:
+        assert command.help and command.help.strip()
+        assert f"datasolver {command.name}" in docs
+        for param in command.params:
+            if param.param_type_name == "option":
+                assert param.help, f"{command.name} {param.opts} has no help"
+                assert param.opts[0] in docs, f"{command.name} {param.opts[0]} is not documented"
