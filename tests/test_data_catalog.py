@@ -195,3 +195,23 @@ def test_profiling_leaves_no_open_result_behind(tmp_path):
         assert cat.query("SELECT sum(x) FROM a").rows == [(3,)]
         cat.tables()
         assert cat.query("SELECT sum(x) FROM a").rows == [(3,)]
+
+
+def test_session_views_errors_and_drop(tmp_path):
+    task = write_task(tmp_path, files={"a.csv": "x\n1\n"})
+    with Catalog.open(task) as cat:
+        with pytest.raises(QueryError, match="nope"):
+            cat.create_temp_view("h", "SELECT nope FROM a")
+        cat.create_temp_view("h", "SELECT x FROM a")
+        cat.drop_temp_view("h")
+        with pytest.raises(QueryError):
+            cat.query("SELECT * FROM h")
+
+
+def test_nearest_names_are_listed_once(tmp_path):
+    task = write_task(tmp_path, files={"kg_relations.csv": "a\n1\n", "kg_attributes.csv": "a\n1\n"})
+    with Catalog.open(task) as cat:
+        with pytest.raises(UnknownTable) as err:
+            cat.resolve("kg_relation")
+    nearest = str(err.value).split("Nearest: ")[1].split(".")[0].split(", ")
+    assert len(nearest) == len(set(nearest))

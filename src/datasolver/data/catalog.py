@@ -190,7 +190,8 @@ class Catalog:
             return found
         choices = list(self._lookup)
         near = difflib.get_close_matches(key, choices, n=5, cutoff=0.3)
-        hint = f" Nearest: {', '.join(self._lookup[c] for c in dict.fromkeys(near))}." if near else ""
+        nearest = dict.fromkeys(self._lookup[c] for c in near)
+        hint = f" Nearest: {', '.join(nearest)}." if nearest else ""
         raise UnknownTable(f"no table named {name!r}.{hint} List tables with \\tables.")
 
     # ----------------------------------------------------------------- loading
@@ -337,8 +338,17 @@ class Catalog:
         check_read_only(sql)
         with self._lock:
             self._ensure_loaded(self.referenced_tables(sql))
-            self._ro.execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS {sql}")
+            try:
+                self._ro.execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS {sql}")
+            except duckdb.Error as exc:
+                raise QueryError(compact_error(exc, sql), sql) from exc
             self._session_views[name] = sql
+
+    def drop_temp_view(self, name: str) -> None:
+        """Forget a session view made by `create_temp_view` (a no-op for unknown names)."""
+        with self._lock:
+            if self._session_views.pop(name, None) is not None:
+                self._ro.execute(f"DROP VIEW IF EXISTS {quote_ident(name)}")
 
     def connection(self) -> duckdb.DuckDBPyConnection:
         """The read-only locked connection (valid until the next lazy load); for profiling helpers."""
