@@ -1,0 +1,56 @@
+"""Prompt text files (`<room>_<name>.md`) with `{{name}}` placeholders, shared by every room.
+
+Each room keeps its own prefix and error type; filling is strict (every placeholder given, no
+value unused) and single-pass, so a value that itself contains `{{x}}` (knowledge.md, data, a
+question) is never expanded again.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+PROMPTS_DIR = Path(__file__).resolve().parent
+_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+
+
+@lru_cache(maxsize=None)
+def _read(filename: str) -> str | OSError:
+    try:
+        return (PROMPTS_DIR / filename).read_text(encoding="utf-8")
+    except OSError as exc:
+        return exc
+
+
+class PromptFiles:
+    """The prompt files of one room: `prompts/<prefix><name>.md`; failures raise `error`."""
+
+    def __init__(self, prefix: str, error: type[Exception]) -> None:
+        self.prefix = prefix
+        self.error = error
+
+    def template(self, name: str) -> str:
+        """The raw text of `prompts/<prefix><name>.md`."""
+        text = _read(f"{self.prefix}{name}.md")
+        if isinstance(text, OSError):
+            raise self.error(f"prompt file {PROMPTS_DIR / (self.prefix + name)}.md is missing ({text})")
+        return text
+
+    def placeholders(self, name: str) -> set[str]:
+        """The placeholder names a prompt file uses."""
+        return set(_PLACEHOLDER.findall(self.template(name)))
+
+    def names(self) -> list[str]:
+        """Every prompt of this room, by short name."""
+        return sorted(p.stem[len(self.prefix):] for p in PROMPTS_DIR.glob(f"{self.prefix}*.md"))
+
+    def render(self, name: str, **values: object) -> str:
+        """The prompt with every `{{key}}` replaced; all must be given, none extra."""
+        wanted = self.placeholders(name)
+        missing, extra = wanted - set(values), set(values) - wanted
+        if missing or extra:
+            raise self.error(
+                f"prompt {self.prefix}{name}.md: missing values {sorted(missing)}, unused values {sorted(extra)}"
+            )
+        return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), self.template(name))
