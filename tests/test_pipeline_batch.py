@@ -166,6 +166,28 @@ def test_the_deadline_stops_a_slow_task_and_its_fallback_answers(tmp_path):
     assert [t.score for t in report.tasks if t.task_id == "task_demo_sales"] == [1.0]
 
 
+def test_an_agent_that_ignores_its_deadline_is_stopped_and_the_fallback_runs(example_server, tmp_path, monkeypatch):
+    import asyncio
+
+    from datasolver.agent import Limits
+    from datasolver.pipeline import task as task_module
+
+    monkeypatch.setattr(task_module, "HARD_STOP_MARGIN_S", 0.0)
+    input_dir = copy_examples(tmp_path)
+
+    async def hangs(scratch, client, output_dir, **kwargs):
+        await asyncio.sleep(3600)
+
+    config = make_config(example_server, input_dir, tmp_path, task_timeout_s=1.0,
+                         limits=Limits(tool_timeout_s=1), task_ids=("task_demo_sales",))
+    summary = run_batch_sync(config, solver=hangs)
+    (record,) = summary.tasks
+    assert record.status == "failed"
+    assert record.error == "hard stop: the agent was still running 2s after its deadline"
+    assert record.reason.startswith(record.error + "; fallback run: NO OUTPUT")
+    assert record.seconds < 15
+
+
 def test_a_spent_time_budget_leaves_only_the_fallback_run(example_server, tmp_path):
     input_dir = copy_examples(tmp_path)
     summary = run_batch_sync(make_config(example_server, input_dir, tmp_path, time_budget_s=5.0))

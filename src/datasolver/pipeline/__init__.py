@@ -22,7 +22,7 @@ from datasolver.pipeline.fallback import run_fallback
 from datasolver.pipeline.progress import LogProgress, NullProgress, Progress, RichProgress, make_progress
 from datasolver.pipeline.resume import has_prediction, prediction_path, split_for_resume
 from datasolver.pipeline.summary import RunSummary, TaskRecord, load_summary, write_summary
-from datasolver.pipeline.task import TaskSolver, run_task, task_limits
+from datasolver.pipeline.task import PreparedTask, TaskSolver, prepare_stage, run_task, solve_stage, task_limits
 
 __all__ = [
     "DEFAULT_TASK_TIMEOUT_S",
@@ -34,6 +34,7 @@ __all__ = [
     "NullProgress",
     "OutputError",
     "PipelineError",
+    "PreparedTask",
     "Progress",
     "RichProgress",
     "RunConfig",
@@ -50,12 +51,14 @@ __all__ = [
     "load_summary",
     "make_progress",
     "prediction_path",
+    "prepare_stage",
     "run_batch",
     "run_batch_sync",
     "run_demo",
     "run_fallback",
     "run_task",
     "select_tasks",
+    "solve_stage",
     "split_for_resume",
     "task_limits",
     "write_summary",

@@ -1,13 +1,15 @@
 """A batch of tasks: discovery, resume, concurrency, the time budget, and the run summary.
 
-Concurrency is an asyncio semaphore of `workers`: model requests overlap on one event loop and
-blocking work runs in threads (the loop gets a thread pool sized for the workers). One task's
-failure is a record, never the end of the batch.
+Concurrency is an asyncio semaphore of `workers` around the model's part of each task; the next
+tasks are prepared meanwhile. Model requests overlap on one event loop and blocking work runs in
+threads (the loop gets a thread pool sized for the workers). One task's failure is a record,
+never the end of the batch.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import tempfile
 import time
@@ -21,7 +23,7 @@ from datasolver.pipeline.errors import InputError, OutputError, UnknownTasks
 from datasolver.pipeline.progress import NullProgress, Progress
 from datasolver.pipeline.resume import prediction_path, split_for_resume
 from datasolver.pipeline.summary import RunSummary, TaskRecord, write_summary
-from datasolver.pipeline.task import TaskSolver, run_task
+from datasolver.pipeline.task import TaskSolver, prepare_stage, solve_stage
 
 # Threads per worker: a task's own blocking step plus the agent's tool runs, with room to spare.
 _THREADS_PER_WORKER = 2
@@ -58,30 +60,42 @@ async def run_batch(
     summary.scratch_dir = str(scratch_root)
     write_summary(summary, config.summary_path)
     budget = TimeBudget(config.time_budget_s, workers=config.workers, task_timeout_s=config.task_timeout_s)
-    gate = asyncio.Semaphore(config.workers)
+    # Up to `workers` tasks talk to the model; up to as many more are prepared ahead, a few at a
+    # time (CPU work), in input order, so the next task is ready when a worker frees up.
+    in_flight = asyncio.Semaphore(2 * config.workers)
+    preparing = asyncio.Semaphore(max(1, min(config.workers, os.cpu_count() or 1)))
+    solving = asyncio.Semaphore(config.workers)
     waiting = len(todo)
 
     async def work(task: Task) -> None:
+        try:
+            record = await attempt(task)
+        except Exception as exc:  # the stages record their own failures; this is a last guard
+            record = TaskRecord(task.task_id, "failed", reason=f"internal error: {type(exc).__name__}: {exc}",
+                                error=f"{type(exc).__name__}: {exc}")
+        summary.add(record)
+        write_summary(summary, config.summary_path)
+        progress.task_finished(record)
+
+    async def attempt(task: Task) -> TaskRecord:
         nonlocal waiting
-        async with gate:
-            plan = budget.plan(waiting)
-            waiting -= 1
-            progress.task_started(task.task_id, plan.mode)
-            try:
-                record = await run_task(
-                    task, scratch_root=scratch_root, output_dir=config.output_dir, logs_dir=config.logs_dir,
-                    settings=config.settings, plan=plan, limits=config.limits, doc_llm=config.doc_llm,
-                    solver=solver, keep_scratch=config.keep_scratch or not temporary,
+        async with in_flight:
+            async with preparing:
+                prepared = await prepare_stage(task, scratch_root=scratch_root, logs_dir=config.logs_dir,
+                                               settings=config.settings)
+            async with solving:
+                plan = budget.plan(waiting)
+                waiting -= 1
+                progress.task_started(task.task_id, plan.mode)
+                solve_started = time.monotonic()
+                record = await solve_stage(
+                    prepared, output_dir=config.output_dir, settings=config.settings, plan=plan,
+                    limits=config.limits, doc_llm=config.doc_llm, solver=solver,
+                    keep_scratch=config.keep_scratch or not temporary,
                 )
-            except Exception as exc:  # run_task records its own failures; this is a last guard
-                record = TaskRecord(task.task_id, "failed", mode=plan.mode,
-                                    reason=f"internal error: {type(exc).__name__}: {exc}",
-                                    error=f"{type(exc).__name__}: {exc}")
-            if plan.mode != "fallback_only":
-                budget.record(record.seconds)
-            summary.add(record)
-            write_summary(summary, config.summary_path)
-            progress.task_finished(record)
+                if plan.mode != "fallback_only":
+                    budget.record(time.monotonic() - solve_started)  # the time a worker was busy
+                return record
 
     progress.start(len(todo), len(done))
     try:

@@ -36,8 +36,9 @@ FAST_MAX_ATTEMPTS = 1
 FAST_MAX_REQUESTS = 30
 # With less budget than this left, a task gets only the fallback run (no model request).
 MIN_LLM_SECONDS = 20.0
-# After the agent's own deadline it still runs its fallback; past this grace we cancel it.
-HARD_STOP_GRACE_S = 60.0
+# Past its deadline the agent may still finish a tool call and run its fallback (each up to its
+# tool timeout); only after that plus this margin do we cancel it and run our own fallback.
+HARD_STOP_MARGIN_S = 30.0
 # The pipeline's own fallback run of solver.py (after an exception or a hard stop).
 FALLBACK_TIMEOUT_S = 60.0
 SUMMARY_FILE = "run_summary.json"

@@ -1,8 +1,11 @@
 """One task end to end, wired in one place: prepare → documents → agent (→ fallback).
 
-Nothing here raises for a task's own trouble: every outcome, exceptions included, becomes a
-TaskRecord. Blocking work (scratch copy, document parsing, the fallback run) goes to threads so
-the event loop keeps serving the other tasks' model requests.
+Two stages, so a batch can prepare the next tasks while earlier ones wait on the model:
+`prepare_stage` (scratch copy, deterministic document tables: CPU and disk, no model) and
+`solve_stage` (model pass over narrative documents when allowed, then the agent under a deadline).
+`run_task` is both in a row. Nothing here raises for a task's own trouble: every outcome,
+exceptions included, becomes a TaskRecord. Blocking work goes to threads so the event loop keeps
+serving the other tasks' model requests.
 """
 
 from __future__ import annotations
@@ -12,13 +15,14 @@ import dataclasses
 import shutil
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from datasolver.data import Task
 from datasolver.llm import LLMClient, LLMSettings, TraceWriter, Usage
 from datasolver.pipeline.budget import TaskPlan
-from datasolver.pipeline.config import FAST_MAX_ATTEMPTS, FAST_MAX_REQUESTS, HARD_STOP_GRACE_S
+from datasolver.pipeline.config import FAST_MAX_ATTEMPTS, FAST_MAX_REQUESTS, HARD_STOP_MARGIN_S
 from datasolver.pipeline.documents import prepare_task_documents
 from datasolver.pipeline.fallback import run_fallback
 from datasolver.pipeline.summary import TaskRecord
@@ -51,6 +55,75 @@ def task_limits(base: Limits | None, plan: TaskPlan) -> Limits:
     return dataclasses.replace(limits, **changes)
 
 
+@dataclass
+class PreparedTask:
+    """A task after the prepare stage; `scratch` is None when preparing failed (see `record`)."""
+
+    task: Task
+    record: TaskRecord
+    trace: TraceWriter
+    usage: Usage
+    scratch: Path | None = None
+    hints: str = ""
+    """Document-table lines for the agent's prompt."""
+    untabled_documents: bool = False
+    """Some document gave no table without a model (narrative prose: the model pass may help)."""
+
+
+async def prepare_stage(task: Task, *, scratch_root: Path, logs_dir: Path, settings: LLMSettings) -> PreparedTask:
+    """Scratch copy and deterministic document tables (no model request)."""
+    started = time.monotonic()
+    trace = TraceWriter(logs_dir, task_id=task.task_id, secrets=[settings.api_key])
+    prepared = PreparedTask(task, TaskRecord(task.task_id, "failed"), trace, Usage())
+    trace.event("task_start", question=task.question, task_dir=str(task.dir))
+    try:
+        prepared.scratch = await asyncio.to_thread(prepare_task, task.dir, scratch_root)
+        await _documents(prepared, None)
+    except Exception as exc:  # the task cannot run; the batch goes on
+        prepared.record.reason = prepared.record.error = f"{type(exc).__name__}: {exc}"
+    prepared.record.seconds = time.monotonic() - started
+    return prepared
+
+
+async def solve_stage(
+    prepared: PreparedTask,
+    *,
+    output_dir: Path,
+    settings: LLMSettings,
+    plan: TaskPlan,
+    limits: Limits | None = None,
+    doc_llm: bool = True,
+    solver: TaskSolver | None = None,
+    keep_scratch: bool = True,
+) -> TaskRecord:
+    """The model's part (or only the fallback run, as `plan` says); returns the final record."""
+    started = time.monotonic()
+    record, trace, scratch = prepared.record, prepared.trace, prepared.scratch
+    record.mode = plan.mode
+    try:
+        if scratch is None:
+            return record
+        trace.event("solve_start", mode=plan.mode, plan_reason=plan.reason,
+                    seconds_to_deadline=round(plan.deadline - started, 1))
+        if plan.mode == "fallback_only":
+            await _fallback(scratch, output_dir, record, plan.reason or "no time left for the model")
+        else:
+            if doc_llm and prepared.untabled_documents:
+                await _documents(prepared, settings)
+            await _agent(prepared, output_dir, settings, plan, limits, solver)
+    except Exception as exc:  # a bug here must not stop the batch
+        record.status, record.reason = "failed", f"{type(exc).__name__}: {exc}"
+        record.error = record.reason
+    finally:
+        record.seconds += time.monotonic() - started
+        record.usage = prepared.usage.as_dict()
+        record.requests = record.usage["requests"]
+        trace.event("task_end", **record.to_json())
+        if scratch is not None and not keep_scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return record
+
+
 async def run_task(
     task: Task,
     *,
@@ -65,67 +138,47 @@ async def run_task(
     keep_scratch: bool = True,
 ) -> TaskRecord:
     """Solve one task and return its record; the answer lands in `<output_dir>/<task_id>/`."""
-    started = time.monotonic()
-    trace = TraceWriter(logs_dir, task_id=task.task_id, secrets=[settings.api_key])
-    usage = Usage()
-    record = TaskRecord(task.task_id, "failed", mode=plan.mode)
-    trace.event("task_start", mode=plan.mode, plan_reason=plan.reason,
-                seconds_to_deadline=round(plan.deadline - started, 1), question=task.question)
-    scratch: Path | None = None
-    try:
-        scratch = await asyncio.to_thread(prepare_task, task.dir, scratch_root)
-        if plan.mode == "fallback_only":
-            await _fallback(scratch, output_dir, record, plan.reason or "no time left for the model")
-        else:
-            hints = await _documents(scratch, settings if doc_llm else None, trace, usage, record)
-            await _agent(scratch, task, output_dir, settings, plan, limits, solver, trace, usage, hints, record)
-    except Exception as exc:  # prepare failed, or a bug here: the batch goes on
-        record.status, record.reason = "failed", f"{type(exc).__name__}: {exc}"
-        record.error = record.reason
-    finally:
-        record.seconds = time.monotonic() - started
-        record.usage = usage.as_dict()
-        record.requests = record.usage["requests"]
-        trace.event("task_end", **record.to_json())
-        if scratch is not None and not keep_scratch:
-            shutil.rmtree(scratch, ignore_errors=True)
-    return record
+    prepared = await prepare_stage(task, scratch_root=scratch_root, logs_dir=logs_dir, settings=settings)
+    return await solve_stage(prepared, output_dir=output_dir, settings=settings, plan=plan, limits=limits,
+                             doc_llm=doc_llm, solver=solver, keep_scratch=keep_scratch)
 
 
-async def _documents(
-    scratch: Path, settings: LLMSettings | None, trace: TraceWriter, usage: Usage, record: TaskRecord
-) -> str:
-    """Document tables; a failure here is traced and the task goes on without them."""
+async def _documents(prepared: PreparedTask, settings: LLMSettings | None) -> None:
+    """Document tables (with the model pass when `settings`); a failure is traced, the task goes on."""
+    assert prepared.scratch is not None
     try:
         report, hints = await asyncio.to_thread(
-            prepare_task_documents, scratch, settings=settings, trace=trace, usage=usage
+            prepare_task_documents, prepared.scratch, settings=settings, trace=prepared.trace,
+            usage=prepared.usage,
         )
     except Exception as exc:
-        trace.event("documents_failed", error=f"{type(exc).__name__}: {exc}")
-        return ""
-    record.document_tables = len(report.tables)
-    trace.event("documents", summary=report.summary(), warnings=report.warnings,
-                skipped=[f"{s.source}: {s.reason}" for s in report.skipped])
-    return hints
+        prepared.trace.event("documents_failed", with_model=settings is not None, error=f"{type(exc).__name__}: {exc}")
+        return
+    prepared.hints = hints
+    prepared.untabled_documents = bool(report.skipped)
+    prepared.record.document_tables = len(report.tables)
+    prepared.trace.event("documents", with_model=settings is not None, summary=report.summary(),
+                         warnings=report.warnings, skipped=[f"{s.source}: {s.reason}" for s in report.skipped])
 
 
 async def _agent(
-    scratch: Path, task: Task, output_dir: Path, settings: LLMSettings, plan: TaskPlan,
-    limits: Limits | None, solver: TaskSolver | None, trace: TraceWriter, usage: Usage, hints: str,
-    record: TaskRecord,
+    prepared: PreparedTask, output_dir: Path, settings: LLMSettings, plan: TaskPlan, limits: Limits | None,
+    solver: TaskSolver | None,
 ) -> None:
     """Run the agent under a hard stop; if it raises or overstays, run our own fallback."""
+    scratch, record, trace = prepared.scratch, prepared.record, prepared.trace
+    assert scratch is not None
     solve = solver or default_solver()
-    task_limits_ = task_limits(limits, plan)
-    hard_stop = max(plan.deadline - time.monotonic(), 0.0) + HARD_STOP_GRACE_S
-    client = LLMClient(settings, trace, usage)
+    agent_limits = task_limits(limits, plan)
+    grace = 2 * agent_limits.tool_timeout_s + HARD_STOP_MARGIN_S
+    client = LLMClient(settings, trace, prepared.usage)
     try:
         outcome = await asyncio.wait_for(
-            solve(scratch, client, output_dir, limits=task_limits_, trace=trace, evidence_hints=hints),
-            timeout=hard_stop,
+            solve(scratch, client, output_dir, limits=agent_limits, trace=trace, evidence_hints=prepared.hints),
+            timeout=max(plan.deadline - time.monotonic(), 0.0) + grace,
         )
     except asyncio.TimeoutError:
-        record.error = f"hard stop: the agent overran its deadline by {HARD_STOP_GRACE_S:.0f}s"
+        record.error = f"hard stop: the agent was still running {grace:.0f}s after its deadline"
         await _fallback(scratch, output_dir, record, record.error)
         return
     except Exception as exc:
