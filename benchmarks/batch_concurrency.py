@@ -32,17 +32,7 @@ from datasolver.agent import SolveOutcome
 from datasolver.examples import ScriptedAnswer, solver_handler
 from datasolver.llm import LLMSettings, user_message
 from datasolver.llm.fake import ScriptedServer, text
-from datasolver.llm.fake import server as fake_server
 from datasolver.pipeline import RunConfig, run_batch_sync
-
-
-def disable_nagle() -> None:
-    """The fake server writes headers and body in two sends with Nagle on, so each answer waits
-    for the client's delayed ACK (~40 ms on Linux): an artifact of the fake, not of the pipeline.
-    A no-op once the fake sets TCP_NODELAY itself; `--keep-nagle` measures with it."""
-    handler = getattr(fake_server, "_RequestHandler", None)
-    if handler is not None:
-        handler.disable_nagle_algorithm = True
 
 
 def cpu_seconds() -> float:
@@ -121,14 +111,11 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--requests", type=int, default=6, help="model requests per task (>= 4 in agent mode)")
     parser.add_argument("--mode", choices=["llm", "agent", "both"], default="both")
-    parser.add_argument("--keep-nagle", action="store_true", help="leave the fake server's Nagle delay on")
     parser.add_argument("--work", type=Path, default=Path(__file__).resolve().parent / "_work" / "batch")
     args = parser.parse_args()
     if args.mode != "llm" and args.requests < 4:
         parser.error("--requests must be at least 4 in agent mode (read, edit, run, final text)")
     args.work.mkdir(parents=True, exist_ok=True)
-    if not args.keep_nagle:
-        disable_nagle()
     print(f"cpus: {os.cpu_count()}")
     modes = ["llm", "agent"] if args.mode == "both" else [args.mode]
     for mode in modes:

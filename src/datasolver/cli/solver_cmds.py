@@ -8,6 +8,9 @@ from pathlib import Path
 import click
 
 from datasolver.data import DataError
+from datasolver.docs import DocError
+from datasolver.llm import LLMConfigError, LLMSettings
+from datasolver.pipeline import prepare_task_documents
 from datasolver.solver import SolverError, SolverToolbox, prepare_task, solve_task
 from datasolver.solver.tools.run_solver import render_run
 
@@ -19,14 +22,30 @@ _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 @click.argument("scratch_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--copy", "copy_context", is_flag=True,
               help="Copy context files instead of linking them (self-contained, costs disk).")
-def prepare_command(task_dir: Path, scratch_dir: Path, copy_context: bool) -> None:
-    """Create SCRATCH_DIR/<task_id>/ from TASK_DIR (task.json, context/, workdir/solver.py, tmp/)
-    and print its path. The input is never written; preparing again starts the task over.
+@click.option("--no-llm", is_flag=True,
+              help="Only the deterministic document tables, even when a model is configured.")
+def prepare_command(task_dir: Path, scratch_dir: Path, copy_context: bool, no_llm: bool) -> None:
+    """Create SCRATCH_DIR/<task_id>/ from TASK_DIR (task.json, context/, derived/ document
+    tables, workdir/solver.py, tmp/) and print its path. The input is never written; preparing
+    again starts the task over.
+
+    Markdown and PDF tables in context/doc always become tables; narrative documents are also
+    structured by the model when MODEL_API_URL and MODEL_NAME are set (skip with --no-llm).
     """
+    settings = None
+    if not no_llm:
+        try:
+            settings = LLMSettings.from_env()
+        except LLMConfigError:
+            settings = None  # no model configured: the deterministic path alone
     try:
-        click.echo(prepare_task(task_dir, scratch_dir, link_context=not copy_context))
-    except (SolverError, DataError) as exc:
+        root = prepare_task(task_dir, scratch_dir, link_context=not copy_context)
+        report, _ = prepare_task_documents(root, settings=settings)
+    except (SolverError, DataError, DocError) as exc:
         raise click.ClickException(str(exc)) from exc
+    if report.tables or report.skipped:
+        click.echo(report.summary(), err=True)
+    click.echo(root)
 
 
 @click.command("tool")

@@ -17,6 +17,7 @@ from datasolver.pipeline.config import (
     default_output_dir,
 )
 from datasolver.pipeline.demo import DemoResult, run_demo
+from datasolver.pipeline.documents import prepare_task_documents
 from datasolver.pipeline.errors import InputError, OutputError, PipelineError, UnknownTasks
 from datasolver.pipeline.fallback import run_fallback
 from datasolver.pipeline.progress import LogProgress, NullProgress, Progress, RichProgress, make_progress
@@ -25,6 +26,7 @@ from datasolver.pipeline.summary import RunSummary, TaskRecord, load_summary, wr
 from datasolver.pipeline.task import PreparedTask, TaskSolver, prepare_stage, run_task, solve_stage, task_limits
 
 __all__ = [
+    "prepare_task_documents",
     "DEFAULT_TASK_TIMEOUT_S",
     "DEFAULT_WORKERS",
     "SUMMARY_FILE",
