@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import os
+import ipaddress
+import socket
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,33 @@ def _no_real_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """Block real endpoints: tests configure the scripted server explicitly."""
     for var in ("MODEL_API_URL", "MODEL_API_KEY", "MODEL_NAME", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests may talk to servers on this machine (the scripted model, MCP over HTTP), nothing else."""
+    real_connect, real_connect_ex = socket.socket.connect, socket.socket.connect_ex
+
+    def check(address: object) -> None:
+        if isinstance(address, tuple) and address:
+            host = str(address[0])
+            try:
+                loopback = ipaddress.ip_address(host.split("%")[0]).is_loopback
+            except ValueError:
+                loopback = host == "localhost"
+            if not loopback:
+                raise OSError(f"tests may not reach the network (tried {host})")
+
+    def connect(self: socket.socket, address: object) -> None:
+        check(address)
+        return real_connect(self, address)
+
+    def connect_ex(self: socket.socket, address: object) -> int:
+        check(address)
+        return real_connect_ex(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
 
 
 @pytest.fixture
