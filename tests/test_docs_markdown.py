@@ -79,7 +79,7 @@ def test_header_only_table_is_skipped_with_a_warning() -> None:
 
 
 def test_unique_columns_fills_blanks_and_dedupes_case_insensitively() -> None:
-    assert unique_columns(["a", "", "A", "a"]) == ["a", "column_2", "A_2", "a_3"]
+    assert unique_columns(["a", "", "A", "a"]) == ["a", "column1", "A_1", "a_2"]
 
 
 @pytest.mark.parametrize(

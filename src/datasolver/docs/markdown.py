@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from datasolver.data.names import unique_names
 from datasolver.docs.model import ExtractedTable
 
 _DELIM_CELL = re.compile(r"^\s*:?-+:?\s*$")
@@ -109,21 +110,8 @@ def find_pipe_tables(lines: list[str]) -> list[PipeTable]:
 
 
 def unique_columns(header: list[str]) -> list[str]:
-    """Header names made non-empty and unique (`column_3`, `name_2`), order kept.
-
-    Uniqueness ignores case because DuckDB column names do.
-    """
-    used: set[str] = set()
-    out: list[str] = []
-    for idx, name in enumerate(header, start=1):
-        base = name.strip() or f"column_{idx}"
-        candidate, n = base, 1
-        while candidate.lower() in used:
-            n += 1
-            candidate = f"{base}_{n}"
-        used.add(candidate.lower())
-        out.append(candidate)
-    return out
+    """Header names made non-empty and unique by the engine's own rule (`column<N>`, `name_1`)."""
+    return unique_names([name.strip() for name in header])
 
 
 def merge_continued(tables: list[PipeTable]) -> list[list[PipeTable]]:
