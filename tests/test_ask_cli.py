@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from datasolver.cli import cli
 from datasolver.cli.ask_cmds import COMMANDS
+from datasolver.cli.model_options import NO_MODEL
 from datasolver.llm.fake import ScriptedServer, text, tool_call
 from tests.datafiles import write_task
 
@@ -84,7 +85,7 @@ def test_empty_question_is_an_error_before_any_request(data: Path, model) -> Non
 
 def test_missing_model_configuration_is_reported(data: Path) -> None:
     result = invoke("ask", str(data), "Total?")
-    assert (result.exit_code, result.output) == (1, "Error: No model endpoint URL: set MODEL_API_URL or pass base_url=...\n")
+    assert (result.exit_code, result.output) == (1, f"Error: {NO_MODEL}\n")
 
 
 def test_ask_golden_scores_every_item(data: Path, model, tmp_path: Path) -> None:
@@ -112,3 +113,10 @@ def test_every_ask_command_has_help_and_docs() -> None:
             if param.param_type_name == "option":
                 assert param.help, f"{command.name} {param.opts} has no help"
                 assert param.opts[0] in docs, f"{command.name} {param.opts[0]} is not documented"
+
+
+def test_missing_model_with_json_gives_the_json_error_shape(data: Path) -> None:
+    result = invoke("ask", str(data), "Total?", "--json")
+    record = json.loads(result.output)
+    assert result.exit_code == 1 and record["ok"] is False and record["error"] == "LLMConfigError"
+    assert record["message"] == NO_MODEL

@@ -8,7 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
-from datasolver.cli.run_cmds import NO_MODEL, Duration
+from datasolver.cli.model_options import NO_MODEL
+from datasolver.cli.run_cmds import Duration
 from datasolver.pipeline import config as run_config
 from datasolver.pipeline import default_logs_dir
 from tests.test_pipeline_fixtures import copy_examples, examples_server, snapshot

@@ -19,14 +19,11 @@ from datasolver.ask import (
     run_golden,
 )
 from datasolver.data import DataError
-from datasolver.llm import LLMError, LLMSettings
+from datasolver.cli.model_options import model_options, resolve_settings
+from datasolver.llm import LLMError
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 _ANSWER_CHARS = 70  # per-item lines of ask-golden are cut here; the JSON keeps everything
-
-
-def _settings(base_url: str | None, model: str | None) -> LLMSettings:
-    return LLMSettings.from_env(base_url=base_url, model=model)
 
 
 def _config(review: bool, max_requests: int) -> AskConfig:
@@ -34,8 +31,6 @@ def _config(review: bool, max_requests: int) -> AskConfig:
 
 
 _model_options = [
-    click.option("--base-url", help="OpenAI-compatible endpoint (default: $MODEL_API_URL)."),
-    click.option("--model", help="Model name (default: $MODEL_NAME)."),
     click.option("--review/--no-review", default=False, show_default=True,
                  help="Reviewer pass: a second model call checks plan and evidence and may send the analyst back once."),
     click.option("--max-requests", type=click.IntRange(min=2), default=AskLimits().max_requests, show_default=True,
@@ -50,7 +45,7 @@ _model_options = [
 def _with_model_options(func):
     for option in reversed(_model_options):
         func = option(func)
-    return func
+    return model_options(func)
 
 
 @click.command("ask")
@@ -59,18 +54,18 @@ def _with_model_options(func):
 @click.option("--json", "as_json", is_flag=True,
               help="Print a JSON record: answer, evidence SQL, handles used, token usage, steps, notes.")
 @_with_model_options
-def ask_command(data_dir: Path, question: str | None, as_json: bool, base_url: str | None, model: str | None,
+def ask_command(data_dir: Path, question: str | None, as_json: bool, api_url: str | None, api_key: str | None, model: str | None,
                 review: bool, max_requests: int, symmetric: tuple[str, ...], trace_path: Path | None) -> None:
     """Answer QUESTION in text from the tables of DATA_DIR (a task folder or any folder of CSV /
     JSON / SQLite / documents). Without QUESTION a task folder's own question is asked.
 
-    The model is configured by $MODEL_API_URL, $MODEL_API_KEY and $MODEL_NAME (or --base-url,
-    --model); temperature 0. Prints the answer alone; --json prints the whole record.
+    The model is configured by $MODEL_API_URL, $MODEL_API_KEY and $MODEL_NAME (or --api-url,
+    --api-key, --model); temperature 0. Prints the answer alone; --json prints the whole record.
     """
     try:
         if question is not None:
             require_question(question)
-        result = ask_data(data_dir, question, settings=_settings(base_url, model), config=_config(review, max_requests),
+        result = ask_data(data_dir, question, settings=resolve_settings(api_url, api_key, model), config=_config(review, max_requests),
                           trace_path=trace_path, symmetric=symmetric)
     except (AskError, DataError, LLMError) as exc:
         if as_json:
@@ -89,8 +84,8 @@ def ask_command(data_dir: Path, question: str | None, as_json: bool, base_url: s
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write every item's answer and score to this JSON file.")
 @_with_model_options
-def ask_golden_command(questions: Path, data_dir: Path | None, json_out: Path | None, base_url: str | None,
-                       model: str | None, review: bool, max_requests: int, symmetric: tuple[str, ...],
+def ask_golden_command(questions: Path, data_dir: Path | None, json_out: Path | None, api_url: str | None,
+                       api_key: str | None, model: str | None, review: bool, max_requests: int, symmetric: tuple[str, ...],
                        trace_path: Path | None) -> None:
     """Answer every question of QUESTIONS (JSON Lines, JSON list or CSV with `question`,
     `answer`, optional `id`, `data_dir`) and score each answer against its reference with the
@@ -100,7 +95,7 @@ def ask_golden_command(questions: Path, data_dir: Path | None, json_out: Path | 
     """
     try:
         items = load_golden(questions, data_dir)
-        report = asyncio.run(run_golden(items, settings=_settings(base_url, model),
+        report = asyncio.run(run_golden(items, settings=resolve_settings(api_url, api_key, model),
                                         config=_config(review, max_requests), symmetric=symmetric,
                                         trace_path=trace_path))
         if json_out:

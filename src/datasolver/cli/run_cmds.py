@@ -3,7 +3,6 @@ scripted model). Thin over datasolver.pipeline: parse flags, one library call, p
 
 from __future__ import annotations
 
-import os
 import re
 import tempfile
 from pathlib import Path
@@ -11,8 +10,8 @@ from pathlib import Path
 import click
 
 from datasolver.data import DataError
+from datasolver.cli.model_options import model_options, model_settings
 from datasolver.eval import EvalError, evaluate_dir
-from datasolver.llm import LLMConfigError, LLMSettings
 from datasolver.llm.constants import ENV_API_KEY, ENV_API_URL, ENV_MODEL
 from datasolver.pipeline import (
     DEFAULT_TASK_TIMEOUT_S,
@@ -28,10 +27,6 @@ from datasolver.pipeline import (
     run_demo,
 )
 
-NO_MODEL = (
-    f"No model configured: set {ENV_API_URL} and {ENV_MODEL} (and {ENV_API_KEY} if the endpoint needs "
-    "one), or pass --api-url and --model. To see datasolver work without a model, run `datasolver demo`."
-)
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600}
 
 
@@ -53,16 +48,6 @@ class Duration(click.ParamType):
         return seconds
 
 
-def model_settings(api_url: str | None, api_key: str | None, model: str | None) -> LLMSettings:
-    """Flags over MODEL_API_URL / MODEL_API_KEY / MODEL_NAME; a missing model is a ClickException."""
-    if not (api_url or os.environ.get(ENV_API_URL)) or not (model or os.environ.get(ENV_MODEL)):
-        raise click.ClickException(NO_MODEL)
-    try:
-        return LLMSettings.from_env(base_url=api_url, api_key=api_key, model=model)
-    except LLMConfigError as exc:
-        raise click.ClickException(str(exc)) from exc
-
-
 @click.command("run")
 @click.argument("input_dir", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.argument("output_dir", required=False, type=click.Path(file_okay=False, path_type=Path))
@@ -82,9 +67,7 @@ def model_settings(api_url: str | None, api_key: str | None, model: str | None) 
 @click.option("--scratch", "scratch_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Working copies of the tasks here (kept). Default: a temporary folder, cleaned per task.")
 @click.option("--keep-scratch", is_flag=True, help="Keep the temporary scratch folder (for debugging).")
-@click.option("--api-url", help=f"Model endpoint (OpenAI-compatible) [env {ENV_API_URL}].")
-@click.option("--api-key", help=f"Model API key; prefer the env variable [env {ENV_API_KEY}].")
-@click.option("--model", help=f"Model name [env {ENV_MODEL}].")
+@model_options
 @click.option("--doc-llm/--no-doc-llm", default=True, show_default=True,
               help="Let the model turn narrative documents into tables (deterministic tables always).")
 @click.option("--max-attempts", type=click.IntRange(min=1), help="Attempts per task (default: the agent's, 5).")
