@@ -93,3 +93,19 @@ def test_broken_and_empty_json_are_reported_and_others_load(tmp_path):
         assert set(skipped) == {"json/broken.json", "json/also_broken.json", "json/empty.json"}
         assert "broken JSON" in skipped["json/also_broken.json"]
         assert "b" not in cat.names()
+
+
+def test_integers_beyond_int64_stay_exact(tmp_path):
+    rows = [{"id": 2**70}, {"id": 5}, {"id": None}]
+    task = write_task(tmp_path, files={"json/big_ids.json": _dump(rows)})
+    with Catalog.open(task) as cat:
+        assert cat.query("SELECT id FROM big_ids").rows == [(str(2**70),), ("5",), (None,)]
+
+
+def test_uniform_columns_keep_their_types(tmp_path):
+    rows = [{"i": 1, "f": 1.5, "b": True, "s": "007", "n": 2}, {"i": None, "f": None, "b": False, "s": "x", "n": 2.5}]
+    task = write_task(tmp_path, files={"json/t.json": _dump(rows)})
+    with Catalog.open(task) as cat:
+        result = cat.query("SELECT i, f, b, s, n FROM t")
+        assert result.types == ["BIGINT", "DOUBLE", "BOOLEAN", "VARCHAR", "DOUBLE"]
+        assert result.rows == [(1, 1.5, True, "007", 2.0), (None, None, False, "x", 2.5)]

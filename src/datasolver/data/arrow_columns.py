@@ -13,9 +13,6 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
-
-
 @dataclass
 class TextTable:
     """An Arrow table plus the names of its text columns that still need type inference."""
@@ -45,32 +42,27 @@ def to_text(value: object) -> str | None:
 
 def column_from_values(values: list[object]) -> tuple[pa.Array, bool]:
     """(array, needs_inference) for one column of Python values."""
-    kinds = {_kind(v) for v in values if v is not None}
+    # Classify by the set of Python types (cheap), not value by value.
+    kinds = {_KIND_BY_TYPE.get(t, "other") for t in set(map(type, values)) if t is not type(None)}
     if not kinds:
         return pa.array([None] * len(values), type=pa.string()), False
     if kinds == {"bool"}:
         return pa.array(values, type=pa.bool_()), False
-    if kinds == {"int"} and all(v is None or INT64_MIN <= v <= INT64_MAX for v in values):
-        return pa.array(values, type=pa.int64()), False
-    if kinds <= {"int", "float"} and "float" in kinds:
-        if all(v is None or isinstance(v, float) or abs(v) < 2**53 for v in values):
-            return pa.array([None if v is None else float(v) for v in values], type=pa.float64()), False
+    if kinds == {"str"}:
+        return pa.array(values, type=pa.string()), True
+    if kinds == {"float"}:
+        return pa.array(values, type=pa.float64()), False
     if kinds == {"int"}:
-        # Integers beyond int64 stay exact as text (a float would round them).
-        return pa.array([to_text(v) for v in values], type=pa.string()), False
+        try:
+            return pa.array(values, type=pa.int64()), False
+        except (OverflowError, pa.ArrowInvalid):
+            # Integers beyond int64 stay exact as text (a float would round them).
+            return pa.array([to_text(v) for v in values], type=pa.string()), False
+    if kinds == {"int", "float"} and all(v is None or isinstance(v, float) or abs(v) < 2**53 for v in values):
+        return pa.array([None if v is None else float(v) for v in values], type=pa.float64()), False
     return pa.array([to_text(v) for v in values], type=pa.string()), True
 
-
-def _kind(value: object) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "str"
-    return "other"
+_KIND_BY_TYPE = {bool: "bool", int: "int", float: "float", str: "str"}
 
 
 def table_from_columns(names: list[str], columns: list[list[object]]) -> TextTable:
