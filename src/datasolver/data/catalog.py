@@ -15,8 +15,10 @@ import shutil
 import tempfile
 import threading
 import weakref
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, TypeVar
 
 import duckdb
 import pandas as pd
@@ -27,9 +29,9 @@ from datasolver.data.files import list_context_files
 from datasolver.data.guard import check_read_only, locked_connection_config
 from datasolver.data.infer_types import materialize
 from datasolver.data.names import canonical_name, quote_ident
-from datasolver.data.results import QueryResult
+from datasolver.data.results import QueryResult, render_describe
 from datasolver.data.sources import Registration, Source, register_derived, register_files
-from datasolver.data.sql_repair import execute_with_repair
+from datasolver.data.sql_repair import RepairOutcome, execute_with_repair
 
 # Rows arrive as Arrow tables read in Python, so even the loader needs no file or network access.
 LOADER_CONFIG = {
@@ -48,6 +50,7 @@ def _memory_config() -> dict[str, str]:
         return {}
     return {"memory_limit": f"{max(64, int(soft * MEMORY_SHARE_OF_RLIMIT) >> 20)}MB"}
 DERIVED_DIR = "derived"
+T = TypeVar("T")
 
 
 @dataclass
@@ -129,18 +132,17 @@ class Catalog:
                 name = f"{base}_{n}"
             self._entries[name] = _Entry(name, source)
         taken = {name.lower() for name in self._entries}
-        wanted: dict[str, list[str]] = {}
-        for name, entry in self._entries.items():
-            for alias in {entry.source.source_name, f"df_{name}"}:
-                if alias.lower() != name.lower():
-                    wanted.setdefault(alias.lower(), []).append(name)
+        candidates = {
+            name: [a for a in dict.fromkeys((e.source.source_name, f"df_{name}")) if a.lower() != name.lower()]
+            for name, e in self._entries.items()
+        }
+        wanted = Counter(a.lower() for aliases in candidates.values() for a in aliases)
         for name, entry in self._entries.items():
             self._lookup[name.lower()] = name
-            for alias in (entry.source.source_name, f"df_{name}"):
-                key = alias.lower()
-                if key not in taken and len(wanted.get(key, [])) == 1 and alias not in entry.aliases:
+            for alias in candidates[name]:
+                if alias.lower() not in taken and wanted[alias.lower()] == 1:
                     entry.aliases.append(alias)
-                    self._lookup[key] = name
+                    self._lookup[alias.lower()] = name
 
     # ----------------------------------------------------------------- listing
     @property
@@ -176,8 +178,7 @@ class Catalog:
             rows, exact = self._ro.execute(f"SELECT count(*) FROM {quote_ident(entry.name)}").fetchall()[0][0], True
             columns = [c for c, *_ in self._ro.execute(f"DESCRIBE {quote_ident(entry.name)}").fetchall()]
         elif rows is None and source.count_rows is not None:
-            rows = source.count_rows()
-            exact = source.kind in ("db",) or (source.kind == "derived" and source.path.suffix != ".csv")
+            rows, exact = source.count_rows(), source.count_is_exact
             source.rows, source.rows_exact = rows, exact
         return TableInfo(entry.name, source.kind, source.relpath, source.source_name, rows, columns,
                          list(entry.aliases), source.origin, entry.loaded, exact)
@@ -263,20 +264,18 @@ class Catalog:
     # ----------------------------------------------------------------- querying
     def query(self, sql: str, limit: int = 50) -> QueryResult:
         """Run read-only SQL (repaired if needed); the first `limit` rows plus the total count."""
-        return self._run(sql, lambda rel: _result_from_relation(rel, limit))
+        outcome = self._run(sql, lambda rel: _result_from_relation(rel, limit))
+        result = outcome.value
+        result.rewrites, result.sql = list(outcome.rewrites), outcome.sql
+        return result
 
     def query_df(self, sql: str) -> pd.DataFrame:
         """Run read-only SQL (repaired if needed) and return the full result as a DataFrame."""
-        outcome_holder: dict = {}
+        outcome = self._run(sql, lambda rel: rel.df())
+        outcome.value.attrs["rewrites"] = list(outcome.rewrites)
+        return outcome.value
 
-        def fetch(rel: duckdb.DuckDBPyRelation) -> pd.DataFrame:
-            return rel.df()
-
-        df = self._run(sql, fetch, outcome_holder)
-        df.attrs["rewrites"] = outcome_holder.get("rewrites", [])
-        return df
-
-    def _run(self, sql: str, fetch, holder: dict | None = None):
+    def _run(self, sql: str, fetch: Callable[[duckdb.DuckDBPyRelation], T]) -> RepairOutcome[T]:
         check_read_only(sql)
         with self._lock:
             referenced = self.referenced_tables(sql)
@@ -284,7 +283,7 @@ class Catalog:
             failed = [n for n in referenced if self._entries[n].error]
             suspicious_ok = False
 
-            def run(text: str):
+            def run(text: str) -> T:
                 if text != sql:
                     check_read_only(text)  # a rewrite must pass the same guard
                 rel = self._ro.sql(text)
@@ -296,22 +295,16 @@ class Catalog:
 
             try:
                 try:
-                    outcome = execute_with_repair(sql, run, self._known_columns)
+                    return execute_with_repair(sql, run, self._known_columns)
                 except _BracketListResult:
                     # No rewrite worked either: the list literal was apparently meant.
                     suspicious_ok = True
-                    outcome = execute_with_repair(sql, run, self._known_columns)
+                    return execute_with_repair(sql, run, self._known_columns)
             except duckdb.Error as exc:
                 message = compact_error(exc, sql)
                 if failed:
                     message += f" (could not load: {', '.join(failed)} — see \\tables)"
                 raise QueryError(message, sql) from exc
-        value = outcome.value
-        if isinstance(value, QueryResult):
-            value.rewrites, value.sql = list(outcome.rewrites), outcome.sql
-        if holder is not None:
-            holder["rewrites"] = list(outcome.rewrites)
-        return value
 
     def _known_columns(self) -> list[str]:
         rows = self._ro.execute("SELECT DISTINCT column_name FROM duckdb_columns() WHERE NOT internal").fetchall()
@@ -319,8 +312,6 @@ class Catalog:
 
     def describe(self, name: str, sample_rows: int = 5) -> str:
         """Columns with types and a few sample rows, as compact text (for `\\schema`)."""
-        from datasolver.data.results import render_describe
-
         table = self.resolve(name)
         with self._lock:
             self._ensure_loaded([table])

@@ -39,7 +39,8 @@ class Source:
     rows: int | None = None
     rows_exact: bool = False
     origin: str | None = None
-    count_rows: Callable[[], int | None] | None = None
+    count_rows: Callable[[], int | None] | None = None  # cheap count before loading
+    count_is_exact: bool = False
 
 
 @dataclass
@@ -167,4 +168,5 @@ def _sqlite_source(path: Path, relpath: str, name: str, kind: str) -> Source:
 
     source = Source(kind, path, relpath, name, read)
     source.count_rows = lambda: sqlite_source.count_rows(path, name)
+    source.count_is_exact = True
     return source
