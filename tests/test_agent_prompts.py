@@ -9,7 +9,6 @@ import pytest
 
 from datasolver.agent import (
     Limits,
-    PromptError,
     TaskBrief,
     build_messages,
     build_task_prompt,
@@ -17,6 +16,7 @@ from datasolver.agent import (
     render_prompt,
 )
 from datasolver.agent.prompts import placeholders, template_names
+from datasolver.errors import PromptError
 from datasolver.agent.tables import describe_tables
 from datasolver.agent.tree import render_tree
 from datasolver.data import Catalog

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from datasolver.ask.errors import PromptError
+from datasolver.errors import PromptError
 from datasolver.ask.prompts import PROMPTS_DIR, placeholders, render_prompt
 
 NAMES = sorted(p.stem.removeprefix("ask_") for p in PROMPTS_DIR.glob("ask_*.md"))

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.docs.prompts import PROMPTS_DIR, PromptError, placeholders, render_prompt
+from datasolver.docs.prompts import PROMPTS_DIR, placeholders, render_prompt
+from datasolver.errors import PromptError
 
 DOCS_SRC = Path(__file__).resolve().parents[1] / "src" / "datasolver" / "docs"
 

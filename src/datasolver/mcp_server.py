@@ -23,9 +23,9 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from datasolver import __version__
-from datasolver.ask import AskToolbox, DataPackage, error_record, open_package
+from datasolver.ask import AskToolbox, DataPackage, open_package
 from datasolver.ask.prompts import render_prompt
-from datasolver.data import DataError
+from datasolver.errors import DatasolverError, error_record
 
 SERVER_NAME = "datasolver"
 READ_TOOLS = ("explore_data", "read_solver")
@@ -120,12 +120,10 @@ def _add_engine_tools(server: DataServer) -> None:
 
 
 def _solver_call(solver: Any) -> Call:
-    from datasolver.solver import SolverError
-
     def call(name: str, args: dict[str, Any]) -> tuple[str, bool, str]:
         try:
             result = solver.call(name, args)
-        except (SolverError, DataError) as exc:
+        except DatasolverError as exc:
             return f"{type(exc).__name__}: {exc}", False, "failed"
         return result.text, result.ok, result.kind
 

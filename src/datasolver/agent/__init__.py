@@ -13,7 +13,7 @@ from datasolver.agent.assemble import (
 from datasolver.agent.brief import TaskBrief, gather_brief
 from datasolver.agent.compaction import CompactionReport, compact
 from datasolver.agent.conversation import Conversation
-from datasolver.agent.errors import AgentError, LimitsError, PromptError
+from datasolver.agent.errors import AgentError, LimitsError
 from datasolver.agent.limits import Limits
 from datasolver.agent.loop import AttemptResult, run_attempt
 from datasolver.agent.prompts import render_prompt
@@ -29,7 +29,6 @@ __all__ = [
     "Conversation",
     "Limits",
     "LimitsError",
-    "PromptError",
     "SolveOutcome",
     "TaskBrief",
     "build_knowledge_prompt",

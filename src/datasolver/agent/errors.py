@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
+from datasolver.errors import DatasolverError
 
-class AgentError(Exception):
+
+class AgentError(DatasolverError):
     """Base class of every error raised by the agent room."""
-
-
-class PromptError(AgentError):
-    """A solver prompt file is missing, or a placeholder was left unfilled or given but unused."""
 
 
 class LimitsError(AgentError):

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from datasolver.agent.errors import PromptError
 from datasolver.prompts import PROMPTS_DIR, PromptFiles
 
 PREFIX = "solver_"
-_FILES = PromptFiles(PREFIX, PromptError)
+_FILES = PromptFiles(PREFIX)
 template = _FILES.template
 placeholders = _FILES.placeholders
 template_names = _FILES.names

@@ -11,14 +11,11 @@ from datasolver.ask.errors import (
     AskError,
     EmptyQuestion,
     GoldenSetError,
-    PromptError,
     ReservedName,
     UnknownColumn,
     UnknownRelation,
     UnknownResult,
-    error_record,
-    error_shape,
-)
+    )
 from datasolver.ask.golden import GoldenItem, GoldenReport, GoldenResult, load_golden, run_golden
 from datasolver.ask.graph import Graph, find_graphs, symmetric_types
 from datasolver.ask.handles import Handle, HandleTable
@@ -51,7 +48,6 @@ __all__ = [
     "Graph",
     "Handle",
     "HandleTable",
-    "PromptError",
     "ReservedName",
     "Review",
     "Step",
@@ -63,8 +59,6 @@ __all__ = [
     "ask_data_async",
     "clean_question",
     "describe_handle",
-    "error_record",
-    "error_shape",
     "fill_template",
     "find_graphs",
     "has_placeholder",

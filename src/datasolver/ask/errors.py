@@ -1,11 +1,11 @@
-"""Named errors of the ask room, and the one error shape every interface prints."""
+"""Named errors of the ask room (the one error shape every interface prints lives in datasolver.errors)."""
 
 from __future__ import annotations
 
-from typing import Any
+from datasolver.errors import DatasolverError
 
 
-class AskError(Exception):
+class AskError(DatasolverError):
     """Base class of every error raised by the ask room."""
 
 
@@ -23,20 +23,6 @@ class ReservedName(AskError):
 
 class GoldenSetError(AskError):
     """A golden-set question file is missing, malformed, or names a data folder that does not exist."""
-
-
-class PromptError(AskError):
-    """A prompt file is missing, or a placeholder was left unfilled or given but unused."""
-
-
-def error_record(error: str, message: str) -> dict[str, Any]:
-    """`{"ok": false, "error": <kind>, "message": <text>}`: the one JSON error of `ask --json` and MCP."""
-    return {"ok": False, "error": error, "message": message}
-
-
-def error_shape(exc: BaseException) -> dict[str, Any]:
-    """The JSON error for an exception: its type name and message."""
-    return error_record(type(exc).__name__, str(exc))
 
 
 class UnknownColumn(AskError):

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from datasolver.ask.config import AskConfig
-from datasolver.ask.errors import AskError, GoldenSetError
+from datasolver.ask.errors import GoldenSetError
 from datasolver.ask.loop import Analyst, AskResult
 from datasolver.ask.package import DataPackage, open_package
 from datasolver.ask.question import clean_question
-from datasolver.data import DataError
+from datasolver.errors import DatasolverError
 from datasolver.eval import score_text
-from datasolver.llm import LLMClient, LLMError, LLMSettings, TraceWriter, Usage
+from datasolver.llm import LLMClient, LLMSettings, TraceWriter, Usage
 
 
 @dataclass(frozen=True)
@@ -147,7 +147,7 @@ async def _answer(item: GoldenItem, packages: dict[Path, DataPackage], client: L
         if root not in packages:
             packages[root] = open_package(root, symmetric=symmetric)
         return await Analyst(packages[root], client, config).ask(item.question)
-    except (AskError, DataError, LLMError) as exc:
+    except DatasolverError as exc:
         return exc
 
 

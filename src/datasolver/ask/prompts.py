@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from datasolver.ask.errors import PromptError
 from datasolver.prompts import PROMPTS_DIR, PromptFiles
 
-_FILES = PromptFiles("ask_", PromptError)
+_FILES = PromptFiles("ask_")
 placeholders = _FILES.placeholders
 render_prompt = _FILES.render
 

@@ -119,7 +119,8 @@ class AskToolbox:
         try:
             result = tool.function(self.context, validated)  # type: ignore[misc]
         except _FIX_ARGUMENTS as exc:
-            return T.AskToolResult(f"{type(exc).__name__}: {exc}", "retry")
+            hint = " Call list_tables for the names." if isinstance(exc, UnknownTable) else ""
+            return T.AskToolResult(f"{type(exc).__name__}: {exc}{hint}", "retry")
         except (DataError, AskError) as exc:
             return T.AskToolResult(f"{type(exc).__name__}: {exc}", "failed")
         return _cut(result, self.limits.tool_result_chars)

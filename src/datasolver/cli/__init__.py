@@ -5,9 +5,26 @@ from __future__ import annotations
 import click
 
 from datasolver import __version__
+from datasolver.errors import DatasolverError
+
+USER_ERRORS = (DatasolverError, OSError)
+"""What a person can cause and fix (bad input, a missing model, an unwritable folder): printed as
+`Error: <message>` with exit code 1. Anything else is a bug and keeps its traceback."""
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """The command group; the one place where a library error becomes `Error: …` and exit 1."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise  # click's own handling: a closed pipe on stdout is not an error of ours
+        except USER_ERRORS as exc:
+            raise click.ClickException(str(exc)) from exc
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="datasolver")
 def cli() -> None:
     """datasolver: analysis tasks in, one prediction.csv per task out.

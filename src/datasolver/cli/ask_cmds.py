@@ -8,19 +8,9 @@ from pathlib import Path
 
 import click
 
-from datasolver.ask import (
-    AskConfig,
-    AskError,
-    AskLimits,
-    ask_data,
-    error_shape,
-    load_golden,
-    require_question,
-    run_golden,
-)
-from datasolver.data import DataError
+from datasolver.ask import AskConfig, AskLimits, ask_data, load_golden, require_question, run_golden
 from datasolver.cli.model_options import model_options, resolve_settings
-from datasolver.llm import LLMError
+from datasolver.errors import DatasolverError, error_shape
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 _ANSWER_CHARS = 70  # per-item lines of ask-golden are cut here; the JSON keeps everything
@@ -67,11 +57,11 @@ def ask_command(data_dir: Path, question: str | None, as_json: bool, api_url: st
             require_question(question)
         result = ask_data(data_dir, question, settings=resolve_settings(api_url, api_key, model), config=_config(review, max_requests),
                           trace_path=trace_path, symmetric=symmetric)
-    except (AskError, DataError, LLMError) as exc:
-        if as_json:
-            click.echo(json.dumps(error_shape(exc), ensure_ascii=False))
-            raise click.exceptions.Exit(1) from exc
-        raise click.ClickException(str(exc)) from exc
+    except DatasolverError as exc:
+        if not as_json:
+            raise  # the CLI's one handler prints it
+        click.echo(json.dumps(error_shape(exc), ensure_ascii=False))
+        raise click.exceptions.Exit(1) from exc
     if as_json:
         click.echo(json.dumps(result.to_record(), ensure_ascii=False, indent=2, default=str))
     else:
@@ -93,15 +83,12 @@ def ask_golden_command(questions: Path, data_dir: Path | None, json_out: Path | 
 
     Measure the reviewer by running once with --no-review and once with --review.
     """
-    try:
-        items = load_golden(questions, data_dir)
-        report = asyncio.run(run_golden(items, settings=resolve_settings(api_url, api_key, model),
-                                        config=_config(review, max_requests), symmetric=symmetric,
-                                        trace_path=trace_path))
-        if json_out:
-            report.save(json_out)
-    except (AskError, DataError, LLMError, OSError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    items = load_golden(questions, data_dir)
+    report = asyncio.run(run_golden(items, settings=resolve_settings(api_url, api_key, model),
+                                    config=_config(review, max_requests), symmetric=symmetric,
+                                    trace_path=trace_path))
+    if json_out:
+        report.save(json_out)
     for r in report.results:
         shown = r.error or r.answer
         shown = shown if len(shown) <= _ANSWER_CHARS else shown[:_ANSWER_CHARS] + "…"
@@ -130,12 +117,8 @@ def mcp_command(path: Path, http_port: int | None, host: str, allow_write: bool,
     Read-only: the input folder is never written. No model is needed here.
     """
     from datasolver.mcp_server import build_server
-    from datasolver.solver import SolverError
 
-    try:
-        server = build_server(path, allow_write=allow_write, symmetric=symmetric)
-    except (AskError, DataError, SolverError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    server = build_server(path, allow_write=allow_write, symmetric=symmetric)
     with server:
         server.run(http_port, host)
 

@@ -6,14 +6,7 @@ from pathlib import Path
 
 import click
 
-from datasolver.data import Catalog, DataError, render_result
-
-
-def _open(task_dir: Path) -> Catalog:
-    try:
-        return Catalog.open(task_dir)
-    except DataError as exc:
-        raise click.ClickException(str(exc)) from exc
+from datasolver.data import Catalog, render_result
 
 
 @click.command("tables")
@@ -27,7 +20,7 @@ def tables_command(task_dir: Path, no_load: bool) -> None:
     columns, source file, aliases and, for tables extracted from documents, their origin. Then
     every file that could not be read, with the reason, and notes such as skipped ragged rows.
     """
-    with _open(task_dir) as catalog:
+    with Catalog.open(task_dir) as catalog:
         if not no_load:
             catalog.load()
         infos = catalog.tables()
@@ -59,13 +52,10 @@ def sql_command(task_dir: Path, query: str, limit: int, csv_path: Path | None) -
     """Run read-only SQL (DuckDB dialect; common MySQL / T-SQL / SQLite slips are repaired)
     over every table of TASK_DIR and print the rewrites applied, the total row count and rows.
     """
-    with _open(task_dir) as catalog:
-        try:
-            result = catalog.query(query, limit=limit)
-            if csv_path is not None:
-                catalog.query_df(query).to_csv(csv_path, index=False, encoding="utf-8")
-        except DataError as exc:
-            raise click.ClickException(str(exc)) from exc
+    with Catalog.open(task_dir) as catalog:
+        result = catalog.query(query, limit=limit)
+        if csv_path is not None:
+            catalog.query_df(query).to_csv(csv_path, index=False, encoding="utf-8")
     click.echo(render_result(result))
     if csv_path is not None:
         click.echo(f"wrote {result.total_rows} rows to {csv_path}")

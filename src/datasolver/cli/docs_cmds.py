@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from datasolver.docs import DocError, DocReport, prepare_documents_async, prepare_documents_into_async
+from datasolver.docs import DocReport, prepare_documents_async, prepare_documents_into_async
 from datasolver.llm import LLMClient, LLMConfigError, LLMSettings
 
 
@@ -51,10 +51,7 @@ def docs_command(path: Path, out_dir: Path | None, no_llm: bool, question: str |
     if out_dir is None and not (path / "context").is_dir():
         raise click.ClickException(f"{path} has no context/ folder; give --out DIR to extract a plain folder")
     settings, note = _model_or_none(no_llm)
-    try:
-        report = asyncio.run(_run(path, out_dir, settings, question, votes))
-    except DocError as exc:
-        raise click.ClickException(str(exc)) from exc
+    report = asyncio.run(_run(path, out_dir, settings, question, votes))
     if note:
         click.echo(f"note: {note}")
     width = max((len(t.name) for t in report.tables), default=0)

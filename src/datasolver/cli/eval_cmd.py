@@ -10,7 +10,6 @@ from rich.table import Table
 
 from datasolver.eval import (
     DEFAULT_PENALTY,
-    EvalError,
     EvalReport,
     RunComparison,
     SeedSummary,
@@ -74,13 +73,10 @@ def eval_command(
     \b
         datasolver eval TASKS/output TASKS --input TASKS/input --pred-name gold.csv
     """
-    try:
-        base = load_report(baseline) if baseline else None
-        report = evaluate_dir(pred_dir, gold_dir, input_dir, penalty, pred_name=pred_name, explain=explain)
-        if json_out:
-            report.save(json_out)
-    except (EvalError, OSError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    base = load_report(baseline) if baseline else None
+    report = evaluate_dir(pred_dir, gold_dir, input_dir, penalty, pred_name=pred_name, explain=explain)
+    if json_out:
+        report.save(json_out)
     console = _console()
     _print_report(console, report, failed_only=failed_only, explain=explain)
     if base is not None:
@@ -111,17 +107,14 @@ def eval_compare_command(runs: tuple[Path, ...], baselines: tuple[Path, ...], re
         datasolver eval-compare new_s1.json new_s2.json new_s3.json \\
             -b old_s1.json -b old_s2.json -b old_s3.json
     """
-    try:
-        current = [load_report(path) for path in runs]
-        base = [load_report(path) for path in baselines]
-        cur_summary = summarize_seeds([r.scores() for r in current])
-        base_summary = summarize_seeds([r.scores() for r in base]) if base else None
-        interval = (
-            paired_bootstrap([r.scores() for r in base], [r.scores() for r in current], resamples=resamples, seed=seed)
-            if base else None
-        )
-    except (EvalError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    current = [load_report(path) for path in runs]
+    base = [load_report(path) for path in baselines]
+    cur_summary = summarize_seeds([r.scores() for r in current])
+    base_summary = summarize_seeds([r.scores() for r in base]) if base else None
+    interval = (
+        paired_bootstrap([r.scores() for r in base], [r.scores() for r in current], resamples=resamples, seed=seed)
+        if base else None
+    )
     console = _console()
     penalties = {r.penalty for r in current + base}
     if len(penalties) > 1:

@@ -28,11 +28,3 @@ def resolve_settings(api_url: str | None, api_key: str | None, model: str | None
     if not (api_url or os.environ.get(ENV_API_URL)) or not (model or os.environ.get(ENV_MODEL)):
         raise LLMConfigError(NO_MODEL)
     return LLMSettings.from_env(base_url=api_url, api_key=api_key, model=model)
-
-
-def model_settings(api_url: str | None, api_key: str | None, model: str | None) -> LLMSettings:
-    """`resolve_settings` for commands that print plain errors: a missing model is a ClickException."""
-    try:
-        return resolve_settings(api_url, api_key, model)
-    except LLMConfigError as exc:
-        raise click.ClickException(str(exc)) from exc

@@ -9,14 +9,12 @@ from pathlib import Path
 
 import click
 
-from datasolver.data import DataError
-from datasolver.cli.model_options import model_options, model_settings
-from datasolver.eval import EvalError, evaluate_dir
+from datasolver.cli.model_options import model_options, resolve_settings
+from datasolver.eval import evaluate_dir
 from datasolver.llm.constants import ENV_API_KEY, ENV_API_URL, ENV_MODEL
 from datasolver.pipeline import (
     DEFAULT_TASK_TIMEOUT_S,
     DEFAULT_WORKERS,
-    PipelineError,
     RunConfig,
     RunSummary,
     default_input_dir,
@@ -84,24 +82,21 @@ def run_command(
     skipped unless --force. A model must be configured (it fails at once otherwise); a task's own
     failure never stops the run. Progress goes to stderr; run_summary.json to the logs folder.
     """
-    settings = model_settings(api_url, api_key, model)
+    settings = resolve_settings(api_url, api_key, model)
     output = output_dir or default_output_dir()
     limits = None
     if max_attempts is not None:
         from datasolver.agent import Limits
 
         limits = Limits(max_attempts=max_attempts)
-    try:
-        config = RunConfig(
-            input_dir=input_dir or default_input_dir(), output_dir=output,
-            logs_dir=logs_dir or default_logs_dir(output), settings=settings, workers=workers,
-            task_timeout_s=task_timeout, time_budget_s=time_budget,
-            task_ids=tuple(t.strip() for t in task_ids.split(",") if t.strip()) if task_ids else None,
-            force=force, scratch_dir=scratch_dir, keep_scratch=keep_scratch, doc_llm=doc_llm, limits=limits,
-        )
-        summary = run_batch_sync(config, progress=make_progress())
-    except (PipelineError, DataError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    config = RunConfig(
+        input_dir=input_dir or default_input_dir(), output_dir=output,
+        logs_dir=logs_dir or default_logs_dir(output), settings=settings, workers=workers,
+        task_timeout_s=task_timeout, time_budget_s=time_budget,
+        task_ids=tuple(t.strip() for t in task_ids.split(",") if t.strip()) if task_ids else None,
+        force=force, scratch_dir=scratch_dir, keep_scratch=keep_scratch, doc_llm=doc_llm, limits=limits,
+    )
+    summary = run_batch_sync(config, progress=make_progress())
     click.echo(_summary_line(summary))
     click.echo(f"predictions: {config.output_dir}  summary: {config.summary_path}")
 
@@ -121,11 +116,8 @@ def demo_command(output_dir: Path | None, workers: int) -> None:
                "agent loop and tools (explore_data, read_solver, edit_solver, run_solver).\n"
                "The model is a SCRIPT: a local OpenAI-compatible server replays prepared tool calls,\n"
                "so these answers come from the script, not from a language model.\n")
-    try:
-        result = run_demo(output, workers=workers, progress=make_progress())
-        report = evaluate_dir(result.output_dir, result.gold_dir, result.input_dir)
-    except (PipelineError, DataError, EvalError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    result = run_demo(output, workers=workers, progress=make_progress())
+    report = evaluate_dir(result.output_dir, result.gold_dir, result.input_dir)
     records = {r.task_id: r for r in result.summary.tasks}
     for task in report.tasks:
         record = records.get(task.task_id)

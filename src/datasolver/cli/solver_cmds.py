@@ -7,11 +7,9 @@ from pathlib import Path
 
 import click
 
-from datasolver.data import DataError
-from datasolver.docs import DocError
 from datasolver.llm import LLMConfigError, LLMSettings
 from datasolver.pipeline import prepare_task_documents
-from datasolver.solver import SolverError, SolverToolbox, prepare_task, solve_task
+from datasolver.solver import SolverToolbox, prepare_task, solve_task
 from datasolver.solver.tools.run_solver import render_run
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
@@ -38,11 +36,8 @@ def prepare_command(task_dir: Path, scratch_dir: Path, copy_context: bool, no_ll
             settings = LLMSettings.from_env()
         except LLMConfigError:
             settings = None  # no model configured: the deterministic path alone
-    try:
-        root = prepare_task(task_dir, scratch_dir, link_context=not copy_context)
-        report, _ = prepare_task_documents(root, settings=settings)
-    except (SolverError, DataError, DocError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    root = prepare_task(task_dir, scratch_dir, link_context=not copy_context)
+    report, _ = prepare_task_documents(root, settings=settings)
     if report.tables or report.skipped:
         click.echo(report.summary(), err=True)
     click.echo(root)
@@ -64,13 +59,10 @@ def tool_command(task_scratch_dir: Path, tool_name: str, json_args: str, as_json
         raise click.ClickException(f"JSON_ARGS is not valid JSON: {exc}") from exc
     if not isinstance(args, dict):
         raise click.ClickException("JSON_ARGS must be a JSON object, e.g. '{}'")
-    try:
-        with SolverToolbox(task_scratch_dir) as toolbox:
-            if tool_name not in toolbox.names:
-                raise click.ClickException(f"no tool named {tool_name!r}; tools: {', '.join(toolbox.names)}")
-            result = toolbox.call(tool_name, args)
-    except (SolverError, DataError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    with SolverToolbox(task_scratch_dir) as toolbox:
+        if tool_name not in toolbox.names:
+            raise click.ClickException(f"no tool named {tool_name!r}; tools: {', '.join(toolbox.names)}")
+        result = toolbox.call(tool_name, args)
     click.echo(json.dumps({"kind": result.kind, "ok": result.ok, "text": result.text}, ensure_ascii=False)
                if as_json else result.text)
 
@@ -83,10 +75,7 @@ def solve_command(task_scratch_dir: Path, output_dir: Path | None) -> None:
     """Run the existing workdir/solver.py of a prepared task in the sandbox (no LLM) and print
     where prediction.csv is. Exits 1 when the run is FAILED or writes NO OUTPUT.
     """
-    try:
-        run, path = solve_task(task_scratch_dir, output_dir)
-    except (SolverError, DataError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    run, path = solve_task(task_scratch_dir, output_dir)
     if path is None:
         raise click.ClickException(render_run(run, show_rows=0))
     click.echo(path)

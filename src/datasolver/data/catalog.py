@@ -193,7 +193,7 @@ class Catalog:
         near = difflib.get_close_matches(key, choices, n=5, cutoff=0.3)
         nearest = dict.fromkeys(self._lookup[c] for c in near)
         hint = f" Nearest: {', '.join(nearest)}." if nearest else ""
-        raise UnknownTable(f"no table named {name!r}.{hint} List tables with \\tables.")
+        raise UnknownTable(f"no table named {name!r}.{hint}")
 
     # ----------------------------------------------------------------- loading
     def load(self, names: list[str] | None = None) -> None:
@@ -303,8 +303,8 @@ class Catalog:
             except duckdb.Error as exc:
                 message = compact_error(exc, sql)
                 if failed:
-                    message += f" (could not load: {', '.join(failed)} — see \\tables)"
-                raise QueryError(message, sql) from exc
+                    message += f" (could not load: {', '.join(failed)})"
+                raise QueryError(message, sql, unloaded=failed) from exc
 
     def _known_columns(self) -> list[str]:
         rows = self._ro.execute("SELECT DISTINCT column_name FROM duckdb_columns() WHERE NOT internal").fetchall()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datasolver.errors import DatasolverError
 
-class DataError(Exception):
+
+class DataError(DatasolverError):
     """Base class of every error raised by the data engine."""
 
 
@@ -26,7 +28,9 @@ class ReadOnlyViolation(DataError):
 class QueryError(DataError):
     """DuckDB rejected a query; the message is compacted to one actionable line."""
 
-    def __init__(self, message: str, sql: str = "", rewrites: list[str] | None = None) -> None:
+    def __init__(self, message: str, sql: str = "", rewrites: list[str] | None = None,
+                 unloaded: list[str] | None = None) -> None:
         super().__init__(message)
         self.sql = sql
         self.rewrites = list(rewrites or [])
+        self.unloaded = list(unloaded or [])  # referenced tables that could not be loaded

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datasolver.errors import DatasolverError
 
-class DocError(Exception):
+
+class DocError(DatasolverError):
     """Base class of every error raised while turning documents into tables."""
 
 

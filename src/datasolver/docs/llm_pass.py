@@ -14,6 +14,7 @@ from datasolver.docs.prepare import _DocState, write_table
 from datasolver.docs.structurize import StructurizeLimits, structurize_document
 from datasolver.docs.structurize.join import PROVENANCE_COLUMNS
 from datasolver.docs.votes import vote_relevance
+from datasolver.errors import PromptError
 from datasolver.llm.errors import LLMError
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ async def structure_documents(
                 llm, state.text, document_name=state.doc.path.name, knowledge=knowledge, limits=limits,
                 location=_locator(state), document_sha256=state.sha256, cache_dir=cache_dir,
             )
-        except (DocError, LLMError) as exc:
+        except (DocError, LLMError, PromptError) as exc:
             return state, exc
 
     for state, outcome in await asyncio.gather(*(one(s) for s in chosen)):

@@ -14,7 +14,7 @@ from datasolver.eval.compare import (
     summarize_seeds,
 )
 from datasolver.eval.csvread import Table, read_strict_csv
-from datasolver.eval.errors import CsvFormatError, EvalError, InvalidGold, InvalidRunFile, NoGoldTasks, RaggedRow
+from datasolver.eval.errors import CsvFormatError, EvalError, InvalidGold, InvalidRunFile, NoGoldTasks, NoSharedTasks, RaggedRow
 from datasolver.eval.explain import ClosestColumn, ColumnReport
 from datasolver.eval.normalize import normalize_cell
 from datasolver.eval.runs import EvalReport, TaskResult, evaluate_dir, find_gold, load_report
@@ -28,6 +28,7 @@ __all__ = [
     "ColumnReport",
     "CsvFormatError",
     "EvalError",
+    "NoSharedTasks",
     "EvalReport",
     "InvalidGold",
     "InvalidRunFile",

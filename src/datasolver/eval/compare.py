@@ -11,6 +11,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from datasolver.eval.errors import NoSharedTasks
+
 # A task counts as solved at full marks; the tolerance only absorbs float noise.
 SOLVED_AT = 1.0 - 1e-9
 
@@ -169,7 +171,7 @@ def paired_bootstrap(
     cur = summarize_seeds(current_runs).task_means()
     common = sorted(set(base) & set(cur))
     if not common:
-        raise ValueError("the two systems share no scored task")
+        raise NoSharedTasks("the two systems share no scored task")
     diffs = [cur[t] - base[t] for t in common]
     rng = random.Random(seed)
     n = len(diffs)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datasolver.errors import DatasolverError
 
-class EvalError(Exception):
+
+class EvalError(DatasolverError):
     """Base class of every error raised by the scorer."""
 
 
@@ -27,6 +29,10 @@ class InvalidGold(EvalError):
 
 class NoGoldTasks(EvalError):
     """A gold folder holds no `<task>/gold.csv` (nor `output/<task>/gold.csv`)."""
+
+
+class NoSharedTasks(EvalError, ValueError):
+    """Two systems' runs have no scored task in common, so they cannot be compared."""
 
 
 class InvalidRunFile(EvalError):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datasolver.errors import DatasolverError
+
 from typing import Any
 
 
-class LLMError(Exception):
+class LLMError(DatasolverError):
     """Base class of every error raised by the llm room."""
 
     #: How many retries were spent before this error was raised (set by the client).

@@ -18,7 +18,7 @@ from datasolver.pipeline.config import (
 )
 from datasolver.pipeline.demo import DemoResult, run_demo
 from datasolver.pipeline.documents import prepare_task_documents
-from datasolver.pipeline.errors import InputError, OutputError, PipelineError, UnknownTasks
+from datasolver.pipeline.errors import InputError, OutputError, PipelineError, RunConfigError, UnknownTasks
 from datasolver.pipeline.fallback import run_fallback
 from datasolver.pipeline.progress import LogProgress, NullProgress, Progress, RichProgress, make_progress
 from datasolver.pipeline.resume import has_prediction, prediction_path, split_for_resume
@@ -36,6 +36,7 @@ __all__ = [
     "NullProgress",
     "OutputError",
     "PipelineError",
+    "RunConfigError",
     "PreparedTask",
     "Progress",
     "RichProgress",

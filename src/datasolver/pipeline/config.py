@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from datasolver.llm import LLMSettings
-from datasolver.pipeline.errors import OutputError
+from datasolver.pipeline.errors import OutputError, RunConfigError
 
 if TYPE_CHECKING:
     from datasolver.agent import Limits
@@ -66,11 +66,11 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         if self.workers < 1:
-            raise ValueError(f"workers must be >= 1, got {self.workers}")
+            raise RunConfigError(f"workers must be >= 1, got {self.workers}")
         if self.task_timeout_s <= 0:
-            raise ValueError(f"task_timeout_s must be > 0, got {self.task_timeout_s}")
+            raise RunConfigError(f"task_timeout_s must be > 0, got {self.task_timeout_s}")
         if self.time_budget_s is not None and self.time_budget_s <= 0:
-            raise ValueError(f"time_budget_s must be > 0 (or None for no budget), got {self.time_budget_s}")
+            raise RunConfigError(f"time_budget_s must be > 0 (or None for no budget), got {self.time_budget_s}")
 
     @property
     def summary_path(self) -> Path:

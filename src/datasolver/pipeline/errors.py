@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from datasolver.errors import DatasolverError
 
-class PipelineError(Exception):
+
+class PipelineError(DatasolverError):
     """Base class of every error raised by the pipeline room."""
 
 
 class InputError(PipelineError):
     """The input folder is missing, unreadable, or holds no task folder."""
+
+
+class RunConfigError(PipelineError, ValueError):
+    """A run setting is out of range (workers below 1, a deadline or budget of 0 seconds or less)."""
 
 
 class UnknownTasks(PipelineError):

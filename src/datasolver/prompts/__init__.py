@@ -1,7 +1,7 @@
 """Prompt text files (`<room>_<name>.md`) with `{{name}}` placeholders, shared by every room.
 
-Each room keeps its own prefix and error type; filling is strict (every placeholder given, no
-value unused) and single-pass, so a value that itself contains `{{x}}` (knowledge.md, data, a
+Each room keeps its own prefix; every failure is the one `datasolver.errors.PromptError`.
+Filling is strict (every placeholder given, no value unused) and single-pass, so a value that itself contains `{{x}}` (knowledge.md, data, a
 question) is never expanded again.
 """
 
@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
+
+from datasolver.errors import PromptError
 
 PROMPTS_DIR = Path(__file__).resolve().parent
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
@@ -24,17 +26,16 @@ def _read(filename: str) -> str | OSError:
 
 
 class PromptFiles:
-    """The prompt files of one room: `prompts/<prefix><name>.md`; failures raise `error`."""
+    """The prompt files of one room: `prompts/<prefix><name>.md`; failures raise `PromptError`."""
 
-    def __init__(self, prefix: str, error: type[Exception]) -> None:
+    def __init__(self, prefix: str) -> None:
         self.prefix = prefix
-        self.error = error
 
     def template(self, name: str) -> str:
         """The raw text of `prompts/<prefix><name>.md`."""
         text = _read(f"{self.prefix}{name}.md")
         if isinstance(text, OSError):
-            raise self.error(f"prompt file {PROMPTS_DIR / (self.prefix + name)}.md is missing ({text})")
+            raise PromptError(f"prompt file {PROMPTS_DIR / (self.prefix + name)}.md is missing ({text})")
         return text
 
     def placeholders(self, name: str) -> set[str]:
@@ -50,7 +51,7 @@ class PromptFiles:
         wanted = self.placeholders(name)
         missing, extra = wanted - set(values), set(values) - wanted
         if missing or extra:
-            raise self.error(
+            raise PromptError(
                 f"prompt {self.prefix}{name}.md: missing values {sorted(missing)}, unused values {sorted(extra)}"
             )
         return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), self.template(name))

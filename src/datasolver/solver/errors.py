@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datasolver.errors import DatasolverError
 
-class SolverError(Exception):
+
+class SolverError(DatasolverError):
     """Base class of every error raised by the solver room."""
 
 

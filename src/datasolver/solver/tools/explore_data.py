@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from datasolver.data import DataError, render_result
+from datasolver.data import DataError, QueryError, UnknownTable, render_result
 from datasolver.solver.tools.base import ToolContext, ToolResult
 
 MAX_LIMIT = 500
@@ -39,11 +39,20 @@ def explore_data(ctx: ToolContext, query: str, limit: int = 50) -> ToolResult:
             return _command(ctx, text)
         result = ctx.open_catalog().query(text, limit=min(limit, MAX_LIMIT))
     except DataError as exc:
-        return ToolResult.failed(f"{type(exc).__name__}: {exc}")
+        return ToolResult.failed(f"{type(exc).__name__}: {exc}{_hint(exc)}")
     out = render_result(result)
     if limit > MAX_LIMIT:
         out += f"\nnote: limit capped at {MAX_LIMIT}."
     return ToolResult(out)
+
+
+def _hint(exc: DataError) -> str:
+    """What to do next, in this tool's own commands (the engine's messages name no tool)."""
+    if isinstance(exc, UnknownTable):
+        return " List tables with `\\tables`."
+    if isinstance(exc, QueryError) and exc.unloaded:
+        return " `\\tables` says why they could not be read."
+    return ""
 
 
 def _command(ctx: ToolContext, text: str) -> ToolResult:
