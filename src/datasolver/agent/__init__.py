@@ -17,7 +17,6 @@ from datasolver.agent.errors import AgentError, LimitsError
 from datasolver.agent.limits import Limits
 from datasolver.agent.loop import AttemptResult, run_attempt
 from datasolver.agent.prompts import render_prompt
-from datasolver.agent.publish import publish_prediction
 from datasolver.agent.solve import SolveOutcome, solve_task
 from datasolver.agent.text_calls import extract_text_tool_calls
 from datasolver.agent.tokens import estimate_messages_tokens, estimate_tokens
@@ -41,7 +40,6 @@ __all__ = [
     "estimate_tokens",
     "extract_text_tool_calls",
     "gather_brief",
-    "publish_prediction",
     "render_prompt",
     "run_attempt",
     "solve_task",

@@ -18,7 +18,6 @@ from datasolver.agent.brief import TaskBrief, gather_brief
 from datasolver.agent.conversation import Conversation
 from datasolver.agent.limits import Limits
 from datasolver.agent.loop import DEADLINE, AttemptResult, AttemptRun, run_attempt
-from datasolver.agent.publish import publish_prediction
 from datasolver.agent.tool_runner import ToolRunner
 from datasolver.data import Catalog
 from datasolver.llm import LLMClient, TraceWriter, Usage
@@ -26,14 +25,16 @@ from datasolver.solver import (
     SandboxLimits,
     ScratchLayout,
     SolverToolbox,
+    TaskStatus,
+    publish_prediction,
+    render_run,
     restore_scaffold,
     run_solver_script,
 )
-from datasolver.solver.tools.run_solver import render_run
 
-SOLVED = "solved"
-FALLBACK = "fallback"
-FAILED = "failed"
+SOLVED: TaskStatus = "solved"
+FALLBACK: TaskStatus = "fallback"
+FAILED: TaskStatus = "failed"
 
 EVENT_ATTEMPT_START = "attempt_start"
 EVENT_ATTEMPT_END = "attempt_end"
@@ -47,7 +48,7 @@ class SolveOutcome:
     """The result of one task. ``prediction`` is `<output>/<task_id>/prediction.csv` when written."""
 
     task_id: str
-    status: str  # "solved" | "fallback" | "failed"
+    status: TaskStatus  # solved | fallback | failed (never skipped: that is the pipeline's resume)
     attempts: int  # attempts started
     requests: int  # model requests sent, over all attempts
     usage: dict[str, int]
@@ -183,7 +184,7 @@ class _Session:
         result = await asyncio.to_thread(self.toolbox.call, "read_solver", {"limit": 2000})
         return result.text
 
-    def _outcome(self, status: str, prediction: Path | None, reason: str | None) -> SolveOutcome:
+    def _outcome(self, status: TaskStatus, prediction: Path | None, reason: str | None) -> SolveOutcome:
         return SolveOutcome(
             task_id=self.brief.task_id, status=status, attempts=len(self.results),
             requests=sum(r.requests for r in self.results), usage=self.usage.as_dict(), seconds=0.0,

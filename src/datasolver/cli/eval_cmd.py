@@ -20,6 +20,7 @@ from datasolver.eval import (
     summarize_seeds,
 )
 from datasolver.eval.explain import ColumnReport
+from datasolver.eval.runs import PRED_NAME
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 _RUN_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -45,7 +46,7 @@ def _console() -> Console:
               help="λ: cost of each extra predicted column, as a share of the predicted columns.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, writable=True, path_type=Path),
               help="Also write every task's result (with column diagnostics) to this JSON file.")
-@click.option("--pred-name", default="prediction.csv", show_default=True,
+@click.option("--pred-name", default=PRED_NAME, show_default=True,
               help="File name of each prediction inside PRED_DIR/<task>/ (e.g. gold.csv to self-check gold).")
 @click.option("--baseline", type=_RUN_FILE, help="A results JSON of an earlier run: list fixed, broken and still failing tasks.")
 @click.option("--explain/--no-explain", default=True, show_default=True,

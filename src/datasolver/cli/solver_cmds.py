@@ -9,8 +9,7 @@ import click
 
 from datasolver.llm import LLMConfigError, LLMSettings
 from datasolver.pipeline import prepare_task_documents
-from datasolver.solver import SolverToolbox, prepare_task, solve_task
-from datasolver.solver.tools.run_solver import render_run
+from datasolver.solver import SolverToolbox, prepare_task, render_run, rerun_solver
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
@@ -75,7 +74,7 @@ def solve_command(task_scratch_dir: Path, output_dir: Path | None) -> None:
     """Run the existing workdir/solver.py of a prepared task in the sandbox (no LLM) and print
     where prediction.csv is. Exits 1 when the run is FAILED or writes NO OUTPUT.
     """
-    run, path = solve_task(task_scratch_dir, output_dir)
+    run, path = rerun_solver(task_scratch_dir, output_dir)
     if path is None:
         raise click.ClickException(render_run(run, show_rows=0))
     click.echo(path)

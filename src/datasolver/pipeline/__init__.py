@@ -21,7 +21,7 @@ from datasolver.pipeline.documents import prepare_task_documents
 from datasolver.pipeline.errors import InputError, OutputError, PipelineError, RunConfigError, UnknownTasks
 from datasolver.pipeline.fallback import run_fallback
 from datasolver.pipeline.progress import LogProgress, NullProgress, Progress, RichProgress, make_progress
-from datasolver.pipeline.resume import has_prediction, prediction_path, split_for_resume
+from datasolver.pipeline.resume import split_for_resume
 from datasolver.pipeline.summary import RunSummary, TaskRecord, load_summary, write_summary
 from datasolver.pipeline.task import PreparedTask, TaskSolver, prepare_stage, run_task, solve_stage, task_limits
 
@@ -50,10 +50,8 @@ __all__ = [
     "default_input_dir",
     "default_logs_dir",
     "default_output_dir",
-    "has_prediction",
     "load_summary",
     "make_progress",
-    "prediction_path",
     "prepare_stage",
     "run_batch",
     "run_batch_sync",

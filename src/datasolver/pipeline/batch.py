@@ -21,9 +21,10 @@ from datasolver.pipeline.budget import TimeBudget
 from datasolver.pipeline.config import RunConfig, check_folders
 from datasolver.pipeline.errors import InputError, OutputError, UnknownTasks
 from datasolver.pipeline.progress import NullProgress, Progress
-from datasolver.pipeline.resume import prediction_path, split_for_resume
+from datasolver.pipeline.resume import split_for_resume
 from datasolver.pipeline.summary import RunSummary, TaskRecord, write_summary
 from datasolver.pipeline.task import TaskSolver, prepare_stage, solve_stage
+from datasolver.solver import prediction_path
 
 # Threads per worker: a task's own blocking step plus the agent's tool runs, with room to spare.
 _THREADS_PER_WORKER = 2

@@ -6,22 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from datasolver.data import Task
-
-PREDICTION_FILE = "prediction.csv"
-
-
-def prediction_path(output_dir: Path, task_id: str) -> Path:
-    """Where a task's answer goes: `<output_dir>/<task_id>/prediction.csv`."""
-    return Path(output_dir) / task_id / PREDICTION_FILE
-
-
-def has_prediction(output_dir: Path, task_id: str) -> bool:
-    """True when a non-empty prediction exists (an empty file is an interrupted write)."""
-    path = prediction_path(output_dir, task_id)
-    try:
-        return path.is_file() and path.stat().st_size > 0
-    except OSError:
-        return False
+from datasolver.solver import has_prediction
 
 
 def split_for_resume(tasks: Iterable[Task], output_dir: Path, *, force: bool = False) -> tuple[list[Task], list[Task]]:

@@ -12,12 +12,10 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from datasolver.llm import Usage
-
-Status = Literal["solved", "fallback", "failed", "skipped"]
-STATUSES: tuple[str, ...] = ("solved", "fallback", "failed", "skipped")
+from datasolver.solver import STATUSES, TaskStatus
 
 
 @dataclass
@@ -25,7 +23,7 @@ class TaskRecord:
     """What happened to one task. `usage` covers every model request made for it (documents and agent)."""
 
     task_id: str
-    status: Status
+    status: TaskStatus
     mode: str = "full"
     """full | fast | fallback_only | resume"""
     attempts: int = 0

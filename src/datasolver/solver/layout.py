@@ -17,6 +17,9 @@ from pathlib import Path
 
 from datasolver.solver.errors import ScratchError
 
+PREDICTION_NAME = "prediction.csv"
+"""The answer file: what solver.py writes into workdir/ and what the grader reads."""
+
 
 @dataclass(frozen=True)
 class ScratchLayout:
@@ -54,7 +57,7 @@ class ScratchLayout:
 
     @property
     def prediction(self) -> Path:
-        return self.workdir / "prediction.csv"
+        return self.workdir / PREDICTION_NAME
 
     @property
     def tmp(self) -> Path:

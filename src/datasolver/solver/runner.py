@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Literal
 
 import datasolver
-from datasolver.solver.layout import ScratchLayout
+from datasolver.solver.layout import PREDICTION_NAME, ScratchLayout
 from datasolver.solver.sandbox import SandboxLimits, SandboxRun, run_sandboxed
 from datasolver.solver.scaffold import NO_RESULT_MARKER
 from datasolver.solver.errors import ScratchError
 
 RunStatus = Literal["OK", "NO OUTPUT", "FAILED"]
-_PARTIAL = ".prediction.csv.partial"
+_PARTIAL = f".{PREDICTION_NAME}.partial"
 
 
 @dataclass

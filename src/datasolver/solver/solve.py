@@ -1,19 +1,19 @@
-"""Replay a finished task: run its solver.py (no LLM) and copy prediction.csv to an output folder."""
+"""Re-run a prepared task's solver.py (no model) and publish its prediction."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from datasolver.solver.layout import ScratchLayout
+from datasolver.solver.publish import publish_prediction
 from datasolver.solver.runner import SolverRun, run_solver_script
 from datasolver.solver.sandbox import SandboxLimits
 
 
-def solve_task(
+def rerun_solver(
     task_scratch_dir: Path, output_root: Path | None = None, limits: SandboxLimits = SandboxLimits()
 ) -> tuple[SolverRun, Path | None]:
-    """Run solver.py; when OK and `output_root` is given, copy the prediction to
+    """Run solver.py; when OK and `output_root` is given, publish the prediction to
     `<output_root>/<task_id>/prediction.csv`. Returns the run and the prediction's final path.
     """
     layout = ScratchLayout.of(task_scratch_dir).require()
@@ -22,7 +22,4 @@ def solve_task(
         return run, None
     if output_root is None:
         return run, run.prediction
-    target = Path(output_root) / layout.root.name / "prediction.csv"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(run.prediction, target)
-    return run, target
+    return run, publish_prediction(run.prediction, output_root, layout.root.name)

@@ -1,0 +1,49 @@
+"""The one way to a published answer: where it goes, how it gets there, and what a task ended as.
+
+`prediction_path` is the only spelling of `<output>/<task_id>/prediction.csv`; `publish_prediction`
+is the only writer (atomic, so a reader or a resumed run never sees half a file). The agent, the
+pipeline's fallback, `datasolver solve` and resume all go through here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Literal, get_args
+
+from datasolver.solver.layout import PREDICTION_NAME
+
+TaskStatus = Literal["solved", "fallback", "failed", "skipped"]
+"""How a task ended: the agent's prediction, the fallback run's, none, or not run (resume)."""
+STATUSES: tuple[TaskStatus, ...] = get_args(TaskStatus)
+
+
+def prediction_path(output_dir: Path, task_id: str) -> Path:
+    """Where a task's answer goes: `<output_dir>/<task_id>/prediction.csv`."""
+    return Path(output_dir) / task_id / PREDICTION_NAME
+
+
+def publish_prediction(prediction: Path, output_dir: Path, task_id: str) -> Path:
+    """Copy ``prediction`` to `prediction_path` atomically (write beside it, then rename); return that path."""
+    target = prediction_path(output_dir, task_id)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{PREDICTION_NAME}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        shutil.copyfile(prediction, tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def has_prediction(output_dir: Path, task_id: str) -> bool:
+    """True when a non-empty prediction is published (an empty file is an interrupted write)."""
+    path = prediction_path(output_dir, task_id)
+    try:
+        return path.is_file() and path.stat().st_size > 0
+    except OSError:
+        return False
