@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -106,33 +105,13 @@ def test_a_failed_run_removes_a_stale_prediction(toolbox) -> None:
     assert not toolbox.layout.prediction.exists()
 
 
-def test_timeout_kills_the_whole_process_group(toolbox) -> None:
-    code = (
-        "import subprocess, time\n"
-        "child = subprocess.Popen(['sleep', '60'])\n"
-        "(TASK_DIR / 'workdir' / 'child.pid').write_text(str(child.pid))\n"
-        "time.sleep(60)\n"
-        "result = None"
-    )
-    set_query(toolbox, code)
-    started = time.monotonic()
-    result = run(toolbox, timeout=2)
-    assert time.monotonic() - started < 20
+def test_a_run_past_its_timeout_is_failed_and_says_so(toolbox) -> None:
+    # Whether solver.py is still importing or already sleeping when the timeout strikes, the
+    # report is the same (the process-group kill itself is tested on the sandbox alone).
+    set_query(toolbox, "import time\ntime.sleep(60)\nresult = None")
+    result = run(toolbox, timeout=1)
     assert result.text.splitlines()[0] == "FAILED"
-    assert "timed out after 2 s" in result.text
-    pid = int((toolbox.layout.workdir / "child.pid").read_text())
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and _alive(pid):
-        time.sleep(0.1)
-    assert not _alive(pid), "the grandchild survived the timeout"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state not in ("Z", "X")
+    assert "timed out after 1 s" in result.text
 
 
 @needs_landlock

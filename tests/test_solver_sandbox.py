@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,36 @@ def sandboxed(tmp_path: Path, code: str, **limits):
     work.mkdir(exist_ok=True)
     return run_sandboxed([sys.executable, "-c", code], cwd=work, write_dirs=[work], log_dir=work,
                          limits=SandboxLimits(timeout_s=30, **limits))
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    # A light script (no datasolver imports), so the child is started well inside the timeout.
+    code = ("import pathlib, subprocess, time\n"
+            "child = subprocess.Popen(['sleep', '60'])\n"
+            "pathlib.Path('child.pid').write_text(str(child.pid))\n"
+            "time.sleep(60)\n")
+    run = run_sandboxed([sys.executable, "-c", code], cwd=_work(tmp_path), write_dirs=[_work(tmp_path)],
+                        log_dir=_work(tmp_path), limits=SandboxLimits(timeout_s=2.5))
+    assert run.timed_out
+    pid = int((tmp_path / "work" / "child.pid").read_text())
+    for _ in range(50):  # the kill is sent at the timeout; give the kernel a moment to reap
+        if not _alive(pid):
+            break
+        time.sleep(0.1)
+    assert not _alive(pid), "the grandchild survived the timeout"
+
+
+def _work(tmp_path: Path) -> Path:
+    (tmp_path / "work").mkdir(exist_ok=True)
+    return tmp_path / "work"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state not in ("Z", "X")
 
 
 @needs_landlock
