@@ -80,9 +80,11 @@ def test_opening_messages_hold_all_three_layers(scratch: Path) -> None:
     assert KNOWLEDGE.strip() in text
     assert "{{not_a_placeholder}}" in text
     # (c) tree, profiles, question, the solver.py hint.
-    assert "orders.csv  (61 B)" in text and "json/" in text
-    assert "orders: 4 rows, from csv/orders.csv" in text
-    assert "  - amount: DOUBLE, nullable, 3 distinct, range 3.0 .. 10.5" in text
+    assert "csv/\n    1 table file (61 B), named under Tables" in text and "knowledge.md  (" in text
+    assert "orders: 4 rows, in csv/\n" in text  # the file is named after the table: only its folder
+    assert "  amount DOUBLE, 3 distinct, 3.0 .. 10.5, 1 NULL" in text
+    assert "cities: 2 rows, in json/; no NULLs" in text  # NULL counts of 0 said once per table
+    assert "  country VARCHAR, = FR" in text  # a 1-distinct column: its value, no range
     assert f"# Question\n{TINY_QUESTION}\n" in text
     assert "`workdir/solver.py` is ready" in text
     assert text.index("# Task knowledge") < text.index("# Tables") < text.index("# Question")
@@ -116,23 +118,22 @@ def test_document_table_hints_reach_the_prompt(tmp_path: Path) -> None:
     text = build_task_prompt(brief)
     assert brief.document_tables in text
     assert "derived/" in brief.tree  # the extracted table file is part of the tree
-    assert "staff: BIGINT" in brief.tables  # and profiled like any other table
+    assert "staff BIGINT" in brief.tables  # and profiled like any other table
 
 
 def test_big_tables_are_listed_without_profiling(scratch: Path) -> None:
     with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
         text = describe_tables(catalog, max_rows=3)
         assert not any(t.loaded for t in catalog.tables() if t.name == "orders")  # never loaded
-    assert "orders: ~4 rows, from csv/orders.csv [large: not profiled, use \\schema]" in text
-    assert "  columns: order_id, city, amount" in text
-    assert "cities: 2 rows, from json/cities.json\n  - city: VARCHAR" in text
+    assert "orders: ~4 rows, in csv/ [large: not profiled, use \\schema]; columns: order_id, city, amount" in text
+    assert "cities: 2 rows, in json/; no NULLs\n  city VARCHAR" in text
 
 
 def test_profiles_past_the_character_budget_become_one_line(scratch: Path) -> None:
     with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
         text = describe_tables(catalog, max_chars=50)
-    assert "[not profiled to save space, use \\schema]" in text
-    assert "  columns: " in text
+    assert "orders: 4 rows, in csv/\n  order_id BIGINT" in text  # profiled within the budget
+    assert "cities: ? rows, in json/ [not profiled to save time, use \\schema]" in text  # past it: one line
 
 
 def test_unreadable_files_are_reported(tmp_path: Path) -> None:

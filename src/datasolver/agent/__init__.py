@@ -14,6 +14,7 @@ from datasolver.agent.brief import TaskBrief, gather_brief
 from datasolver.agent.compaction import CompactionReport, compact
 from datasolver.agent.conversation import Conversation
 from datasolver.agent.errors import AgentError, LimitsError
+from datasolver.agent.fit import DEFAULT_PROMPT_BUDGET, first_prompt_tokens, fit_brief
 from datasolver.agent.limits import Limits
 from datasolver.agent.loop import AttemptResult, run_attempt
 from datasolver.agent.prompts import render_prompt
@@ -24,6 +25,7 @@ from datasolver.agent.tokens import estimate_messages_tokens, estimate_tokens
 __all__ = [
     "AgentError",
     "AttemptResult",
+    "DEFAULT_PROMPT_BUDGET",
     "CompactionReport",
     "Conversation",
     "Limits",
@@ -39,6 +41,8 @@ __all__ = [
     "estimate_messages_tokens",
     "estimate_tokens",
     "extract_text_tool_calls",
+    "first_prompt_tokens",
+    "fit_brief",
     "gather_brief",
     "render_prompt",
     "run_attempt",

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from datasolver.agent.limits import Limits
-from datasolver.agent.tables import describe_tables
+from datasolver.agent.tables import TableDigest, digest_tables
 from datasolver.agent.tree import render_tree
 from datasolver.data import Catalog, load_task
 from datasolver.docs import DocError, document_table_hints
@@ -23,23 +23,38 @@ class TaskBrief:
     task_id: str
     question: str
     knowledge: str  # knowledge.md in full, "" when the task has none
-    tree: str  # directory tree of context/ and derived/
+    tree: str  # directory tree of context/ and derived/ (table files only counted: the tables name them)
     tables: str  # compact table descriptions from the engine's profiles
     document_tables: str = ""  # document-table hints from the docs room, "" when none
+    digest: TableDigest | None = None  # the profiles behind `tables`, for re-rendering (see agent.fit)
+    folded: tuple[str, ...] = ()  # tables shown as one line each to fit the prompt budget
 
 
 def gather_brief(task_scratch_dir: Path, catalog: Catalog, limits: Limits = Limits()) -> TaskBrief:
     """Read task.json and knowledge.md, render the tree, profile the tables, collect doc hints."""
     root = Path(task_scratch_dir)
     task = load_task(root)
+    digest = digest_tables(catalog, max_rows=limits.profile_max_rows, max_chars=limits.profile_chars)
     return TaskBrief(
         task_id=task.task_id,
         question=task.question,
         knowledge=task.knowledge(),
-        tree=render_tree(root, limits.tree_max_lines),
-        tables=describe_tables(catalog, max_rows=limits.profile_max_rows, max_chars=limits.profile_chars),
+        tree=render_tree(root, limits.tree_max_lines, described=_table_files(root, catalog)),
+        tables=digest.render(),
         document_tables=_document_hints(root),
+        digest=digest,
     )
+
+
+def _table_files(root: Path, catalog: Catalog) -> set[Path]:
+    """The files that back a table (the table descriptions name them; the tree only counts them)."""
+    files = set()
+    for info in catalog.tables():
+        for candidate in (root / "context" / info.source_file, root / info.source_file):
+            if candidate.is_file():
+                files.add(candidate)
+                break
+    return files
 
 
 def _document_hints(root: Path) -> str:

@@ -29,6 +29,9 @@ class Limits:
     profile_max_rows: int = 500_000  # larger tables are listed without a profile (no load)
     profile_chars: int = 30_000  # profiles beyond this get the one-line listing instead
     tree_max_lines: int = 120  # the directory tree in the prompt
+    # The first user message (knowledge, files, tables, question), in estimated tokens; above it the
+    # least relevant tables are folded to one line each. Sized for a 32k-token context window.
+    prompt_budget: int = 10_000
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -16,8 +16,10 @@ from typing import Any
 from datasolver.agent.assemble import build_messages
 from datasolver.agent.brief import TaskBrief, gather_brief
 from datasolver.agent.conversation import Conversation
+from datasolver.agent.fit import first_prompt_tokens, fit_brief
 from datasolver.agent.limits import Limits
 from datasolver.agent.loop import DEADLINE, AttemptResult, AttemptRun, run_attempt
+from datasolver.agent.relevance import vote_table_relevance
 from datasolver.agent.tool_runner import ToolRunner
 from datasolver.data import Catalog
 from datasolver.llm import LLMClient, TraceWriter, Usage
@@ -41,6 +43,8 @@ EVENT_ATTEMPT_END = "attempt_end"
 EVENT_FALLBACK = "fallback"
 EVENT_PUBLISHED = "prediction_published"
 EVENT_SOLVE_END = "solve_end"
+EVENT_PROMPT_FITTED = "prompt_fitted"
+RELEVANCE_VOTES = 3  # votes on table relevance, asked only when the first prompt is over its budget
 
 
 @dataclass
@@ -88,6 +92,7 @@ async def solve_task(
     catalog = await asyncio.to_thread(Catalog.open, layout.root, cache_dir=layout.tmp)
     try:
         brief = await asyncio.to_thread(gather_brief, layout.root, catalog, limits)
+        brief = await _fit_prompt(brief, client, limits, evidence_hints, trace)
         with SolverToolbox(layout.root, catalog=catalog) as toolbox:
             session = _Session(layout, brief, client, toolbox, catalog, Path(output_dir), limits, trace,
                                evidence_hints, dict(chat_options or {}))
@@ -194,6 +199,23 @@ class _Session:
     def _event(self, kind: str, **fields: Any) -> None:
         if self.trace is not None:
             self.trace.event(kind, **fields)
+
+
+async def _fit_prompt(
+    brief: TaskBrief, client: LLMClient, limits: Limits, evidence_hints: str, trace: TraceWriter | None
+) -> TaskBrief:
+    """Over the prompt budget: ask the relevance votes, then fold the least relevant tables."""
+    before = first_prompt_tokens(brief, evidence_hints)
+    if before <= limits.prompt_budget:
+        return brief
+    votes = await vote_table_relevance(client, brief.question, brief.digest, RELEVANCE_VOTES) if brief.digest else {}
+    fitted = await asyncio.to_thread(fit_brief, brief, limits.prompt_budget, evidence_hints=evidence_hints,
+                                     relevance=votes)
+    if trace is not None:
+        trace.event(EVENT_PROMPT_FITTED, budget=limits.prompt_budget, tokens_before=before,
+                    tokens_after=first_prompt_tokens(fitted, evidence_hints), folded=list(fitted.folded),
+                    votes=votes)
+    return fitted
 
 
 def _why_rejected(result: AttemptResult) -> str:

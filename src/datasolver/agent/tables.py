@@ -1,59 +1,144 @@
-"""Compact table descriptions for the prompt, from the engine's profiles, within a size budget.
+"""Table descriptions for the prompt: a digest of the engine's profiles, rendered compactly.
 
-Profiling loads a table, so big tables (often decoys) and tables past the character budget are
-listed from cheap metadata only: name, rows, source, column names.
+`digest_tables` profiles the catalog once (the expensive part); `TableDigest.render` turns it into
+text and can fold any tables to one line each (see `agent.fit`). Same-schema tables are described
+once (`data.schema_groups`). Profiling loads a table, so big tables (often decoys) and tables past
+the profiling budget are listed from cheap metadata only: name, rows, source, column names.
 """
 
 from __future__ import annotations
 
-from datasolver.data import Catalog, TableInfo, profile_table
+import dataclasses
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+from datasolver.data import Catalog, TableInfo, TableProfile, profile_table
+from datasolver.data.schema_groups import constant_value, group_by_schema, render_group, source_text
 
 MAX_COLUMNS_LISTED = 60
+FOLDED_HEADING = "Folded to one line (less relevant; queryable; `\\schema NAME` for details):"
 
 
-def describe_tables(catalog: Catalog, *, max_rows: int = 500_000, max_chars: int = 30_000) -> str:
-    """Profiles of the catalog's tables, then one line per file that could not be read."""
-    blocks: list[str] = []
+@dataclass(frozen=True)
+class TableEntry:
+    """One table of the digest: its listing, and its profile unless it was listed from metadata only."""
+
+    info: TableInfo
+    profile: TableProfile | None = None
+    note: str = ""  # why there is no profile
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def search_text(self) -> str:
+        """Name, origin, column names and constant values (what relevance scoring looks at)."""
+        parts = [self.info.name, self.info.origin or "", " ".join(self.info.aliases), " ".join(self.info.columns or [])]
+        if self.profile is not None:
+            parts += [v for c in self.profile.columns if (v := constant_value(c)) is not None]
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class TableDigest:
+    """Every table of a task, profiled once; rendered with any subset folded to one line each."""
+
+    entries: tuple[TableEntry, ...] = ()
+    skipped: tuple[str, ...] = field(default=())  # "path: reason" of files that could not be read
+
+    def names(self) -> list[str]:
+        return [e.name for e in self.entries]
+
+    def fold_units(self) -> list[tuple[str, ...]]:
+        """What folding can shrink: each schema group of profiled tables (a group folds as a whole,
+        since its members are already one line each), in catalog order. Metadata-only tables are
+        one line already and are no unit."""
+        profiled = [e.profile for e in self.entries if e.profile is not None]
+        return [tuple(t.name for t in group.tables) for group in group_by_schema(profiled)]
+
+    def render(self, folded: Collection[str] = ()) -> str:
+        """Schema groups of the profiled tables, metadata-only lines, folded lines, unreadable files."""
+        fold = set(folded)
+        profiled = [e.profile for e in self.entries if e.profile is not None and e.name not in fold]
+        blocks = [render_group(g) for g in group_by_schema(profiled)]
+        blocks += [one_line(e.info, e.note) for e in self.entries if e.profile is None and e.name not in fold]
+        folded_entries = [e for e in self.entries if e.name in fold]
+        if folded_entries:
+            blocks.append(FOLDED_HEADING + "\n" + "\n".join(_folded_lines(folded_entries)))
+        if self.skipped:
+            blocks.append("Not readable:\n" + "\n".join(f"  - {s}" for s in self.skipped))
+        return "\n\n".join(blocks) if blocks else "(no readable tables)"
+
+
+def digest_tables(catalog: Catalog, *, max_rows: int = 500_000, max_chars: int = 30_000) -> TableDigest:
+    """Profile the catalog's tables (bounded work: big tables and those past `max_chars` of
+    profile text are listed from metadata), plus the files that could not be read."""
+    entries: list[TableEntry] = []
     used = 0
     for info in catalog.tables():
         if info.rows is not None and info.rows > max_rows:
-            block = brief_line(info, "large: not profiled, use \\schema")
-        elif used >= max_chars:
-            block = brief_line(info, "not profiled to save space, use \\schema")
-        else:
-            block, problem = _profile(catalog, info)
-            if problem:
-                block = brief_line(info, f"could not be profiled ({problem}), see \\schema")
-            elif used + len(block) > max_chars:
-                block = brief_line(info, "not profiled to save space, use \\schema")
-        blocks.append(block)
-        used += len(block) + 2
-    skipped = catalog.skipped
-    if skipped:
-        blocks.append("Not readable:\n" + "\n".join(f"  - {s.path}: {s.reason}" for s in skipped))
-    return "\n\n".join(blocks) if blocks else "(no readable tables)"
+            entries.append(TableEntry(info, note="large: not profiled, use \\schema"))
+            continue
+        if used >= max_chars:
+            entries.append(TableEntry(info, note="not profiled to save time, use \\schema"))
+            continue
+        profile, problem = _profile(catalog, info)
+        if profile is None:
+            entries.append(TableEntry(info, note=f"could not be profiled ({problem}), see \\schema"))
+            continue
+        used += len(profile.render()) + 2
+        entries.append(TableEntry(info, profile))
+    skipped = tuple(f"{s.path}: {s.reason}" for s in catalog.skipped)
+    return TableDigest(tuple(entries), skipped)
 
 
-def brief_line(info: TableInfo, why: str = "") -> str:
-    """`name: ~rows rows, from file; columns: a, b, c` (no loading needed)."""
+def describe_tables(catalog: Catalog, *, max_rows: int = 500_000, max_chars: int = 30_000) -> str:
+    """The digest rendered with nothing folded."""
+    return digest_tables(catalog, max_rows=max_rows, max_chars=max_chars).render()
+
+
+def one_line(info: TableInfo, why: str = "", columns_as: str | None = None) -> str:
+    """`name: ~rows rows, from file [why]; columns: a, b, c` (no loading needed)."""
     rows = "?" if info.rows is None else (f"{info.rows}" if info.rows_exact else f"~{info.rows}")
-    head = f"{info.name}: {rows} rows, from {info.source_file}"
-    if info.origin:
-        head += f" ({info.origin})"
+    head = f"{info.name}: {rows} rows, {source_text(info.name, info.source_file, info.origin)}"
     if why:
         head += f" [{why}]"
+    if columns_as is not None:
+        return head + f"; columns as {columns_as}"
     columns = info.columns or []
     shown = ", ".join(columns[:MAX_COLUMNS_LISTED])
     if len(columns) > MAX_COLUMNS_LISTED:
         shown += f", … (+{len(columns) - MAX_COLUMNS_LISTED} more)"
-    return head + (f"\n  columns: {shown}" if columns else "")
+    return head + (f"; columns: {shown}" if columns else "")
 
 
-def _profile(catalog: Catalog, info: TableInfo) -> tuple[str, str | None]:
-    """(profile text, None) or ("", why it failed). A table that cannot be profiled must not
-    cost the task its prompt; the reason is shown and `\\schema` gives the model the details."""
+def brief_line(info: TableInfo, why: str = "") -> str:
+    """The one-line listing (kept for callers of the older name)."""
+    return one_line(info, why)
+
+
+def _folded_lines(entries: list[TableEntry]) -> list[str]:
+    """One line per folded table; a column list already given names the first table that had it."""
+    first_with: dict[tuple[str, ...], str] = {}
+    lines = []
+    for entry in entries:
+        columns = [c.name for c in entry.profile.columns] if entry.profile is not None else entry.info.columns
+        key = tuple(columns or [])
+        same = first_with.get(key) if key else None
+        info = entry.info
+        if entry.profile is not None:  # the profile counted the rows and read the columns
+            info = dataclasses.replace(info, rows=entry.profile.rows, rows_exact=True,
+                                       columns=[c.name for c in entry.profile.columns])
+        lines.append("  - " + one_line(info, entry.note, columns_as=same))
+        if key and same is None:
+            first_with[key] = entry.name
+    return lines
+
+
+def _profile(catalog: Catalog, info: TableInfo) -> tuple[TableProfile | None, str | None]:
+    """(profile, None) or (None, why it failed). A table that cannot be profiled must not cost
+    the task its prompt; the reason is shown and `\\schema` gives the model the details."""
     try:
-        return profile_table(catalog, info.name).render(), None
+        return profile_table(catalog, info.name), None
     except Exception as exc:  # DataError or a raw DuckDB error from an odd column type
-        return "", f"{type(exc).__name__}: {str(exc)[:200]}"
-
+        return None, f"{type(exc).__name__}: {str(exc)[:200]}"

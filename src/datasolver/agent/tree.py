@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from pathlib import Path
 
 # Folders of the scratch dir the model should see; workdir/ and tmp/ are the agent's own.
@@ -20,13 +21,18 @@ def human_size(size: int) -> str:
     return f"{value:.1f} GB"  # pragma: no cover - the loop always returns
 
 
-def render_tree(task_scratch_dir: Path, max_lines: int = 120) -> str:
-    """`context/` and `derived/` as an indented tree with file sizes (symlinks followed)."""
+def render_tree(task_scratch_dir: Path, max_lines: int = 120, described: Collection[Path] = ()) -> str:
+    """`context/` and `derived/` as an indented tree with file sizes (symlinks followed).
+
+    Files in `described` (those backing a table, which the table descriptions name with their
+    source file) are only counted, one line per folder, so the prompt does not list them twice.
+    """
     root = Path(task_scratch_dir)
     lines: list[str] = []
+    skip = {os.path.normpath(p) for p in described}
     for folder in SHOWN_FOLDERS:
         if (root / folder).is_dir():
-            _walk(root / folder, f"{folder}/", 0, lines)
+            _walk(root / folder, f"{folder}/", 0, lines, skip)
     if not lines:
         return "(no context files)"
     if len(lines) > max_lines:
@@ -35,7 +41,7 @@ def render_tree(task_scratch_dir: Path, max_lines: int = 120) -> str:
     return "\n".join(lines)
 
 
-def _walk(folder: Path, label: str, depth: int, lines: list[str]) -> None:
+def _walk(folder: Path, label: str, depth: int, lines: list[str], skip: set[str]) -> None:
     indent = "  " * depth
     lines.append(f"{indent}{label}")
     try:
@@ -45,8 +51,14 @@ def _walk(folder: Path, label: str, depth: int, lines: list[str]) -> None:
         return
     visible = [e for e in entries if not e.name.startswith(".")]
     for entry in (e for e in visible if e.is_dir()):
-        _walk(Path(entry.path), f"{entry.name}/", depth + 1, lines)
+        _walk(Path(entry.path), f"{entry.name}/", depth + 1, lines, skip)
     files = [e for e in visible if not e.is_dir()]
+    tables = [e for e in files if os.path.normpath(e.path) in skip]
+    if tables:
+        total = sum(_bytes_of(e) for e in tables)
+        lines.append(f"{indent}  {len(tables)} table file{'s' if len(tables) > 1 else ''} "
+                     f"({human_size(total)}), named under Tables")
+        files = [e for e in files if os.path.normpath(e.path) not in skip]
     for entry in files[:FILES_PER_FOLDER]:
         lines.append(f"{indent}  {entry.name}  ({_size_of(entry)})")
     if len(files) > FILES_PER_FOLDER:

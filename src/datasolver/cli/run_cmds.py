@@ -69,11 +69,14 @@ class Duration(click.ParamType):
 @click.option("--doc-llm/--no-doc-llm", default=True, show_default=True,
               help="Let the model turn narrative documents into tables (deterministic tables always).")
 @click.option("--max-attempts", type=click.IntRange(min=1), help="Attempts per task (default: the agent's, 5).")
+@click.option("--prompt-budget", type=click.IntRange(min=500), default=None,
+              help="Estimated tokens for the first prompt; above it the tables least relevant to the question "
+                   "are folded to one line each (still queryable). Default: 10000, sized for a 32k-context model.")
 def run_command(
     input_dir: Path | None, output_dir: Path | None, workers: int, task_timeout: float,
     time_budget: float | None, task_ids: str | None, force: bool, logs_dir: Path | None,
     scratch_dir: Path | None, keep_scratch: bool, api_url: str | None, api_key: str | None,
-    model: str | None, doc_llm: bool, max_attempts: int | None,
+    model: str | None, doc_llm: bool, max_attempts: int | None, prompt_budget: int | None,
 ) -> None:
     """Solve every task of INPUT_DIR into OUTPUT_DIR/<task_id>/prediction.csv.
 
@@ -85,10 +88,11 @@ def run_command(
     settings = resolve_settings(api_url, api_key, model)
     output = output_dir or default_output_dir()
     limits = None
-    if max_attempts is not None:
+    if max_attempts is not None or prompt_budget is not None:
         from datasolver.agent import Limits
 
-        limits = Limits(max_attempts=max_attempts)
+        changes = {"max_attempts": max_attempts, "prompt_budget": prompt_budget}
+        limits = Limits(**{k: v for k, v in changes.items() if v is not None})
     config = RunConfig(
         input_dir=input_dir or default_input_dir(), output_dir=output,
         logs_dir=logs_dir or default_logs_dir(output), settings=settings, workers=workers,

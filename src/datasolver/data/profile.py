@@ -46,6 +46,11 @@ class TableProfile:
         return "\n".join(lines)
 
 
+def is_ranged(column_type: str) -> bool:
+    """True for types whose profile carries a min/max range (numbers, dates, timestamps)."""
+    return column_type.upper().startswith(_RANGED)
+
+
 def profile_table(catalog, name: str) -> TableProfile:
     """One scan of the table computes every column's counts; the catalog loads it if needed."""
     table = catalog.resolve(name)
@@ -57,7 +62,7 @@ def profile_table(catalog, name: str) -> TableProfile:
     for column, ctype, *_ in described:
         ident = quote_ident(column)
         parts += [f"count({ident})", f"count(DISTINCT {ident})", f"CAST(any_value({ident}) AS VARCHAR)"]
-        if ctype.upper().startswith(_RANGED):
+        if is_ranged(ctype):
             parts += [f"CAST(min({ident}) AS VARCHAR)", f"CAST(max({ident}) AS VARCHAR)"]
     row = conn.execute(f"SELECT {', '.join(parts)} FROM {quote_ident(table)}").fetchall()[0]
     total, pos, columns = row[0], 1, []
@@ -65,7 +70,7 @@ def profile_table(catalog, name: str) -> TableProfile:
         non_null, distinct, example = row[pos : pos + 3]
         pos += 3
         low = high = None
-        if ctype.upper().startswith(_RANGED):
+        if is_ranged(ctype):
             low, high = row[pos : pos + 2]
             pos += 2
         columns.append(ColumnProfile(column, ctype, total - non_null, distinct, example, low, high))

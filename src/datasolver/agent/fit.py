@@ -1,0 +1,68 @@
+"""Fit the first prompt into a token budget by folding the least relevant tables.
+
+`fit_brief(brief, budget_tokens)` is the one entry point: it returns the brief whose user prompt
+(knowledge, evidence hints, files, tables, question) is estimated at most `budget_tokens`, folding
+tables to one line each, least relevant first, only as far as needed. The unit of folding is a
+schema group (a table of its own is a group of one): a group's tables are one line each already,
+so only dropping its shared column block saves space; it is as relevant as its best table. Folded tables stay named
+and queryable. When even every table folded is over the budget, the all-folded brief comes back
+(the caller can compare `first_prompt_tokens` with its budget). Fitting is cheap and repeatable:
+the brief keeps the full digest, so a larger budget unfolds tables again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from datasolver.agent.assemble import build_user_prompt
+from datasolver.agent.brief import TaskBrief
+from datasolver.agent.limits import Limits
+from datasolver.agent.relevance import rank_least_relevant_first
+from datasolver.agent.tokens import estimate_tokens
+
+# Sized for a 32k-token context window (Limits.prompt_budget): the rules and tool schemas come on
+# top, and the conversation needs most of the window for tool results and the model's own turns.
+DEFAULT_PROMPT_BUDGET = Limits().prompt_budget
+
+
+def first_prompt_tokens(brief: TaskBrief, evidence_hints: str = "") -> int:
+    """Estimated tokens of the first user message (the rules' system message not included)."""
+    return estimate_tokens(build_user_prompt(brief, evidence_hints))
+
+
+def fit_brief(
+    brief: TaskBrief,
+    budget_tokens: int,
+    *,
+    evidence_hints: str = "",
+    relevance: Mapping[str, float] | None = None,
+) -> TaskBrief:
+    """The brief with the fewest least-relevant tables folded so the first prompt fits the budget.
+
+    ``relevance`` is per-table vote counts (`vote_table_relevance`); without it, word overlap
+    with the question ranks the tables. A brief without a digest is returned unchanged.
+    """
+    if budget_tokens < 1:
+        raise ValueError(f"budget_tokens must be positive, got {budget_tokens}")
+    digest = brief.digest
+    if digest is None:
+        return brief
+    ranked = rank_least_relevant_first(digest, brief.question, relevance)
+    position = {name: i for i, name in enumerate(ranked)}
+    # A schema group is as relevant as its most relevant table; least relevant units fold first.
+    units = sorted(digest.fold_units(), key=lambda unit: max(position[n] for n in unit))
+
+    def folded(count: int) -> TaskBrief:
+        chosen = tuple(name for unit in units[:count] for name in unit)
+        return dataclasses.replace(brief, tables=digest.render(chosen), folded=chosen)
+
+    def fits(candidate: TaskBrief) -> bool:
+        return first_prompt_tokens(candidate, evidence_hints) <= budget_tokens
+
+    candidate = folded(0)
+    for count in range(1, len(units) + 1):  # the shortest prefix of the units that fits
+        if fits(candidate):
+            return candidate
+        candidate = folded(count)
+    return candidate

@@ -1,0 +1,152 @@
+"""Compact profile text for prompts: tables that share one schema are described once.
+
+A group is two or more profiled tables with the same columns and types in the same order
+(monthly or per-district tables). The group's column lines give statistics over all its
+tables; each table then gets one line with what differs: name, rows, source, and the values of
+the columns that are constant inside it (its district, its month). A column line omits what
+carries no information: a 1-distinct column shows its value instead of a range, a column
+without NULLs says nothing about NULLs (the table header says "no NULLs" once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from datasolver.data.profile import ColumnProfile, TableProfile, is_ranged
+from datasolver.data.results import cell_text
+
+EXAMPLE_CHARS = 40
+CONSTANT_CHARS = 60
+
+
+@dataclass(frozen=True)
+class SchemaGroup:
+    """Tables with identical (column, type) lists, in first-seen order; one table is a group of one."""
+
+    columns: tuple[tuple[str, str], ...]
+    tables: tuple[TableProfile, ...]
+
+
+def group_by_schema(profiles: Sequence[TableProfile]) -> list[SchemaGroup]:
+    """Profiles grouped by their exact (column, type) list; groups in order of first appearance."""
+    order: dict[tuple[tuple[str, str], ...], list[TableProfile]] = {}
+    for profile in profiles:
+        key = tuple((c.name, c.type) for c in profile.columns)
+        order.setdefault(key, []).append(profile)
+    return [SchemaGroup(key, tuple(members)) for key, members in order.items()]
+
+
+def constant_value(column: ColumnProfile) -> str | None:
+    """The single value of a column with one distinct value and no NULLs, else None."""
+    if column.distinct == 1 and column.nulls == 0 and column.example is not None:
+        return cell_text(column.example, CONSTANT_CHARS)
+    return None
+
+
+def column_line(column: ColumnProfile, rows: int) -> str:
+    """`name TYPE, 3 distinct, 1.5 .. 9, 2 NULL` with the uninformative parts left out."""
+    parts = [f"{column.name} {column.type}"]
+    constant = constant_value(column)
+    if constant is not None:
+        parts.append(f"= {constant}")
+        return ", ".join(parts)
+    if column.distinct == 0:
+        parts.append("all NULL")
+        return ", ".join(parts)
+    parts.append("unique" if column.distinct == rows and column.nulls == 0 else f"{column.distinct} distinct")
+    if column.min is not None and column.min != column.max:
+        parts.append(f"{column.min} .. {column.max}")
+    elif column.example is not None:
+        parts.append(f"e.g. {cell_text(column.example, EXAMPLE_CHARS)}")
+    if column.nulls:
+        parts.append(f"{column.nulls} NULL")
+    return ", ".join(parts)
+
+
+def source_text(name: str, source_file: str, origin: str | None = None) -> str:
+    """`from db/x.db`, or just `in csv/` when the file is named after the table (`csv/name.csv`)."""
+    folder, _, file_name = source_file.rpartition("/")
+    stem = file_name.rsplit(".", 1)[0] if "." in file_name else file_name
+    text = f"in {folder}/" if folder and stem == name else f"from {source_file}"
+    return text + (f" ({origin})" if origin else "")
+
+
+def table_header(profile: TableProfile) -> str:
+    """`name: 12 rows, from db/x.db (origin); no NULLs`."""
+    head = f"{profile.name}: {profile.rows} rows, {source_text(profile.name, profile.source_file, profile.origin)}"
+    if not any(c.nulls for c in profile.columns):
+        head += "; no NULLs"
+    return head
+
+
+def render_single(profile: TableProfile) -> str:
+    """One table: its header, then one compact line per column."""
+    return "\n".join([table_header(profile)] + [f"  {column_line(c, profile.rows)}" for c in profile.columns])
+
+
+def render_group(group: SchemaGroup) -> str:
+    """A group of one renders as a single table; larger groups as one schema block plus a line per table."""
+    if len(group.tables) == 1:
+        return render_single(group.tables[0])
+    count = len(group.tables)
+    every_constant = {
+        name for name, _ in group.columns
+        if all(constant_value(_column(t, name)) is not None for t in group.tables)
+    }
+    lines = [f"These {count} tables share one schema (statistics over all {count}):"]
+    for index, (name, ctype) in enumerate(group.columns):
+        if name in every_constant:
+            lines.append(f"  {name} {ctype}, one value per table (below)")
+        else:
+            lines.append("  " + _merged_line(name, ctype, [t.columns[index] for t in group.tables]))
+    for table in group.tables:
+        lines.append("  - " + member_line(table))
+    return "\n".join(lines)
+
+
+def member_line(profile: TableProfile) -> str:
+    """`name: 14 rows, from db/x.db; 区域=南京市建邺区, 年月=2019年02月` (constant columns only)."""
+    head = f"{profile.name}: {profile.rows} rows, {source_text(profile.name, profile.source_file, profile.origin)}"
+    constants = [f"{c.name}={value}" for c in profile.columns if (value := constant_value(c)) is not None]
+    return head + ("; " + ", ".join(constants) if constants else "")
+
+
+def _column(profile: TableProfile, name: str) -> ColumnProfile:
+    return next(c for c in profile.columns if c.name == name)
+
+
+def _merged_line(name: str, ctype: str, columns: list[ColumnProfile]) -> str:
+    parts = [f"{name} {ctype}"]
+    most = max(c.distinct for c in columns)
+    parts.append(f"≤{most} distinct")
+    low, high = _merged_range(ctype, columns)
+    if low is not None and low != high:
+        parts.append(f"{low} .. {high}")
+    else:
+        example = next((c.example for c in columns if c.example is not None), None)
+        if example is not None:
+            parts.append(f"e.g. {cell_text(example, EXAMPLE_CHARS)}")
+    nulls = sum(c.nulls for c in columns)
+    if nulls:
+        parts.append(f"{nulls} NULL in all")
+    return ", ".join(parts)
+
+
+def _merged_range(ctype: str, columns: list[ColumnProfile]) -> tuple[str | None, str | None]:
+    """The smallest min and largest max over the tables, compared as numbers for numeric types."""
+    if not is_ranged(ctype):
+        return None, None
+    lows = [c.min for c in columns if c.min is not None]
+    highs = [c.max for c in columns if c.max is not None]
+    if not lows or not highs:
+        return None, None
+    key = _number if not ctype.upper().startswith(("DATE", "TIMESTAMP")) else str
+    try:
+        return min(lows, key=key), max(highs, key=key)
+    except ValueError:  # a value that is not a number after all: compare as text
+        return min(lows), max(highs)
+
+
+def _number(text: str) -> float:
+    return float(text)

@@ -1,0 +1,150 @@
+"""The compact first prompt: same-schema tables described once, and folding to a token budget."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from datasolver.agent import TaskBrief, fit_brief, first_prompt_tokens, gather_brief
+from datasolver.agent.relevance import lexical_relevance, rank_least_relevant_first, vote_table_relevance
+from datasolver.agent.tables import FOLDED_HEADING
+from datasolver.data import Catalog
+from datasolver.llm import LLMClient, LLMSettings
+from datasolver.llm.fake import ScriptedServer, text
+from datasolver.solver import prepare_task
+
+QUESTION = "What was the total amount sold in Lyon in 2024-03?"
+MONTHS = ["2024-01", "2024-02", "2024-03", "2024-04", "2024-05", "2024-06"]
+
+
+@pytest.fixture(scope="module")
+def brief(tmp_path_factory: pytest.TempPathFactory) -> TaskBrief:
+    root = tmp_path_factory.mktemp("fit")
+    task = root / "input" / "task_months"
+    (task / "context" / "csv").mkdir(parents=True)
+    (task / "task.json").write_text(json.dumps({"task_id": "task_months", "question": QUESTION}), encoding="utf-8")
+    for index, month in enumerate(MONTHS):
+        rows = "".join(f"{month},{city},{10 * index + n}.5\n" for n, city in enumerate(["Lyon", "Paris", "Nice"]))
+        (task / "context" / "csv" / f"sales_{month.replace('-', '_')}.csv").write_text(
+            "month,city,amount\n" + rows, encoding="utf-8")
+    (task / "context" / "csv" / "stores.csv").write_text(
+        "store,city,opened,manager,phone,street,zip_code,area_m2\n"
+        "A,Lyon,2020-01-02,Ana Martin,+33 4 00 00 00 01,12 rue Victor Hugo,69002,120.5\n"
+        "B,Nice,,Paul Girard,+33 4 00 00 00 02,3 avenue Jean Medecin,06000,98\n", encoding="utf-8")
+    scratch = prepare_task(task, root / "scratch")
+    with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
+        return gather_brief(scratch, catalog)
+
+
+def test_same_schema_tables_share_one_description(brief: TaskBrief) -> None:
+    tables = brief.tables
+    assert "These 6 tables share one schema (statistics over all 6):" in tables
+    assert tables.count("amount DOUBLE") == 1  # the schema once, not six times
+    assert "  amount DOUBLE, ≤3 distinct, 0.5 .. 52.5" in tables  # range over all six (as numbers)
+    assert "  month VARCHAR, one value per table (below)" in tables
+    assert "  - sales_2024_03: 3 rows, in csv/; month=2024-03" in tables  # what differs, one line
+    # A table of its own keeps its column lines; a NULL is counted, no "no NULLs" on its header.
+    assert "stores: 2 rows, in csv/\n  store VARCHAR, unique, e.g. A" in tables
+    assert "opened DATE, 1 distinct, e.g. 2020-01-02, 1 NULL" in tables
+
+
+def test_the_compact_prompt_is_smaller_than_full_profiles(brief: TaskBrief) -> None:
+    assert brief.digest is not None
+    full = "\n\n".join(e.profile.render() for e in brief.digest.entries if e.profile is not None)
+    assert len(brief.tables) < 0.6 * len(full)
+    assert all(name in brief.tables for name in brief.digest.names())
+
+
+def test_within_budget_nothing_is_folded(brief: TaskBrief) -> None:
+    fitted = fit_brief(brief, first_prompt_tokens(brief))
+    assert fitted.folded == () and fitted.tables == brief.tables
+
+
+def test_over_budget_the_least_relevant_tables_fold_to_one_line(brief: TaskBrief) -> None:
+    # Folding unit: a schema group. The six monthly tables hold the question's month, so the
+    # unrelated `stores` table folds first and alone.
+    full = first_prompt_tokens(brief)
+    fitted = fit_brief(brief, full - 20)
+    assert fitted.folded == ("stores",)
+    assert first_prompt_tokens(fitted) <= full - 20
+    assert FOLDED_HEADING in fitted.tables
+    assert "  - stores: 2 rows, in csv/; columns: store, city, opened, manager, phone, street, zip_code, area_m2" \
+        in fitted.tables
+    assert "These 6 tables share one schema" in fitted.tables
+    # Refitting with a larger budget unfolds again (the brief keeps the full digest).
+    assert fit_brief(fitted, full).folded == ()
+
+
+def test_a_budget_nothing_fits_folds_every_table(brief: TaskBrief) -> None:
+    fitted = fit_brief(brief, 10)
+    assert set(fitted.folded) == set(brief.digest.names())
+    assert "These 6 tables" not in fitted.tables
+    assert "columns as sales_" in fitted.tables  # a repeated column list is named, not repeated
+    with pytest.raises(ValueError, match="positive"):
+        fit_brief(brief, 0)
+
+
+def test_word_overlap_ranks_the_named_month_first(brief: TaskBrief) -> None:
+    scores = lexical_relevance(QUESTION, brief.digest)
+    assert scores["sales_2024_03"] > scores["sales_2024_05"]
+    assert rank_least_relevant_first(brief.digest, QUESTION)[-1] == "sales_2024_03"
+
+
+def test_votes_rank_before_word_overlap(brief: TaskBrief) -> None:
+    script = [text('{"relevant": ["stores"]}')] * 2 + [text('{"relevant": ["stores", "sales_2024_01"]}')]
+
+    async def go(server: ScriptedServer) -> dict[str, float]:
+        settings = LLMSettings(base_url=server.base_url, api_key="k", model="fake", max_retries=0)
+        async with LLMClient(settings) as llm:
+            return await vote_table_relevance(llm, QUESTION, brief.digest, votes=3)
+
+    with ScriptedServer(script=script) as server:
+        votes = asyncio.run(go(server))
+        assert len(server.requests) == 3
+    assert votes["stores"] == 3 and votes["sales_2024_01"] == 1 and votes["sales_2024_03"] == 0
+    order = rank_least_relevant_first(brief.digest, QUESTION, votes)
+    assert order[-2:] == ["sales_2024_01", "stores"]
+    fitted = fit_brief(brief, first_prompt_tokens(brief) - 10, relevance=votes)
+    assert "stores" not in fitted.folded  # voted relevant: the monthly group folds instead
+    assert len(fitted.folded) == 6 and "sales_2024_01" in fitted.folded
+
+
+def test_solve_task_votes_and_folds_only_over_the_budget(tmp_path: Path) -> None:
+    from datasolver.agent import Limits, solve_task
+    from datasolver.agent.testing import edit_query_turn, fake_client
+    from datasolver.llm import TraceWriter
+    from datasolver.llm.fake import tool_call
+    from datasolver.solver.testing import make_tiny_task
+
+    task = make_tiny_task(tmp_path / "input")
+    (task / "context" / "csv" / "weather.csv").write_text(
+        "day,city,t_min,t_max,rain_mm,wind_kmh,humidity,pressure,sky\n"
+        "2024-05-01,Paris,9.5,18.0,0.0,12,55,1015,clear\n2024-05-02,Lyon,11.0,21.5,2.5,8,70,1009,rain\n",
+        encoding="utf-8")
+    scratch = prepare_task(task, tmp_path / "scratch")
+    with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
+        unfolded = first_prompt_tokens(gather_brief(scratch, catalog))
+    query = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city")'
+    votes = [text('{"relevant": ["orders", "cities"]}')] * 3
+    script = votes + [edit_query_turn(scratch, query), tool_call("run_solver", {}), text("done")]
+    trace = TraceWriter(tmp_path / "logs", scratch.name)
+    with ScriptedServer(script) as server:
+        async def go():
+            async with fake_client(server.base_url, trace) as client:
+                limits = Limits(prompt_budget=unfolded - 30)
+                return await solve_task(scratch, client, tmp_path / "out", limits=limits)
+
+        outcome = asyncio.run(go())
+        requests = server.requests
+    assert outcome.status == "solved"
+    assert all("relevant" in r["messages"][0]["content"] for r in requests[:3])  # the three votes
+    first_prompt = requests[3]["messages"][1]["content"]
+    assert FOLDED_HEADING + "\n  - weather: 2 rows, in csv/; columns: day, city, t_min" in first_prompt
+    assert "orders: 4 rows, in csv/\n  order_id BIGINT" in first_prompt  # voted relevant: kept in full
+    assert "cities: 2 rows, in json/; no NULLs\n  city VARCHAR" in first_prompt
+    fitted = [e for e in trace.read() if e["event"] == "prompt_fitted"]
+    assert len(fitted) == 1 and fitted[0]["folded"] == ["weather"] and fitted[0]["budget"] == unfolded - 30
+    assert fitted[0]["tokens_before"] == unfolded and fitted[0]["tokens_after"] <= unfolded - 30
