@@ -30,7 +30,7 @@ from datasolver.data.guard import check_read_only, locked_connection_config
 from datasolver.data.infer_types import materialize
 from datasolver.data.names import canonical_name, quote_ident
 from datasolver.data.results import QueryResult, render_describe
-from datasolver.data.sources import Registration, Source, register_derived, register_files
+from datasolver.data.sources import Registration, Source, register_derived, register_files, unreadable_reason
 from datasolver.data.sql_repair import RepairOutcome, execute_with_repair
 
 # Rows arrive as Arrow tables read in Python, so even the loader needs no file or network access.
@@ -236,8 +236,8 @@ class Catalog:
                 rw.execute(f"CREATE VIEW {quote_ident(alias)} AS SELECT * FROM {quote_ident(entry.name)}")
             entry.problems = loaded.problems
             entry.loaded = True
-        except (SourceSkipped, duckdb.Error, OSError, ValueError, MemoryError) as exc:
-            entry.error = str(exc) if isinstance(exc, SourceSkipped) else f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - one unreadable table never stops the others
+            entry.error = unreadable_reason(exc)
             rw.execute(f"DROP TABLE IF EXISTS {quote_ident(entry.name)}")
             self._drop_alias_entries(entry)
 

@@ -105,11 +105,23 @@ def sniff_delimiter(sample: str) -> str:
 def header_names(sample: str, delimiter: str) -> list[str]:
     """Header fields exactly as written; blanks become column<N>, repeats get _1, _2 suffixes."""
     reader = csv.reader(io.StringIO(sample), delimiter=delimiter)
-    return unique_names(next(reader, []))
+    try:
+        return unique_names(next(reader, []))
+    except csv.Error as exc:
+        raise SourceSkipped(f"no readable CSV header ({exc})") from exc
+
+
+def looks_binary(path: Path, size: int = SNIFF_BYTES) -> bool:
+    """True when the head holds NUL bytes outside a UTF-16 file: binary data, not text."""
+    with open(path, "rb") as fh:
+        head = fh.read(size)
+    return b"\x00" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
 
 
 def read_csv_header(path: Path) -> tuple[str, str, list[str]]:
     """(encoding, delimiter, column names) from the file's head only: cheap, for registration."""
+    if looks_binary(path):
+        raise SourceSkipped("binary data (NUL bytes), not a text CSV")
     encoding = detect_encoding(path)
     sample = read_head_text(path, encoding)
     if not sample.strip():
@@ -161,7 +173,7 @@ def read_csv_text(path: Path, scratch: Path) -> CsvRead:
         table = pacsv.read_csv(
             source, read_options=read_options, parse_options=parse_options, convert_options=convert_options
         )
-    except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
+    except (pa.ArrowInvalid, UnicodeDecodeError, csv.Error) as exc:
         raise SourceSkipped(f"could not parse as CSV ({encoding}, delimiter {delimiter!r}): {exc}") from exc
     return CsvRead(table, encoding, delimiter, bad_count, bad, replaced)
 

@@ -41,6 +41,7 @@ class ContextFiles:
     video: list[Path] = field(default_factory=list)
     knowledge: Path | None = None
     other: list[Path] = field(default_factory=list)
+    hidden: list[Path] = field(default_factory=list)  # names starting with a dot: listed, never loaded
 
     def relative(self, path: Path) -> str:
         try:
@@ -52,17 +53,17 @@ class ContextFiles:
 def list_context_files(root: Path) -> ContextFiles:
     """Walk `root` (following the csv/ json/ db/ doc/ video/ layout or files lying loose in it).
 
-    Hidden files and folders are ignored; `knowledge.md` at the top is the task knowledge, not a doc.
+    Hidden files and folders (a name starting with a dot) are not loaded but listed in `hidden`, so
+    callers can say so; `knowledge.md` at the top is the task knowledge, not a doc.
     """
     found = ContextFiles(root=root)
     if not root.is_dir():
         return found
-    paths = [
-        p
-        for p in root.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
-    ]
-    for path in sorted(paths, key=lambda p: natural_key(p.relative_to(root).as_posix())):
+    paths = sorted((p for p in root.rglob("*") if p.is_file()), key=lambda p: natural_key(p.relative_to(root).as_posix()))
+    for path in paths:
+        if any(part.startswith(".") for part in path.relative_to(root).parts):
+            found.hidden.append(path)
+            continue
         if path.parent == root and path.name.lower() == KNOWLEDGE_FILE:
             found.knowledge = path
             continue

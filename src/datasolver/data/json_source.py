@@ -19,6 +19,11 @@ from datasolver.data.errors import SourceSkipped
 HEAD_BYTES = 64 * 1024
 _TABLE_KEY = re.compile(r'^\s*\{\s*"table"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"records"\s*:\s*\[')
 KEY_COLUMN = "key"
+# Integers longer than this stay exact as text (Python refuses to convert past 4,300 digits, and
+# nothing numeric is gained beyond int64 anyway); the file still loads, with a note.
+MAX_INT_DIGITS = 100
+# Nested objects flatten into columns down to this depth; anything deeper stays as JSON text.
+MAX_FLATTEN_DEPTH = 32
 
 
 @dataclass
@@ -68,6 +73,24 @@ def _looks_like_json_lines(head: str) -> bool:
         return False
 
 
+class _Numbers:
+    """json.loads hook: integers too long to be numbers are kept verbatim as text, and counted."""
+
+    def __init__(self) -> None:
+        self.long_ints = 0
+
+    def parse_int(self, text: str) -> int | str:
+        if len(text.lstrip("-")) > MAX_INT_DIGITS:
+            self.long_ints += 1
+            return text
+        return int(text)
+
+    def notes(self) -> list[str]:
+        if not self.long_ints:
+            return []
+        return [f"{self.long_ints} integer(s) longer than {MAX_INT_DIGITS} digits kept as text"]
+
+
 def read_json_tables(path: Path) -> JsonFile:
     """Parse the whole file and return its tables; raise SourceSkipped when it is unusable."""
     text = path.read_text(encoding="utf-8-sig", errors="strict") if _is_utf8(path) else None
@@ -75,14 +98,21 @@ def read_json_tables(path: Path) -> JsonFile:
         raise SourceSkipped("not valid UTF-8 JSON")
     if not text.strip():
         raise SourceSkipped("empty file")
+    numbers = _Numbers()
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        lines = _parse_json_lines(text)
-        if lines is None:
-            raise SourceSkipped(f"broken JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
-        data = lines
-    return _tables_from_value(data, path.stem)
+        try:
+            data = json.loads(text, parse_int=numbers.parse_int)
+        except json.JSONDecodeError as exc:
+            lines = _parse_json_lines(text, numbers)
+            if lines is None:
+                raise SourceSkipped(f"broken JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+            data = lines
+        out = _tables_from_value(data, path.stem)
+    except RecursionError as exc:
+        raise SourceSkipped("JSON nested too deeply to read (arrays or objects inside each other "
+                            "beyond Python's recursion limit)") from exc
+    out.notes.extend(numbers.notes())
+    return out
 
 
 def _is_utf8(path: Path) -> bool:
@@ -93,13 +123,13 @@ def _is_utf8(path: Path) -> bool:
         return False
 
 
-def _parse_json_lines(text: str) -> list | None:
+def _parse_json_lines(text: str, numbers: _Numbers) -> list | None:
     rows = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for line in text.splitlines():
         if not line.strip():
             continue
         try:
-            rows.append(json.loads(line))
+            rows.append(json.loads(line, parse_int=numbers.parse_int))
         except json.JSONDecodeError:
             return None
     return rows if len(rows) > 1 or (rows and isinstance(rows[0], dict)) else None
@@ -161,12 +191,12 @@ def _rows_from_keyed(mapping: dict) -> list[dict]:
     return rows
 
 
-def _flatten(obj: dict, prefix: str = "") -> dict:
+def _flatten(obj: dict, prefix: str = "", depth: int = 1) -> dict:
     flat: dict = {}
     for key, value in obj.items():
         name = f"{prefix}_{key}" if prefix else str(key)
-        if isinstance(value, dict) and value:
-            flat.update(_flatten(value, name))
+        if isinstance(value, dict) and value and depth < MAX_FLATTEN_DEPTH:
+            flat.update(_flatten(value, name, depth + 1))
         else:
             flat[name] = value
     return flat

@@ -12,7 +12,7 @@ import pyarrow as pa
 from datasolver.data import csv_source, json_source, sqlite_source
 from datasolver.data.arrow_columns import TextTable
 from datasolver.data.errors import SourceSkipped
-from datasolver.data.files import ContextFiles
+from datasolver.data.files import KIND_BY_SUFFIX, ContextFiles
 
 DERIVED_MANIFEST = "manifest.json"
 
@@ -50,14 +50,46 @@ class Registration:
     notes: list[tuple[str, str]] = field(default_factory=list)
 
 
+HIDDEN_NOTE = "not loaded: its name (or a folder's) starts with a dot, which marks it hidden"
+
+
 def register_files(files: ContextFiles, reg: Registration) -> None:
-    """csv → json → db, each group in file-name order (the order decides name collisions)."""
+    """csv → json → db, each group in file-name order (the order decides name collisions).
+
+    One bad file never stops the others: whatever goes wrong while registering it becomes a
+    `skipped` entry with the reason.
+    """
+    for path in files.hidden:
+        if path.suffix.lower() in TABLE_SUFFIXES:
+            reg.notes.append((files.relative(path), HIDDEN_NOTE))
     for path in files.csv:
-        _register_csv(path, files.relative(path), path.stem, reg)
+        _guarded(files.relative(path), reg, _register_csv, path, files.relative(path), path.stem, reg)
     for path in files.json:
-        _register_json(path, files.relative(path), reg)
+        _guarded(files.relative(path), reg, _register_json, path, files.relative(path), reg)
     for path in files.db:
-        _register_sqlite(path, files.relative(path), reg)
+        _guarded(files.relative(path), reg, _register_sqlite, path, files.relative(path), reg)
+
+
+TABLE_SUFFIXES = frozenset(s for s, kind in KIND_BY_SUFFIX.items() if kind in ("csv", "json", "db"))
+
+
+def _guarded(relpath: str, reg: Registration, register: Callable[..., None], *args: object) -> None:
+    try:
+        register(*args)
+    except Exception as exc:  # noqa: BLE001 - any failure on one file is that file's note
+        reg.sources = [s for s in reg.sources if s.relpath != relpath]
+        reg.skipped.append((relpath, unreadable_reason(exc)))
+
+
+def unreadable_reason(exc: BaseException) -> str:
+    """One line saying why a file could not be read, whatever the parser raised."""
+    if isinstance(exc, SourceSkipped):
+        return str(exc)
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to read"
+    if isinstance(exc, MemoryError):
+        return "too large to read in the memory available"
+    return f"could not be read ({type(exc).__name__}: {str(exc)[:200]})"
 
 
 def register_derived(derived_dir: Path, reg: Registration, label: str = "derived") -> None:
