@@ -45,6 +45,7 @@ EVENT_PUBLISHED = "prediction_published"
 EVENT_SOLVE_END = "solve_end"
 EVENT_PROMPT_FITTED = "prompt_fitted"
 RELEVANCE_VOTES = 3  # votes on table relevance, asked only when the first prompt is over its budget
+QUERY_SHARE_OF_TOOL_TIMEOUT = 0.9
 
 
 @dataclass
@@ -89,7 +90,10 @@ async def solve_task(
     started = time.monotonic()
     layout = ScratchLayout.of(task_scratch_dir).require()
     trace = trace if trace is not None else client.trace
-    catalog = await asyncio.to_thread(Catalog.open, layout.root, cache_dir=layout.tmp)
+    # A query stops a little before the tool call's own timeout, so the model gets the catalog's
+    # precise message rather than a bare "did not finish".
+    catalog = await asyncio.to_thread(Catalog.open, layout.root, cache_dir=layout.tmp,
+                                      timeout_s=limits.tool_timeout_s * QUERY_SHARE_OF_TOOL_TIMEOUT)
     try:
         brief = await asyncio.to_thread(gather_brief, layout.root, catalog, limits)
         brief = await _fit_prompt(brief, client, limits, evidence_hints, trace)
@@ -232,7 +236,5 @@ def _read(path: Path) -> str | None:
 
 
 def _interrupt(catalog: Catalog) -> None:
-    """Stop the query running on the catalog's connection (after a tool timeout)."""
-    connection = catalog.connection()
-    if connection is not None:
-        connection.interrupt()
+    """Stop whatever the catalog is running (after a tool timeout), a table load included."""
+    catalog.interrupt()

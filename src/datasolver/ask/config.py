@@ -23,11 +23,15 @@ class AskLimits:
     """The table list in the prompt is cut here; list_tables shows it whole."""
     tool_result_chars: int = 6000
     """Any single tool answer is cut here."""
+    query_timeout_s: float = 60.0
+    """Each query (and the table loads it needs) is interrupted after this many seconds."""
 
     def __post_init__(self) -> None:
         for name in ("max_requests", "answer_rows", "render_rows", "sample_rows"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
+        if self.query_timeout_s <= 0:
+            raise ValueError("query_timeout_s must be positive")
 
 
 @dataclass(frozen=True)

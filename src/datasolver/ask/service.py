@@ -29,6 +29,7 @@ async def ask_data_async(
     settings = settings or LLMSettings.from_env()
     trace = TraceWriter(trace_path) if trace_path is not None else None
     with open_package(data_dir, cache_dir=cache_dir, symmetric=symmetric) as package:
+        package.catalog.timeout_s = (config or AskConfig()).limits.query_timeout_s
         text = question if question is not None else (package.task_question or "")
         async with LLMClient(settings, trace) as client:
             return await Analyst(package, client, config).ask(text)

@@ -16,8 +16,8 @@ _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 _ANSWER_CHARS = 70  # per-item lines of ask-golden are cut here; the JSON keeps everything
 
 
-def _config(review: bool, max_requests: int) -> AskConfig:
-    return AskConfig(limits=AskLimits(max_requests=max_requests), review=review)
+def _config(review: bool, max_requests: int, query_timeout: float = AskLimits().query_timeout_s) -> AskConfig:
+    return AskConfig(limits=AskLimits(max_requests=max_requests, query_timeout_s=query_timeout), review=review)
 
 
 _model_options = [
@@ -43,9 +43,13 @@ def _with_model_options(func):
 @click.argument("question", required=False)
 @click.option("--json", "as_json", is_flag=True,
               help="Print a JSON record: answer, evidence SQL, handles used, token usage, steps, notes.")
+@click.option("--timeout", "query_timeout", type=click.FloatRange(min=0, min_open=True),
+              default=AskLimits().query_timeout_s, show_default=True, metavar="SECONDS",
+              help="Stop any one query of the analyst after this long (the model is told and can try a cheaper one).")
 @_with_model_options
-def ask_command(data_dir: Path, question: str | None, as_json: bool, api_url: str | None, api_key: str | None, model: str | None,
-                review: bool, max_requests: int, symmetric: tuple[str, ...], trace_path: Path | None) -> None:
+def ask_command(data_dir: Path, question: str | None, as_json: bool, query_timeout: float, api_url: str | None,
+                api_key: str | None, model: str | None, review: bool, max_requests: int, symmetric: tuple[str, ...],
+                trace_path: Path | None) -> None:
     """Answer QUESTION in text from the tables of DATA_DIR (a task folder or any folder of CSV /
     JSON / SQLite / documents). Without QUESTION a task folder's own question is asked.
 
@@ -55,7 +59,7 @@ def ask_command(data_dir: Path, question: str | None, as_json: bool, api_url: st
     try:
         if question is not None:
             require_question(question)
-        result = ask_data(data_dir, question, settings=resolve_settings(api_url, api_key, model), config=_config(review, max_requests),
+        result = ask_data(data_dir, question, settings=resolve_settings(api_url, api_key, model), config=_config(review, max_requests, query_timeout),
                           trace_path=trace_path, symmetric=symmetric)
     except DatasolverError as exc:
         if not as_json:

@@ -8,6 +8,8 @@ import click
 
 from datasolver.data import Catalog, render_result
 
+DEFAULT_SQL_TIMEOUT_S = 300.0
+
 
 @click.command("tables")
 @click.argument("task_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
@@ -48,11 +50,13 @@ def tables_command(task_dir: Path, no_load: bool) -> None:
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(min=0), help="Rows to print.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the full result to this CSV file (UTF-8, header, no index).")
-def sql_command(task_dir: Path, query: str, limit: int, csv_path: Path | None) -> None:
+@click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_SQL_TIMEOUT_S, show_default=True,
+              metavar="SECONDS", help="Stop the query (and the table loads it needs) after this long; 0 = no limit.")
+def sql_command(task_dir: Path, query: str, limit: int, csv_path: Path | None, timeout: float) -> None:
     """Run read-only SQL (DuckDB dialect; common MySQL / T-SQL / SQLite slips are repaired)
     over every table of TASK_DIR and print the rewrites applied, the total row count and rows.
     """
-    with Catalog.open(task_dir) as catalog:
+    with Catalog.open(task_dir, timeout_s=timeout or None) as catalog:
         result = catalog.query(query, limit=limit)
         if csv_path is not None:
             catalog.query_df(query).to_csv(csv_path, index=False, encoding="utf-8")

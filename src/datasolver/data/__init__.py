@@ -7,6 +7,7 @@ from datasolver.data.catalog import Catalog, SkippedSource, TableInfo
 from datasolver.data.errors import (
     DataError,
     QueryError,
+    QueryInterrupted,
     ReadOnlyViolation,
     SourceSkipped,
     TaskError,
@@ -21,6 +22,7 @@ __all__ = [
     "Catalog",
     "DataError",
     "QueryError",
+    "QueryInterrupted",
     "QueryResult",
     "ReadOnlyViolation",
     "SkippedSource",

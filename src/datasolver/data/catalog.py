@@ -4,6 +4,10 @@ Registration only reads headers and metadata. A query first loads the tables it 
 against canonical names and aliases), then runs on a read-only, locked DuckDB connection over the
 catalog's private cache file. Loading needs a writable connection, so the catalog briefly swaps
 the read-only connection for a writable one and back; user SQL never runs on the writable one.
+
+Every operation (query, describe, load) can be stopped from another thread with `interrupt()`, or
+by its own timeout: DuckDB is interrupted mid-query, a load stops before its next table, and the
+caller gets `QueryInterrupted`. The catalog stays usable.
 """
 
 from __future__ import annotations
@@ -14,8 +18,11 @@ import resource
 import shutil
 import tempfile
 import threading
+import time
 import weakref
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -24,7 +31,7 @@ import duckdb
 import pandas as pd
 
 from datasolver.data.duck_errors import compact_error
-from datasolver.data.errors import QueryError, SourceSkipped, UnknownTable
+from datasolver.data.errors import QueryError, QueryInterrupted, SourceSkipped, UnknownTable
 from datasolver.data.files import list_context_files
 from datasolver.data.guard import check_read_only, locked_connection_config
 from datasolver.data.infer_types import materialize
@@ -50,6 +57,7 @@ def _memory_config() -> dict[str, str]:
         return {}
     return {"memory_limit": f"{max(64, int(soft * MEMORY_SHARE_OF_RLIMIT) >> 20)}MB"}
 DERIVED_DIR = "derived"
+STOP_REPEAT_S = 0.02  # how often a stopped operation's connections are interrupted again
 T = TypeVar("T")
 
 
@@ -90,8 +98,17 @@ class _Entry:
 class Catalog:
     """One task's tables. Use `Catalog.open(task_or_data_dir)`; close it (or use `with`)."""
 
-    def __init__(self, registration: Registration, cache_dir: Path | None = None) -> None:
-        self._lock = threading.RLock()
+    def __init__(self, registration: Registration, cache_dir: Path | None = None,
+                 timeout_s: float | None = None) -> None:
+        self.timeout_s = timeout_s  # default per-operation timeout; None = no limit
+        self._lock = threading.RLock()  # held for a whole operation
+        # Never held while SQL runs, so interrupt() can always take it: guards which connections
+        # exist, the operation counter and the reason the current operation was stopped.
+        self._state = threading.Lock()
+        self._rw: duckdb.DuckDBPyConnection | None = None
+        self._depth = 0
+        self._op = 0
+        self._stopped: str | None = None
         self._entries: dict[str, _Entry] = {}
         self._lookup: dict[str, str] = {}  # lowercase name or alias → canonical name
         self._skipped = [SkippedSource(p, r) for p, r in registration.skipped]
@@ -108,8 +125,12 @@ class Catalog:
 
     # ----------------------------------------------------------------- construction
     @classmethod
-    def open(cls, path: Path | str, cache_dir: Path | str | None = None, extra_derived: list[Path] | None = None) -> Catalog:
-        """Register every table under a task dir (its context/ plus derived/) or a plain data folder."""
+    def open(cls, path: Path | str, cache_dir: Path | str | None = None, extra_derived: list[Path] | None = None,
+             timeout_s: float | None = None) -> Catalog:
+        """Register every table under a task dir (its context/ plus derived/) or a plain data folder.
+
+        `timeout_s` is the default limit of each query, describe or load (see `interrupt`).
+        """
         path = Path(path)
         if not path.is_dir():
             raise SourceSkipped(f"{path} is not a folder")
@@ -119,7 +140,7 @@ class Catalog:
         derived_dirs = [path / DERIVED_DIR] if context != path else []
         for derived in derived_dirs + list(extra_derived or []):
             register_derived(Path(derived), reg)
-        return cls(reg, Path(cache_dir) if cache_dir else None)
+        return cls(reg, Path(cache_dir) if cache_dir else None, timeout_s=timeout_s)
 
     def _assign_names(self, sources: list[Source]) -> None:
         for source in sources:
@@ -196,11 +217,79 @@ class Catalog:
         raise UnknownTable(f"no table named {name!r}.{hint}")
 
     # ----------------------------------------------------------------- loading
-    def load(self, names: list[str] | None = None) -> None:
+    def load(self, names: list[str] | None = None, timeout_s: float | None = None) -> None:
         """Load the given tables (all when None) now; failures are recorded in `skipped`."""
-        with self._lock:
+        with self._lock, self._operation(timeout_s):
             targets = [self.resolve(n) for n in names] if names is not None else list(self._entries)
             self._ensure_loaded(targets)
+
+    # ----------------------------------------------------------------- stopping
+    def interrupt(self) -> bool:
+        """Stop the running operation from any thread; True if one was running.
+
+        A DuckDB query is interrupted at once; a table being read in Python finishes reading and
+        the load stops before it is stored (already loaded tables stay). The operation's caller
+        gets `QueryInterrupted`; the next operation runs normally.
+        """
+        return self._stop(None, "interrupted")
+
+    def _stop(self, op: int | None, reason: str) -> bool:
+        with self._state:
+            if self._depth == 0 or (op is not None and op != self._op):
+                return False
+            first = self._stopped is None
+            self._stopped = reason
+            op = self._op
+            self._interrupt_connections()
+        if first:
+            # DuckDB ignores an interrupt that arrives between two statements (or while a
+            # connection is being reopened after a load), so keep interrupting until the
+            # operation has ended.
+            threading.Thread(target=self._keep_stopping, args=(op,), daemon=True).start()
+        return True
+
+    def _keep_stopping(self, op: int) -> None:
+        while True:
+            time.sleep(STOP_REPEAT_S)
+            with self._state:
+                if self._depth == 0 or self._op != op:
+                    return
+                self._interrupt_connections()
+
+    def _interrupt_connections(self) -> None:
+        for conn in (self._ro, self._rw):
+            if conn is not None:
+                conn.interrupt()
+
+    @contextmanager
+    def _operation(self, timeout_s: float | None) -> Iterator[None]:
+        """Mark one public operation (call with self._lock held); nested calls join the outer one."""
+        with self._state:
+            self._depth += 1
+            outer = self._depth == 1
+            if outer:
+                self._op += 1
+                self._stopped = None
+            op = self._op
+        limit = self.timeout_s if timeout_s is None else timeout_s
+        timer = None
+        if outer and limit is not None and limit > 0:
+            timer = threading.Timer(limit, self._stop, (op, f"timed out after {limit:g} s"))
+            timer.daemon = True
+            timer.start()
+        try:
+            yield
+        finally:
+            if timer is not None:
+                timer.cancel()
+            with self._state:
+                self._depth -= 1
+
+    def _check_stopped(self, sql: str = "") -> None:
+        with self._state:
+            reason = self._stopped
+        if reason is not None:
+            raise QueryInterrupted(_stopped_message(reason), sql)
 
     def referenced_tables(self, sql: str) -> list[str]:
         """Tables whose name or alias appears in the SQL as a whole word (over-approximate by design)."""
@@ -219,23 +308,39 @@ class Catalog:
         pending = [n for n in names if not self._entries[n].loaded and not self._entries[n].error]
         if not pending:
             return
+        self._check_stopped()
         self._close_read_only()
         rw = duckdb.connect(str(self._db_path), config=self._config(LOADER_CONFIG))
+        with self._state:
+            self._rw = rw
         try:
             for name in pending:
+                self._check_stopped()
                 self._load_one(rw, self._entries[name])
         finally:
-            rw.close()
-            self._ro = self._open_read_only()
+            with self._state:
+                self._rw = None
+                rw.close()
+            ro = self._open_read_only()
+            with self._state:
+                self._ro = ro
 
     def _load_one(self, rw: duckdb.DuckDBPyConnection, entry: _Entry) -> None:
         try:
             loaded = entry.source.read(self._dir)
+            self._check_stopped()
             materialize(rw, entry.name, loaded.table, loaded.infer)
             for alias in entry.aliases:
                 rw.execute(f"CREATE VIEW {quote_ident(alias)} AS SELECT * FROM {quote_ident(entry.name)}")
             entry.problems = loaded.problems
             entry.loaded = True
+        except (QueryInterrupted, duckdb.InterruptException):
+            # Stopped, not broken: the table stays loadable for the next operation.
+            rw.execute(f"DROP TABLE IF EXISTS {quote_ident(entry.name)}")
+            for alias in entry.aliases:
+                rw.execute(f"DROP VIEW IF EXISTS {quote_ident(alias)}")
+            self._check_stopped()
+            raise QueryInterrupted(_stopped_message("interrupted"))
         except Exception as exc:  # noqa: BLE001 - one unreadable table never stops the others
             entry.error = unreadable_reason(exc)
             rw.execute(f"DROP TABLE IF EXISTS {quote_ident(entry.name)}")
@@ -257,27 +362,32 @@ class Catalog:
         return {**base, **_memory_config()}
 
     def _close_read_only(self) -> None:
-        if self._ro is not None:
-            self._ro.close()
-            self._ro = None
+        with self._state:
+            if self._ro is not None:
+                self._ro.close()
+                self._ro = None
 
     # ----------------------------------------------------------------- querying
-    def query(self, sql: str, limit: int = 50) -> QueryResult:
-        """Run read-only SQL (repaired if needed); the first `limit` rows plus the total count."""
-        outcome = self._run(sql, lambda rel: _result_from_relation(rel, limit))
+    def query(self, sql: str, limit: int = 50, timeout_s: float | None = None) -> QueryResult:
+        """Run read-only SQL (repaired if needed); the first `limit` rows plus the total count.
+
+        `timeout_s` overrides the catalog's default; past it the query stops with QueryInterrupted.
+        """
+        outcome = self._run(sql, lambda rel: _result_from_relation(rel, limit), timeout_s)
         result = outcome.value
         result.rewrites, result.sql = list(outcome.rewrites), outcome.sql
         return result
 
-    def query_df(self, sql: str) -> pd.DataFrame:
+    def query_df(self, sql: str, timeout_s: float | None = None) -> pd.DataFrame:
         """Run read-only SQL (repaired if needed) and return the full result as a DataFrame."""
-        outcome = self._run(sql, lambda rel: rel.df())
+        outcome = self._run(sql, lambda rel: rel.df(), timeout_s)
         outcome.value.attrs["rewrites"] = list(outcome.rewrites)
         return outcome.value
 
-    def _run(self, sql: str, fetch: Callable[[duckdb.DuckDBPyRelation], T]) -> RepairOutcome[T]:
+    def _run(self, sql: str, fetch: Callable[[duckdb.DuckDBPyRelation], T],
+             timeout_s: float | None = None) -> RepairOutcome[T]:
         check_read_only(sql)
-        with self._lock:
+        with self._lock, self._operation(timeout_s):
             referenced = self.referenced_tables(sql)
             self._ensure_loaded(referenced)
             failed = [n for n in referenced if self._entries[n].error]
@@ -286,6 +396,7 @@ class Catalog:
             def run(text: str) -> T:
                 if text != sql:
                     check_read_only(text)  # a rewrite must pass the same guard
+                self._check_stopped(sql)
                 rel = self._ro.sql(text)
                 if rel is None:
                     raise duckdb.InvalidInputException("the statement returned no result")
@@ -300,6 +411,8 @@ class Catalog:
                     # No rewrite worked either: the list literal was apparently meant.
                     suspicious_ok = True
                     return execute_with_repair(sql, run, self._known_columns)
+            except (QueryInterrupted, duckdb.InterruptException) as exc:
+                raise QueryInterrupted(_stopped_message(self._stopped or "interrupted"), sql) from exc
             except duckdb.Error as exc:
                 message = compact_error(exc, sql)
                 if failed:
@@ -310,10 +423,10 @@ class Catalog:
         rows = self._ro.execute("SELECT DISTINCT column_name FROM duckdb_columns() WHERE NOT internal").fetchall()
         return [r[0] for r in rows]
 
-    def describe(self, name: str, sample_rows: int = 5) -> str:
+    def describe(self, name: str, sample_rows: int = 5, timeout_s: float | None = None) -> str:
         """Columns with types and a few sample rows, as compact text (for `\\schema`)."""
         table = self.resolve(name)
-        with self._lock:
+        with self._lock, self._operation(timeout_s), _interruptible(self):
             self._ensure_loaded([table])
             if self._entries[table].error:
                 raise QueryError(f"table {table} could not be loaded: {self._entries[table].error}")
@@ -327,7 +440,7 @@ class Catalog:
     def create_temp_view(self, name: str, sql: str) -> None:
         """A session view (for result handles); it survives the reconnects that lazy loads cause."""
         check_read_only(sql)
-        with self._lock:
+        with self._lock, self._operation(None), _interruptible(self, sql):
             self._ensure_loaded(self.referenced_tables(sql))
             try:
                 self._ro.execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS {sql}")
@@ -356,6 +469,22 @@ class Catalog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _stopped_message(reason: str) -> str:
+    if reason.startswith("timed out"):
+        return (f"query {reason} and was stopped. Make it cheaper: filter early, aggregate before "
+                "joining, avoid cross joins, or select fewer rows.")
+    return "query interrupted before it finished (nothing changed; run a query again when ready)."
+
+
+@contextmanager
+def _interruptible(catalog: Catalog, sql: str = "") -> Iterator[None]:
+    """Turn DuckDB's interrupt inside an operation into QueryInterrupted with the reason."""
+    try:
+        yield
+    except duckdb.InterruptException as exc:
+        raise QueryInterrupted(_stopped_message(catalog._stopped or "interrupted"), sql) from exc
 
 
 class _BracketListResult(duckdb.Error):

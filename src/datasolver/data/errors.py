@@ -34,3 +34,8 @@ class QueryError(DataError):
         self.sql = sql
         self.rewrites = list(rewrites or [])
         self.unloaded = list(unloaded or [])  # referenced tables that could not be loaded
+
+
+class QueryInterrupted(QueryError):
+    """A query (or the table load it needed) was stopped: its timeout passed or someone called
+    `Catalog.interrupt()`. Nothing is broken; a cheaper query can run right away."""

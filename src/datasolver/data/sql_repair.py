@@ -24,6 +24,8 @@ from typing import Generic, TypeVar
 import duckdb
 import sqlglot
 
+from datasolver.data.errors import QueryInterrupted
+
 T = TypeVar("T")
 
 # --------------------------------------------------------------------------- tokens
@@ -403,7 +405,9 @@ class RepairAttempt:
 
 
 # Failures a rewrite cannot fix; retrying would only repeat a timeout or an OOM.
-_NOT_REPAIRABLE: tuple[type[BaseException], ...] = (duckdb.InterruptException, duckdb.OutOfMemoryException)
+_NOT_REPAIRABLE: tuple[type[BaseException], ...] = (
+    duckdb.InterruptException, duckdb.OutOfMemoryException, QueryInterrupted,
+)
 
 
 def execute_with_repair(

@@ -63,7 +63,9 @@ class SolverToolbox:
             from datasolver.data import Catalog
 
             self.layout.tmp.mkdir(exist_ok=True)
-            self._catalog = Catalog.open(self.layout.root, cache_dir=self.layout.tmp)
+            # Exploration queries get the same wall-clock budget as a solver run.
+            self._catalog = Catalog.open(self.layout.root, cache_dir=self.layout.tmp,
+                                         timeout_s=self.context.limits.timeout_s)
         return self._catalog
 
     def close(self) -> None:
