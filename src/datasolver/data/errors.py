@@ -37,5 +37,4 @@ class QueryError(DataError):
 
 
 class QueryInterrupted(QueryError):
-    """A query (or the table load it needed) was stopped: its timeout passed or someone called
-    `Catalog.interrupt()`. Nothing is broken; a cheaper query can run right away."""
+    """A query or its table load was stopped (timeout or `Catalog.interrupt()`); the catalog stays usable."""
