@@ -72,11 +72,20 @@ class Duration(click.ParamType):
 @click.option("--prompt-budget", type=click.IntRange(min=500), default=None,
               help="Estimated tokens for the first prompt; above it the tables least relevant to the question "
                    "are folded to one line each (still queryable). Default: 10000, sized for a 32k-context model.")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="local: asyncio in this process. ray: each task a Ray task on a cluster (needs "
+                   "'datasolver[ray]' and folders shared by every node; see docs/scale.md).")
+@click.option("--ray-address", metavar="ADDR", default=None,
+              help="With --executor ray: the cluster to join (e.g. auto, or ray://head:10001). "
+                   "Default: $RAY_ADDRESS, else a Ray started on this machine.")
+@click.option("--ray-cpus", "ray_cpus", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+              help="With --executor ray: CPUs each task reserves on the cluster.")
 def run_command(
     input_dir: Path | None, output_dir: Path | None, workers: int, task_timeout: float,
     time_budget: float | None, task_ids: str | None, force: bool, logs_dir: Path | None,
     scratch_dir: Path | None, keep_scratch: bool, api_url: str | None, api_key: str | None,
     model: str | None, doc_llm: bool, max_attempts: int | None, prompt_budget: int | None,
+    executor: str, ray_address: str | None, ray_cpus: float,
 ) -> None:
     """Solve every task of INPUT_DIR into OUTPUT_DIR/<task_id>/prediction.csv.
 
@@ -100,7 +109,14 @@ def run_command(
         task_ids=tuple(t.strip() for t in task_ids.split(",") if t.strip()) if task_ids else None,
         force=force, scratch_dir=scratch_dir, keep_scratch=keep_scratch, doc_llm=doc_llm, limits=limits,
     )
-    summary = run_batch_sync(config, progress=make_progress())
+    runner = None
+    if executor == "ray":
+        from datasolver.pipeline.ray_executor import RayExecutor
+
+        runner = RayExecutor(ray_address, cpus_per_task=ray_cpus)
+    elif ray_address is not None:
+        raise click.UsageError("--ray-address needs --executor ray")
+    summary = run_batch_sync(config, progress=make_progress(), executor=runner)
     click.echo(_summary_line(summary))
     click.echo(f"predictions: {config.output_dir}  summary: {config.summary_path}")
 

@@ -3,7 +3,7 @@ usage accounting and JSONL traces. ``datasolver.llm.fake`` holds the scripted te
 
 from __future__ import annotations
 
-from .client import LLMClient, chat_sync
+from .client import LLMClient, RequestGate, chat_sync
 from .errors import (
     LLMAuthError,
     LLMBadRequestError,
@@ -38,6 +38,7 @@ __all__ = [
     "LLMAuthError",
     "LLMBadRequestError",
     "LLMClient",
+    "RequestGate",
     "LLMConfigError",
     "LLMConnectionError",
     "LLMContextLengthError",

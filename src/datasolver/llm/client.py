@@ -6,6 +6,8 @@ import asyncio
 import itertools
 import re
 import time
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import openai
@@ -44,12 +46,17 @@ async def _sleep(seconds: float) -> None:
     await asyncio.sleep(seconds)
 
 
+# Entered around every HTTP request (each retry too): e.g. a slot of a cluster-wide request limit.
+RequestGate = Callable[[], AbstractAsyncContextManager[Any]]
+
+
 class LLMClient:
     """Holds settings, an SDK client, the task's Usage and optional TraceWriter; ``chat`` does the work.
 
     Per call, settings fields (``max_retries``, ``read_timeout``, ``temperature``, ``model`` …) may be
     given as keyword overrides; any other keyword (``max_tokens``, ``tool_choice`` …) goes to the
     request body. ``with_options`` makes a derived client sharing usage, trace and connection pool.
+    ``request_gate`` (optional) is entered around every HTTP request, to bound requests in flight.
     """
 
     def __init__(
@@ -58,9 +65,11 @@ class LLMClient:
         trace: TraceWriter | None = None,
         usage: Usage | None = None,
         *,
+        request_gate: RequestGate | None = None,
         _sdk: openai.AsyncOpenAI | None = None,
     ) -> None:
         self.settings = settings
+        self.request_gate = request_gate
         self.trace = trace
         self.usage = usage if usage is not None else Usage()
         self._owns_sdk = _sdk is None
@@ -73,7 +82,8 @@ class LLMClient:
         """A client with some settings changed, sharing usage, trace and (if possible) connections."""
         settings = self.settings.replace(**changes)
         same_endpoint = all(getattr(settings, f) == getattr(self.settings, f) for f in _CONNECTION_FIELDS)
-        return LLMClient(settings, self.trace, self.usage, _sdk=self._sdk if same_endpoint else None)
+        return LLMClient(settings, self.trace, self.usage, request_gate=self.request_gate,
+                         _sdk=self._sdk if same_endpoint else None)
 
     async def aclose(self) -> None:
         """Close the connection pool (a derived client leaves its parent's pool open)."""
@@ -159,7 +169,11 @@ class LLMClient:
         """POST once (the SDK never retries) and return the body text; map SDK errors to ours."""
         where = settings.base_url
         try:
-            raw = await self._sdk.chat.completions.with_raw_response.create(**body, timeout=timeout)
+            if self.request_gate is None:
+                raw = await self._sdk.chat.completions.with_raw_response.create(**body, timeout=timeout)
+            else:
+                async with self.request_gate():
+                    raw = await self._sdk.chat.completions.with_raw_response.create(**body, timeout=timeout)
             return raw.text
         except openai.APITimeoutError as exc:
             raise LLMTimeoutError(

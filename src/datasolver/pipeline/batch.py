@@ -1,15 +1,15 @@
-"""A batch of tasks: discovery, resume, concurrency, the time budget, and the run summary.
+"""A batch of tasks: discovery, resume, the time budget, and the run summary; an executor runs them.
 
-Concurrency is an asyncio semaphore of `workers` around the model's part of each task; the next
-tasks are prepared meanwhile. Model requests overlap on one event loop and blocking work runs in
-threads (the loop gets a thread pool sized for the workers). One task's failure is a record,
+The default `LocalExecutor` (executor.py) runs an asyncio semaphore of `workers` around the
+model's part of each task and prepares the next tasks meanwhile; model requests overlap on one
+event loop and blocking work runs in threads (the loop gets a thread pool sized for the workers).
+`RayExecutor` (ray_executor.py) runs each task as a Ray task. One task's failure is a record,
 never the end of the batch.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import tempfile
 import time
@@ -20,10 +20,11 @@ from datasolver.data import DataError, Task, discover_tasks
 from datasolver.pipeline.budget import TimeBudget
 from datasolver.pipeline.config import RunConfig, check_folders
 from datasolver.pipeline.errors import InputError, OutputError, UnknownTasks
+from datasolver.pipeline.executor import BatchRun, Executor, LocalExecutor
 from datasolver.pipeline.progress import NullProgress, Progress
 from datasolver.pipeline.resume import split_for_resume
 from datasolver.pipeline.summary import RunSummary, TaskRecord, write_summary
-from datasolver.pipeline.task import TaskSolver, prepare_stage, solve_stage
+from datasolver.pipeline.task import TaskSolver
 from datasolver.solver import prediction_path
 
 # Threads per worker: a task's own blocking step plus the agent's tool runs, with room to spare.
@@ -46,9 +47,13 @@ def select_tasks(tasks: list[Task], wanted: tuple[str, ...] | None) -> list[Task
 
 
 async def run_batch(
-    config: RunConfig, *, progress: Progress | None = None, solver: TaskSolver | None = None
+    config: RunConfig, *, progress: Progress | None = None, solver: TaskSolver | None = None,
+    executor: Executor | None = None,
 ) -> RunSummary:
-    """Run every selected task of `config.input_dir`; write predictions, traces and the summary."""
+    """Run every selected task of `config.input_dir`; write predictions, traces and the summary.
+
+    `executor` runs the tasks (default: `LocalExecutor`, asyncio in this process; or a `RayExecutor`).
+    """
     progress = progress or NullProgress()
     started = time.monotonic()
     tasks, summary = _discover(config)
@@ -61,46 +66,16 @@ async def run_batch(
     summary.scratch_dir = str(scratch_root)
     write_summary(summary, config.summary_path)
     budget = TimeBudget(config.time_budget_s, workers=config.workers, task_timeout_s=config.task_timeout_s)
-    # Up to `workers` tasks talk to the model; up to as many more are prepared ahead, a few at a
-    # time (CPU work), in input order, so the next task is ready when a worker frees up.
-    in_flight = asyncio.Semaphore(2 * config.workers)
-    preparing = asyncio.Semaphore(max(1, min(config.workers, os.cpu_count() or 1)))
-    solving = asyncio.Semaphore(config.workers)
-    waiting = len(todo)
 
-    async def work(task: Task) -> None:
-        try:
-            record = await attempt(task)
-        except Exception as exc:  # the stages record their own failures; this is a last guard
-            record = TaskRecord(task.task_id, "failed", reason=f"internal error: {type(exc).__name__}: {exc}",
-                                error=f"{type(exc).__name__}: {exc}")
+    def finished(record: TaskRecord) -> None:
         summary.add(record)
         write_summary(summary, config.summary_path)
         progress.task_finished(record)
 
-    async def attempt(task: Task) -> TaskRecord:
-        nonlocal waiting
-        async with in_flight:
-            async with preparing:
-                prepared = await prepare_stage(task, scratch_root=scratch_root, logs_dir=config.logs_dir,
-                                               settings=config.settings)
-            async with solving:
-                plan = budget.plan(waiting)
-                waiting -= 1
-                progress.task_started(task.task_id, plan.mode)
-                solve_started = time.monotonic()
-                record = await solve_stage(
-                    prepared, output_dir=config.output_dir, settings=config.settings, plan=plan,
-                    limits=config.limits, doc_llm=config.doc_llm, solver=solver,
-                    keep_scratch=config.keep_scratch or not temporary,
-                )
-                if plan.mode != "fallback_only":
-                    budget.record(time.monotonic() - solve_started)  # the time a worker was busy
-                return record
-
+    batch = BatchRun(config, scratch_root, temporary, budget, progress, finished, solver)
     progress.start(len(todo), len(done))
     try:
-        await asyncio.gather(*(work(t) for t in todo))
+        await (executor or LocalExecutor()).run(todo, batch)
     finally:
         progress.close()
         summary.finish(time.monotonic() - started)
@@ -111,7 +86,8 @@ async def run_batch(
 
 
 def run_batch_sync(
-    config: RunConfig, *, progress: Progress | None = None, solver: TaskSolver | None = None
+    config: RunConfig, *, progress: Progress | None = None, solver: TaskSolver | None = None,
+    executor: Executor | None = None,
 ) -> RunSummary:
     """`run_batch` from synchronous code, on a fresh event loop with a pool sized for the workers."""
 
@@ -119,7 +95,7 @@ def run_batch_sync(
         pool = ThreadPoolExecutor(max_workers=config.workers * _THREADS_PER_WORKER + _SPARE_THREADS,
                                   thread_name_prefix="datasolver")
         asyncio.get_running_loop().set_default_executor(pool)
-        return await run_batch(config, progress=progress, solver=solver)
+        return await run_batch(config, progress=progress, solver=solver, executor=executor)
 
     return asyncio.run(main())
 

@@ -11,7 +11,7 @@ import asyncio
 from pathlib import Path
 
 from datasolver.docs import DocReport, document_table_hints, prepare_documents, prepare_documents_async
-from datasolver.llm import LLMClient, LLMSettings, TraceWriter, Usage
+from datasolver.llm import LLMClient, LLMSettings, RequestGate, TraceWriter, Usage
 from datasolver.solver import write_scaffold
 
 
@@ -21,6 +21,7 @@ def prepare_task_documents(
     settings: LLMSettings | None = None,
     trace: TraceWriter | None = None,
     usage: Usage | None = None,
+    request_gate: RequestGate | None = None,
 ) -> tuple[DocReport, str]:
     """Write `derived/` tables and return (report, hints for the agent's prompt). Blocking.
 
@@ -29,14 +30,15 @@ def prepare_task_documents(
     if settings is None:
         report = prepare_documents(task_scratch_dir)
     else:
-        report = asyncio.run(_with_model(task_scratch_dir, settings, trace, usage))
+        report = asyncio.run(_with_model(task_scratch_dir, settings, trace, usage, request_gate))
     if report.tables:
         write_scaffold(task_scratch_dir)
     return report, document_table_hints(task_scratch_dir)
 
 
 async def _with_model(
-    task_scratch_dir: Path, settings: LLMSettings, trace: TraceWriter | None, usage: Usage | None
+    task_scratch_dir: Path, settings: LLMSettings, trace: TraceWriter | None, usage: Usage | None,
+    request_gate: RequestGate | None,
 ) -> DocReport:
-    async with LLMClient(settings, trace, usage) as client:
+    async with LLMClient(settings, trace, usage, request_gate=request_gate) as client:
         return await prepare_documents_async(task_scratch_dir, llm=client)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from datasolver.data import Task
-from datasolver.llm import LLMClient, LLMSettings, TraceWriter, Usage
+from datasolver.llm import LLMClient, LLMSettings, RequestGate, TraceWriter, Usage
 from datasolver.pipeline.budget import TaskPlan
 from datasolver.pipeline.config import FAST_MAX_ATTEMPTS, FAST_MAX_REQUESTS, HARD_STOP_MARGIN_S
 from datasolver.pipeline.documents import prepare_task_documents
@@ -95,8 +95,12 @@ async def solve_stage(
     doc_llm: bool = True,
     solver: TaskSolver | None = None,
     keep_scratch: bool = True,
+    request_gate: RequestGate | None = None,
 ) -> TaskRecord:
-    """The model's part (or only the fallback run, as `plan` says); returns the final record."""
+    """The model's part (or only the fallback run, as `plan` says); returns the final record.
+
+    ``request_gate`` is entered around every model request (the Ray executor's cluster-wide limit).
+    """
     started = time.monotonic()
     record, trace, scratch = prepared.record, prepared.trace, prepared.scratch
     record.mode = plan.mode
@@ -109,8 +113,8 @@ async def solve_stage(
             await _fallback(scratch, output_dir, record, plan.reason or "no time left for the model")
         else:
             if doc_llm and prepared.untabled_documents:
-                await _documents(prepared, settings)
-            await _agent(prepared, output_dir, settings, plan, limits, solver)
+                await _documents(prepared, settings, request_gate)
+            await _agent(prepared, output_dir, settings, plan, limits, solver, request_gate)
     except Exception as exc:  # a bug here must not stop the batch
         record.status, record.reason = "failed", f"{type(exc).__name__}: {exc}"
         record.error = record.reason
@@ -136,20 +140,23 @@ async def run_task(
     doc_llm: bool = True,
     solver: TaskSolver | None = None,
     keep_scratch: bool = True,
+    request_gate: RequestGate | None = None,
 ) -> TaskRecord:
     """Solve one task and return its record; the answer lands in `<output_dir>/<task_id>/`."""
     prepared = await prepare_stage(task, scratch_root=scratch_root, logs_dir=logs_dir, settings=settings)
     return await solve_stage(prepared, output_dir=output_dir, settings=settings, plan=plan, limits=limits,
-                             doc_llm=doc_llm, solver=solver, keep_scratch=keep_scratch)
+                             doc_llm=doc_llm, solver=solver, keep_scratch=keep_scratch, request_gate=request_gate)
 
 
-async def _documents(prepared: PreparedTask, settings: LLMSettings | None) -> None:
+async def _documents(
+    prepared: PreparedTask, settings: LLMSettings | None, request_gate: RequestGate | None = None
+) -> None:
     """Document tables (with the model pass when `settings`); a failure is traced, the task goes on."""
     assert prepared.scratch is not None
     try:
         report, hints = await asyncio.to_thread(
             prepare_task_documents, prepared.scratch, settings=settings, trace=prepared.trace,
-            usage=prepared.usage,
+            usage=prepared.usage, request_gate=request_gate,
         )
     except Exception as exc:
         prepared.trace.event("documents_failed", with_model=settings is not None, error=f"{type(exc).__name__}: {exc}")
@@ -163,7 +170,7 @@ async def _documents(prepared: PreparedTask, settings: LLMSettings | None) -> No
 
 async def _agent(
     prepared: PreparedTask, output_dir: Path, settings: LLMSettings, plan: TaskPlan, limits: Limits | None,
-    solver: TaskSolver | None,
+    solver: TaskSolver | None, request_gate: RequestGate | None = None,
 ) -> None:
     """Run the agent under a hard stop; if it raises or overstays, run our own fallback."""
     scratch, record, trace = prepared.scratch, prepared.record, prepared.trace
@@ -171,7 +178,7 @@ async def _agent(
     solve = solver or default_solver()
     agent_limits = task_limits(limits, plan)
     grace = 2 * agent_limits.tool_timeout_s + HARD_STOP_MARGIN_S
-    client = LLMClient(settings, trace, prepared.usage)
+    client = LLMClient(settings, trace, prepared.usage, request_gate=request_gate)
     try:
         outcome = await asyncio.wait_for(
             solve(scratch, client, output_dir, limits=agent_limits, trace=trace, evidence_hints=prepared.hints),

@@ -1,0 +1,95 @@
+"""Executors: how a batch's tasks are run once discovery, resume and the summary are set up.
+
+One interface, two implementations: `LocalExecutor` (the default: asyncio in this process, a
+semaphore of `workers` around the model's part of each task, the next tasks prepared meanwhile)
+and `datasolver.pipeline.ray_executor.RayExecutor` (each task a Ray task on a cluster). Both
+report every finished task through `BatchRun.finished`, which the batch turns into the summary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from datasolver.data import Task
+from datasolver.pipeline.budget import TimeBudget
+from datasolver.pipeline.config import RunConfig
+from datasolver.pipeline.progress import Progress
+from datasolver.pipeline.summary import TaskRecord
+from datasolver.pipeline.task import TaskSolver, prepare_stage, solve_stage
+
+
+@dataclass
+class BatchRun:
+    """What an executor gets from the batch: settings, folders, the time budget and where records go."""
+
+    config: RunConfig
+    scratch_root: Path
+    temporary_scratch: bool  # the batch made scratch_root; each task's part is deleted when it ends
+    budget: TimeBudget
+    progress: Progress
+    finished: Callable[[TaskRecord], None]  # called once per task, in completion order
+    solver: TaskSolver | None = None
+
+
+class Executor(Protocol):
+    """Runs `todo` (tasks without a prediction, in input order) and reports each through `batch.finished`."""
+
+    name: str
+
+    async def run(self, todo: list[Task], batch: BatchRun) -> None: ...
+
+
+class LocalExecutor:
+    """Every task in this process's event loop; blocking work in threads."""
+
+    name = "local"
+
+    async def run(self, todo: list[Task], batch: BatchRun) -> None:
+        config = batch.config
+        # Up to `workers` tasks talk to the model; up to as many more are prepared ahead, a few at a
+        # time (CPU work), in input order, so the next task is ready when a worker frees up.
+        in_flight = asyncio.Semaphore(2 * config.workers)
+        preparing = asyncio.Semaphore(max(1, min(config.workers, os.cpu_count() or 1)))
+        solving = asyncio.Semaphore(config.workers)
+        waiting = len(todo)
+
+        async def work(task: Task) -> None:
+            try:
+                record = await attempt(task)
+            except Exception as exc:  # the stages record their own failures; this is a last guard
+                record = internal_error(task, exc)
+            batch.finished(record)
+
+        async def attempt(task: Task) -> TaskRecord:
+            nonlocal waiting
+            async with in_flight:
+                async with preparing:
+                    prepared = await prepare_stage(task, scratch_root=batch.scratch_root, logs_dir=config.logs_dir,
+                                                   settings=config.settings)
+                async with solving:
+                    plan = batch.budget.plan(waiting)
+                    waiting -= 1
+                    batch.progress.task_started(task.task_id, plan.mode)
+                    solve_started = time.monotonic()
+                    record = await solve_stage(
+                        prepared, output_dir=config.output_dir, settings=config.settings, plan=plan,
+                        limits=config.limits, doc_llm=config.doc_llm, solver=batch.solver,
+                        keep_scratch=config.keep_scratch or not batch.temporary_scratch,
+                    )
+                    if plan.mode != "fallback_only":
+                        batch.budget.record(time.monotonic() - solve_started)  # the time a worker was busy
+                    return record
+
+        await asyncio.gather(*(work(t) for t in todo))
+
+
+def internal_error(task: Task, exc: BaseException) -> TaskRecord:
+    """The record of a task whose run raised past every stage's own guard."""
+    error = f"{type(exc).__name__}: {exc}"
+    return TaskRecord(task.task_id, "failed", reason=f"internal error: {error}", error=error)
