@@ -6,7 +6,9 @@ import json
 
 from datasolver.agent import extract_text_tool_calls
 from datasolver.llm import parse_tool_arguments
-from datasolver.solver.tools import ExploreDataArgs, RunSolverArgs
+from datasolver.solver.tools import SOLVER_TOOLS
+
+ExploreDataArgs, RunSolverArgs = SOLVER_TOOLS[0].args_model, SOLVER_TOOLS[3].args_model
 
 
 def test_plain_text_has_no_calls() -> None:

@@ -37,7 +37,7 @@ def related(package, **args) -> list[tuple]:
     toolbox = AskToolbox(package)
     result = toolbox.call("related", args)
     assert result.ok, result.text
-    return sorted(toolbox.handles.fetch(result.handle.index).rows)
+    return sorted(toolbox.handles.fetch(result.value.index).rows)
 
 
 def test_symmetric_relation_is_answered_both_ways(tmp_path: Path) -> None:

@@ -145,8 +145,8 @@ def test_filter_condition_may_use_results_and_is_guarded(catalog, tmp_path: Path
     toolbox = AskToolbox(DataPackage(tmp_path, catalog))
     toolbox.call("query", {"sql": "SELECT product FROM products WHERE label LIKE 'B%'"})
     kept = toolbox.call("filter", {"source": "sales", "where": "product IN (SELECT product FROM @1)"})
-    assert kept.ok and kept.handle.parents == (1,)
-    assert sorted(toolbox.handles.fetch(kept.handle.index).rows) == [("North", "b", 5), ("West", "b", 1)]
+    assert kept.ok and kept.value.parents == (1,)
+    assert sorted(toolbox.handles.fetch(kept.value.index).rows) == [("North", "b", 5), ("West", "b", 1)]
     view = toolbox.handles.get(1).view
     refused = toolbox.call("filter", {"source": "sales", "where": f'product IN (SELECT product FROM "{view}")'})
     assert refused.kind == "retry" and refused.text.startswith("ReservedName")

@@ -59,7 +59,9 @@ def test_rewrites_are_noted(toolbox) -> None:
 
 def test_errors_are_values(toolbox) -> None:
     unknown = explore(toolbox, "\\schema ordrs")
-    assert unknown.kind == "failed" and unknown.text.startswith("UnknownTable:") and "orders" in unknown.text
+    # An unknown table is the model's to correct, the same kind in every tool: retry, nearest names.
+    assert unknown.kind == "retry" and unknown.text.startswith("UnknownTable:") and "orders" in unknown.text
+    assert unknown.text.endswith("List tables with `\\tables`.")
     write = explore(toolbox, "DELETE FROM orders")
     assert write.kind == "failed" and write.text.startswith("ReadOnlyViolation:")
     bad = explore(toolbox, "SELECT nope FROM orders")

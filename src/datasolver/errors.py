@@ -7,11 +7,15 @@ module: it imports nothing of datasolver, so every room may import it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 
 class DatasolverError(Exception):
     """Base of every error datasolver raises for a person to read (not a programmer's mistake)."""
+
+    tool_kind: ClassVar[str] = "failed"
+    """What a tool answers when this error ends its call: "failed" (adapt) or "retry" (a name or
+    reference the model can correct). Read by the tool kit's one exception → kind table."""
 
 
 class PromptError(DatasolverError):

@@ -13,19 +13,20 @@ import inspect
 import json
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from datasolver import __version__
 from datasolver.ask import AskToolbox, DataPackage, open_package
 from datasolver.ask.prompts import render_prompt
-from datasolver.errors import DatasolverError, error_record
+from datasolver.errors import error_record
+from datasolver.toolkit import Tool, Toolbox
 
 SERVER_NAME = "datasolver"
 READ_TOOLS = ("explore_data", "read_solver")
@@ -33,7 +34,6 @@ WRITE_TOOLS = ("edit_solver", "run_solver")
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 _WRITES_SCRATCH = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 
-Call = Callable[[str, dict[str, Any]], tuple[str, bool, str]]
 
 
 @dataclass
@@ -75,7 +75,7 @@ def build_server(
     path = Path(path)
     if not (path / "task.json").is_file():
         package = open_package(path, symmetric=symmetric)
-        server = DataServer(_new_mcp(task_mode=False, allow_write=False), package, AskToolbox(package))
+        server = DataServer(_new_mcp(task_mode=False, allow_write=False), package, AskToolbox(package, with_final=False))
         _add_engine_tools(server)
         return server
     from datasolver.solver import SolverToolbox, prepare_task, write_scaffold
@@ -85,13 +85,11 @@ def build_server(
     package = open_package(scratch, derived_dir=scratch / "derived", symmetric=symmetric)
     write_scaffold(scratch, package.catalog.names())  # list document tables in solver.py too
     solver = SolverToolbox(scratch, catalog=package.catalog)
-    server = DataServer(_new_mcp(task_mode=True, allow_write=allow_write), package, AskToolbox(package),
-                        solver, scratch, owned)
+    server = DataServer(_new_mcp(task_mode=True, allow_write=allow_write), package,
+                        AskToolbox(package, with_final=False), solver, scratch, owned)
     _add_engine_tools(server)
     for name in READ_TOOLS + (WRITE_TOOLS if allow_write else ()):
-        tool = solver.tool(name)
-        _register(server.mcp, name, tool.description, tool.args_model, _solver_call(solver),
-                  _READ_ONLY if name in READ_TOOLS else _WRITES_SCRATCH)
+        _register(server.mcp, solver, solver.tool(name), _READ_ONLY if name in READ_TOOLS else _WRITES_SCRATCH)
     return server
 
 
@@ -108,45 +106,28 @@ def _new_mcp(*, task_mode: bool, allow_write: bool) -> MCPServer:
 
 
 def _add_engine_tools(server: DataServer) -> None:
-    toolbox = server.toolbox
-
-    def call(name: str, args: dict[str, Any]) -> tuple[str, bool, str]:
-        result = toolbox.call(name, args)
-        return result.text, result.ok, result.kind
-
-    for tool in toolbox.tools:
-        description = tool.schema()["function"]["description"]
-        _register(server.mcp, tool.name, description, tool.args_model, call, _READ_ONLY)
+    for tool in server.toolbox.tools:
+        _register(server.mcp, server.toolbox, tool, _READ_ONLY)
 
 
-def _solver_call(solver: Any) -> Call:
-    def call(name: str, args: dict[str, Any]) -> tuple[str, bool, str]:
-        try:
-            result = solver.call(name, args)
-        except DatasolverError as exc:
-            return f"{type(exc).__name__}: {exc}", False, "failed"
-        return result.text, result.ok, result.kind
+def _register(mcp: MCPServer, toolbox: Toolbox[Any], tool: Tool[Any], annotations: ToolAnnotations) -> None:
+    """Expose one kit tool: its MCP parameters are the fields of its argument model; a result that
+    is not ok comes back as an MCP error carrying the one JSON error shape."""
+    name = tool.name
 
-    return call
-
-
-def _register(mcp: MCPServer, name: str, description: str, args_model: type[BaseModel], call: Call,
-              annotations: ToolAnnotations) -> None:
-    """Expose one tool: its MCP parameters are the fields of its argument model."""
-
-    def tool(**kwargs: Any) -> CallToolResult:
-        text, ok, kind = call(name, kwargs)
-        body = text if ok else json.dumps(error_record(kind, text), ensure_ascii=False)
-        return CallToolResult(content=[TextContent(type="text", text=body)], is_error=not ok)
+    def call(**kwargs: Any) -> CallToolResult:
+        result = toolbox.call(name, kwargs)
+        body = result.text if result.ok else json.dumps(error_record(result.kind, result.text), ensure_ascii=False)
+        return CallToolResult(content=[TextContent(type="text", text=body)], is_error=not result.ok)
 
     params = []
-    for field_name, info in args_model.model_fields.items():
+    for field_name, info in tool.args_model.model_fields.items():
         default = inspect.Parameter.empty if info.is_required() else info.get_default(call_default_factory=True)
         annotation: Any = info.annotation
         if info.description:
             annotation = Annotated[annotation, Field(description=info.description)]
         params.append(inspect.Parameter(field_name, inspect.Parameter.KEYWORD_ONLY, default=default,
                                         annotation=annotation))
-    tool.__signature__ = inspect.Signature(params, return_annotation=CallToolResult)  # type: ignore[attr-defined]
-    tool.__name__ = name
-    mcp.add_tool(tool, name=name, description=" ".join(description.split()), annotations=annotations)
+    call.__signature__ = inspect.Signature(params, return_annotation=CallToolResult)  # type: ignore[attr-defined]
+    call.__name__ = name
+    mcp.add_tool(call, name=name, description=tool.description, annotations=annotations)

@@ -23,7 +23,6 @@ from datasolver.agent.limits import Limits
 from datasolver.agent.prompts import render_prompt
 from datasolver.agent.text_calls import extract_text_tool_calls
 from datasolver.agent.tokens import estimate_tools_tokens
-from datasolver.agent.tool_runner import ToolRunner
 from datasolver.llm import (
     ChatResult,
     LLMClient,
@@ -35,6 +34,7 @@ from datasolver.llm import (
     assistant_message,
     user_message,
 )
+from datasolver.toolkit import ToolRunner
 
 # Why an attempt ended.
 ANSWERED = "answered"  # the model replied without a tool call

@@ -20,7 +20,6 @@ from datasolver.agent.fit import first_prompt_tokens, fit_brief
 from datasolver.agent.limits import Limits
 from datasolver.agent.loop import DEADLINE, AttemptResult, AttemptRun, run_attempt
 from datasolver.agent.relevance import vote_table_relevance
-from datasolver.agent.tool_runner import ToolRunner
 from datasolver.data import Catalog
 from datasolver.llm import LLMClient, TraceWriter, Usage
 from datasolver.solver import (
@@ -33,6 +32,7 @@ from datasolver.solver import (
     restore_scaffold,
     run_solver_script,
 )
+from datasolver.toolkit import ToolRunner
 
 SOLVED: TaskStatus = "solved"
 FALLBACK: TaskStatus = "fallback"
@@ -127,7 +127,8 @@ class _Session:
         self.opening = build_messages(brief, limits, evidence_hints)
         self.results: list[AttemptResult] = []
         self.last_edited: str | None = None  # solver.py at the end of the latest attempt that changed it
-        runner = ToolRunner(toolbox, limits, trace, interrupt=lambda: _interrupt(catalog))
+        runner = ToolRunner(toolbox, trace, timeout_s=limits.tool_timeout_s, result_chars=limits.tool_result_chars,
+                            interrupt=lambda: _interrupt(catalog))
         self.run = AttemptRun(client, runner, toolbox.schemas(), limits, self._solver_view, self.usage,
                               trace, chat_options)
 

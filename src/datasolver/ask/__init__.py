@@ -25,8 +25,7 @@ from datasolver.ask.question import CleanQuestion, clean_question, require_quest
 from datasolver.ask.render import answer_data, describe_handle, render_table
 from datasolver.ask.reviewer import Review, parse_verdict
 from datasolver.ask.service import ask_data, ask_data_async
-from datasolver.ask.toolbox import AskTool, AskToolbox, FinalAnswer
-from datasolver.ask.tools import AskToolResult
+from datasolver.ask.toolbox import AskToolbox, FinalAnswer
 
 __all__ = [
     "Analyst",
@@ -34,8 +33,6 @@ __all__ = [
     "AskError",
     "AskLimits",
     "AskResult",
-    "AskTool",
-    "AskToolResult",
     "AskToolbox",
     "CleanQuestion",
     "DataPackage",

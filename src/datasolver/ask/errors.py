@@ -16,9 +16,13 @@ class EmptyQuestion(AskError):
 class UnknownResult(AskError):
     """A result reference (`@N`, `latest`) names no stored result; the message lists the valid ones."""
 
+    tool_kind = "retry"
+
 
 class ReservedName(AskError):
     """SQL or an argument spells an internal result-view name; results are referred to as `@N` only."""
+
+    tool_kind = "retry"
 
 
 class GoldenSetError(AskError):
@@ -28,6 +32,10 @@ class GoldenSetError(AskError):
 class UnknownColumn(AskError):
     """A column named in a tool's arguments is not in its source; the message lists the columns."""
 
+    tool_kind = "retry"
+
 
 class UnknownRelation(AskError):
     """A relation type or knowledge graph that the data does not have; the message lists the valid ones."""
+
+    tool_kind = "retry"

@@ -7,7 +7,6 @@ it asks once for the final answer with only final_answer on offer.
 
 from __future__ import annotations
 
-import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -19,9 +18,8 @@ from datasolver.ask.question import require_question
 from datasolver.ask.reviewer import review_answer
 from datasolver.ask.toolbox import FINAL_ANSWER, AskToolbox, FinalAnswer
 from datasolver.ask.tools import table_overview
-from datasolver.llm import ChatResult, LLMClient, ToolCall, system_message, tool_message, user_message
-
-ANSWER_RECORDED = "answer recorded"
+from datasolver.llm import ChatResult, LLMClient, system_message, user_message
+from datasolver.toolkit import ToolOutcome, ToolRunner
 
 
 @dataclass
@@ -86,7 +84,8 @@ class Analyst:
         state = _State([system_message(self.system_prompt()), user_message(cleaned.text)],
                        notes=list(cleaned.notes) + list(self.package.notes))
         self._event("ask_question", question=cleaned.text, original=cleaned.original, notes=cleaned.notes)
-        final, stopped = await self._run(state, toolbox, cleaned.text)
+        runner = ToolRunner(toolbox, self.client.trace)
+        final, stopped = await self._run(state, toolbox, runner, cleaned.text)
         if final is None:
             final = FinalAnswer("")
             state.notes.append("no answer within the request budget")
@@ -117,14 +116,15 @@ class Analyst:
         )
 
     # ------------------------------------------------------------------ the loop
-    async def _run(self, state: _State, toolbox: AskToolbox, question: str) -> tuple[FinalAnswer | None, str]:
+    async def _run(self, state: _State, toolbox: AskToolbox, runner: ToolRunner,
+                   question: str) -> tuple[FinalAnswer | None, str]:
         limits = self.config.limits
         while state.requests < limits.max_requests:
             last_chance = state.requests == limits.max_requests - 1
             if last_chance:
                 state.messages.append(user_message(render_prompt("finish_now")))
             reply = await self._call_model(state, toolbox, final_only=last_chance)
-            final, stopped = self._run_tools(state, toolbox, reply)
+            final, stopped = await self._run_tools(state, toolbox, runner, reply)
             if final is None:
                 continue
             if self.config.review and not state.reviewed:
@@ -153,7 +153,8 @@ class Analyst:
         state.messages.append(reply.assistant_message())
         return reply
 
-    def _run_tools(self, state: _State, toolbox: AskToolbox, reply: ChatResult) -> tuple[FinalAnswer | None, str]:
+    async def _run_tools(self, state: _State, toolbox: AskToolbox, runner: ToolRunner,
+                         reply: ChatResult) -> tuple[FinalAnswer | None, str]:
         if not reply.tool_calls:
             if reply.content.strip():
                 return toolbox.answer_from_text(reply.content), "text"
@@ -163,40 +164,22 @@ class Analyst:
             return None, ""
         final: FinalAnswer | None = None
         for call in reply.tool_calls:
-            text, outcome = self._run_one(state, toolbox, call)
-            if isinstance(outcome, FinalAnswer) and final is None:
-                final = outcome
-            state.messages.append(tool_message(call.id, text))
+            outcome = await runner.run(call)
+            if isinstance(outcome.value, FinalAnswer) and final is None:
+                final = outcome.value
+            state.messages.append(outcome.message())
+            state.steps.append(_step(outcome))
         return final, FINAL_ANSWER
-
-    def _run_one(self, state: _State, toolbox: AskToolbox, call: ToolCall) -> tuple[str, FinalAnswer | None]:
-        started = time.monotonic()
-        args, error, repairs = toolbox.parse(call.name, call.arguments_raw)
-        trace = self.client.trace
-        if trace is not None:
-            trace.tool_call(call.id, call.name, args if args is not None else call.arguments_raw,
-                            repairs=repairs, error=error)
-        outcome: FinalAnswer | None = None
-        if error is not None:
-            text, ok = error, False
-        elif call.name == FINAL_ANSWER:
-            checked = toolbox.finalize(args)  # type: ignore[arg-type]
-            if isinstance(checked, FinalAnswer):
-                text, ok, outcome = ANSWER_RECORDED, True, checked
-            else:
-                text, ok = checked.text, False
-        else:
-            result = toolbox.call(call.name, args)  # type: ignore[arg-type]
-            text, ok = result.text, result.ok
-        if trace is not None:
-            trace.tool_result(call.id, call.name, text, ok=ok, latency_s=round(time.monotonic() - started, 3))
-        shown = args.model_dump(exclude_defaults=True) if args is not None else call.arguments_raw
-        state.steps.append(Step(call.name, shown, text.splitlines()[0] if text else "", ok))
-        return text, outcome
 
     def _event(self, kind: str, **fields: Any) -> None:
         if self.client.trace is not None:
             self.client.trace.event(kind, **fields)
+
+
+def _step(outcome: ToolOutcome) -> Step:
+    """The call as the reviewer sees it: the arguments it set (or the raw text) and the first line."""
+    shown = outcome.args.model_dump(exclude_defaults=True) if outcome.args is not None else outcome.arguments
+    return Step(outcome.name, shown, outcome.text.splitlines()[0] if outcome.text else "", outcome.ok)
 
 
 def _handle_record(handle: Handle) -> dict[str, Any]:

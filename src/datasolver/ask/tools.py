@@ -1,13 +1,14 @@
-"""The analyst's data tools. Each docstring is the description the model sees; each argument
-model's field descriptions are its parameter descriptions. Tools that produce data store the
-result as a handle and answer with its metadata only (see handles.py)."""
+"""The analyst's data tools. Each is a typed function whose docstring is what the model sees: the
+text before `Args:` describes the tool, each `Args:` entry one parameter (the tool kit builds the
+schema from the signature). Tools that produce data store the result as a handle and answer with
+its metadata only (see handles.py); the handle is the result's `value`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, Union
+from dataclasses import dataclass, field
+from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from datasolver.ask.config import AskLimits
 from datasolver.ask.graph import Direction, related_sql
@@ -17,9 +18,9 @@ from datasolver.ask.ops import Aggregation, SortKey, filter_sql, group_sql, join
 from datasolver.ask.package import DataPackage
 from datasolver.ask.render import describe_handle, render_table
 from datasolver.ask.refs import parse_ref
+from datasolver.toolkit import ToolResult
 
 Source = Union[int, str]
-_SOURCE_HELP = "A stored result as @N (or @latest), or a table name."
 MAX_COLUMNS_LISTED = 40
 
 
@@ -30,34 +31,19 @@ class AskContext:
     package: DataPackage
     handles: HandleTable
     limits: AskLimits
+    warned_empty: set[int] = field(default_factory=set)
+    """Results already warned about as empty in a {DATA} answer (warned once: empty may be true)."""
 
 
-@dataclass(frozen=True)
-class AskToolResult:
-    """A tool's answer. kind "retry": fix the arguments; "failed": the data said no, adapt."""
-
-    text: str
-    kind: Literal["ok", "retry", "failed"] = "ok"
-    handle: Handle | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.kind == "ok"
-
-
-def stored(handle: Handle) -> AskToolResult:
-    return AskToolResult(describe_handle(handle), handle=handle)
+def stored(handle: Handle) -> ToolResult:
+    return ToolResult(describe_handle(handle), value=handle)
 
 
 # ---------------------------------------------------------------------------------------------
-class ListTablesArgs(BaseModel):
-    """No arguments."""
-
-
-def list_tables(ctx: AskContext, args: ListTablesArgs) -> AskToolResult:
+def list_tables(ctx: AskContext) -> ToolResult:
     """List every table: name, row count, source file and columns. Knowledge-graph tables are
     named with their relation types."""
-    return AskToolResult(table_overview(ctx.package))
+    return ToolResult(table_overview(ctx.package))
 
 
 def table_overview(package: DataPackage, with_graphs: bool = True) -> str:
@@ -74,144 +60,149 @@ def table_overview(package: DataPackage, with_graphs: bool = True) -> str:
     return "\n".join(lines) if lines else "(no tables)"
 
 
-class DescribeArgs(BaseModel):
-    table: Source = Field(description="A table name, or a stored result as @N.")
+def describe_table(ctx: AskContext, table: Source) -> ToolResult:
+    """Columns with types and a few sample rows of a table (or of a stored result).
+
+    Args:
+        table: A table name, or a stored result as @N.
+    """
+    if parse_ref(table) is not None:
+        return ToolResult(describe_handle(ctx.handles.get(table)))
+    return ToolResult(ctx.package.catalog.describe(str(table), sample_rows=ctx.limits.sample_rows))
 
 
-def describe_table(ctx: AskContext, args: DescribeArgs) -> AskToolResult:
-    """Columns with types and a few sample rows of a table (or of a stored result)."""
-    if parse_ref(args.table) is not None:
-        return AskToolResult(describe_handle(ctx.handles.get(args.table)))
-    return AskToolResult(ctx.package.catalog.describe(str(args.table), sample_rows=ctx.limits.sample_rows))
-
-
-class QueryArgs(BaseModel):
-    sql: str = Field(description="One read-only SELECT (DuckDB dialect). Refer to stored results as @N or "
-                                 "@latest, e.g. SELECT * FROM @2 WHERE total > 10.")
-
-
-def query(ctx: AskContext, args: QueryArgs) -> AskToolResult:
+def query(ctx: AskContext, sql: str) -> ToolResult:
     """Run read-only SQL over the tables and stored results; the result is stored as a new @N and
-    you see its columns, row count and first rows. Use render to read more rows."""
-    return stored(ctx.handles.query(args.sql))
+    you see its columns, row count and first rows. Use render to read more rows.
+
+    Args:
+        sql: One read-only SELECT (DuckDB dialect). Refer to stored results as @N or @latest, e.g. SELECT * FROM @2 WHERE total > 10.
+    """
+    return stored(ctx.handles.query(sql))
 
 
-class FilterArgs(BaseModel):
-    source: Source = Field(description=_SOURCE_HELP)
-    where: str = Field(description="A SQL condition on the source's columns, e.g. region = 'North' AND year >= 2020 "
-                                   "(stored results as @N, e.g. id IN (SELECT id FROM @2)).")
+def filter_rows(ctx: AskContext, source: Source, where: str) -> ToolResult:
+    """Keep the rows of a source that satisfy a condition; stored as a new @N.
 
-
-def filter_rows(ctx: AskContext, args: FilterArgs) -> AskToolResult:
-    """Keep the rows of a source that satisfy a condition; stored as a new @N."""
-    relation, parents = ctx.handles.from_clause(args.source)
-    condition, used = ctx.handles.resolve_refs(args.where)  # e.g. region IN (SELECT region FROM @2)
-    label = f"filter {_label(ctx, args.source)} where {args.where}"
+    Args:
+        source: A stored result as @N (or @latest), or a table name.
+        where: A SQL condition on the source's columns, e.g. region = 'North' AND year >= 2020 (stored results as @N, e.g. id IN (SELECT id FROM @2)).
+    """
+    relation, parents = ctx.handles.from_clause(source)
+    condition, used = ctx.handles.resolve_refs(where)  # e.g. region IN (SELECT region FROM @2)
+    label = f"filter {_label(ctx, source)} where {where}"
     return stored(ctx.handles.store(filter_sql(relation, condition), label, tuple(dict.fromkeys(parents + used))))
 
 
-class GroupArgs(BaseModel):
-    source: Source = Field(description=_SOURCE_HELP)
-    by: list[str] = Field(default_factory=list, description="Columns to group by; empty for one overall row.")
-    aggregations: list[Aggregation] = Field(min_length=1, description="Several aggregates at once.")
-    order_by: str | None = Field(None, description="Output column to order by (default with top: the first aggregation).")
-    descending: bool = Field(True, description="Order largest first.")
-    top: int | None = Field(None, ge=1, description="Keep the top N groups; every group tied with the N-th is kept too.")
-
-
-def group(ctx: AskContext, args: GroupArgs) -> AskToolResult:
+def group(
+    ctx: AskContext,
+    source: Source,
+    *,
+    by: list[str] = [],  # noqa: B006 - read only; the schema's default
+    aggregations: Annotated[list[Aggregation], Field(min_length=1)],
+    order_by: str | None = None,
+    descending: bool = True,
+    top: Annotated[int, Field(ge=1)] | None = None,
+) -> ToolResult:
     """Group a source and compute several aggregations at once (count, count_distinct, sum, avg,
-    min, max, median, first); optionally keep the top N groups, ties included. Stored as a new @N."""
-    relation, parents = ctx.handles.from_clause(args.source)
-    columns = [c for c, _ in ctx.handles.columns_of(args.source)]
-    sql = group_sql(relation, columns, args.by, args.aggregations, args.order_by, args.descending, args.top)
-    aggs = ", ".join(f"{a.func}({a.column or '*'})" for a in args.aggregations)
-    label = f"group {_label(ctx, args.source)} by {', '.join(args.by) or '(all rows)'}: {aggs}"
-    if args.top:
-        label += f"; top {args.top} (ties kept)"
+    min, max, median, first); optionally keep the top N groups, ties included. Stored as a new @N.
+
+    Args:
+        source: A stored result as @N (or @latest), or a table name.
+        by: Columns to group by; empty for one overall row.
+        aggregations: Several aggregates at once.
+        order_by: Output column to order by (default with top: the first aggregation).
+        descending: Order largest first.
+        top: Keep the top N groups; every group tied with the N-th is kept too.
+    """
+    relation, parents = ctx.handles.from_clause(source)
+    columns = [c for c, _ in ctx.handles.columns_of(source)]
+    sql = group_sql(relation, columns, by, aggregations, order_by, descending, top)
+    aggs = ", ".join(f"{a.func}({a.column or '*'})" for a in aggregations)
+    label = f"group {_label(ctx, source)} by {', '.join(by) or '(all rows)'}: {aggs}"
+    if top:
+        label += f"; top {top} (ties kept)"
     return stored(ctx.handles.store(sql, label, parents))
 
 
-class SortArgs(BaseModel):
-    source: Source = Field(description=_SOURCE_HELP)
-    by: list[SortKey] = Field(min_length=1, description="Sort keys, most significant first.")
-    top: int | None = Field(None, ge=1, description="Keep the first N rows; rows tied with the N-th are kept too.")
+def sort(
+    ctx: AskContext, source: Source, by: Annotated[list[SortKey], Field(min_length=1)],
+    top: Annotated[int, Field(ge=1)] | None = None,
+) -> ToolResult:
+    """Order a source by one or more columns; with top, keep the first N rows plus ties. Stored as a new @N.
+
+    Args:
+        source: A stored result as @N (or @latest), or a table name.
+        by: Sort keys, most significant first.
+        top: Keep the first N rows; rows tied with the N-th are kept too.
+    """
+    relation, parents = ctx.handles.from_clause(source)
+    columns = [c for c, _ in ctx.handles.columns_of(source)]
+    keys = ", ".join(f"{k.column}{' desc' if k.descending else ''}" for k in by)
+    label = f"sort {_label(ctx, source)} by {keys}" + (f"; top {top} (ties kept)" if top else "")
+    return stored(ctx.handles.store(sort_sql(relation, columns, by, top), label, parents))
 
 
-def sort(ctx: AskContext, args: SortArgs) -> AskToolResult:
-    """Order a source by one or more columns; with top, keep the first N rows plus ties. Stored as a new @N."""
-    relation, parents = ctx.handles.from_clause(args.source)
-    columns = [c for c, _ in ctx.handles.columns_of(args.source)]
-    keys = ", ".join(f"{k.column}{' desc' if k.descending else ''}" for k in args.by)
-    label = f"sort {_label(ctx, args.source)} by {keys}" + (f"; top {args.top} (ties kept)" if args.top else "")
-    return stored(ctx.handles.store(sort_sql(relation, columns, args.by, args.top), label, parents))
-
-
-class JoinArgs(BaseModel):
-    left: Source = Field(description=_SOURCE_HELP)
-    right: Source = Field(description=_SOURCE_HELP)
-    on: list[str] = Field(min_length=1, description='Exact-key equalities: "id" (same name both sides) or "left_col = right_col".')
-    how: Literal["inner", "left"] = Field("inner", description="inner: matching rows only; left: every left row.")
-
-
-def join(ctx: AskContext, args: JoinArgs) -> AskToolResult:
+def join(
+    ctx: AskContext, left: Source, right: Source, on: Annotated[list[str], Field(min_length=1)],
+    how: Literal["inner", "left"] = "inner",
+) -> ToolResult:
     """Join two sources on exact keys. Right columns whose names repeat a left one get _right
-    appended. Stored as a new @N."""
-    left, lp = ctx.handles.from_clause(args.left)
-    right, rp = ctx.handles.from_clause(args.right)
-    sql = join_sql(left, [c for c, _ in ctx.handles.columns_of(args.left)], right,
-                   [c for c, _ in ctx.handles.columns_of(args.right)], args.on, args.how)
-    label = f"{args.how} join {_label(ctx, args.left)} with {_label(ctx, args.right)} on {', '.join(args.on)}"
+    appended. Stored as a new @N.
+
+    Args:
+        left: A stored result as @N (or @latest), or a table name.
+        right: A stored result as @N (or @latest), or a table name.
+        on: Exact-key equalities: "id" (same name both sides) or "left_col = right_col".
+        how: inner: matching rows only; left: every left row.
+    """
+    lsql, lp = ctx.handles.from_clause(left)
+    rsql, rp = ctx.handles.from_clause(right)
+    sql = join_sql(lsql, [c for c, _ in ctx.handles.columns_of(left)], rsql,
+                   [c for c, _ in ctx.handles.columns_of(right)], on, how)
+    label = f"{how} join {_label(ctx, left)} with {_label(ctx, right)} on {', '.join(on)}"
     return stored(ctx.handles.store(sql, label, tuple(dict.fromkeys(lp + rp))))
 
 
-class RelatedArgs(BaseModel):
-    entity: str = Field(description="The entity's id (key) or its name.")
-    relation: str | None = Field(None, description="Only this relation type (default: all types).")
-    direction: Direction = Field("auto", description="auto: relations the entity has (symmetric types both ways); "
-                                                     "out: entity is the source; in: entity is the target; both.")
-    graph: str | None = Field(None, description="The relation table, when the data has more than one graph.")
-
-
-def related(ctx: AskContext, args: RelatedArgs) -> AskToolResult:
+def related(
+    ctx: AskContext, entity: str, relation: str | None = None, direction: Direction = "auto", graph: str | None = None,
+) -> ToolResult:
     """Relations of an entity in a knowledge graph, in the right direction: a type declared
     symmetric (e.g. compatibility) is found whichever side the entity was stored on. Columns:
-    entity, relation, related, direction, related_name. Stored as a new @N."""
+    entity, relation, related, direction, related_name. Stored as a new @N.
+
+    Args:
+        entity: The entity's id (key) or its name.
+        relation: Only this relation type (default: all types).
+        direction: auto: relations the entity has (symmetric types both ways); out: entity is the source; in: entity is the target; both.
+        graph: The relation table, when the data has more than one graph.
+    """
     graphs = ctx.package.graphs
     if not graphs:
         raise UnknownRelation("this data has no knowledge-graph relation table (source, type, target)")
-    if args.graph is None:
-        graph = graphs[0]
+    if graph is None:
+        chosen = graphs[0]
     else:
-        matches = [g for g in graphs if g.relations.lower() == args.graph.strip().lower()]
+        matches = [g for g in graphs if g.relations.lower() == graph.strip().lower()]
         if not matches:
-            raise UnknownRelation(f"no relation table {args.graph!r}. Graphs: {', '.join(g.relations for g in graphs)}")
-        graph = matches[0]
-    sql = related_sql(graph, args.entity, args.relation, args.direction)
-    label = f"related {args.entity!r} {args.relation or 'all types'} {args.direction}"
+            raise UnknownRelation(f"no relation table {graph!r}. Graphs: {', '.join(g.relations for g in graphs)}")
+        chosen = matches[0]
+    sql = related_sql(chosen, entity, relation, direction)
+    label = f"related {entity!r} {relation or 'all types'} {direction}"
     return stored(ctx.handles.store(sql, label))
 
 
-class RenderArgs(BaseModel):
-    source: Source = Field("latest", description="A stored result as @N or @latest.")
-    max_rows: int = Field(20, ge=1, description="Rows to show (capped by the program).")
-
-
-def render(ctx: AskContext, args: RenderArgs) -> AskToolResult:
+def render(ctx: AskContext, source: Source = "latest", max_rows: Annotated[int, Field(ge=1)] = 20) -> ToolResult:
     """Show the rows of a stored result as a table (up to max_rows). When it has more rows than an
-    answer should spell out, answer with a {DATA} template instead of copying rows."""
-    handle = ctx.handles.get(args.source)
-    result = ctx.handles.fetch(handle.index, min(args.max_rows, ctx.limits.render_rows))
-    return AskToolResult(render_table(handle, result, ctx.limits.answer_rows))
+    answer should spell out, answer with a {DATA} template instead of copying rows.
 
-
-class FinalAnswerArgs(BaseModel):
-    answer: str = Field(description="The answer text; or a template with {DATA} where the program writes every "
-                                    "row of `data` (for lists longer than the answer budget).")
-    data: Source | None = Field(None, description="The result whose rows fill {DATA} (default @latest).")
-    row_format: str | None = Field(None, description="How each row is written in {DATA}, with {column} fields, "
-                                                     "e.g. \"{region} ({total} t)\"; default: cells joined by spaces.")
-    evidence: list[Source] = Field(default_factory=list, description="The results the answer rests on.")
+    Args:
+        source: A stored result as @N or @latest.
+        max_rows: Rows to show (capped by the program).
+    """
+    handle = ctx.handles.get(source)
+    result = ctx.handles.fetch(handle.index, min(max_rows, ctx.limits.render_rows))
+    return ToolResult(render_table(handle, result, ctx.limits.answer_rows))
 
 
 def _label(ctx: AskContext, source: Source) -> str:

@@ -20,6 +20,8 @@ class SourceSkipped(DataError):
 class UnknownTable(DataError):
     """A table name matches no canonical name or alias; the message offers the nearest names."""
 
+    tool_kind = "retry"
+
 
 class ReadOnlyViolation(DataError):
     """A statement is not allowed on the read-only exploration path (writes, file access, settings)."""

@@ -5,43 +5,38 @@ from __future__ import annotations
 import re
 import warnings
 
-from pydantic import BaseModel, Field, field_validator
+from typing import Annotated
+
+from pydantic import AfterValidator, Field
 
 from datasolver.solver.hashline import join_lines, line_hash, normalize_newlines, render_lines
 from datasolver.solver.scaffold import SAVE_BLOCK_START
-from datasolver.solver.tools.base import ToolContext, ToolResult
+from datasolver.solver.tools.base import ToolContext
 from datasolver.solver.tools.solver_file import MISSING_SOLVER, read_lines, write_lines
+from datasolver.toolkit import ToolResult
 
 WINDOW = 3  # lines of context shown around an edit or a syntax error
 
 
-class EditSolverArgs(BaseModel):
-    """Arguments of edit_solver."""
+def _normalize_hash(value: str | None) -> str | None:
+    # Tolerate a pasted "12:KQ|…" prefix or lower case; the tool still checks the value.
+    if value is None:
+        return None
+    match = re.match(r"^\s*(?:\d+\s*:)?\s*([A-Za-z]{2})\s*(?:\|.*)?$", value, re.S)
+    return match.group(1).upper() if match else value.strip()
 
-    start_line: int = Field(ge=1)
-    start_hash: str
-    new_content: str
-    end_line: int | None = Field(None, ge=1)
-    end_hash: str | None = None
-    insert_after: bool = False
 
-    @field_validator("start_hash", "end_hash")
-    @classmethod
-    def _normalize_hash(cls, value: str | None) -> str | None:
-        # Tolerate a pasted "12:KQ|…" prefix or lower case; the tool still checks the value.
-        if value is None:
-            return None
-        match = re.match(r"^\s*(?:\d+\s*:)?\s*([A-Za-z]{2})\s*(?:\|.*)?$", value, re.S)
-        return match.group(1).upper() if match else value.strip()
+Hash = Annotated[str, AfterValidator(_normalize_hash)]
+LineNumber = Annotated[int, Field(ge=1)]
 
 
 def edit_solver(
     ctx: ToolContext,
-    start_line: int,
-    start_hash: str,
+    start_line: LineNumber,
+    start_hash: Hash,
     new_content: str,
-    end_line: int | None = None,
-    end_hash: str | None = None,
+    end_line: LineNumber | None = None,
+    end_hash: Hash | None = None,
     insert_after: bool = False,
 ) -> ToolResult:
     """Edit workdir/solver.py: replace lines start_line..end_line with new_content, or insert after start_line.

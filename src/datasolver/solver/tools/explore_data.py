@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Annotated
 
-from datasolver.data import DataError, QueryError, UnknownTable, render_result
-from datasolver.solver.tools.base import ToolContext, ToolResult
+from pydantic import Field
+
+from datasolver.data import QueryError, UnknownTable, render_result
+from datasolver.solver.tools.base import ToolContext
+from datasolver.toolkit import ToolResult
 
 MAX_LIMIT = 500
 SAMPLE_ROWS = 5
 
 
-class ExploreDataArgs(BaseModel):
-    """Arguments of explore_data."""
-
-    query: str
-    limit: int = Field(50, ge=1)
-
-
-def explore_data(ctx: ToolContext, query: str, limit: int = 50) -> ToolResult:
+def explore_data(ctx: ToolContext, query: str, limit: Annotated[int, Field(ge=1)] = 50) -> ToolResult:
     """Explore this task's tables (read-only). Every CSV, JSON, SQLite and document table is one DuckDB table.
 
     `\\tables` lists the tables (name, kind, rows, columns, aliases). `\\schema <table>` shows a
@@ -34,19 +30,16 @@ def explore_data(ctx: ToolContext, query: str, limit: int = 50) -> ToolResult:
     text = query.strip()
     if not text:
         return ToolResult.retry("query is empty: send `\\tables`, `\\schema <table>` or a SELECT statement.")
-    try:
-        if text.startswith("\\"):
-            return _command(ctx, text)
-        result = ctx.open_catalog().query(text, limit=min(limit, MAX_LIMIT))
-    except DataError as exc:
-        return ToolResult.failed(f"{type(exc).__name__}: {exc}{_hint(exc)}")
+    if text.startswith("\\"):
+        return _command(ctx, text)
+    result = ctx.open_catalog().query(text, limit=min(limit, MAX_LIMIT))
     out = render_result(result)
     if limit > MAX_LIMIT:
         out += f"\nnote: limit capped at {MAX_LIMIT}."
     return ToolResult(out)
 
 
-def _hint(exc: DataError) -> str:
+def explore_hint(exc: BaseException) -> str:
     """What to do next, in this tool's own commands (the engine's messages name no tool)."""
     if isinstance(exc, UnknownTable):
         return " List tables with `\\tables`."

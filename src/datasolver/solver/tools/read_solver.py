@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Annotated
+
+from pydantic import Field
 
 from datasolver.solver.hashline import render_lines
-from datasolver.solver.tools.base import ToolContext, ToolResult
+from datasolver.solver.tools.base import ToolContext
 from datasolver.solver.tools.solver_file import MISSING_SOLVER, read_lines
+from datasolver.toolkit import ToolResult
 
 MAX_LIMIT = 2000
 
 
-class ReadSolverArgs(BaseModel):
-    """Arguments of read_solver."""
-
-    offset: int = Field(1, ge=1)
-    limit: int = Field(400, ge=1)
-
-
-def read_solver(ctx: ToolContext, offset: int = 1, limit: int = 400) -> ToolResult:
+def read_solver(
+    ctx: ToolContext, offset: Annotated[int, Field(ge=1)] = 1, limit: Annotated[int, Field(ge=1)] = 400,
+) -> ToolResult:
     """Read workdir/solver.py, the program that answers the question.
 
     Each line is shown as `<line number>:<hash>|<content>`. The two-letter hash identifies the

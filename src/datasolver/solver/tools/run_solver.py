@@ -4,25 +4,29 @@ from __future__ import annotations
 
 import dataclasses
 
+import math
+from typing import Annotated
+
 from pydantic import BaseModel, Field
 
 from datasolver.solver.run_report import render_run
 from datasolver.solver.runner import run_solver_script
-from datasolver.solver.tools.base import ToolContext, ToolResult
+from datasolver.solver.tools.base import ToolContext
+from datasolver.toolkit import ToolResult
 
 MAX_TIMEOUT_S = 600
 MAX_SHOW_ROWS = 50
+SANDBOX_GRACE_S = 30
+"""A loop waits this much longer than its tool timeout for run_solver: the sandbox kills the run
+at run_solver's own timeout (capped to the loop's by `cap_timeout`), then the report follows."""
 
 
-class RunSolverArgs(BaseModel):
-    """Arguments of run_solver."""
-
-    self_check: bool = True
-    show_rows: int = Field(5, ge=0)
-    timeout: int = Field(120, ge=1)
-
-
-def run_solver(ctx: ToolContext, self_check: bool = True, show_rows: int = 5, timeout: int = 120) -> ToolResult:
+def run_solver(
+    ctx: ToolContext,
+    self_check: bool = True,
+    show_rows: Annotated[int, Field(ge=0)] = 5,
+    timeout: Annotated[int, Field(ge=1)] = 120,
+) -> ToolResult:
     """Run workdir/solver.py; when it assigns a DataFrame to `result`, prediction.csv is written.
 
     The first line of the answer is exactly one of FAILED (with the error first, then where in
@@ -38,3 +42,9 @@ def run_solver(ctx: ToolContext, self_check: bool = True, show_rows: int = 5, ti
     run = run_solver_script(ctx.layout, limits)
     return ToolResult(render_run(run, self_check=self_check, show_rows=min(show_rows, MAX_SHOW_ROWS)),
                       "ok" if run.status == "OK" else "failed")
+
+
+def cap_timeout(args: BaseModel, tool_timeout_s: float) -> BaseModel:
+    """run_solver's own timeout may not exceed the loop's tool timeout."""
+    cap = max(1, math.floor(tool_timeout_s))
+    return args.model_copy(update={"timeout": cap}) if getattr(args, "timeout", 0) > cap else args

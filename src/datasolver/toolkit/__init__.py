@@ -1,0 +1,19 @@
+"""The tool kit shared by the solver tools, the analyst's tools, both loops and the MCP server:
+a tool is a typed function whose docstring is its prompt (`tool.py`), and one runner parses,
+runs and traces the model's calls (`runner.py`)."""
+
+from datasolver.toolkit.runner import EVENT_TOOL_CRASH, ToolOutcome, ToolRunner
+from datasolver.toolkit.tool import ResultKind, Tool, Toolbox, ToolResult, clip, compact_validation, kind_of
+
+__all__ = [
+    "EVENT_TOOL_CRASH",
+    "ResultKind",
+    "Tool",
+    "ToolOutcome",
+    "ToolResult",
+    "ToolRunner",
+    "Toolbox",
+    "clip",
+    "compact_validation",
+    "kind_of",
+]

@@ -1,0 +1,134 @@
+"""One tool-call runner for every loop: parse and repair the model's arguments, run the tool (off
+the event loop with a timeout, when one is set), trace the call and its result, and hand back the
+text for the `role: "tool"` message.
+
+Every model mistake (unknown tool, broken JSON, bad arguments, a slow call) comes back as text the
+model can act on; a tool's bug comes back as a "crash" outcome with its traceback in the trace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from datasolver.llm import ToolCall, TraceWriter, parse_tool_arguments, tool_message, unknown_tool_message
+from datasolver.toolkit.tool import Toolbox, clip
+
+EVENT_TOOL_CRASH = "tool_crash"
+CLIP_NOTE = "ask for fewer rows or columns"
+
+
+@dataclass
+class ToolOutcome:
+    """What one call did: the text sent back, whether it succeeded, and how it was handled."""
+
+    call_id: str
+    name: str
+    text: str
+    ok: bool
+    kind: str  # "ok" | "retry" | "failed" | "unknown_tool" | "bad_arguments" | "timeout" | "crash"
+    repairs: list[str]
+    arguments: dict[str, Any] | str | None = None
+    """The validated arguments (JSON-ready), or the raw text when they could not be read."""
+    args: BaseModel | None = None
+    """The validated arguments as the tool's model (None when they could not be read)."""
+    value: Any = None
+    """The tool's value for the program (ToolResult.value), e.g. a result handle or a final answer."""
+
+    def message(self) -> dict[str, Any]:
+        """The tool message for the history."""
+        return tool_message(self.call_id, self.text)
+
+
+class ToolRunner:
+    """Runs raw model tool calls against one toolbox, tracing each.
+
+    `timeout_s`: seconds a call may take (plus the tool's own `timeout_grace_s`); None runs the
+    call inline with no timeout. `interrupt` stops a runaway query after a timeout. `result_chars`
+    clips long answers for the history.
+    """
+
+    def __init__(
+        self,
+        toolbox: Toolbox[Any],
+        trace: TraceWriter | None = None,
+        *,
+        timeout_s: float | None = None,
+        result_chars: int | None = None,
+        interrupt: Callable[[], None] | None = None,
+    ) -> None:
+        self.toolbox = toolbox
+        self.trace = trace
+        self.timeout_s = timeout_s
+        self.result_chars = result_chars
+        self._interrupt = interrupt
+
+    def parse(self, call: ToolCall) -> tuple[BaseModel | None, str | None, list[str]]:
+        """(validated arguments, error text, repairs applied) for one raw call."""
+        if call.name not in self.toolbox.names:
+            return None, unknown_tool_message(call.name or "(unreadable tool call)", self.toolbox.names), []
+        tool = self.toolbox.tool(call.name)
+        parsed = parse_tool_arguments(call.arguments_raw, tool.args_model, tool_name=call.name)
+        if not parsed.ok or parsed.value is None:
+            return None, parsed.error or "Error: invalid arguments.", parsed.repairs
+        args = parsed.value
+        if tool.prepare is not None and self.timeout_s is not None:
+            args = tool.prepare(args, self.timeout_s)
+        return args, None, parsed.repairs
+
+    async def run(self, call: ToolCall) -> ToolOutcome:
+        """Execute one call and return its outcome (already traced)."""
+        args, error, repairs = self.parse(call)
+        if args is None:
+            kind = "unknown_tool" if call.name not in self.toolbox.names else "bad_arguments"
+            self._trace_call(call, call.arguments_raw, repairs, error)
+            return self._finish(call, error or "", False, kind, repairs, 0.0, call.arguments_raw)
+        shown = args.model_dump(mode="json")
+        self._trace_call(call, shown, repairs, None)
+        started = time.monotonic()
+        text, kind, value = await self._execute(call.name, args)
+        if repairs:
+            text += f"\n(note: your arguments were repaired: {'; '.join(repairs)}. Send valid JSON.)"
+        outcome = self._finish(call, text, kind == "ok", kind, repairs, time.monotonic() - started, shown, value)
+        outcome.args = args
+        return outcome
+
+    async def _execute(self, name: str, args: BaseModel) -> tuple[str, str, Any]:
+        try:
+            if self.timeout_s is None:
+                result = self.toolbox.call(name, args)
+            else:
+                wait = self.timeout_s + self.toolbox.tool(name).timeout_grace_s
+                try:
+                    result = await asyncio.wait_for(asyncio.to_thread(self.toolbox.call, name, args), wait)
+                except TimeoutError:
+                    if self._interrupt is not None:
+                        self._interrupt()
+                    return (f"Error: {name} did not finish within {wait:g} s and was stopped. "
+                            "Make it cheaper: filter early, aggregate before joining, avoid cross joins.",
+                            "timeout", None)
+        except Exception as exc:  # a tool bug must not end the run; the trace keeps the traceback
+            if self.trace is not None:
+                self.trace.event(EVENT_TOOL_CRASH, name=name, error_type=type(exc).__name__,
+                                 error=str(exc), traceback=traceback.format_exc())
+            return (f"Error: {name} failed unexpectedly ({type(exc).__name__}: {str(exc)[:300]}). "
+                    "Try a different approach.", "crash", None)
+        return result.text, result.kind, result.value
+
+    def _finish(self, call: ToolCall, text: str, ok: bool, kind: str, repairs: list[str], latency: float,
+                arguments: Any, value: Any = None) -> ToolOutcome:
+        if self.result_chars is not None:
+            text = clip(text, self.result_chars, CLIP_NOTE)
+        if self.trace is not None:
+            self.trace.tool_result(call.id, call.name, text, ok=ok, latency_s=round(latency, 3))
+        return ToolOutcome(call.id, call.name, text, ok, kind, list(repairs), arguments=arguments, value=value)
+
+    def _trace_call(self, call: ToolCall, arguments: Any, repairs: list[str], error: str | None) -> None:
+        if self.trace is not None:
+            self.trace.tool_call(call.id, call.name, arguments, repairs=repairs, error=error)

@@ -1,0 +1,215 @@
+"""One tool kit for every tool-calling loop: a tool is a typed function, its docstring the prompt.
+
+`Tool(function)` reads the function's signature (after the context argument) and its
+Google-style docstring: the text before `Args:` is the description the model sees, each `Args:`
+entry the description of one parameter; the argument model and the JSON schema are built from
+the signature, so there is no second copy of the arguments. Settings for one tool sit on the
+tool (`timeout_grace_s`, `prepare`, `hint`), not in the loops. `Toolbox.call` validates and
+dispatches; an exception becomes a result through one table (`kind_of`). A leaf module: it imports
+only the error root.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from datasolver.errors import DatasolverError
+
+ResultKind = Literal["ok", "retry", "failed"]
+"""ok; retry: fix your arguments (the model's mistake); failed: the data or the run said no, adapt."""
+
+C = TypeVar("C")
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A tool's answer to the model, with an optional value for the program (e.g. a result handle)."""
+
+    text: str
+    kind: ResultKind = "ok"
+    value: Any = None
+
+    @property
+    def ok(self) -> bool:
+        return self.kind == "ok"
+
+    @classmethod
+    def retry(cls, text: str) -> ToolResult:
+        return cls(text, "retry")
+
+    @classmethod
+    def failed(cls, text: str) -> ToolResult:
+        return cls(text, "failed")
+
+
+def kind_of(exc: BaseException) -> ResultKind | None:
+    """The one exception → kind table. A named error says its own kind (`tool_kind`: "retry" for a
+    name or reference the model can correct, else "failed"); a ValueError is a bad argument value;
+    anything else is a bug (None: the caller lets it raise)."""
+    if isinstance(exc, DatasolverError):
+        return exc.tool_kind
+    if isinstance(exc, ValueError):
+        return "retry"
+    return None
+
+
+@dataclass(frozen=True)
+class Tool(Generic[C]):
+    """One tool: `function(ctx, **arguments) -> ToolResult`, its name, and its own settings."""
+
+    function: Callable[..., ToolResult]
+    name: str = ""
+    description: str = ""
+    """Overrides the docstring's description (for a tool whose function is not the model's view)."""
+    timeout_grace_s: float = 0.0
+    """Extra seconds a loop waits beyond its tool timeout (a tool with its own timeout inside)."""
+    prepare: Callable[[BaseModel, float], BaseModel] | None = None
+    """Adjust validated arguments to the loop's tool timeout before the call (e.g. cap a timeout)."""
+    hint: Callable[[BaseException], str] | None = None
+    """What to do next after an error, in this tool's own words (appended to the message)."""
+    args_model: type[BaseModel] = field(init=False, repr=False, compare=False)
+    parameter_docs: dict[str, str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        head, params = split_docstring(self.function)
+        object.__setattr__(self, "name", self.name or self.function.__name__)
+        object.__setattr__(self, "description", " ".join((self.description or head).split()))
+        object.__setattr__(self, "parameter_docs", params)
+        object.__setattr__(self, "args_model", _args_model(self.function, self.name, params))
+
+    def schema(self) -> dict[str, Any]:
+        """OpenAI function-calling entry: {"type": "function", "function": {...}}."""
+        params = inline_schema(self.args_model.model_json_schema())
+        params.pop("description", None)
+        params.setdefault("properties", {})
+        params.setdefault("required", [])
+        params["additionalProperties"] = False
+        return {"type": "function", "function": {"name": self.name, "description": self.description,
+                                                 "parameters": params}}
+
+    def validate(self, args: BaseModel | dict[str, Any]) -> BaseModel:
+        """The arguments as this tool's model (ValidationError when they do not fit)."""
+        if isinstance(args, self.args_model):
+            return args
+        return self.args_model.model_validate(args.model_dump() if isinstance(args, BaseModel) else args)
+
+    def __call__(self, ctx: C, args: BaseModel) -> ToolResult:
+        return self.function(ctx, **{name: getattr(args, name) for name in self.args_model.model_fields})
+
+
+class Toolbox(Generic[C]):
+    """Tools by name over one context. `call` never raises for the model's mistakes."""
+
+    def __init__(self, tools: Sequence[Tool[C]], context: C, *, result_chars: int | None = None) -> None:
+        self._tools = {t.name: t for t in tools}
+        self.context = context
+        self.result_chars = result_chars
+
+    @property
+    def tools(self) -> tuple[Tool[C], ...]:
+        return tuple(self._tools.values())
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def tool(self, name: str) -> Tool[C]:
+        """The tool called `name` (KeyError for a name that is not here: a programmer's mistake)."""
+        return self._tools[name]
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [t.schema() for t in self._tools.values()]
+
+    def call(self, name: str, args: BaseModel | dict[str, Any]) -> ToolResult:
+        """Validate `args` against the tool's model and run it; errors come back as results."""
+        if name not in self._tools:
+            return ToolResult.retry(f"unknown tool {name!r}; tools: {', '.join(self._tools)}")
+        tool = self._tools[name]
+        try:
+            validated = tool.validate(args)
+        except ValidationError as exc:
+            return ToolResult.retry(f"invalid arguments for {name}: {compact_validation(exc)}")
+        try:
+            result = tool(self.context, validated)
+        except Exception as exc:
+            kind = kind_of(exc)
+            if kind is None:
+                raise
+            hint = tool.hint(exc) if tool.hint is not None else ""
+            result = ToolResult(f"{type(exc).__name__}: {exc}{hint}", kind)
+        return self._cut(result)
+
+    def _cut(self, result: ToolResult) -> ToolResult:
+        limit = self.result_chars
+        if limit is None or len(result.text) <= limit:
+            return result
+        return ToolResult(clip(result.text, limit), result.kind, result.value)
+
+
+def clip(text: str, limit: int, note: str = "") -> str:
+    """`text` cut to `limit` characters with a marker saying how much was cut (and `note`)."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… ({len(text) - limit} more characters cut{'; ' + note if note else ''})"
+
+
+def compact_validation(exc: ValidationError) -> str:
+    """A pydantic ValidationError as one line: `field: message; …`."""
+    return "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}" for err in exc.errors())
+
+
+def inline_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with `$ref`s replaced by their definitions and titles dropped (plainer for small models)."""
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return walk(defs[node["$ref"].rsplit("/", 1)[-1]])
+            return {k: walk(v) for k, v in node.items() if k != "$defs" and not (k == "title" and isinstance(v, str))}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(schema)
+
+
+_ARG_LINE = re.compile(r"^\s{4}(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
+
+
+def split_docstring(function: Callable[..., Any]) -> tuple[str, dict[str, str]]:
+    """(description, {parameter: description}) from a Google-style docstring."""
+    doc = inspect.getdoc(function) or ""
+    head, _, args_block = doc.partition("\nArgs:\n")
+    params: dict[str, str] = {}
+    current = None
+    for line in args_block.splitlines():
+        if line and not line.startswith(" "):
+            break  # the next section (Returns:, …) ends Args
+        match = _ARG_LINE.match(line)
+        if match:
+            current = match.group(1)
+            params[current] = match.group(2).strip()
+        elif current and line.strip():
+            params[current] += " " + line.strip()
+    return head.strip(), params
+
+
+def _args_model(function: Callable[..., Any], name: str, docs: dict[str, str]) -> type[BaseModel]:
+    """A pydantic model of the parameters after the first (the context): types, defaults and
+    `Annotated[..., Field(...)]` constraints from the signature, descriptions from the docstring."""
+    hints = inspect.get_annotations(function, eval_str=True)
+    fields: dict[str, Any] = {}
+    for param in list(inspect.signature(function).parameters.values())[1:]:
+        annotation = hints.get(param.name, Any)
+        if param.name in docs:
+            annotation = Annotated[annotation, Field(description=docs[param.name])]
+        fields[param.name] = (annotation, ... if param.default is inspect.Parameter.empty else param.default)
+    model_name = "".join(part.title() for part in name.split("_")) + "Args"
+    return create_model(model_name, __config__=ConfigDict(extra="ignore"), **fields)
