@@ -18,6 +18,7 @@ def _needs_document(entry) -> bool:
     return any(t["format"] == "doc" for t in entry["tables"].values())
 
 
+@pytest.mark.slow
 def test_every_dev_task_lists_its_tables_without_unreadable_files(dev_tasks):
     found = discover_tasks(dev_tasks / "input")
     assert len(found.tasks) == 40 and not found.errors

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
 
@@ -202,10 +201,9 @@ def test_context_length_error_is_recognised(server_factory: Any) -> None:
 
 def test_read_timeout_then_success(server_factory: Any, sleeps: list[float]) -> None:
     server = server_factory([delay(2.0), text("fast now")])
-    started = time.monotonic()
     result, _ = run(chat_once(settings_for(server, read_timeout=0.3), Q))
+    # Only a read timeout can have skipped the delayed first answer.
     assert result.content == "fast now" and result.retries_taken == 1
-    assert time.monotonic() - started < 1.5
 
 
 def test_read_timeout_exhausted(server_factory: Any, sleeps: list[float]) -> None:

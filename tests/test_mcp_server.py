@@ -80,6 +80,7 @@ def test_in_process_client_lists_and_calls_the_tools(data: Path) -> None:
     assert (data / "sales.csv").read_text(encoding="utf-8").count("\n") == 5
 
 
+@pytest.mark.slow
 def test_stdio_client_lists_and_calls_the_tools(data: Path) -> None:
     params = StdioServerParameters(command=sys.executable, args=["-m", "datasolver", "mcp", str(data)])
 
@@ -96,6 +97,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_streamable_http_client_lists_and_calls_the_tools(data: Path) -> None:
     port = _free_port()
     process = subprocess.Popen([sys.executable, "-m", "datasolver", "mcp", str(data), "--http", str(port)],

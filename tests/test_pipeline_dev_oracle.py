@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
@@ -19,6 +20,7 @@ def oracle_answers(dev_tasks) -> dict[str, ScriptedAnswer]:
     return {r["task_id"]: ScriptedAnswer(r["task_id"], r["sql"], r["question"]) for r in rows}
 
 
+@pytest.mark.slow
 def test_run_with_the_oracle_script_scores_one_on_every_dev_task(dev_tasks, tmp_path):
     answers = oracle_answers(dev_tasks)
     assert len(answers) == 40

@@ -56,6 +56,7 @@ def test_query_code_is_a_python_assignment():
     assert code.startswith('result = run_sql("""\nSELECT p.category')
 
 
+@pytest.mark.slow
 def test_the_demo_runs_from_a_wheel_like_install(tmp_path):
     # build_py lays the package out as a wheel does (package data included); run the demo from
     # there, not from the source tree.

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from datasolver.docs import prepare_documents
 from datasolver.solver import SolverToolbox, prepare_task, write_scaffold
 from datasolver.solver.testing import call_json, result_line_address
 
@@ -23,21 +24,8 @@ def _oracle_entries() -> list[dict]:
     return [json.loads(line) for line in ORACLE.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def _prepare_documents():
-    try:
-        from datasolver.docs import prepare_documents
-    except ImportError:
-        return None
-    return prepare_documents
-
-
 def _params() -> list:
-    docs_ready = _prepare_documents() is not None
-    params = []
-    for entry in _oracle_entries():
-        doc = any(t.get("format") == "doc" for t in entry["tables"].values())
-        marks = [pytest.mark.skip(reason="document tables: documents issue")] if doc and not docs_ready else []
-        params.append(pytest.param(entry, id=entry["task_id"], marks=marks))
+    params = [pytest.param(entry, id=entry["task_id"]) for entry in _oracle_entries()]
     return params or [pytest.param(None, id="no-shared-tasks")]
 
 
@@ -48,7 +36,7 @@ def test_oracle_sql_through_the_tools_scores_one(entry: dict | None, dev_tasks: 
     assert entry is not None
     root = prepare_task(dev_tasks / "input" / entry["task_id"], tmp_path / "scratch")
     if any(t.get("format") == "doc" for t in entry["tables"].values()):
-        _prepare_documents()(root)  # document tables into derived/
+        prepare_documents(root)  # document tables into derived/
         write_scaffold(root)  # so the query-area comment lists them
     with SolverToolbox(root) as toolbox:
         number, digest = result_line_address(toolbox)  # via read_solver

@@ -73,6 +73,7 @@ def test_question_with_line_breaks_stays_inside_comments(tmp_path: Path) -> None
     assert "# Question: first line\n#           import os; os.remove('x')\n" in text
 
 
+@pytest.mark.slow
 def test_solver_runs_from_anywhere(task_input: Path, tmp_path: Path) -> None:
     root = prepare_task(task_input, tmp_path / "scratch")
     solver = root / "workdir" / "solver.py"
