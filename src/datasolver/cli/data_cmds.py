@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from datasolver.data import Catalog, render_result
+from datasolver.data.relation import preview
 
 DEFAULT_SQL_TIMEOUT_S = 300.0
 
@@ -55,11 +56,14 @@ def tables_command(task_dir: Path, no_load: bool) -> None:
 def sql_command(task_dir: Path, query: str, limit: int, csv_path: Path | None, timeout: float) -> None:
     """Run read-only SQL (DuckDB dialect; common MySQL / T-SQL / SQLite slips are repaired)
     over every table of TASK_DIR and print the rewrites applied, the total row count and rows.
+    With --csv the query runs once: the rows shown are the first of those written.
     """
     with Catalog.open(task_dir, timeout_s=timeout or None) as catalog:
-        result = catalog.query(query, limit=limit)
-        if csv_path is not None:
-            catalog.query_df(query).to_csv(csv_path, index=False, encoding="utf-8")
+        relation = catalog.sql(query)
+        if csv_path is None:
+            result = relation.fetch(limit)
+        else:
+            result = preview(relation.to_csv(csv_path), limit, relation.rewrites, relation.final_sql or query)
     click.echo(render_result(result))
     if csv_path is not None:
         click.echo(f"wrote {result.total_rows} rows to {csv_path}")

@@ -14,6 +14,7 @@ from datasolver.data.errors import (
     UnknownTable,
 )
 from datasolver.data.names import canonical_name
+from datasolver.data.relation import Relation
 from datasolver.data.profile import TableProfile, profile_table, render_profiles
 from datasolver.data.results import QueryResult, render_result
 from datasolver.data.tasks import Task, TaskDiscovery, discover_tasks, load_task
@@ -25,6 +26,7 @@ __all__ = [
     "QueryInterrupted",
     "QueryResult",
     "ReadOnlyViolation",
+    "Relation",
     "SkippedSource",
     "SourceSkipped",
     "TableInfo",

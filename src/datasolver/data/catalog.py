@@ -36,6 +36,7 @@ from datasolver.data.files import list_context_files
 from datasolver.data.guard import check_read_only, locked_connection_config
 from datasolver.data.infer_types import materialize
 from datasolver.data.names import canonical_name, quote_ident
+from datasolver.data.relation import Relation
 from datasolver.data.results import QueryResult, render_describe
 from datasolver.data.sources import Registration, Source, register_derived, register_files, unreadable_reason
 from datasolver.data.sql_repair import RepairOutcome, execute_with_repair
@@ -368,21 +369,21 @@ class Catalog:
                 self._ro = None
 
     # ----------------------------------------------------------------- querying
-    def query(self, sql: str, limit: int = 50, timeout_s: float | None = None) -> QueryResult:
-        """Run read-only SQL (repaired if needed); the first `limit` rows plus the total count.
+    def sql(self, sql: str, timeout_s: float | None = None) -> Relation:
+        """Read-only SQL as a lazy Relation: it runs (guarded, repaired if needed) when its
+        `fetch(limit)`, `df()` or `to_csv(path)` is called; then `rewrites` says what was repaired.
 
         `timeout_s` overrides the catalog's default; past it the query stops with QueryInterrupted.
         """
-        outcome = self._run(sql, lambda rel: _result_from_relation(rel, limit), timeout_s)
-        result = outcome.value
-        result.rewrites, result.sql = list(outcome.rewrites), outcome.sql
-        return result
+        return Relation(lambda text, fetch: self._run(text, fetch, timeout_s), sql)
+
+    def query(self, sql: str, limit: int = 50, timeout_s: float | None = None) -> QueryResult:
+        """`sql(sql, timeout_s).fetch(limit)`: the first `limit` rows plus the total count."""
+        return self.sql(sql, timeout_s).fetch(limit)
 
     def query_df(self, sql: str, timeout_s: float | None = None) -> pd.DataFrame:
-        """Run read-only SQL (repaired if needed) and return the full result as a DataFrame."""
-        outcome = self._run(sql, lambda rel: rel.df(), timeout_s)
-        outcome.value.attrs["rewrites"] = list(outcome.rewrites)
-        return outcome.value
+        """`sql(sql, timeout_s).df()`: the whole result as a DataFrame."""
+        return self.sql(sql, timeout_s).df()
 
     def _run(self, sql: str, fetch: Callable[[duckdb.DuckDBPyRelation], T],
              timeout_s: float | None = None) -> RepairOutcome[T]:
@@ -496,11 +497,3 @@ def _has_bracket_list_column(rel: duckdb.DuckDBPyRelation) -> bool:
         str(t).endswith("[]") and name.startswith(("list_value(", "main.list_value("))
         for name, t in zip(rel.columns, rel.types)
     )
-
-
-def _result_from_relation(rel: duckdb.DuckDBPyRelation, limit: int) -> QueryResult:
-    columns = list(rel.columns)
-    types = [str(t) for t in rel.types]
-    total = rel.aggregate("count(*)").fetchall()[0][0]
-    rows = rel.limit(limit).fetchall() if limit > 0 else []
-    return QueryResult(columns=columns, types=types, rows=rows, total_rows=total)

@@ -25,6 +25,7 @@ import duckdb
 import sqlglot
 
 from datasolver.data.errors import QueryInterrupted
+from datasolver.data.names import quote_ident
 
 T = TypeVar("T")
 
@@ -131,11 +132,6 @@ def unquote(token: Token) -> str:
     q = token.text[0]
     body = token.text[1:-1] if len(token.text) > 1 and token.text.endswith(q) else token.text[1:]
     return body.replace(q + q, q)
-
-
-def quote_ident(name: str) -> str:
-    """DuckDB double-quoted identifier."""
-    return '"' + name.replace('"', '""') + '"'
 
 
 # --------------------------------------------------------------------------- stage 1

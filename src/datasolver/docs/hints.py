@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from datasolver.docs._names import canonical_name
+from datasolver.data.names import canonical_name
 from datasolver.docs.manifest import MANIFEST, load_manifest
 
 MAX_COLUMNS_SHOWN = 40

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from datasolver.docs._names import canonical_name
+from datasolver.data.names import canonical_name
 from datasolver.docs.errors import DocError, DocumentSkipped, ManifestError
 from datasolver.docs.manifest import VERSION, load_manifest, save_manifest, write_csv
 from datasolver.docs.markdown import extract_markdown

@@ -41,8 +41,9 @@ NO_RESULT_MARKER = {marker!r}
 
 def run_sql(query: str) -> pd.DataFrame:
     """Full result of one read-only SQL query over this task's tables (same repair as explore_data)."""
-    frame = catalog.query_df(query)
-    for note in frame.attrs.get("rewrites", []):
+    relation = catalog.sql(query)
+    frame = relation.df()
+    for note in relation.rewrites:
         print(f"[run_sql] SQL rewritten: {{note}}", file=sys.stderr)
     return frame
 

@@ -1,0 +1,71 @@
+"""Catalog.sql returns a lazy Relation: nothing runs until an output is asked for, each output runs
+the query once, and the rewrites are the relation's own (no DataFrame.attrs)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from datasolver.cli import cli
+from datasolver.data import Catalog, QueryError, Relation
+from tests.datafiles import write_task
+
+
+@pytest.fixture
+def catalog(tmp_path):
+    task = write_task(tmp_path, files={"csv/t.csv": "名称,值\n甲,1\n乙,2\n丙,3\n"})
+    with Catalog.open(task) as cat:
+        yield cat
+
+
+def _count_runs(catalog: Catalog, monkeypatch) -> list[str]:
+    runs: list[str] = []
+    real = catalog._run
+
+    def counting(sql, fetch):
+        runs.append(sql)
+        return real(sql, fetch)
+
+    monkeypatch.setattr(catalog, "_run", counting)
+    return runs
+
+
+def test_nothing_runs_until_an_output_is_asked_for(catalog, monkeypatch) -> None:
+    runs = _count_runs(catalog, monkeypatch)
+    relation = catalog.sql("SELECT nope FROM t")
+    assert isinstance(relation, Relation) and runs == [] and relation.rewrites == []
+    with pytest.raises(QueryError):
+        relation.fetch(5)
+    assert runs == ["SELECT nope FROM t"]
+
+
+def test_outputs_and_their_rewrites(catalog, tmp_path) -> None:
+    relation = catalog.sql("SELECT [名称] FROM t ORDER BY 值")
+    result = relation.fetch(2)
+    assert (result.rows, result.total_rows) == ([("甲",), ("乙",)], 3)
+    assert relation.rewrites and result.rewrites == relation.rewrites
+    assert relation.final_sql == 'SELECT "名称" FROM t ORDER BY 值'
+    frame = relation.df()
+    assert isinstance(frame, pd.DataFrame) and frame.attrs == {} and list(frame["名称"]) == ["甲", "乙", "丙"]
+    written = relation.to_csv(tmp_path / "out.csv")
+    assert (tmp_path / "out.csv").read_text(encoding="utf-8") == "名称\n甲\n乙\n丙\n"
+    assert written.equals(frame)
+
+
+def test_sql_with_csv_runs_the_query_once(tmp_path, monkeypatch) -> None:
+    task = write_task(tmp_path, files={"csv/t.csv": "a\n1\n2\n3\n"})
+    runs: list[str] = []
+    real = Catalog._run
+
+    def counting(self, sql, fetch):
+        runs.append(sql)
+        return real(self, sql, fetch)
+
+    monkeypatch.setattr(Catalog, "_run", counting)
+    out = tmp_path / "out.csv"
+    result = CliRunner().invoke(cli, ["sql", str(task), "SELECT a FROM t ORDER BY a", "--limit", "1", "--csv", str(out)])
+    assert result.exit_code == 0, result.output
+    assert runs == ["SELECT a FROM t ORDER BY a"]
+    assert result.output.splitlines() == ["rows: 1 of 3", "a", "1", f"wrote 3 rows to {out}"]
+    assert out.read_text(encoding="utf-8") == "a\n1\n2\n3\n"
