@@ -23,9 +23,9 @@ def _count_runs(catalog: Catalog, monkeypatch) -> list[str]:
     runs: list[str] = []
     real = catalog._run
 
-    def counting(sql, fetch):
+    def counting(sql, fetch, *rest):
         runs.append(sql)
-        return real(sql, fetch)
+        return real(sql, fetch, *rest)
 
     monkeypatch.setattr(catalog, "_run", counting)
     return runs
@@ -58,9 +58,9 @@ def test_sql_with_csv_runs_the_query_once(tmp_path, monkeypatch) -> None:
     runs: list[str] = []
     real = Catalog._run
 
-    def counting(self, sql, fetch):
+    def counting(self, sql, fetch, *rest):
         runs.append(sql)
-        return real(self, sql, fetch)
+        return real(self, sql, fetch, *rest)
 
     monkeypatch.setattr(Catalog, "_run", counting)
     out = tmp_path / "out.csv"
