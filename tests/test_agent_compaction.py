@@ -22,6 +22,10 @@ def test_limits_are_validated() -> None:
     assert Limits().max_requests_per_attempt == 80 and Limits().max_attempts == 5
     with pytest.raises(LimitsError, match="max_attempts"):
         Limits(max_attempts=0)
+    assert Limits(tool_timeout_s=0.25).tool_timeout_s == 0.25  # fractions of a second, for fast tests
+    for bad in (0, -1.0, True):
+        with pytest.raises(LimitsError, match="tool_timeout_s"):
+            Limits(tool_timeout_s=bad)
     assert Limits(deadline=0.0).expired()
     assert not Limits().expired() and Limits().seconds_left() is None
 

@@ -178,14 +178,14 @@ def test_an_agent_that_ignores_its_deadline_is_stopped_and_the_fallback_runs(exa
     async def hangs(scratch, client, output_dir, **kwargs):
         await asyncio.sleep(3600)
 
-    config = make_config(example_server, input_dir, tmp_path, task_timeout_s=1.0,
-                         limits=Limits(tool_timeout_s=1), task_ids=("task_demo_sales",))
+    # Fractions of a second: the agent (which never returns) is stopped 0.2 s after its deadline.
+    config = make_config(example_server, input_dir, tmp_path, task_timeout_s=0.5,
+                         limits=Limits(tool_timeout_s=0.1), task_ids=("task_demo_sales",))
     summary = run_batch_sync(config, solver=hangs)
     (record,) = summary.tasks
     assert record.status == "failed"
-    assert record.error == "hard stop: the agent was still running 2s after its deadline"
+    assert record.error == "hard stop: the agent was still running 0.2s after its deadline"
     assert record.reason.startswith(record.error + "; fallback run: NO OUTPUT")
-    assert record.seconds < 15
 
 
 def test_a_spent_time_budget_leaves_only_the_fallback_run(example_server, tmp_path):

@@ -20,7 +20,7 @@ class Limits:
     max_requests_per_attempt: int = 80
     max_attempts: int = 5
     context_token_budget: int = 48_000  # compact older turns above this estimate
-    tool_timeout_s: int = 120  # per tool call; run_solver's own timeout is capped to it
+    tool_timeout_s: float = 120  # per tool call (fractions allowed); run_solver's own timeout is capped to it
     cut_off_retries: int = 2  # replies cut by the output token limit answered with a nudge, per attempt
     deadline: float | None = None
     # Sizes that keep prompts and history bounded.
@@ -37,6 +37,10 @@ class Limits:
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name == "deadline":
+                continue
+            if f.name == "tool_timeout_s":
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                    raise LimitsError(f"Limits.tool_timeout_s must be a number of seconds > 0, got {value!r}")
                 continue
             if not isinstance(value, int) or value < 1:
                 raise LimitsError(f"Limits.{f.name} must be a positive integer, got {value!r}")

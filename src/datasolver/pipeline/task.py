@@ -185,7 +185,7 @@ async def _agent(
             timeout=max(plan.deadline - time.monotonic(), 0.0) + grace,
         )
     except asyncio.TimeoutError:
-        record.error = f"hard stop: the agent was still running {grace:.0f}s after its deadline"
+        record.error = f"hard stop: the agent was still running {grace:g}s after its deadline"
         await _fallback(scratch, output_dir, record, record.error)
         return
     except Exception as exc:
