@@ -27,7 +27,7 @@ from pathlib import Path
 
 from datasolver.agent import Limits, build_user_prompt, estimate_tokens, first_prompt_tokens, fit_brief, gather_brief
 from datasolver.data import Catalog, profile_table
-from datasolver.docs import prepare_documents
+from datasolver.documents import prepare_documents
 from datasolver.solver import prepare_task
 
 DEFAULT_TASKS = Path(__file__).resolve().parents[1] / ".." / "shared" / "tasks" / "dev"

@@ -20,7 +20,7 @@ from datasolver.errors import PromptError
 from datasolver.agent.tables import describe_tables
 from datasolver.agent.tree import render_tree
 from datasolver.data import Catalog
-from datasolver.docs import prepare_documents
+from datasolver.documents import prepare_documents
 from datasolver.solver import prepare_task
 from datasolver.solver.testing import TINY_QUESTION, make_tiny_task
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 
-from datasolver.docs import prepare_documents
+from datasolver.documents import prepare_documents
 
 
 def doc_tasks(dev: Path) -> list[dict]:

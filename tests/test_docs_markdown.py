@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from datasolver.docs.markdown import (
+from datasolver.documents.markdown import (
     extract_markdown,
     find_pipe_tables,
     format_ranges,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.docs.errors import DocumentSkipped
-from datasolver.docs.pdf import extract_pdf
-from datasolver.docs.reflow import Line, PageLines, is_page_number, join_lines, reflow, strip_running_lines
+from datasolver.documents.errors import DocumentSkipped
+from datasolver.documents.pdf import extract_pdf
+from datasolver.documents.reflow import Line, PageLines, is_page_number, join_lines, reflow, strip_running_lines
 
 fpdf = pytest.importorskip("fpdf")
 

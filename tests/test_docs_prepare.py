@@ -8,8 +8,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from datasolver.docs import document_table_hints, prepare_documents, prepare_documents_into
-from datasolver.docs.errors import DocError
+from datasolver.documents import document_table_hints, prepare_documents, prepare_documents_into
+from datasolver.documents.errors import DocError
 
 OFFICES = """# 办公室一览
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.docs.prompts import PROMPTS_DIR, placeholders, render_prompt
+from datasolver.documents.prompts import PROMPTS_DIR, placeholders, render_prompt
 from datasolver.errors import PromptError
 
-DOCS_SRC = Path(__file__).resolve().parents[1] / "src" / "datasolver" / "docs"
+DOCS_SRC = Path(__file__).resolve().parents[1] / "src" / "datasolver" / "documents"
 
 
 def prompt_names() -> list[str]:

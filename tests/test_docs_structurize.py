@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from datasolver.docs import StructurizeLimits, document_table_hints, prepare_documents_async, structurize_document
-from datasolver.docs.errors import PlanError
-from datasolver.docs.structurize.sections import split_parts
-from datasolver.docs.structurize.workers import check_part_table
+from datasolver.documents import StructurizeLimits, document_table_hints, prepare_documents_async, structurize_document
+from datasolver.documents.errors import PlanError
+from datasolver.documents.structurize.sections import split_parts
+from datasolver.documents.structurize.workers import check_part_table
 from datasolver.llm import LLMClient, LLMSettings
 from datasolver.llm.fake import ScriptedServer, garbage, text
 
@@ -196,7 +196,7 @@ def test_prepare_reports_a_failed_structurizer_as_a_skipped_document(tmp_path: P
     (src / "report.md").write_text(REPORT, encoding="utf-8")
 
     async def run(server: ScriptedServer) -> Any:
-        from datasolver.docs import prepare_documents_into_async
+        from datasolver.documents import prepare_documents_into_async
 
         async with client(server) as llm:
             return await prepare_documents_into_async(src, tmp_path / "out", llm=llm, limits=LIMITS)

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from datasolver.docs import tally_votes, vote_relevance
-from datasolver.docs.votes import parse_vote
+from datasolver.documents import tally_votes, vote_relevance
+from datasolver.documents.votes import parse_vote
 from datasolver.llm import LLMClient, LLMSettings
 from datasolver.llm.fake import ScriptedServer, garbage, http_error, text
 

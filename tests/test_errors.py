@@ -28,7 +28,7 @@ def _named_errors() -> list[type[BaseException]]:
 def test_every_room_error_derives_from_the_one_root_and_has_a_one_line_docstring() -> None:
     errors = _named_errors()
     rooms = {e.__module__.split(".")[1] for e in errors}
-    assert {"data", "llm", "solver", "docs", "agent", "pipeline", "eval", "ask"} <= rooms
+    assert {"data", "llm", "solver", "documents", "agent", "pipeline", "eval", "ask"} <= rooms
     for error in errors:
         assert issubclass(error, DatasolverError), error
         doc = (error.__doc__ or "").strip()
@@ -38,7 +38,7 @@ def test_every_room_error_derives_from_the_one_root_and_has_a_one_line_docstring
 def test_there_is_one_prompt_error() -> None:
     from datasolver.agent.prompts import render_prompt as solver_prompt
     from datasolver.ask.prompts import render_prompt as ask_prompt
-    from datasolver.docs.prompts import render_prompt as docs_prompt
+    from datasolver.documents.prompts import render_prompt as docs_prompt
 
     for render in (solver_prompt, ask_prompt, docs_prompt):
         try:

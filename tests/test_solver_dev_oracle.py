@@ -1,7 +1,7 @@
 """Every dev task: prepare → read_solver → edit_solver (oracle SQL) → run_solver OK → score 1.0.
 
 Tasks whose tables live in documents first run the documents stage (deterministic path) and
-re-render the scaffold; they skip while `datasolver.docs` is not there.
+re-render the scaffold; they skip while `datasolver.documents` is not there.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.docs import prepare_documents
+from datasolver.documents import prepare_documents
 from datasolver.solver import SolverToolbox, prepare_task, write_scaffold
 from datasolver.solver.testing import call_json, result_line_address
 

@@ -134,7 +134,7 @@ def test_prepare_again_refreshes_and_keeps_nothing_stale(task_input: Path, tmp_p
     assert sorted(p.name for p in (root / "workdir").iterdir()) == [".solver.pristine.py", "solver.py"]
     assert not list((root / "tmp").iterdir())
     assert not (root / "context" / "csv" / "gone.csv").exists()
-    assert (root / "derived" / "kept.csv").exists()  # derived/ belongs to the docs room
+    assert (root / "derived" / "kept.csv").exists()  # derived/ belongs to the documents room
 
 
 def test_write_scaffold_lists_derived_tables(task_input: Path, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from datasolver.agent.limits import Limits
 from datasolver.agent.tables import TableDigest, digest_tables
 from datasolver.agent.tree import render_tree
 from datasolver.data import Catalog, load_task
-from datasolver.docs import DocError, document_table_hints
+from datasolver.documents import DocError, document_table_hints
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class TaskBrief:
     knowledge: str  # knowledge.md in full, "" when the task has none
     tree: str  # directory tree of context/ and derived/ (table files only counted: the tables name them)
     tables: str  # compact table descriptions from the engine's profiles
-    document_tables: str = ""  # document-table hints from the docs room, "" when none
+    document_tables: str = ""  # document-table hints from the documents room, "" when none
     digest: TableDigest | None = None  # the profiles behind `tables`, for re-rendering (see agent.fit)
     folded: tuple[str, ...] = ()  # tables shown as one line each to fit the prompt budget
 

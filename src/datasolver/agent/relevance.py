@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from datasolver.agent.tables import TableDigest, one_line
-from datasolver.docs import tally_votes
+from datasolver.documents import tally_votes
 
 if TYPE_CHECKING:
     from datasolver.llm import LLMClient

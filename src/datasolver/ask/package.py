@@ -1,7 +1,7 @@
 """Open a data folder for asking: its catalog, knowledge.md, document tables and knowledge graphs.
 
 DATA_DIR is a task folder (task.json + context/) or any folder of CSV / JSON / SQLite /
-documents. Documents become tables through the docs room's deterministic path (pipe tables,
+documents. Documents become tables through the documents room's deterministic path (pipe tables,
 PDF tables; no model), written to a private temporary folder unless the caller names one, so
 the input is never written.
 """
@@ -89,10 +89,7 @@ def open_package(
 
 def _prepare_documents(context: Path, target: Path) -> list[str]:
     """Deterministic document tables into `target`; problems become notes, never failures."""
-    try:
-        from datasolver.docs import DocError, prepare_documents_into
-    except ImportError as exc:  # the docs room is optional for asking
-        return [f"documents not read: {exc}"]
+    from datasolver.documents import DocError, prepare_documents_into
 
     def run() -> list[str]:
         report = prepare_documents_into(context, target)

@@ -1,4 +1,4 @@
-"""`datasolver docs`: turn a task's documents into tables (the docs room for people)."""
+"""`datasolver docs`: turn a task's documents into tables (the documents room for people)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from datasolver.docs import DocReport, prepare_documents_async, prepare_documents_into_async
+from datasolver.documents import DocReport, prepare_documents_async, prepare_documents_into_async
 from datasolver.llm import LLMClient, LLMConfigError, LLMSettings
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from datasolver.docs import DocReport, document_table_hints, prepare_documents, prepare_documents_async
+from datasolver.documents import DocReport, document_table_hints, prepare_documents, prepare_documents_async
 from datasolver.llm import LLMClient, LLMSettings, RequestGate, TraceWriter, Usage
 from datasolver.solver import write_scaffold
 

@@ -3,7 +3,7 @@
 <scratch>/<task_id>/
     task.json               copy of the input's task.json
     context/                real folders, files as symlinks into the input (or copies)
-    derived/                document tables written by the docs room (may be absent)
+    derived/                document tables written by the documents room (may be absent)
     workdir/solver.py       the program the model edits
     workdir/prediction.csv  what solver.py writes
     workdir/.solver.pristine.py   the scaffold as generated, for restore_scaffold()

@@ -22,7 +22,7 @@ def prepare_task(task_dir: Path, scratch_root: Path, *, link_context: bool = Tru
 
     context/ mirrors the input's folders with each file a symlink to the input (or a copy when
     `link_context` is False). Preparing again rebuilds everything it made (the agent's edits and
-    any prediction are discarded); derived/ belongs to the docs room and is left alone.
+    any prediction are discarded); derived/ belongs to the documents room and is left alone.
     """
     task = load_task(Path(task_dir))
     if not _SAFE_ID.match(task.task_id) or task.task_id in (".", ".."):

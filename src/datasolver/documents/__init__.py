@@ -4,23 +4,23 @@
 Outputs go to `<task>/derived/` (table files + manifest.json), which data.Catalog registers.
 """
 
-from datasolver.docs.errors import (
+from datasolver.documents.errors import (
     DocError,
     DocumentSkipped,
     ManifestError,
     NormalizerFailed,
     PlanError,
 )
-from datasolver.docs.hints import document_table_hints
-from datasolver.docs.model import DocReport, SkippedDocument, WrittenTable
-from datasolver.docs.prepare import (
+from datasolver.documents.hints import document_table_hints
+from datasolver.documents.model import DocReport, SkippedDocument, WrittenTable
+from datasolver.documents.prepare import (
     prepare_documents,
     prepare_documents_async,
     prepare_documents_into,
     prepare_documents_into_async,
 )
-from datasolver.docs.structurize import StructurizeLimits, Structured, structurize_document
-from datasolver.docs.votes import tally_votes, vote_relevance
+from datasolver.documents.structurize import StructurizeLimits, Structured, structurize_document
+from datasolver.documents.votes import tally_votes, vote_relevance
 
 __all__ = [
     "DocError",

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from datasolver.data.names import unique_names
-from datasolver.docs.model import ExtractedTable
+from datasolver.documents.model import ExtractedTable
 
 _DELIM_CELL = re.compile(r"^\s*:?-+:?\s*$")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")

@@ -6,14 +6,14 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from datasolver.docs.errors import DocError
-from datasolver.docs.manifest import write_csv
-from datasolver.docs.markdown import format_ranges
-from datasolver.docs.model import DocReport, ExtractedTable, SkippedDocument
-from datasolver.docs.prepare import _DocState, write_table
-from datasolver.docs.structurize import StructurizeLimits, structurize_document
-from datasolver.docs.structurize.join import PROVENANCE_COLUMNS
-from datasolver.docs.votes import vote_relevance
+from datasolver.documents.errors import DocError
+from datasolver.documents.manifest import write_csv
+from datasolver.documents.markdown import format_ranges
+from datasolver.documents.model import DocReport, ExtractedTable, SkippedDocument
+from datasolver.documents.prepare import _DocState, write_table
+from datasolver.documents.structurize import StructurizeLimits, structurize_document
+from datasolver.documents.structurize.join import PROVENANCE_COLUMNS
+from datasolver.documents.votes import vote_relevance
 from datasolver.errors import PromptError
 from datasolver.llm.errors import LLMError
 

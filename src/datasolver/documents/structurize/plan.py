@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from datasolver.docs.errors import PlanError
-from datasolver.docs.prompts import render_prompt
-from datasolver.docs.structurize.limits import StructurizeLimits
-from datasolver.docs.structurize.sections import Part
+from datasolver.documents.errors import PlanError
+from datasolver.documents.prompts import render_prompt
+from datasolver.documents.structurize.limits import StructurizeLimits
+from datasolver.documents.structurize.sections import Part
 from datasolver.llm.messages import assistant_message, user_message
 from datasolver.llm.repair import parse_tool_arguments
 

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from datasolver.docs.errors import DocumentSkipped
+from datasolver.documents.errors import DocumentSkipped
 
 TEXT_SUFFIXES = (".md", ".markdown", ".txt")
 PDF_SUFFIXES = (".pdf",)

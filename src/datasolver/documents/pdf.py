@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from datasolver.docs.errors import DocumentSkipped
-from datasolver.docs.markdown import find_pipe_tables, format_ranges, merge_continued, unique_columns
-from datasolver.docs.model import ExtractedTable
-from datasolver.docs.reflow import Line, PageLines, join_lines, reflow, render, strip_running_lines
+from datasolver.documents.errors import DocumentSkipped
+from datasolver.documents.markdown import find_pipe_tables, format_ranges, merge_continued, unique_columns
+from datasolver.documents.model import ExtractedTable
+from datasolver.documents.reflow import Line, PageLines, join_lines, reflow, render, strip_running_lines
 
 
 @dataclass

@@ -7,15 +7,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from datasolver.docs.errors import PlanError
-from datasolver.docs.structurize.cache import cache_key, load_cached, save_cached
-from datasolver.docs.structurize.join import join_parts
-from datasolver.docs.structurize.limits import StructurizeLimits
-from datasolver.docs.structurize.normalize import apply_mapping, needs_normalization, normalize_column
-from datasolver.docs.structurize.plan import make_plan
-from datasolver.docs.structurize.result import Structured
-from datasolver.docs.structurize.sections import Part, split_parts
-from datasolver.docs.structurize.workers import PartResult, fill_part
+from datasolver.documents.errors import PlanError
+from datasolver.documents.structurize.cache import cache_key, load_cached, save_cached
+from datasolver.documents.structurize.join import join_parts
+from datasolver.documents.structurize.limits import StructurizeLimits
+from datasolver.documents.structurize.normalize import apply_mapping, needs_normalization, normalize_column
+from datasolver.documents.structurize.plan import make_plan
+from datasolver.documents.structurize.result import Structured
+from datasolver.documents.structurize.sections import Part, split_parts
+from datasolver.documents.structurize.workers import PartResult, fill_part
 from datasolver.llm.errors import LLMError
 
 if TYPE_CHECKING:

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from datasolver.docs.errors import NormalizerFailed
-from datasolver.docs.prompts import render_prompt
-from datasolver.docs.structurize.limits import StructurizeLimits
+from datasolver.documents.errors import NormalizerFailed
+from datasolver.documents.prompts import render_prompt
+from datasolver.documents.structurize.limits import StructurizeLimits
 from datasolver.llm.errors import LLMError
 from datasolver.llm.messages import user_message
 

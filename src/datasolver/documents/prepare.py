@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from datasolver.data.names import canonical_name
-from datasolver.docs.errors import DocError, DocumentSkipped, ManifestError
-from datasolver.docs.manifest import VERSION, load_manifest, save_manifest, write_csv
-from datasolver.docs.markdown import extract_markdown
-from datasolver.docs.model import DocReport, ExtractedTable, SkippedDocument, WrittenTable
-from datasolver.docs.pdf import extract_pdf
-from datasolver.docs.sources import Document, file_sha256, find_documents, read_text
+from datasolver.documents.errors import DocError, DocumentSkipped, ManifestError
+from datasolver.documents.manifest import VERSION, load_manifest, save_manifest, write_csv
+from datasolver.documents.markdown import extract_markdown
+from datasolver.documents.model import DocReport, ExtractedTable, SkippedDocument, WrittenTable
+from datasolver.documents.pdf import extract_pdf
+from datasolver.documents.sources import Document, file_sha256, find_documents, read_text
 
 if TYPE_CHECKING:
-    from datasolver.docs.structurize.limits import StructurizeLimits
+    from datasolver.documents.structurize.limits import StructurizeLimits
     from datasolver.llm.client import LLMClient
 
 TEXT_DIR = "text"
@@ -154,7 +154,7 @@ async def prepare_documents_into_async(
 
     narrative = [s for s in states if not s.entries]
     if llm is not None and narrative:
-        from datasolver.docs.llm_pass import structure_documents
+        from datasolver.documents.llm_pass import structure_documents
 
         await structure_documents(
             llm, narrative, out_dir, used, report, knowledge=knowledge, question=question,

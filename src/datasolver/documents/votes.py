@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import json_repair
 
-from datasolver.docs.prompts import render_prompt
+from datasolver.documents.prompts import render_prompt
 from datasolver.llm.errors import LLMError
 from datasolver.llm.messages import user_message
 

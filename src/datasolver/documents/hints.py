@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from datasolver.data.names import canonical_name
-from datasolver.docs.manifest import MANIFEST, load_manifest
+from datasolver.documents.manifest import MANIFEST, load_manifest
 
 MAX_COLUMNS_SHOWN = 40
 _METHOD_WORDS = {

@@ -7,11 +7,11 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from datasolver.docs.markdown import find_pipe_tables
-from datasolver.docs.prompts import render_prompt
-from datasolver.docs.structurize.limits import StructurizeLimits
-from datasolver.docs.structurize.plan import Plan
-from datasolver.docs.structurize.sections import Part
+from datasolver.documents.markdown import find_pipe_tables
+from datasolver.documents.prompts import render_prompt
+from datasolver.documents.structurize.limits import StructurizeLimits
+from datasolver.documents.structurize.plan import Plan
+from datasolver.documents.structurize.sections import Part
 from datasolver.llm.messages import assistant_message, user_message
 
 if TYPE_CHECKING:

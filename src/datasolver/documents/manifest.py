@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from datasolver.docs.errors import ManifestError
+from datasolver.documents.errors import ManifestError
 
 MANIFEST = "manifest.json"
 VERSION = 1

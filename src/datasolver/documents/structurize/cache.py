@@ -9,7 +9,7 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
-from datasolver.docs.structurize.result import Structured
+from datasolver.documents.structurize.result import Structured
 
 # Bump when prompts or the algorithm change meaningfully, so stale results are not reused.
 CACHE_VERSION = "1"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from datasolver.docs.structurize.plan import Plan
-from datasolver.docs.structurize.workers import PartResult
+from datasolver.documents.structurize.plan import Plan
+from datasolver.documents.structurize.workers import PartResult
 
 PROVENANCE_COLUMNS = ["record_id", "column", "value", "location", "replaced"]
 
