@@ -18,7 +18,14 @@ from datasolver.eval.errors import CsvFormatError, EvalError, InvalidGold, Inval
 from datasolver.eval.explain import ClosestColumn, ColumnReport
 from datasolver.eval.normalize import normalize_cell
 from datasolver.eval.runs import EvalReport, TaskResult, evaluate_dir, find_gold, load_report
-from datasolver.eval.score import DEFAULT_PENALTY, TaskScore, match_columns, score_files, score_tables
+from datasolver.eval.score import (
+    DEFAULT_PENALTY,
+    TaskScore,
+    match_columns,
+    prediction_signature,
+    score_files,
+    score_tables,
+)
 from datasolver.eval.text import answer_tokens, score_text
 
 __all__ = [
@@ -47,6 +54,7 @@ __all__ = [
     "match_columns",
     "normalize_cell",
     "paired_bootstrap",
+    "prediction_signature",
     "read_strict_csv",
     "score_files",
     "score_tables",

@@ -5,6 +5,8 @@ score = max(0, matched/gold_cols − λ·(pred_cols − matched)/pred_cols), λ 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -135,6 +137,23 @@ def match_columns(pred_columns: list[list[str]], gold_columns: list[list[str]]) 
 def signature(column: list[str]) -> tuple[str, ...]:
     """A column's identity for matching: its normalized values as a sorted multiset."""
     return tuple(sorted(column))
+
+
+def prediction_signature(pred_csv: Path) -> str:
+    """What the scorer sees of a prediction, as a short hash: its columns' normalized value
+    multisets in any order (names and row order ignored). Two predictions with the same signature
+    score the same against any gold. "missing" or "invalid" when the file cannot be scored."""
+    pred_csv = Path(pred_csv)
+    if not pred_csv.is_file():
+        return MISSING
+    try:
+        table = read_strict_csv(pred_csv)
+    except CsvFormatError:
+        return INVALID
+    seen: dict[str, str] = {}
+    columns = sorted(signature(_normalize_column(c, seen)) for c in table.columns())
+    digest = hashlib.sha256(json.dumps(columns, ensure_ascii=False).encode("utf-8")).hexdigest()
+    return f"{len(columns)}c{len(table.rows)}r:{digest[:12]}"
 
 
 def score_files(pred_csv: Path, gold_csv: Path, penalty: float = DEFAULT_PENALTY, *, explain: bool = True) -> TaskScore:

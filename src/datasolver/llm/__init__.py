@@ -30,7 +30,7 @@ from .response import ChatResult
 from .retry import parse_retry_after, retry_delay, should_retry
 from .settings import LLMSettings
 from .thinking import split_thinking
-from .trace import TraceWriter
+from .trace import TraceWriter, read_trace
 from .usage import Usage
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "normalize_history",
     "parse_retry_after",
     "parse_tool_arguments",
+    "read_trace",
     "retry_delay",
     "schema_brief",
     "should_retry",

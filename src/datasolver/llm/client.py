@@ -10,6 +10,7 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+import httpx
 import openai
 
 from . import constants as C
@@ -73,7 +74,7 @@ class LLMClient:
         self.trace = trace
         self.usage = usage if usage is not None else Usage()
         self._owns_sdk = _sdk is None
-        self._sdk = _sdk if _sdk is not None else _make_sdk(settings)
+        self._sdk = _sdk if _sdk is not None else _make_sdk(settings, trace.task_id if trace else None)
         self._request_ids = itertools.count(1)  # used only without a trace
         if trace is not None:
             trace.add_secret(settings.api_key)
@@ -274,8 +275,12 @@ def chat_sync(
     return asyncio.run(_once())
 
 
-def _make_sdk(settings: LLMSettings) -> openai.AsyncOpenAI:
+def _make_sdk(settings: LLMSettings, task_id: str | None = None) -> openai.AsyncOpenAI:
+    http_client = None
+    if settings.transport is not None:  # answered in-process (replay): no socket is opened
+        http_client = httpx.AsyncClient(transport=settings.transport(task_id))
     return openai.AsyncOpenAI(
+        http_client=http_client,
         base_url=settings.base_url,
         api_key=settings.api_key or C.PLACEHOLDER_API_KEY,
         timeout=openai.Timeout(settings.read_timeout, connect=settings.connect_timeout),

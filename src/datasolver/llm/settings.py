@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import httpx
 
 from . import constants as C
 from .errors import LLMConfigError
@@ -26,6 +29,10 @@ class LLMSettings:
     initial_backoff: float = C.INITIAL_BACKOFF_S
     max_backoff: float = C.MAX_BACKOFF_S
     retry_after_cap: float = C.RETRY_AFTER_CAP_S
+    transport: Callable[[str | None], httpx.AsyncBaseTransport] | None = field(
+        default=None, repr=False, compare=False)
+    """None: the network. Else a factory of an httpx transport per task id (the trace's) that answers
+    every request in-process: `datasolver replay` answers from recorded traces this way."""
 
     def __post_init__(self) -> None:
         if not self.base_url:

@@ -146,6 +146,29 @@ class TraceWriter:
         return value
 
 
+def read_trace(path: str | Path) -> tuple[list[dict[str, Any]], int]:
+    """(events, damaged lines) of a trace file; a line cut short by a killed run is counted, not fatal."""
+    events: list[dict[str, Any]] = []
+    damaged = 0
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return [], 0
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            damaged += 1
+            continue
+        if isinstance(record, dict):
+            events.append(record)
+        else:
+            damaged += 1
+    return events, damaged
+
+
 def _now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 

@@ -119,7 +119,7 @@ def _discover(config: RunConfig) -> tuple[list[Task], RunSummary]:
     summary = RunSummary(
         input_dir=str(config.input_dir), output_dir=str(config.output_dir), logs_dir=str(config.logs_dir),
         model=config.settings.model, workers=config.workers, task_timeout_s=config.task_timeout_s,
-        time_budget_s=config.time_budget_s,
+        time_budget_s=config.time_budget_s, settings=config.settings_record(),
     )
     if not config.task_ids:  # a malformed folder matters only when the whole input is run
         summary.discovery_errors = [{"folder": str(path), "reason": reason} for path, reason in found.errors]

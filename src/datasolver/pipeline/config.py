@@ -76,6 +76,17 @@ class RunConfig:
     def summary_path(self) -> Path:
         return self.logs_dir / SUMMARY_FILE
 
+    def settings_record(self) -> dict[str, object]:
+        """What run_summary.json keeps of the settings: enough to replay and report the run.
+        Never the endpoint URL (it may carry credentials) nor the key."""
+        llm = self.settings
+        return {
+            "model": llm.model, "temperature": llm.temperature, "max_retries": llm.max_retries,
+            "enable_thinking": llm.enable_thinking, "read_timeout_s": llm.read_timeout,
+            "doc_llm": self.doc_llm, "max_attempts": self.limits.max_attempts if self.limits else None,
+            "workers": self.workers, "task_timeout_s": self.task_timeout_s, "time_budget_s": self.time_budget_s,
+        }
+
 
 def default_input_dir() -> Path:
     """$INPUT_DIR, else /input."""

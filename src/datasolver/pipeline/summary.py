@@ -65,6 +65,8 @@ class RunSummary:
     scratch_dir: str | None = None
     tasks: list[TaskRecord] = field(default_factory=list)
     discovery_errors: list[dict[str, str]] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+    """The run's model call policy and agent settings (no endpoint URL, no key): replay and report read it."""
 
     def add(self, record: TaskRecord) -> None:
         self.tasks.append(record)
@@ -100,6 +102,7 @@ class RunSummary:
             "counts": self.counts(),
             "usage": self.usage(),
             "discovery_errors": self.discovery_errors,
+            "settings": self.settings,
             "tasks": [r.to_json() for r in sorted(self.tasks, key=lambda r: r.task_id)],
         }
 

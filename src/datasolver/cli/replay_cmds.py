@@ -1,0 +1,57 @@
+"""`datasolver replay` (a recorded run again, with no model) and `datasolver report` (HTML).
+Thin over datasolver.pipeline.replay and datasolver.report: parse flags, one library call, print."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from datasolver.data import DataError
+from datasolver.eval import EvalError
+from datasolver.pipeline import PipelineError, make_progress
+from datasolver.pipeline.replay import REPLAY_SUMMARY_FILE, replay_run
+
+_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+@click.command("replay")
+@click.argument("logs_dir", type=_DIR)
+@click.argument("input_dir", type=_DIR)
+@click.argument("output_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--tasks", "task_ids", metavar="ID,ID", help="Only these recorded task ids.")
+@click.option("--workers", type=click.IntRange(min=1), default=4, show_default=True, help="Tasks replayed at once.")
+@click.option("--gold", "gold_dir", type=_DIR, help="Gold answers: also show each task's score change "
+              "(fixed, broken, same) from the recorded prediction to the replayed one.")
+@click.option("--logs", "replay_logs", type=click.Path(file_okay=False, path_type=Path),
+              help="Traces of the replay. Default: OUTPUT_DIR-replay-logs beside the output.")
+def replay_command(logs_dir: Path, input_dir: Path, output_dir: Path, task_ids: str | None, workers: int,
+                   gold_dir: Path | None, replay_logs: Path | None) -> None:
+    """Re-run a recorded run with the current code, answering every model request from LOGS_DIR.
+
+    LOGS_DIR holds a run's traces (<task_id>/trace.jsonl, run_summary.json). Each task is solved
+    again from INPUT_DIR into OUTPUT_DIR by the real pipeline (prepare, prompts, tools, checks,
+    attempts, fallback), but the model's answers are the recorded ones, in order: no endpoint is
+    contacted and no token is spent. Per task it prints `identical`, `diverged at request k` (with
+    what changed first: a tool result, a prompt, a check) or `recording incomplete`, and the old and
+    new prediction signatures; OUTPUT_DIR/replay_summary.json holds the same and the short diffs.
+    """
+    wanted = tuple(t.strip() for t in task_ids.split(",") if t.strip()) if task_ids else None
+    try:
+        summary = replay_run(logs_dir, input_dir, output_dir, logs_dir=replay_logs, task_ids=wanted,
+                             workers=workers, gold_dir=gold_dir, progress=make_progress())
+    except (PipelineError, DataError, EvalError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    for task in sorted(summary.tasks, key=lambda t: t.task_id):
+        click.echo(task.line())
+        if task.divergence is not None and task.divergence.diff:
+            for line in task.divergence.diff.splitlines():
+                click.echo(f"    {line}")
+        for note in task.notes:
+            click.echo(f"    note: {note}")
+    counts = summary.counts()
+    click.echo(", ".join(f"{k} {v}" for k, v in counts.items()) + f" in {summary.seconds:.1f}s")
+    click.echo(f"summary: {Path(output_dir) / REPLAY_SUMMARY_FILE}")
+
+
+COMMANDS = [replay_command]
