@@ -11,6 +11,7 @@ from datasolver.data import DataError
 from datasolver.eval import EvalError
 from datasolver.pipeline import PipelineError, make_progress
 from datasolver.pipeline.replay import REPLAY_SUMMARY_FILE, replay_run
+from datasolver.report import write_report
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
@@ -54,4 +55,26 @@ def replay_command(logs_dir: Path, input_dir: Path, output_dir: Path, task_ids: 
     click.echo(f"summary: {Path(output_dir) / REPLAY_SUMMARY_FILE}")
 
 
-COMMANDS = [replay_command]
+@click.command("report")
+@click.argument("logs_dir", type=_DIR)
+@click.option("--gold", "gold_dir", type=_DIR, help="Gold answers: scores, a score histogram, and prediction "
+              "vs gold per task (matched, missed and extra columns).")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the page. Default: LOGS_DIR/report.html.")
+def report_command(logs_dir: Path, gold_dir: Path | None, output: Path | None) -> None:
+    """Write one self-contained HTML page about the run whose logs are in LOGS_DIR.
+
+    It reads run_summary.json and the traces only: a summary (counts, tokens, requests, wall time,
+    model, settings), plots, a sortable and filterable table of tasks, and per task the question,
+    the final SQL and solver.py, the self-check, and the timeline of attempts (collapsed). The page
+    has no network reference (inline CSS/JS; readable without JavaScript), so it can be mailed
+    around. A damaged or cut trace shows what it holds and the task is marked.
+    """
+    try:
+        path = write_report(logs_dir, gold_dir=gold_dir, output=output)
+    except (EvalError, OSError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"report: {path} ({path.stat().st_size / 1e6:.2f} MB)")
+
+
+COMMANDS = [replay_command, report_command]

@@ -80,12 +80,14 @@ class Duration(click.ParamType):
                    "Default: $RAY_ADDRESS, else a Ray started on this machine.")
 @click.option("--ray-cpus", "ray_cpus", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="With --executor ray: CPUs each task reserves on the cluster.")
+@click.option("--report", "with_report", is_flag=True,
+              help="At the end, write the HTML run report to <logs>/report.html (see `datasolver report`).")
 def run_command(
     input_dir: Path | None, output_dir: Path | None, workers: int, task_timeout: float,
     time_budget: float | None, task_ids: str | None, force: bool, logs_dir: Path | None,
     scratch_dir: Path | None, keep_scratch: bool, api_url: str | None, api_key: str | None,
     model: str | None, doc_llm: bool, max_attempts: int | None, prompt_budget: int | None,
-    executor: str, ray_address: str | None, ray_cpus: float,
+    executor: str, ray_address: str | None, ray_cpus: float, with_report: bool,
 ) -> None:
     """Solve every task of INPUT_DIR into OUTPUT_DIR/<task_id>/prediction.csv.
 
@@ -119,6 +121,10 @@ def run_command(
     summary = run_batch_sync(config, progress=make_progress(), executor=runner)
     click.echo(_summary_line(summary))
     click.echo(f"predictions: {config.output_dir}  summary: {config.summary_path}")
+    if with_report:
+        from datasolver.report import write_report
+
+        click.echo(f"report: {write_report(config.logs_dir)}")
 
 
 @click.command("demo")

@@ -27,6 +27,7 @@ from datasolver.pipeline.documents import prepare_task_documents
 from datasolver.pipeline.fallback import run_fallback
 from datasolver.pipeline.summary import TaskRecord
 from datasolver.solver import prepare_task
+from datasolver.solver.layout import ScratchLayout
 
 if TYPE_CHECKING:
     from datasolver.agent import Limits
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 # `datasolver.agent.solve_task` or anything with its signature returning a SolveOutcome
 # (tests and benchmarks pass their own).
 TaskSolver = Callable[..., Awaitable[Any]]
+# The final solver.py is traced up to this size (a model may paste data into it).
+FINAL_SOLVER_MAX_CHARS = 60_000
 
 
 def default_solver() -> TaskSolver:
@@ -122,6 +125,8 @@ async def solve_stage(
         record.seconds += time.monotonic() - started
         record.usage = prepared.usage.as_dict()
         record.requests = record.usage["requests"]
+        if scratch is not None:
+            _trace_final_solver(trace, scratch)
         trace.event("task_end", **record.to_json())
         if scratch is not None and not keep_scratch:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -199,6 +204,19 @@ async def _agent(
     record.attempts = outcome.attempts
     record.reason = outcome.reason
     record.prediction = str(outcome.prediction) if outcome.prediction is not None else None
+
+
+def _trace_final_solver(trace: TraceWriter, scratch: Path) -> None:
+    """The final solver.py in the trace (the report shows it; the scratch folder may be deleted)."""
+    try:
+        code = ScratchLayout.of(scratch).solver_py.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    note = None
+    if len(code) > FINAL_SOLVER_MAX_CHARS:
+        note = f"trimmed: first {FINAL_SOLVER_MAX_CHARS} of {len(code)} characters"
+        code = code[:FINAL_SOLVER_MAX_CHARS]
+    trace.event("solver_final", code=code, note=note)
 
 
 async def _fallback(scratch: Path, output_dir: Path, record: TaskRecord, why: str) -> None:

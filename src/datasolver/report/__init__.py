@@ -1,0 +1,32 @@
+"""The report room (an interface): a run's logs → one self-contained HTML file.
+
+It reads run_summary.json and the traces only (and, with gold, the predictions they point to,
+scored by the eval room). See docs/report.md.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from datasolver.report.load import RunView, TaskView, load_run
+from datasolver.report.render import render_page
+
+REPORT_FILE = "report.html"
+
+
+def write_report(logs_dir: Path, *, gold_dir: Path | None = None, output: Path | None = None) -> Path:
+    """Write the report of the run in `logs_dir` (default `<logs_dir>/report.html`); return its path."""
+    logs_dir = Path(logs_dir)
+    if not logs_dir.is_dir():
+        raise FileNotFoundError(f"no logs folder at {logs_dir}")
+    target = Path(output) if output is not None else logs_dir / REPORT_FILE
+    page = render_page(load_run(logs_dir, gold_dir))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    partial.write_text(page, encoding="utf-8")
+    os.replace(partial, target)
+    return target
+
+
+__all__ = ["REPORT_FILE", "RunView", "TaskView", "load_run", "render_page", "write_report"]
