@@ -65,8 +65,9 @@ class ReplayTask:
         score = ""
         if self.score_change is not None:
             score = f"  score {_fmt(self.old_score)} → {_fmt(self.new_score)} ({self.score_change})"
+        same = " (same)" if self.outcome == DIVERGED and self.old_signature == self.new_signature else ""
         return (f"{self.task_id}  {self.verdict}  prediction {self.old_signature} → {self.new_signature}"
-                f"{score}")
+                f"{same}{score}")
 
     def to_json(self) -> dict[str, Any]:
         return {

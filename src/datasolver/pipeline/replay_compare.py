@@ -113,8 +113,10 @@ def _describe(
         what = "a user message differs (prompt, check or send-back)"
     else:
         what = f"the {role} message differs"
-    diff = _short_diff(normalize(_text(old_msg)), normalize(_text(new_msg)))
-    return Divergence(number, what, tool, diff)
+    before, after = normalize(_text(old_msg)), normalize(_text(new_msg))
+    if sorted(before.splitlines()) == sorted(after.splitlines()):
+        what += " (the same lines in another order)"  # e.g. rows of a query without ORDER BY
+    return Divergence(number, what, tool, _short_diff(before, after))
 
 
 def _tool_name(history: list[dict[str, Any]], call_id: str) -> str | None:
