@@ -1,5 +1,6 @@
 """`datasolver replay` (a recorded run again, with no model) and `datasolver report` (HTML).
-Thin over datasolver.pipeline.replay and datasolver.report: parse flags, one library call, print."""
+Thin over datasolver.pipeline.replay and datasolver.report: parse flags, one library call, print
+(library errors become `Error: …` in the command group)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,7 @@ from pathlib import Path
 
 import click
 
-from datasolver.data import DataError
-from datasolver.eval import EvalError
-from datasolver.pipeline import PipelineError, make_progress
+from datasolver.pipeline import make_progress
 from datasolver.pipeline.replay import REPLAY_SUMMARY_FILE, replay_run
 from datasolver.report import write_report
 
@@ -38,11 +37,8 @@ def replay_command(logs_dir: Path, input_dir: Path, output_dir: Path, task_ids: 
     new prediction signatures; OUTPUT_DIR/replay_summary.json holds the same and the short diffs.
     """
     wanted = tuple(t.strip() for t in task_ids.split(",") if t.strip()) if task_ids else None
-    try:
-        summary = replay_run(logs_dir, input_dir, output_dir, logs_dir=replay_logs, task_ids=wanted,
-                             workers=workers, gold_dir=gold_dir, progress=make_progress())
-    except (PipelineError, DataError, EvalError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    summary = replay_run(logs_dir, input_dir, output_dir, logs_dir=replay_logs, task_ids=wanted,
+                         workers=workers, gold_dir=gold_dir, progress=make_progress())
     for task in sorted(summary.tasks, key=lambda t: t.task_id):
         click.echo(task.line())
         if task.divergence is not None and task.divergence.diff:
@@ -70,10 +66,7 @@ def report_command(logs_dir: Path, gold_dir: Path | None, output: Path | None) -
     has no network reference (inline CSS/JS; readable without JavaScript), so it can be mailed
     around. A damaged or cut trace shows what it holds and the task is marked.
     """
-    try:
-        path = write_report(logs_dir, gold_dir=gold_dir, output=output)
-    except (EvalError, OSError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    path = write_report(logs_dir, gold_dir=gold_dir, output=output)
     click.echo(f"report: {path} ({path.stat().st_size / 1e6:.2f} MB)")
 
 
