@@ -151,11 +151,13 @@ def test_divergence_names_a_changed_system_prompt_and_masks_scratch_paths():
         return {"event": "request", "request_id": rid, "attempt": 1, "messages": messages,
                 "messages_base": base, "messages_from": start}
 
+    retry = {"event": "request", "request_id": 1, "attempt": 2, "messages_total": 2}
+
     old = [request(1, [{"role": "system", "content": "rules v1"},
                        {"role": "user", "content": "data in /tmp/datasolver-scratch-abc1/t1"}])]
     same = [request(1, [{"role": "system", "content": "rules v1"},
                         {"role": "user", "content": "data in /tmp/datasolver-scratch-zz9/t1"}])]
-    changed = [request(1, [{"role": "system", "content": "rules v2"}, old[0]["messages"][1]])]
+    changed = [request(1, [{"role": "system", "content": "rules v2"}, old[0]["messages"][1]]), retry]
     normalize = make_normalizer([])
     assert first_divergence(old, same, normalize) is None
     found = first_divergence(old, changed, normalize)

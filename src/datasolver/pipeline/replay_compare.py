@@ -58,7 +58,8 @@ def request_inputs(events: Iterable[dict[str, Any]]) -> list[list[dict[str, Any]
     by_id: dict[int, list[dict[str, Any]]] = {}
     order: list[int] = []
     for event in events:
-        if event.get("event") != "request" or int(event.get("attempt") or 1) != 1:
+        # A retry repeats no messages and has no `messages_from` (whatever its try is called).
+        if event.get("event") != "request" or "messages_from" not in event:
             continue
         request_id = int(event.get("request_id") or 0)
         base = by_id.get(int(event.get("messages_base") or 0), [])
