@@ -29,6 +29,7 @@ from datasolver.pipeline.config import DEFAULT_TASK_TIMEOUT_S, SUMMARY_FILE, Run
 from datasolver.pipeline.errors import InputError, UnknownTasks
 from datasolver.pipeline.progress import Progress
 from datasolver.pipeline.replay_compare import Divergence, first_divergence, make_normalizer
+from datasolver.solver.publish import prediction_path
 
 REPLAY_SUMMARY_FILE = "replay_summary.json"
 IDENTICAL, DIVERGED, INCOMPLETE = "identical", "diverged", "recording incomplete"
@@ -200,7 +201,7 @@ def replay_run(
         result.new_status = new_record.status if new_record else None
         old_prediction = _old_prediction(old_end, recorded, task_id)
         result.old_signature = prediction_signature(old_prediction) if old_prediction else None
-        result.new_signature = prediction_signature(output_dir / task_id / "prediction.csv")
+        result.new_signature = prediction_signature(prediction_path(output_dir, task_id))
         result.divergence = first_divergence(old_events, new_events, normalize)
         if damaged:
             result.notes.append(f"{damaged} damaged line(s) in the recorded trace")
@@ -236,7 +237,7 @@ def _old_prediction(old_end: dict[str, Any] | None, recorded: dict[str, Any], ta
     if old_end and old_end.get("prediction"):
         return Path(old_end["prediction"])
     if recorded.get("output_dir"):
-        return Path(recorded["output_dir"]) / task_id / "prediction.csv"
+        return prediction_path(Path(recorded["output_dir"]), task_id)
     return None
 
 
@@ -255,7 +256,7 @@ def _score_changes(summary: ReplaySummary, gold_dir: Path, recorded: dict[str, A
         old_scores[task.task_id] = task.old_score = (
             score_files(old_path, gold[task.task_id], explain=False).score if old_path else 0.0)
         new_scores[task.task_id] = task.new_score = score_files(
-            Path(summary.output_dir) / task.task_id / "prediction.csv", gold[task.task_id], explain=False).score
+            prediction_path(Path(summary.output_dir), task.task_id), gold[task.task_id], explain=False).score
     comparison = compare_scores(old_scores, new_scores)
     fixed = {t for t, _, _ in comparison.fixed}
     broken = {t for t, _, _ in comparison.broken}

@@ -15,6 +15,7 @@ from typing import Any
 from datasolver.eval import EvalError, find_gold, read_strict_csv, score_files
 from datasolver.eval.score import TaskScore
 from datasolver.llm import read_trace
+from datasolver.solver.publish import prediction_path
 
 SUMMARY_FILE = "run_summary.json"
 TRACE_FILE = "trace.jsonl"
@@ -157,7 +158,7 @@ def _score(run: RunView, gold_dir: Path) -> None:
         if task.task_id not in gold:
             continue
         path = Path(task.prediction) if task.prediction else (
-            Path(output_dir) / task.task_id / "prediction.csv" if output_dir else None)
+            prediction_path(Path(output_dir), task.task_id) if output_dir else None)
         if path is None:
             continue
         try:

@@ -12,6 +12,8 @@ import json
 import random
 from pathlib import Path
 
+from datasolver.solver.publish import prediction_path
+
 HOSTILE_QUESTION = 'Which <script>window.__pwned=1</script> "vendors" & <b>regions</b>?'
 HOSTILE_RESULT = '<img src=x onerror="window.__pwned=2"></pre><script>window.__pwned=3</script>'
 
@@ -33,7 +35,7 @@ def write_sample_run(root: Path, tasks: int = 20, *, seed: int = 7, result_chars
         if kind != "failed":
             rows = [[f"r{i}", str(100 + i if correct else 99 + i)], ["x", "2.5"]]
             header = ["region", "amount"] + ([] if correct else ["extra_id"])
-            _write_csv(output / task_id / "prediction.csv", header,
+            _write_csv(prediction_path(output, task_id), header,
                        [r + ([] if correct else [str(n)]) for n, r in enumerate(rows)])
         events, record = _trace(rng, task_id, question, kind, output, result_chars, hostile and i == 1)
         path = logs / task_id / "trace.jsonl"
@@ -112,7 +114,7 @@ def _trace(rng: random.Random, task_id: str, question: str, kind: str, output: P
     add("solver_final", code=code, note=None)
     seconds = round(rng.uniform(5, 300), 3)
     status = "solved" if kind == "solved" else kind
-    prediction = None if kind == "failed" else str(output / task_id / "prediction.csv")
+    prediction = None if kind == "failed" else str(prediction_path(output, task_id))
     record = {"task_id": task_id, "status": status, "mode": "full", "attempts": attempts, "requests": request_id,
               "usage": {"requests": request_id, "total_tokens": tokens}, "tokens": tokens, "seconds": seconds,
               "reason": None if status == "solved" else "no answer passed the checks; ran the fallback",
