@@ -62,6 +62,7 @@ def replay(logs: Path, input_dir: Path, out: Path, *extra: str):
     return CliRunner().invoke(cli, ["replay", str(logs), str(input_dir), str(out), "--workers", "3", *extra])
 
 
+@pytest.mark.slow
 def test_a_replay_with_no_model_reproduces_every_prediction(recorded, tmp_path, no_sockets):
     input_dir, _, logs = recorded
     result = replay(logs, input_dir, tmp_path / "again", "--gold", str(EXAMPLES / "output"))
@@ -82,6 +83,7 @@ def test_a_replay_with_no_model_reproduces_every_prediction(recorded, tmp_path, 
     assert sum('"event": "tool_result"' in line for line in new_trace.read_text().splitlines()) == 5
 
 
+@pytest.mark.slow
 def test_a_broken_tool_shows_as_diverged_at_the_request_that_carries_its_result(
         recorded, tmp_path, monkeypatch, no_sockets):
     input_dir, _, logs = recorded
@@ -101,6 +103,7 @@ def test_a_broken_tool_shows_as_diverged_at_the_request_that_carries_its_result(
     assert "diverged at request 3" in result.output
 
 
+@pytest.mark.slow
 def test_a_killed_run_is_a_recording_incomplete(recorded, tmp_path, no_sockets):
     input_dir, _, logs = recorded
     cut = tmp_path / "cut-logs"
@@ -118,6 +121,7 @@ def test_a_killed_run_is_a_recording_incomplete(recorded, tmp_path, no_sockets):
     assert any("never finished" in n for n in task["notes"])
 
 
+@pytest.mark.slow
 def test_unknown_task_ids_are_refused_before_any_work(recorded, tmp_path):
     input_dir, _, logs = recorded
     result = replay(logs, input_dir, tmp_path / "x", "--tasks", "task_nope")
@@ -167,6 +171,7 @@ def test_divergence_names_a_changed_system_prompt_and_masks_scratch_paths():
         {"event": "task_start", "n": 2}]
 
 
+@pytest.mark.slow
 def test_a_recorded_dev_run_replays_to_identical_predictions(dev_tasks, tmp_path, monkeypatch):
     from tests.test_pipeline_dev_oracle import oracle_answers
 

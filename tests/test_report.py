@@ -127,6 +127,7 @@ def test_highlighters_escape_and_mark_tokens():
     assert sql_in_solver(code) == ["SELECT 1", "SELECT 2"]
 
 
+@pytest.mark.slow
 def test_a_run_with_report_writes_the_page_at_the_end(tmp_path):
     from datasolver.examples.scripted import load_answers, solver_handler
     from datasolver.llm.fake import ScriptedServer
