@@ -9,8 +9,6 @@ from pathlib import Path
 import click
 
 from datasolver.pipeline import make_progress
-from datasolver.pipeline.replay import REPLAY_SUMMARY_FILE, replay_run
-from datasolver.report import write_report
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
@@ -36,6 +34,8 @@ def replay_command(logs_dir: Path, input_dir: Path, output_dir: Path, task_ids: 
     what changed first: a tool result, a prompt, a check) or `recording incomplete`, and the old and
     new prediction signatures; OUTPUT_DIR/replay_summary.json holds the same and the short diffs.
     """
+    from datasolver.pipeline.replay import REPLAY_SUMMARY_FILE, replay_run  # loaded when used: a fast CLI start
+
     wanted = tuple(t.strip() for t in task_ids.split(",") if t.strip()) if task_ids else None
     summary = replay_run(logs_dir, input_dir, output_dir, logs_dir=replay_logs, task_ids=wanted,
                          workers=workers, gold_dir=gold_dir, progress=make_progress())
@@ -66,6 +66,8 @@ def report_command(logs_dir: Path, gold_dir: Path | None, output: Path | None) -
     has no network reference (inline CSS/JS; readable without JavaScript), so it can be mailed
     around. A damaged or cut trace shows what it holds and the task is marked.
     """
+    from datasolver.report import write_report  # loaded when used: a fast CLI start
+
     path = write_report(logs_dir, gold_dir=gold_dir, output=output)
     click.echo(f"report: {path} ({path.stat().st_size / 1e6:.2f} MB)")
 
