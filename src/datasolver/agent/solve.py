@@ -32,6 +32,8 @@ from datasolver.solver import (
     restore_scaffold,
     run_solver_script,
 )
+from datasolver.solver import safe_files
+from datasolver.solver.errors import UnsafeFile
 from datasolver.toolkit import ToolRunner
 
 SOLVED: TaskStatus = "solved"
@@ -92,7 +94,7 @@ async def solve_task(
     trace = trace if trace is not None else client.trace
     # A query stops a little before the tool call's own timeout, so the model gets the catalog's
     # precise message rather than a bare "did not finish".
-    catalog = await asyncio.to_thread(Catalog.open, layout.root, cache_dir=layout.tmp,
+    catalog = await asyncio.to_thread(Catalog.open, layout.root, cache_dir=layout.cache,
                                       timeout_s=limits.tool_timeout_s * QUERY_SHARE_OF_TOOL_TIMEOUT)
     try:
         brief = await asyncio.to_thread(gather_brief, layout.root, catalog, limits)
@@ -139,7 +141,7 @@ class _Session:
                 reason = f"deadline passed before attempt {number}"
                 break
             result = await self._attempt(number)
-            if result.error is None and self.layout.prediction.is_file():
+            if result.error is None and safe_files.is_regular(self.layout.prediction):
                 path = await self._publish(number)
                 return self._outcome(SOLVED, path, None)
             reason = _why_rejected(result)
@@ -155,7 +157,7 @@ class _Session:
         conv = Conversation.start(self.opening, self.brief.question)
         result = await run_attempt(number, conv, self.run)
         self.results.append(result)
-        self._event(EVENT_ATTEMPT_END, prediction=self.layout.prediction.is_file(), **result.as_dict())
+        self._event(EVENT_ATTEMPT_END, prediction=safe_files.is_regular(self.layout.prediction), **result.as_dict())
         return result
 
     async def _fallback(self, reason: str) -> SolveOutcome:
@@ -164,12 +166,12 @@ class _Session:
         if script is None:
             self._event(EVENT_FALLBACK, ran=False, reason=reason)
             return self._outcome(FAILED, None, f"{reason}; fallback skipped: solver.py was never edited")
-        await asyncio.to_thread(self.layout.solver_py.write_text, script, encoding="utf-8")
+        await asyncio.to_thread(safe_files.write_atomic, self.layout.solver_py, script)
         sandbox = SandboxLimits(timeout_s=float(self.limits.tool_timeout_s))
         run = await asyncio.to_thread(run_solver_script, self.layout, sandbox)
         report = render_run(run, self_check=False, show_rows=0)
         self._event(EVENT_FALLBACK, ran=True, status=run.status, report=report[:2000])
-        if run.status == "OK" and self.layout.prediction.is_file():
+        if run.status == "OK" and safe_files.is_regular(self.layout.prediction):
             path = await self._publish(None)
             return self._outcome(FALLBACK, path, reason)
         first_line = report.splitlines()[1] if len(report.splitlines()) > 1 else report
@@ -231,8 +233,8 @@ def _why_rejected(result: AttemptResult) -> str:
 
 def _read(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
+        return safe_files.read_text(path)  # solver.py is sandbox-writable: never followed
+    except (OSError, UnsafeFile, UnicodeDecodeError):
         return None
 
 

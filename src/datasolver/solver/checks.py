@@ -7,14 +7,24 @@ reported here is what will be scored.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from datasolver.solver import safe_files
+from datasolver.solver.errors import UnsafeFile
+
 # Cells the scorer normalizes to empty (case-insensitive, trimmed).
 NULL_LIKE = frozenset({"", "null", "none", "nan", "nat", "<na>"})
 _INDEX_NAMES = frozenset({"", "index", "unnamed: 0", "level_0"})
+
+
+# The largest prediction.csv the parent reads (self-check, publish); answers are small tables.
+PREDICTION_MAX_BYTES = 256 << 20
+HEAD_ROWS = 50  # rows kept for display; the rest are counted, not stored
+_DUPLICATE_TRACK_ROWS = 1_000_000  # distinct rows remembered for the duplicate count
 
 
 @dataclass
@@ -22,47 +32,80 @@ class PredictionCheck:
     """What a prediction.csv holds, and warnings worth acting on before answering."""
 
     columns: list[str]
-    rows: list[list[str]]
+    head: list[list[str]]  # the first HEAD_ROWS rows
+    n_rows: int = 0
     non_null: list[int] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     @property
     def shape(self) -> tuple[int, int]:
-        return len(self.rows), len(self.columns)
+        return self.n_rows, len(self.columns)
 
 
 def is_null(cell: str) -> bool:
     return cell.strip().lower() in NULL_LIKE
 
 
-def check_prediction(path: Path) -> PredictionCheck:
-    """Read `path` strictly and collect warnings; unreadable files become warnings too."""
+def check_prediction(path: Path, *, max_bytes: int = PREDICTION_MAX_BYTES) -> PredictionCheck:
+    """Stream `path` strictly and collect warnings; unreadable files become warnings too.
+
+    The file is opened without following a symlink and must be a regular file of at most
+    `max_bytes`; memory stays bounded whatever it holds.
+    """
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
+        with safe_files.open_regular(path, max_bytes=max_bytes) as raw:
+            return _check_stream(io.TextIOWrapper(raw, encoding="utf-8-sig", newline=""))
     except UnicodeDecodeError as exc:
         return PredictionCheck([], [], warnings=[f"not UTF-8 ({exc}): the scorer gives 0"])
-    records = list(csv.reader(io.StringIO(text, newline="")))
-    if not records:
+    except UnsafeFile as exc:
+        return PredictionCheck([], [], warnings=[f"not checked: {exc}"])
+    except csv.Error as exc:
+        return PredictionCheck([], [], warnings=[f"not readable as CSV ({exc})"])
+
+
+def _check_stream(text: io.TextIOBase) -> PredictionCheck:
+    reader = csv.reader(text)
+    columns = next(reader, None)
+    if columns is None:
         return PredictionCheck([], [], warnings=["the file is empty (no header): the scorer gives 0"])
-    columns, rows = records[0], records[1:]
-    check = PredictionCheck(columns, rows)
-    ragged = [i + 2 for i, row in enumerate(rows) if len(row) != len(columns)]
+    check = PredictionCheck(columns, [])
+    check.non_null = [0] * len(columns)
+    ragged_first, ragged = 0, 0
+    seen: set[int] = set()  # 8-byte row digests: ~60 bytes a row, capped
+    dupes, tracked_all = 0, True
+    for row in reader:
+        check.n_rows += 1
+        if len(check.head) < HEAD_ROWS:
+            check.head.append(row)
+        if len(row) != len(columns):
+            ragged += 1
+            ragged_first = ragged_first or check.n_rows + 1
+        for i, cell in enumerate(row[: len(columns)]):
+            if not is_null(cell):
+                check.non_null[i] += 1
+        key = int.from_bytes(hashlib.blake2b(repr(row).encode("utf-8", "backslashreplace"), digest_size=8).digest(), "big")
+        if key in seen:
+            dupes += 1
+        elif len(seen) < _DUPLICATE_TRACK_ROWS:
+            seen.add(key)
+        else:
+            tracked_all = False
     if ragged:
         check.warnings.append(
-            f"{len(ragged)} row(s) have a field count different from the header (file line {ragged[0]}…): "
+            f"{ragged} row(s) have a field count different from the header (file line {ragged_first}…): "
             "the scorer gives 0"
         )
-    check.non_null = [sum(1 for row in rows if i < len(row) and not is_null(row[i])) for i in range(len(columns))]
-    check.warnings += _warnings(columns, rows, check.non_null)
+    check.warnings += _warnings(columns, check.n_rows, dupes, check.non_null)
+    if not tracked_all:
+        check.warnings.append(f"duplicate rows counted against the first {_DUPLICATE_TRACK_ROWS} distinct rows only")
     return check
 
 
-def _warnings(columns: list[str], rows: list[list[str]], non_null: list[int]) -> list[str]:
+def _warnings(columns: list[str], n_rows: int, dupes: int, non_null: list[int]) -> list[str]:
     out = []
-    if not rows:
+    if not n_rows:
         out.append("no rows: re-check filters and join keys before answering with an empty result")
         return out
-    dupes = sum(n - 1 for n in Counter(tuple(r) for r in rows).values() if n > 1)
     if dupes:
         out.append(f"{dupes} duplicate row(s): check joins, or use DISTINCT if the question wants unique rows")
     for name, count in zip(columns, non_null):

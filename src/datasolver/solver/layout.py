@@ -7,7 +7,8 @@
     workdir/solver.py       the program the model edits
     workdir/prediction.csv  what solver.py writes
     workdir/.solver.pristine.py   the scaffold as generated, for restore_scaffold()
-    tmp/                    DuckDB cache, TMPDIR and captured output of sandboxed runs
+    tmp/                    DuckDB cache and TMPDIR/HOME of sandboxed runs (sandbox-writable)
+    cache/                  the parent process's DuckDB cache (never writable by the sandbox)
 """
 
 from __future__ import annotations
@@ -62,6 +63,11 @@ class ScratchLayout:
     @property
     def tmp(self) -> Path:
         return self.root / "tmp"
+
+    @property
+    def cache(self) -> Path:
+        """The parent's own cache: kept out of the sandbox-writable tree, so it never follows a planted link."""
+        return self.root / "cache"
 
     def require(self) -> "ScratchLayout":
         """Raise ScratchError unless this looks like a prepared task scratch folder."""

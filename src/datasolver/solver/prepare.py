@@ -8,7 +8,8 @@ import shutil
 from pathlib import Path
 
 from datasolver.data import Catalog, load_task
-from datasolver.solver.errors import ScaffoldError, ScratchError
+from datasolver.solver import safe_files
+from datasolver.solver.errors import ScaffoldError, ScratchError, UnsafeFile
 from datasolver.solver.layout import ScratchLayout
 from datasolver.solver.runner import clear_prediction
 from datasolver.solver.scaffold import render_solver
@@ -34,7 +35,7 @@ def prepare_task(task_dir: Path, scratch_root: Path, *, link_context: bool = Tru
     layout.root.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source / "task.json", layout.task_json)
     _mirror(source / "context", layout.context, link=link_context)
-    for folder in (layout.workdir, layout.tmp):
+    for folder in (layout.workdir, layout.tmp, layout.cache):
         _remove(folder)
         folder.mkdir()
     write_scaffold(layout.root)
@@ -49,13 +50,13 @@ def write_scaffold(task_scratch_dir: Path, table_names: list[str] | None = None)
     layout = ScratchLayout.of(task_scratch_dir).require()
     task = load_task(layout.root)
     if table_names is None:
-        with Catalog.open(layout.root, cache_dir=layout.tmp) as catalog:
+        with Catalog.open(layout.root, cache_dir=layout.cache) as catalog:
             table_names = catalog.names()
     text = render_solver(task.task_id, task.question, table_names)
     try:
         write_atomic(layout.pristine, text)
         write_atomic(layout.solver_py, text)
-    except OSError as exc:
+    except (OSError, UnsafeFile) as exc:
         raise ScaffoldError(f"cannot write {layout.solver_py}: {exc}") from exc
     clear_prediction(layout)
     return layout.solver_py
@@ -64,11 +65,11 @@ def write_scaffold(task_scratch_dir: Path, table_names: list[str] | None = None)
 def restore_scaffold(task_scratch_dir: Path) -> Path:
     """Put the pristine solver.py back and delete any prediction (for the agent's retry loop)."""
     layout = ScratchLayout.of(task_scratch_dir).require()
-    if not layout.pristine.is_file():
+    if not safe_files.is_regular(layout.pristine):
         return write_scaffold(layout.root)
     try:
-        write_atomic(layout.solver_py, layout.pristine.read_text(encoding="utf-8"))
-    except OSError as exc:
+        write_atomic(layout.solver_py, safe_files.read_text(layout.pristine))
+    except (OSError, UnsafeFile, UnicodeDecodeError) as exc:
         raise ScaffoldError(f"cannot restore {layout.solver_py}: {exc}") from exc
     clear_prediction(layout)
     return layout.solver_py

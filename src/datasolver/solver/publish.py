@@ -7,12 +7,11 @@ pipeline's fallback, `datasolver solve` and resume all go through here.
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Literal, get_args
 
+from datasolver.solver import safe_files
+from datasolver.solver.checks import PREDICTION_MAX_BYTES
 from datasolver.solver.layout import PREDICTION_NAME
 
 TaskStatus = Literal["solved", "fallback", "failed", "skipped"]
@@ -27,17 +26,8 @@ def prediction_path(output_dir: Path, task_id: str) -> Path:
 
 def publish_prediction(prediction: Path, output_dir: Path, task_id: str) -> Path:
     """Copy ``prediction`` to `prediction_path` atomically (write beside it, then rename); return that path."""
-    target = prediction_path(output_dir, task_id)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{PREDICTION_NAME}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        shutil.copyfile(prediction, tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    # The source sits where the sandbox writes: opened without following a symlink, size-capped.
+    return safe_files.copy_regular(prediction, prediction_path(output_dir, task_id), max_bytes=PREDICTION_MAX_BYTES)
 
 
 def has_prediction(output_dir: Path, task_id: str) -> bool:

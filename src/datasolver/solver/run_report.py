@@ -43,8 +43,8 @@ def _ok_report(run: SolverRun, self_check: bool, show_rows: int) -> list[str]:
         "columns: " + ", ".join(check.columns),
         "non-null per column: " + ", ".join(f"{c}={n}" for c, n in zip(check.columns, check.non_null)),
     ]
-    if show_rows and check.rows:
-        shown = check.rows[:show_rows]
+    if show_rows and check.head:
+        shown = check.head[:show_rows]
         lines.append(f"first {len(shown)} rows:\n" + _csv_lines([check.columns] + shown))
     if check.warnings:
         lines.append("warnings:\n" + "\n".join(f"- {w}" for w in check.warnings))

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 import datasolver
+from datasolver.solver import safe_files
+from datasolver.solver.checks import PREDICTION_MAX_BYTES
 from datasolver.solver.layout import PREDICTION_NAME, ScratchLayout
 from datasolver.solver.sandbox import SandboxLimits, SandboxRun, run_sandboxed
 from datasolver.solver.scaffold import NO_RESULT_MARKER
@@ -38,7 +41,7 @@ def run_solver_script(task_scratch_dir: Path | ScratchLayout, limits: SandboxLim
     """Run solver.py from the task scratch folder; a stale prediction never survives a run."""
     layout = task_scratch_dir if isinstance(task_scratch_dir, ScratchLayout) else ScratchLayout.of(task_scratch_dir)
     layout.require()
-    if not layout.solver_py.is_file():
+    if not safe_files.is_regular(layout.solver_py):
         raise ScratchError(f"{layout.solver_py} is missing; prepare the task again")
     clear_prediction(layout)
     layout.tmp.mkdir(exist_ok=True)
@@ -56,14 +59,33 @@ def run_solver_script(task_scratch_dir: Path | ScratchLayout, limits: SandboxLim
     if run.timed_out or run.returncode != 0:
         clear_prediction(layout)
         return SolverRun("FAILED", run, None, failure_report(run, limits))
-    if layout.prediction.is_file():
+    problem = _prediction_problem(layout)
+    if problem:
+        clear_prediction(layout)
+        return SolverRun("FAILED", run, None, problem)
+    if safe_files.is_regular(layout.prediction):
         return SolverRun("OK", run, layout.prediction)
     return SolverRun("NO OUTPUT", run, None)
 
 
 def clear_prediction(layout: ScratchLayout) -> None:
-    layout.prediction.unlink(missing_ok=True)
-    (layout.workdir / _PARTIAL).unlink(missing_ok=True)
+    safe_files.remove(layout.prediction)
+    safe_files.remove(layout.workdir / _PARTIAL)
+
+
+def _prediction_problem(layout: ScratchLayout) -> str:
+    """Why workdir/prediction.csv cannot be accepted ("" when absent or fine): never followed."""
+    try:
+        info = os.lstat(layout.prediction)
+    except FileNotFoundError:
+        return ""
+    if not stat.S_ISREG(info.st_mode):
+        return ("prediction.csv is not a regular file (a symlink, FIFO or folder); it was removed. "
+                "Let the save block write it.")
+    if info.st_size > PREDICTION_MAX_BYTES:
+        return (f"prediction.csv is {info.st_size:,} bytes, over the {PREDICTION_MAX_BYTES:,}-byte limit for an "
+                "answer; it was removed. Keep only the rows and columns the question asks for.")
+    return ""
 
 
 def user_output(run: SandboxRun, max_lines: int = 20) -> str:

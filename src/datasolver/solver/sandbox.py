@@ -8,6 +8,7 @@ import functools
 import json
 import os
 import re
+import selectors
 import shutil
 import signal
 import subprocess
@@ -22,6 +23,9 @@ from datasolver.solver.errors import SandboxError
 
 GiB = 1 << 30
 OUTPUT_TAIL_BYTES = 64 * 1024
+STATUS_BYTES = 64 * 1024
+_POLL_S = 0.05  # how often the supervisor looks at the process between pipe reads
+_EXIT_GRACE_S = 0.5  # reading output left in the pipes after the process ended
 
 # Variables passed through (after the secret filter); everything else is dropped.
 _ENV_ALLOWED = re.compile(r"^(PATH|LANG|LANGUAGE|LC_[A-Z_]+|TZ|TERM|PYTHONPATH|PYTHONHASHSEED|VIRTUAL_ENV)$")
@@ -136,13 +140,12 @@ def run_sandboxed(
     run_env["PYTHONUNBUFFERED"] = "1"  # output survives a kill
     run_env["PYTHONDONTWRITEBYTECODE"] = "1"
 
-    status_file = log_dir / "sandbox.json"
-    status_file.unlink(missing_ok=True)
+    status_r, status_w = os.pipe()
     config = {
         "write_dirs": [str(Path(d).resolve()) for d in write_dirs],
         "write_files": [p for p in ("/dev/null",) if os.path.exists(p)],
         "landlock": limits.landlock,
-        "status_file": str(status_file),
+        "status_fd": status_w,
         "limits": {
             "memory_bytes": limits.memory_bytes,
             "cpu_seconds": limits.resolved_cpu_seconds(),
@@ -157,28 +160,34 @@ def run_sandboxed(
     elif limits.isolate_network:
         notes.append("network namespace unavailable: only TCP is blocked (by Landlock, when present)")
 
-    out_path, err_path = log_dir / "run.stdout", log_dir / "run.stderr"
     started = time.monotonic()
-    timed_out = False
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        try:
-            proc = subprocess.Popen(
-                command, cwd=cwd, env=run_env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                start_new_session=True,  # own process group: one killpg ends every descendant
-            )
-        except OSError as exc:
-            raise SandboxError(f"cannot start sandboxed process: {exc}") from exc
-        try:
-            proc.wait(timeout=limits.timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc.pid)
-            proc.wait()
-        # Whatever the solver left running in the background goes too.
+    try:
+        # Output comes back through pipes, never through files the sandbox could swap for a
+        # symlink or a FIFO; the launcher's facts come through a pipe solver.py never holds.
+        proc = subprocess.Popen(
+            command, cwd=cwd, env=run_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, pass_fds=(status_w,),
+            start_new_session=True,  # own process group: one killpg ends every descendant
+        )
+    except OSError as exc:
+        os.close(status_r)
+        raise SandboxError(f"cannot start sandboxed process: {exc}") from exc
+    finally:
+        os.close(status_w)
+    out, err, status = _Tail(), _Tail(), _Tail(STATUS_BYTES)
+    streams = {proc.stdout.fileno(): out, proc.stderr.fileno(): err, status_r: status}
+    try:
+        timed_out = _supervise(proc, streams, limits.timeout_s)
+    finally:
+        # Whatever the solver left running goes too, on every path out (timeout, exit, exception).
         _kill_group(proc.pid)
+        proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+        os.close(status_r)
     duration = time.monotonic() - started
 
-    guards = _read_status(status_file)
+    guards = _parse_status(status.data())
     guards["network_namespace"] = net_isolated
     if not guards.get("writes_confined"):
         why = "switched off" if limits.landlock == "off" else guards.get("landlock_error", "unknown reason")
@@ -187,11 +196,79 @@ def run_sandboxed(
         returncode=None if timed_out else proc.returncode,
         timed_out=timed_out,
         duration_s=duration,
-        stdout=_tail(out_path),
-        stderr=_tail(err_path),
+        stdout=out.text(),
+        stderr=err.text(),
         guards=guards,
         notes=notes,
     )
+
+
+class _Tail:
+    """The last `limit` bytes of a stream (memory stays bounded whatever the process prints)."""
+
+    def __init__(self, limit: int = OUTPUT_TAIL_BYTES) -> None:
+        self.limit = limit
+        self.total = 0
+        self._buf = bytearray()
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        self._buf += data
+        if len(self._buf) > 2 * self.limit:
+            del self._buf[: -self.limit]
+
+    def data(self) -> bytes:
+        return bytes(self._buf[-self.limit :])
+
+    def text(self) -> str:
+        text = self.data().decode("utf-8", errors="replace")
+        return text if self.total <= self.limit else "…" + text
+
+
+def _supervise(proc: subprocess.Popen, streams: dict[int, _Tail], timeout_s: float) -> bool:
+    """Drain the pipes until the process ends; True when the timeout killed it first.
+
+    Once it has ended the pipes are read for a short grace only: a descendant that still holds
+    them cannot keep the parent waiting.
+    """
+    deadline = time.monotonic() + timeout_s
+    open_fds = set(streams)
+    timed_out = False
+    drain_until: float | None = None  # set once the process has ended
+    with selectors.DefaultSelector() as sel:
+        for fd in open_fds:
+            os.set_blocking(fd, False)
+            sel.register(fd, selectors.EVENT_READ)
+        while open_fds:
+            now = time.monotonic()
+            if drain_until is None:
+                if proc.poll() is None and now >= deadline:
+                    timed_out = True
+                    _kill_group(proc.pid)
+                    proc.wait()
+                if proc.returncode is not None:
+                    drain_until = now + _EXIT_GRACE_S
+            elif now >= drain_until:
+                break
+            until = deadline if drain_until is None else drain_until
+            for key, _ in sel.select(timeout=min(_POLL_S, max(0.0, until - now))):
+                try:
+                    chunk = os.read(key.fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if chunk:
+                    streams[key.fd].feed(chunk)
+                else:
+                    sel.unregister(key.fd)
+                    open_fds.discard(key.fd)
+    if drain_until is None:  # every pipe closed while the process still runs
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc.pid)
+            proc.wait()
+    return timed_out
 
 
 def _kill_group(pgid: int) -> None:
@@ -201,18 +278,11 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
-def _read_status(path: Path) -> dict:
+def _parse_status(data: bytes) -> dict:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        status = json.loads(data.decode("utf-8"))
+    except ValueError:
+        status = None
+    if not isinstance(status, dict):
         return {"writes_confined": False, "landlock_error": "the launcher did not report (it failed before exec)"}
-
-
-def _tail(path: Path, limit: int = OUTPUT_TAIL_BYTES) -> str:
-    with open(path, "rb") as fh:
-        fh.seek(0, os.SEEK_END)
-        size = fh.tell()
-        fh.seek(max(0, size - limit))
-        data = fh.read()
-    text = data.decode("utf-8", errors="replace")
-    return text if size <= limit else "…" + text
+    return status

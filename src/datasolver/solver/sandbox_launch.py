@@ -155,6 +155,20 @@ def apply_rlimits(limits: dict) -> dict:
     return applied
 
 
+def report_status(config: dict, status: dict) -> None:
+    """Send what is enforced to the parent through its pipe, then close it before exec.
+
+    The pipe is the only channel: solver.py never holds it, so it cannot forge these facts.
+    """
+    fd = config.get("status_fd")
+    if fd is None:
+        return
+    try:
+        os.write(fd, json.dumps(status).encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
 def main(argv: list[str]) -> int:
     config = json.loads(argv[1])
     command = argv[argv.index("--") + 1 :]
@@ -173,9 +187,7 @@ def main(argv: list[str]) -> int:
     except (OSError, ValueError) as exc:
         print(f"datasolver sandbox: could not set rlimits: {exc}", file=sys.stderr)
         return EXIT_SETUP_FAILED
-    if config.get("status_file"):
-        with open(config["status_file"], "w", encoding="utf-8") as fh:
-            json.dump(status, fh)
+    report_status(config, status)
     os.execvp(command[0], command)  # the environment was scrubbed by the parent
     return EXIT_SETUP_FAILED  # not reached
 

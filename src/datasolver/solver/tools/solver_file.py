@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from datasolver.solver import safe_files
+from datasolver.solver.errors import UnsafeFile
 from datasolver.solver.hashline import join_lines, split_lines
 from datasolver.solver.layout import ScratchLayout
 
@@ -12,10 +13,10 @@ MISSING_SOLVER = "workdir/solver.py does not exist; the task scratch folder must
 
 
 def read_lines(layout: ScratchLayout) -> list[str] | None:
-    """Lines of solver.py, or None when the file is missing."""
+    """Lines of solver.py, or None when the file is missing (or not a regular file: never followed)."""
     try:
-        return split_lines(layout.solver_py.read_text(encoding="utf-8", errors="replace"))
-    except FileNotFoundError:
+        return split_lines(safe_files.read_text(layout.solver_py, errors="replace"))
+    except (FileNotFoundError, UnsafeFile):
         return None
 
 
@@ -25,6 +26,5 @@ def write_lines(layout: ScratchLayout, lines: list[str]) -> None:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """Replace `path` through an unpredictable O_EXCL temporary file (see safe_files)."""
+    safe_files.write_atomic(path, text)

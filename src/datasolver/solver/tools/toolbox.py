@@ -37,9 +37,9 @@ class SolverToolbox(Toolbox[ToolContext]):
         if self._catalog is None:
             from datasolver.data import Catalog
 
-            self.layout.tmp.mkdir(exist_ok=True)
-            # Exploration queries get the same wall-clock budget as a solver run.
-            self._catalog = Catalog.open(self.layout.root, cache_dir=self.layout.tmp,
+            # Exploration queries get the same wall-clock budget as a solver run. The cache is the
+            # parent's own (cache/), outside what the sandbox can write.
+            self._catalog = Catalog.open(self.layout.root, cache_dir=self.layout.cache,
                                          timeout_s=self.context.limits.timeout_s)
         return self._catalog
 

@@ -1,0 +1,146 @@
+"""File access for paths the sandbox can write (workdir/, tmp/): never follow, never block.
+
+solver.py may replace anything beneath its writable folders with a symlink, a FIFO or a huge
+file between two runs. The parent process therefore opens such paths only through these
+functions: relative to a directory file descriptor, with O_NOFOLLOW (a symlink is refused, not
+followed) and O_NONBLOCK (a FIFO cannot block the open), a check that the result is a regular
+file, and a cap on what is read. Writes go to a fresh file with an unpredictable name created
+with O_EXCL and are renamed over the target; a rename replaces a symlink, it never writes
+through one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+from datasolver.solver.errors import UnsafeFile
+
+DEFAULT_READ_CAP = 16 << 20  # solver.py and its pristine copy are a few KiB
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+@contextlib.contextmanager
+def directory(path: Path) -> Iterator[int]:
+    """A file descriptor of the folder `path`; its last component must not be a symlink."""
+    try:
+        fd = os.open(path, _DIR_FLAGS)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise UnsafeFile(f"{path} is not a real folder (a symlink or a file); refusing to use it") from exc
+        raise
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def open_regular(path: Path, *, max_bytes: int | None = None) -> Iterator[BinaryIO]:
+    """Open `path` for reading only if it is a regular file (not a symlink, FIFO or device).
+
+    Raises FileNotFoundError when it is absent, UnsafeFile when it is something else or larger
+    than `max_bytes`.
+    """
+    path = Path(path)
+    with directory(path.parent) as dir_fd:
+        try:
+            fd = os.open(path.name, _READ_FLAGS, dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise UnsafeFile(f"{path.name} is a symlink; refusing to follow it") from exc
+            raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafeFile(f"{path.name} is not a regular file; refusing to read it")
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise UnsafeFile(f"{path.name} is {info.st_size} bytes, over the {max_bytes}-byte limit")
+        os.set_blocking(fd, True)
+        fh = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with fh:
+        yield fh
+
+
+def read_bytes(path: Path, *, max_bytes: int = DEFAULT_READ_CAP) -> bytes:
+    """The contents of the regular file `path`, at most `max_bytes` (UnsafeFile beyond)."""
+    with open_regular(path, max_bytes=max_bytes) as fh:
+        data = fh.read(max_bytes + 1)  # the file may grow after the size check
+    if len(data) > max_bytes:
+        raise UnsafeFile(f"{Path(path).name} grew over the {max_bytes}-byte limit while being read")
+    return data
+
+
+def read_text(path: Path, *, max_bytes: int = DEFAULT_READ_CAP, errors: str = "strict") -> str:
+    return read_bytes(path, max_bytes=max_bytes).decode("utf-8", errors=errors)
+
+
+def is_regular(path: Path) -> bool:
+    """True when `path` itself (not what a symlink points to) is a regular file."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Replace `path` in one step through a new, unpredictably named file (O_EXCL, O_NOFOLLOW)."""
+    path = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    with directory(path.parent) as dir_fd:
+        tmp = f".{path.name}.{secrets.token_hex(8)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dir_fd)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(payload)
+            os.replace(tmp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dir_fd)
+            raise
+
+
+def remove(path: Path) -> None:
+    """Delete the directory entry `path` if present (a symlink itself, never its target)."""
+    path = Path(path)
+    with directory(path.parent) as dir_fd:
+        try:
+            os.unlink(path.name, dir_fd=dir_fd)
+        except FileNotFoundError:
+            pass
+        except IsADirectoryError:
+            shutil.rmtree(path)  # fd-based walk: symlinks inside are removed, never followed
+
+
+def copy_regular(source: Path, target: Path, *, max_bytes: int) -> Path:
+    """Copy the regular file `source` (never through a symlink) to `target` atomically."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open_regular(source, max_bytes=max_bytes) as src:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as dst:
+                copied = 0
+                while chunk := src.read(1 << 20):
+                    copied += len(chunk)
+                    if copied > max_bytes:
+                        raise UnsafeFile(f"{Path(source).name} grew over the {max_bytes}-byte limit while being copied")
+                    dst.write(chunk)
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    return target
