@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import socket
+import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from datasolver.solver import SandboxLimits, SolverToolbox, prepare_task, restore_scaffold, run_sandboxed
+from datasolver.solver import SandboxLimits, SolverToolbox, landlock_abi, prepare_task, restore_scaffold, run_sandboxed
+from datasolver.solver.sandbox import kernel_features
 from datasolver.solver import runner as runner_module
 from datasolver.solver.checks import HEAD_ROWS, check_prediction
 from datasolver.solver.solve import solve_task
@@ -160,3 +165,186 @@ def test_publishing_never_copies_through_a_link(root: Path, victim: Path) -> Non
 
     with pytest.raises(UnsafeFile):
         publish_prediction(layout.prediction, root.parent / "out", "task_tiny")
+
+
+# ---- the whole process tree is contained -------------------------------------------------------
+
+needs_pidns = pytest.mark.skipif(not kernel_features().get("namespaces"),
+                                 reason="user + PID namespaces cannot be created on this machine")
+needs_landlock = pytest.mark.skipif(landlock_abi() < 1, reason="Landlock is not available on this kernel")
+needs_seccomp = pytest.mark.skipif(not kernel_features().get("seccomp"), reason="no seccomp filter for this platform")
+
+def _beating(path: Path, quiet_s: float = 0.4) -> bool:
+    """Whether something still appends to `path` (its size changes within `quiet_s`)."""
+    before = path.stat().st_size
+    time.sleep(quiet_s)
+    return path.stat().st_size != before
+
+
+def _stops_beating(path: Path, within_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if not _beating(path):
+            return True
+    return False
+
+
+def _heartbeat(path: Path) -> str:
+    """Code that appends to `path` every 20 ms forever."""
+    return f"import time\nwhile True:\n    open({str(path)!r}, 'a').write('.'); time.sleep(0.02)\n"
+
+
+def _daemon_code(beat: Path) -> str:
+    return (
+        "import subprocess, sys, time, os\n"
+        f"subprocess.Popen([sys.executable, '-c', {_heartbeat(beat)!r}], start_new_session=True)\n"
+        f"while not os.path.exists({str(beat)!r}): time.sleep(0.02)\n"
+    )
+
+
+@needs_pidns
+def test_a_setsid_daemon_dies_with_the_run(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    run = sandboxed(work, _daemon_code(work / "daemon.beat"))
+    assert run.returncode == 0, run.stderr
+    assert not _beating(work / "daemon.beat"), "a setsid daemon outlived the run"
+
+
+@needs_pidns
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_the_run_dies_with_its_parent(tmp_path: Path, sig: signal.Signals) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    code = _daemon_code(work / "daemon.beat") + _heartbeat(work / "solver.beat")
+    parent = (
+        "import sys\nfrom pathlib import Path\nfrom datasolver.solver import SandboxLimits, run_sandboxed\n"
+        f"w = Path({str(work)!r})\n"
+        f"run_sandboxed([sys.executable, '-c', {code!r}], cwd=w, write_dirs=[w], log_dir=w, "
+        "limits=SandboxLimits(timeout_s=120))\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", parent])
+    try:
+        deadline = time.monotonic() + 60
+        while not (work / "solver.beat").exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert (work / "solver.beat").exists(), "the sandboxed run did not start"
+        proc.send_signal(sig)
+        proc.wait(timeout=30)
+        assert _stops_beating(work / "solver.beat"), f"solver.py survived its parent's {sig.name}"
+        assert _stops_beating(work / "daemon.beat"), f"a daemon of solver.py survived its parent's {sig.name}"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@needs_pidns
+def test_a_fork_bomb_is_bounded(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    code = (
+        "import os, time\nn = 0\n"
+        "try:\n"
+        "    for _ in range(600):\n"
+        "        if os.fork() == 0:\n            time.sleep(30); os._exit(0)\n"
+        "        n += 1\n"
+        "except OSError as exc:\n    print('refused', exc.errno)\n"
+        "print(n)\n"
+    )
+    run = sandboxed(work, code, max_processes=40)
+    assert run.returncode == 0, run.stderr
+    forked = int(run.stdout.split()[-1])
+    cap = run.guards["process_cap"]
+    assert forked < min(cap.get("pid_max", 10**6), 40 if os.getuid() else 10**6), run.stdout
+    assert "refused" in run.stdout
+
+
+@needs_pidns
+def test_memory_is_bounded_for_the_tree_not_per_process(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    code = (
+        "import os, time\n"
+        "for _ in range(4):\n"
+        "    if os.fork() == 0:\n"
+        "        block = bytearray(150 << 20)\n"  # zero-filled: resident once touched
+        "        for i in range(0, len(block), 4096): block[i] = 1\n"
+        "        time.sleep(30); os._exit(0)\n"
+        "time.sleep(30)\n"
+    )
+    run = sandboxed(work, code, tree_memory_bytes=300 << 20)
+    assert run.killed_for and "memory" in run.killed_for, (run.killed_for, run.guards)
+    assert not run.timed_out and run.duration_s < 25
+
+
+def test_total_disk_written_is_bounded(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    code = (
+        "import time\n"
+        "for i in range(200):\n"
+        "    open(f'f{i}', 'wb').write(b'x' * (1 << 20)); time.sleep(0.02)\n"
+    )
+    run = sandboxed(work, code, disk_bytes=5 << 20)
+    assert run.killed_for and "disk" in run.killed_for, run.killed_for
+    assert len(list(work.glob("f*"))) < 200
+
+
+# ---- reads are confined, unix sockets refused --------------------------------------------------
+
+
+@needs_landlock
+def test_reads_outside_the_allow_list_are_refused(tmp_path: Path, victim: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    targets = [str(victim), str(Path.home() / ".bashrc"), "/etc/shadow", f"/proc/{os.getpid()}/cmdline"]
+    code = (
+        "import sys\n"
+        f"for path in {targets!r}:\n"
+        "    try:\n        open(path, 'rb').read(); print('READ', path)\n"
+        "    except FileNotFoundError:\n        print('absent', path)\n"
+        "    except PermissionError:\n        print('denied', path)\n"
+        "import pandas\nprint('pandas ok')\n"
+    )
+    run = sandboxed(work, code)
+    assert run.returncode == 0, run.stderr
+    assert "READ" not in run.stdout and f"denied {victim}" in run.stdout, run.stdout
+    assert "pandas ok" in run.stdout and run.guards["reads_confined"] is True
+
+
+@needs_landlock
+def test_solver_reads_its_context_but_not_gold_beside_the_input(tmp_path: Path) -> None:
+    task = make_tiny_task(tmp_path / "input")
+    gold = task / "gold.csv"
+    gold.write_text("answer\n" + SECRET + "\n", encoding="utf-8")
+    root = prepare_task(task, tmp_path / "scratch")
+    with SolverToolbox(root) as box:
+        set_query(box, (
+            "src = Path(os.path.realpath(TASK_DIR / 'context' / 'csv' / 'orders.csv'))\n"
+            "result = pd.DataFrame({'gold': [open(src.parent.parent.parent / 'gold.csv').read()]})"
+        ))
+        result = call_json(box, "run_solver", "{}")
+    assert result.text.splitlines()[0] == "FAILED" and "PermissionError" in result.text, result.text
+    assert SECRET not in result.text
+
+
+@needs_seccomp
+def test_unix_sockets_cannot_reach_outside(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    path = tmp_path / "outside.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(1)
+    try:
+        code = (
+            "import socket\n"
+            "try:\n"
+            f"    s = socket.socket(socket.AF_UNIX); s.connect({str(path)!r}); print('connected')\n"
+            "except OSError as exc:\n    print('blocked', exc.errno)\n"
+        )
+        run = sandboxed(work, code)
+    finally:
+        server.close()
+    assert run.stdout.startswith("blocked"), run.stdout
+    assert run.guards["unix_sockets_blocked"] is True

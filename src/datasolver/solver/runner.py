@@ -53,6 +53,7 @@ def run_solver_script(task_scratch_dir: Path | ScratchLayout, limits: SandboxLim
         cwd=layout.root,
         write_dirs=[layout.workdir, layout.tmp],
         log_dir=layout.tmp,
+        read_dirs=[layout.root],
         limits=limits,
         extra_env={"PYTHONPATH": python_path},
     )

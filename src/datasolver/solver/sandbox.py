@@ -20,12 +20,15 @@ from typing import Literal, Mapping
 
 from datasolver.solver import sandbox_launch
 from datasolver.solver.errors import SandboxError
+from datasolver.solver.sandbox_policy import launch_config, read_allowlist
+from datasolver.solver.sandbox_watch import TreeWatch, kill_tree
 
 GiB = 1 << 30
 OUTPUT_TAIL_BYTES = 64 * 1024
 STATUS_BYTES = 64 * 1024
 _POLL_S = 0.05  # how often the supervisor looks at the process between pipe reads
 _EXIT_GRACE_S = 0.5  # reading output left in the pipes after the process ended
+_LIVE: set[int] = set()  # launcher pids of runs in progress (kill_live_runs)
 
 # Variables passed through (after the secret filter); everything else is dropped.
 _ENV_ALLOWED = re.compile(r"^(PATH|LANG|LANGUAGE|LC_[A-Z_]+|TZ|TERM|PYTHONPATH|PYTHONHASHSEED|VIRTUAL_ENV)$")
@@ -41,9 +44,13 @@ class SandboxLimits:
     memory_bytes: int | None = 8 * GiB  # RLIMIT_AS: address space, not resident memory
     cpu_seconds: int | None = None  # None: timeout × min(cpus, 8) + 10, a backstop only
     file_size_bytes: int | None = 2 * GiB  # RLIMIT_FSIZE: largest single file written
-    max_processes: int | None = None  # RLIMIT_NPROC counts all of the user's tasks; off by default
+    max_processes: int | None = 256  # tasks (threads too) in the run's PID namespace: pid_max, RLIMIT_NPROC
+    tree_memory_bytes: int | None = 8 * GiB  # resident memory of the whole tree, sampled by the parent
+    disk_bytes: int | None = 8 * GiB  # bytes added beneath the writable folders during the run
     landlock: Literal["required", "best_effort", "off"] = "best_effort"
-    isolate_network: bool = True  # `unshare --user --net` when it works here
+    confine_reads: bool = True  # Landlock read rules: only the allow-list (read_allowlist) is readable
+    block_unix_sockets: bool = True  # seccomp: socket(AF_UNIX) and io_uring refused
+    isolate_network: bool = True  # a network namespace (with the user + PID namespaces) when it works here
 
     def resolved_cpu_seconds(self) -> int | None:
         if self.cpu_seconds is not None:
@@ -62,6 +69,7 @@ class SandboxRun:
     stderr: str
     guards: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    killed_for: str | None = None  # a tree-wide budget (memory, disk) the parent enforced
 
     @property
     def signal_name(self) -> str | None:
@@ -80,16 +88,21 @@ def landlock_abi() -> int:
 
 
 @functools.cache
-def network_isolation_available() -> bool:
-    """Whether `unshare --user --map-root-user --net` works here (probed once per process)."""
-    exe = shutil.which("unshare")
-    if not exe or sys.platform != "linux":
-        return False
+def kernel_features() -> dict:
+    """What the launcher can use on this machine (probed once per process, in a throwaway child)."""
+    if sys.platform != "linux":
+        return {"landlock_abi": 0, "namespaces": False, "seccomp": False, "pid_max": False}
     try:
-        probe = subprocess.run([exe, "--user", "--map-root-user", "--net", "true"], capture_output=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return probe.returncode == 0
+        probe = subprocess.run([sys.executable, "-S", "-E", sandbox_launch.__file__, "--probe"],
+                               capture_output=True, timeout=30)
+        return json.loads(probe.stdout)
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return {"landlock_abi": landlock_abi(), "namespaces": False, "seccomp": False, "pid_max": False}
+
+
+def network_isolation_available() -> bool:
+    """Whether user + PID + network namespaces can be created here."""
+    return bool(kernel_features().get("namespaces"))
 
 
 def scrub_env(
@@ -123,11 +136,13 @@ def run_sandboxed(
     limits: SandboxLimits = SandboxLimits(),
     env: Mapping[str, str] | None = None,
     extra_env: Mapping[str, str] | None = None,
+    read_dirs: list[Path] | None = None,
 ) -> SandboxRun:
-    """Run `argv` confined to writing beneath `write_dirs`; output goes to files in `log_dir`.
+    """Run `argv` confined to writing beneath `write_dirs`; output comes back through pipes.
 
-    `env` defaults to os.environ and is always scrubbed; HOME/TMPDIR point at `log_dir`.
-    Raises SandboxError only when the sandbox itself cannot be set up.
+    Reads are confined to `read_allowlist(read_dirs or [cwd], write_dirs)`. `env` defaults to
+    os.environ and is always scrubbed; HOME/TMPDIR point at `log_dir` (one of `write_dirs`; the
+    parent writes nothing there). Raises SandboxError only when the sandbox cannot be set up.
     """
     log_dir = Path(log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -141,24 +156,8 @@ def run_sandboxed(
     run_env["PYTHONDONTWRITEBYTECODE"] = "1"
 
     status_r, status_w = os.pipe()
-    config = {
-        "write_dirs": [str(Path(d).resolve()) for d in write_dirs],
-        "write_files": [p for p in ("/dev/null",) if os.path.exists(p)],
-        "landlock": limits.landlock,
-        "status_fd": status_w,
-        "limits": {
-            "memory_bytes": limits.memory_bytes,
-            "cpu_seconds": limits.resolved_cpu_seconds(),
-            "file_size_bytes": limits.file_size_bytes,
-            "max_processes": limits.max_processes,
-        },
-    }
+    config = launch_config(write_dirs, limits, read_dirs=read_dirs or [Path(cwd)], status_fd=status_w)
     command = [sys.executable, "-S", "-E", sandbox_launch.__file__, json.dumps(config), "--", *argv]
-    net_isolated = limits.isolate_network and network_isolation_available()
-    if net_isolated:
-        command = [shutil.which("unshare") or "unshare", "--user", "--map-root-user", "--net", "--", *command]
-    elif limits.isolate_network:
-        notes.append("network namespace unavailable: only TCP is blocked (by Landlock, when present)")
 
     started = time.monotonic()
     try:
@@ -176,23 +175,28 @@ def run_sandboxed(
         os.close(status_w)
     out, err, status = _Tail(), _Tail(), _Tail(STATUS_BYTES)
     streams = {proc.stdout.fileno(): out, proc.stderr.fileno(): err, status_r: status}
+    watch = TreeWatch(proc.pid, limits.tree_memory_bytes, limits.disk_bytes, [Path(d) for d in write_dirs])
+    _LIVE.add(proc.pid)
     try:
-        timed_out = _supervise(proc, streams, limits.timeout_s)
+        timed_out, killed_for = _supervise(proc, streams, limits.timeout_s, watch)
     finally:
-        # Whatever the solver left running goes too, on every path out (timeout, exit, exception).
-        _kill_group(proc.pid)
+        # Whatever the solver left running goes too, on every path out (timeout, exit, exception,
+        # KeyboardInterrupt); in a PID namespace the launcher's death ends every process in it.
+        kill_tree(proc.pid)
         proc.wait()
+        _LIVE.discard(proc.pid)
         proc.stdout.close()
         proc.stderr.close()
         os.close(status_r)
     duration = time.monotonic() - started
 
     guards = _parse_status(status.data())
-    guards["network_namespace"] = net_isolated
-    if not guards.get("writes_confined"):
-        why = "switched off" if limits.landlock == "off" else guards.get("landlock_error", "unknown reason")
-        notes.append(f"Landlock not applied ({why}): writes not confined to the task scratch folder")
+    guards["peak_tree_memory_bytes"] = watch.peak_memory
+    notes += _guard_notes(guards, limits)
+    if killed_for:
+        notes.append(f"killed: {killed_for}")
     return SandboxRun(
+        killed_for=killed_for,
         returncode=None if timed_out else proc.returncode,
         timed_out=timed_out,
         duration_s=duration,
@@ -225,15 +229,16 @@ class _Tail:
         return text if self.total <= self.limit else "…" + text
 
 
-def _supervise(proc: subprocess.Popen, streams: dict[int, _Tail], timeout_s: float) -> bool:
-    """Drain the pipes until the process ends; True when the timeout killed it first.
+def _supervise(proc: subprocess.Popen, streams: dict[int, _Tail], timeout_s: float,
+               watch: TreeWatch) -> tuple[bool, str | None]:
+    """Drain the pipes until the process ends: (the timeout killed it, why the watch killed it).
 
     Once it has ended the pipes are read for a short grace only: a descendant that still holds
     them cannot keep the parent waiting.
     """
     deadline = time.monotonic() + timeout_s
     open_fds = set(streams)
-    timed_out = False
+    timed_out, killed_for = False, None
     drain_until: float | None = None  # set once the process has ended
     with selectors.DefaultSelector() as sel:
         for fd in open_fds:
@@ -242,11 +247,13 @@ def _supervise(proc: subprocess.Popen, streams: dict[int, _Tail], timeout_s: flo
         while open_fds:
             now = time.monotonic()
             if drain_until is None:
-                if proc.poll() is None and now >= deadline:
+                ended = _ended(proc.pid)
+                if not ended and now >= deadline:
                     timed_out = True
-                    _kill_group(proc.pid)
-                    proc.wait()
-                if proc.returncode is not None:
+                    kill_tree(proc.pid)
+                elif not ended and (killed_for := watch.over_budget(now)):
+                    kill_tree(proc.pid)
+                if ended or timed_out or killed_for:
                     drain_until = now + _EXIT_GRACE_S
             elif now >= drain_until:
                 break
@@ -261,21 +268,50 @@ def _supervise(proc: subprocess.Popen, streams: dict[int, _Tail], timeout_s: flo
                 else:
                     sel.unregister(key.fd)
                     open_fds.discard(key.fd)
-    if drain_until is None:  # every pipe closed while the process still runs
-        try:
-            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
+    while drain_until is None and not _ended(proc.pid):  # every pipe closed while the process runs on
+        now = time.monotonic()
+        if now >= deadline:
             timed_out = True
-            _kill_group(proc.pid)
-            proc.wait()
-    return timed_out
+            kill_tree(proc.pid)
+            break
+        if killed_for := watch.over_budget(now):
+            kill_tree(proc.pid)
+            break
+        time.sleep(min(_POLL_S, deadline - now))
+    return timed_out, killed_for
 
 
-def _kill_group(pgid: int) -> None:
+def _ended(pid: int) -> bool:
+    """Whether the launcher has ended, without reaping it: until it is reaped its pid (and
+    process group id) cannot be reused, so killing its tree can never hit another process."""
     try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def kill_live_runs() -> None:
+    """Kill every sandboxed tree this process is running (for a parent that is shutting down)."""
+    for pid in list(_LIVE):
+        kill_tree(pid)
+
+
+def _guard_notes(guards: dict, limits: SandboxLimits) -> list[str]:
+    notes = []
+    if not guards.get("writes_confined"):
+        why = "switched off" if limits.landlock == "off" else guards.get("landlock_error", "unknown reason")
+        notes.append(f"Landlock not applied ({why}): writes not confined to the task scratch folder")
+    elif limits.confine_reads and not guards.get("reads_confined"):
+        notes.append("reads not confined (Landlock could not handle reads)")
+    if not guards.get("pid_namespace"):
+        why = guards.get("namespace_error", "unavailable")
+        notes.append(f"PID namespace not used ({why}): background processes are killed by process group and "
+                     "parent links only")
+    if limits.isolate_network and not guards.get("network_namespace"):
+        notes.append("network namespace unavailable: only TCP is blocked (by Landlock, when present)")
+    if limits.block_unix_sockets and not guards.get("unix_sockets_blocked"):
+        notes.append(f"unix sockets not blocked ({guards.get('seccomp_error', 'no seccomp filter')})")
+    return notes
 
 
 def _parse_status(data: bytes) -> dict:

@@ -1,12 +1,20 @@
-"""Sandbox launcher: restrict this process, then exec the real command.
+"""Sandbox launcher: contain and restrict a process tree, then exec the real command.
 
-Run by path as `python -S -E sandbox_launch.py CONFIG_JSON -- CMD...` (see sandbox.py).
-Restrictions applied here survive exec and bind every descendant:
-  - no_new_privs, then Landlock: file-system writes only beneath `write_dirs` (plus
-    `write_files` such as /dev/null); TCP bind/connect denied (ABI >= 4); signals and abstract
-    unix sockets scoped to the sandbox (ABI >= 6). Reads are not restricted.
-  - rlimits: address space, CPU seconds, file size, core size 0, optionally process count.
-Stdlib only and importable as a module too (the parent asks `landlock_abi()` from here).
+Run by path as `python -S -E sandbox_launch.py CONFIG_JSON -- CMD...` (see sandbox.py), or
+`--probe` to ask which kernel features work here. Two steps, usable on their own (a fork server
+calls them in a fresh child):
+
+  spawn_contained(config, command)  this process dies with its parent (PR_SET_PDEATHSIG), enters
+      new user + PID + network namespaces when it can, forks the namespace's first process and
+      waits for it, relaying its exit status. When this process dies, that first process dies,
+      and with it every process of the namespace (a setsid daemon included).
+  confine_and_exec(config, command)  in the process that becomes the command: PID count cap
+      (pid_max of the namespace, RLIMIT_NPROC), Landlock (writes only beneath `write_dirs`, reads
+      only beneath `read_dirs`/`read_files`, TCP denied, signals and abstract sockets scoped),
+      seccomp (no AF_UNIX sockets, no io_uring), rlimits; reports what is enforced through the
+      parent's pipe, closes it, and execs.
+
+Restrictions survive exec and bind every descendant. Stdlib only; importable as a module too.
 """
 
 from __future__ import annotations
@@ -22,6 +30,8 @@ import json
 import os
 import platform
 import resource
+import signal
+import stat
 
 # Syscall numbers are unified across architectures since 5.x (alpha is the exception).
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = (
@@ -45,8 +55,12 @@ _FS_WRITE_ABI1 = (
     | (1 << 11)  # MAKE_BLOCK
     | (1 << 12)  # MAKE_SYM
 )
+_FS_EXECUTE, _FS_READ_FILE, _FS_READ_DIR = 1 << 0, 1 << 2, 1 << 3
+_FS_READ = _FS_EXECUTE | _FS_READ_FILE | _FS_READ_DIR
+_FS_FILE_READ = _FS_EXECUTE | _FS_READ_FILE
 _FS_REFER = 1 << 13  # ABI 2: rename/link across directories
 _FS_TRUNCATE = 1 << 14  # ABI 3
+_FS_FILE_ACCESS = _FS_EXECUTE | _FS_WRITE_FILE | _FS_READ_FILE | (1 << 14) | (1 << 15)  # + TRUNCATE, IOCTL_DEV
 _NET_TCP = (1 << 0) | (1 << 1)  # ABI 4: BIND_TCP | CONNECT_TCP
 _SCOPE_ALL = (1 << 0) | (1 << 1)  # ABI 6: ABSTRACT_UNIX_SOCKET | SIGNAL
 
@@ -93,24 +107,44 @@ def landlock_abi() -> int:
     return max(int(abi), 0)
 
 
-def restrict_self(write_dirs: list[str], write_files: list[str]) -> dict:
-    """Apply Landlock to this process; return what is enforced. Raises OSError on failure."""
+def restrict_self(
+    write_dirs: list[str], write_files: list[str], read_dirs: list[str] | None = None, read_files: list[str] | None = None
+) -> dict:
+    """Apply Landlock to this process; return what is enforced. Raises OSError on failure.
+
+    With `read_dirs` None reads are not handled (anything readable stays readable); otherwise
+    reading and executing are allowed only beneath `read_dirs` and `write_dirs` and for the
+    single files in `read_files`/`write_files`.
+    """
     abi = landlock_abi()
     if abi < 1:
         raise OSError("Landlock is not available on this kernel")
     libc = _libc()
-    fs = _FS_WRITE_ABI1 | (_FS_REFER if abi >= 2 else 0) | (_FS_TRUNCATE if abi >= 3 else 0)
+    write = _FS_WRITE_ABI1 | (_FS_REFER if abi >= 2 else 0) | (_FS_TRUNCATE if abi >= 3 else 0)
+    confine_reads = read_dirs is not None
+    fs = write | (_FS_READ if confine_reads else 0)
     attr = _RulesetAttr(fs, _NET_TCP if abi >= 4 else 0, _SCOPE_ALL if abi >= 6 else 0)
     size = 8 if abi < 4 else 16 if abi < 6 else 24  # older kernels reject fields they do not know
     ruleset = _check(
         libc.syscall(ctypes.c_long(_SYS_CREATE_RULESET), ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)),
         "landlock_create_ruleset",
     )
+    read = _FS_READ if confine_reads else 0
+    file_write = _FS_WRITE_FILE | (_FS_TRUNCATE if abi >= 3 else 0)
+    rules = [(d, write | read) for d in write_dirs] + [(f, file_write | (read & _FS_FILE_READ)) for f in write_files]
+    if confine_reads:
+        rules += [(d, _FS_READ) for d in read_dirs or []] + [(f, _FS_FILE_READ) for f in read_files or []]
+    skipped = []
     try:
-        file_access = _FS_WRITE_FILE | (_FS_TRUNCATE if abi >= 3 else 0)
-        for path, access in [(d, fs) for d in write_dirs] + [(f, file_access) for f in write_files]:
-            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        for path, access in rules:
             try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except FileNotFoundError:
+                skipped.append(path)
+                continue
+            try:
+                if not stat.S_ISDIR(os.fstat(fd).st_mode):
+                    access &= _FS_FILE_ACCESS  # a rule on a file takes file rights only
                 rule = _PathBeneathAttr(access, fd)
                 _check(
                     libc.syscall(
@@ -121,14 +155,206 @@ def restrict_self(write_dirs: list[str], write_files: list[str]) -> dict:
                 )
             finally:
                 os.close(fd)
-        _check(libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
+        set_no_new_privs()
         _check(
             libc.syscall(ctypes.c_long(_SYS_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)),
             "landlock_restrict_self",
         )
     finally:
         os.close(ruleset)
-    return {"landlock_abi": abi, "writes_confined": True, "tcp_blocked": abi >= 4, "scoped": abi >= 6}
+    return {"landlock_abi": abi, "writes_confined": True, "reads_confined": confine_reads, "tcp_blocked": abi >= 4,
+            "scoped": abi >= 6}
+
+
+def set_no_new_privs() -> None:
+    _check(_libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
+
+
+# ---- seccomp: refuse socket(AF_UNIX, ...) and io_uring (which could create sockets too) ----
+_SECCOMP_ARCH = {  # machine: (AUDIT_ARCH_*, __NR_socket, __NR_io_uring_setup)
+    "x86_64": (0xC000003E, 41, 425),
+    "aarch64": (0xC00000B7, 198, 425),
+}
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_SECCOMP_RET_ALLOW, _SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
+_AF_UNIX = 1
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def block_unix_sockets() -> dict:
+    """Install a seccomp filter: socket(AF_UNIX) and io_uring_setup fail with EACCES/ENOSYS."""
+    machine = platform.machine()
+    if sys.platform != "linux" or machine not in _SECCOMP_ARCH:
+        raise OSError(f"no seccomp filter for {sys.platform}/{machine}")
+    arch, nr_socket, nr_uring = _SECCOMP_ARCH[machine]
+    ld_w_abs, jeq_k, jge_k, ret_k = 0x20, 0x15, 0x35, 0x06
+    deny_eacces, deny_enosys = _SECCOMP_RET_ERRNO | 13, _SECCOMP_RET_ERRNO | 38
+    program = [
+        (ld_w_abs, 0, 0, 4),  # A = seccomp_data.arch
+        (jeq_k, 1, 0, arch),
+        (ret_k, 0, 0, _SECCOMP_RET_ALLOW),  # another ABI (never used by this interpreter)
+        (ld_w_abs, 0, 0, 0),  # A = seccomp_data.nr
+        (jge_k, 0, 1, 0x40000000),  # x32 system calls: refused outright
+        (ret_k, 0, 0, deny_enosys),
+        (jeq_k, 0, 1, nr_uring),
+        (ret_k, 0, 0, deny_enosys),
+        (jeq_k, 0, 3, nr_socket),
+        (ld_w_abs, 0, 0, 16),  # A = low 32 bits of args[0], the address family
+        (jeq_k, 0, 1, _AF_UNIX),
+        (ret_k, 0, 0, deny_eacces),
+        (ret_k, 0, 0, _SECCOMP_RET_ALLOW),
+    ]
+    filters = (_SockFilter * len(program))(*[_SockFilter(*ins) for ins in program])
+    prog = _SockFprog(len(program), filters)
+    set_no_new_privs()
+    _check(_libc().prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "prctl(PR_SET_SECCOMP)")
+    return {"unix_sockets_blocked": True}
+
+
+# ---- namespaces and the process tree ----
+_CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+_PR_SET_PDEATHSIG = 1
+_PID_MAX_MIN = 301  # the kernel's floor for pid_max
+
+
+def die_with_parent() -> None:
+    """SIGKILL this process when its parent dies (reset by credential changes: call again after)."""
+    _check(_libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+
+
+def enter_namespaces(network: bool = True) -> None:
+    """Move this process into new user (+ network) namespaces; its next child starts a PID namespace."""
+    uid, gid = os.getuid(), os.getgid()
+    flags = _CLONE_NEWUSER | _CLONE_NEWPID | (_CLONE_NEWNET if network else 0)
+    _check(_libc().unshare(ctypes.c_int(flags)), "unshare")
+    with open("/proc/self/setgroups", "w") as fh:
+        fh.write("deny")
+    with open("/proc/self/uid_map", "w") as fh:
+        fh.write(f"0 {uid} 1")
+    with open("/proc/self/gid_map", "w") as fh:
+        fh.write(f"0 {gid} 1")
+
+
+def cap_processes(max_processes: int, in_namespace: bool) -> dict:
+    """Bound how many processes (threads included) the tree can hold.
+
+    In a fresh PID namespace its pid_max (kernel >= 6.14) caps every task in it, whoever runs
+    it; RLIMIT_NPROC, counted per user namespace, caps a non-root user's tree as well.
+    """
+    out: dict = {}
+    if in_namespace:
+        try:
+            with open("/proc/sys/kernel/pid_max", "w") as fh:
+                fh.write(str(max(max_processes + 1, _PID_MAX_MIN)))
+            with open("/proc/sys/kernel/pid_max") as fh:
+                value = int(fh.read())
+            if value <= max(max_processes + 1, _PID_MAX_MIN):
+                out["pid_max"] = value
+        except (OSError, ValueError):
+            pass
+        resource.setrlimit(resource.RLIMIT_NPROC, (max_processes, max_processes))
+        out["nproc_rlimit"] = max_processes
+    return out
+
+
+def spawn_contained(config: dict, command: list[str]) -> int:
+    """Contain the tree (see the module docstring) and run `command` in it; returns an exit code."""
+    status: dict = {"pid_namespace": False, "network_namespace": False}
+    die_with_parent()
+    if os.getppid() != config.get("parent_pid", os.getppid()):
+        return EXIT_SETUP_FAILED  # the parent is already gone
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if config.get("namespaces", True):
+        try:
+            enter_namespaces(network=config.get("network", True))
+            die_with_parent()  # the namespace switch reset it
+            status.update(pid_namespace=True, network_namespace=config.get("network", True))
+        except OSError as exc:
+            status["namespace_error"] = str(exc)
+    if not status["pid_namespace"]:
+        return confine_and_exec(config, command, status)
+    report_r, report_w = os.pipe()
+    first = os.fork()
+    if first == 0:  # the namespace's first process: it reaps, relays, and takes the namespace down
+        try:
+            os.close(report_r)
+            die_with_parent()
+            os._exit(_namespace_init(config, command, status, report_w))
+        except BaseException:  # never return into the launcher's own stack
+            os._exit(EXIT_SETUP_FAILED)
+    os.close(report_w)
+    if config.get("status_fd") is not None:
+        os.close(config["status_fd"])
+    _, first_status = os.waitpid(first, 0)
+    with os.fdopen(report_r, "rb") as fh:
+        reported = fh.read()
+    wait_status = int(reported) if reported.strip().isdigit() else first_status
+    if os.WIFSIGNALED(wait_status):
+        sig = os.WTERMSIG(wait_status)
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)  # the parent sees the same signal (SIGXCPU, SIGKILL…)
+        return 128 + sig
+    return os.waitstatus_to_exitcode(wait_status)
+
+
+def _namespace_init(config: dict, command: list[str], status: dict, report_fd: int) -> int:
+    """PID 1 of the namespace: run the command as PID 2 (PID 1 ignores default-action signals
+    such as SIGXCPU), reap every orphan, and report the command's raw wait status."""
+    command_pid = os.fork()
+    if command_pid == 0:
+        try:
+            os.close(report_fd)
+            die_with_parent()
+            os._exit(confine_and_exec(config, command, status))
+        except BaseException:
+            os._exit(EXIT_SETUP_FAILED)
+    if config.get("status_fd") is not None:
+        os.close(config["status_fd"])
+    while True:
+        pid, wait_status = os.wait()
+        if pid == command_pid:
+            os.write(report_fd, str(wait_status).encode())
+            return 0  # exiting ends every process left in the namespace
+
+
+def confine_and_exec(config: dict, command: list[str], status: dict | None = None) -> int:
+    """Restrict this process as `config` says, report it, exec `command`; returns only on failure."""
+    status = {"landlock_abi": 0, "writes_confined": False, "reads_confined": False, "tcp_blocked": False,
+              "scoped": False, "unix_sockets_blocked": False, **(status or {})}
+    limits = config.get("limits", {})
+    if limits.get("max_processes"):
+        status["process_cap"] = cap_processes(limits["max_processes"], status.get("pid_namespace", False))
+    mode = config.get("landlock", "best_effort")
+    if mode != "off":
+        try:
+            status.update(restrict_self(config["write_dirs"], config.get("write_files", []),
+                                        config.get("read_dirs"), config.get("read_files")))
+        except OSError as exc:
+            status["landlock_error"] = str(exc)
+            if mode == "required":
+                print(f"datasolver sandbox: Landlock required but not applied: {exc}", file=sys.stderr)
+                return EXIT_SETUP_FAILED
+    if config.get("block_unix_sockets", True):
+        try:
+            status.update(block_unix_sockets())
+        except OSError as exc:
+            status["seccomp_error"] = str(exc)
+    try:
+        status["rlimits"] = apply_rlimits({k: v for k, v in limits.items() if k != "max_processes"})
+    except (OSError, ValueError) as exc:
+        print(f"datasolver sandbox: could not set rlimits: {exc}", file=sys.stderr)
+        return EXIT_SETUP_FAILED
+    report_status(config, status)
+    os.execvp(command[0], command)  # the environment was scrubbed by the parent
+    return EXIT_SETUP_FAILED  # not reached
 
 
 def apply_rlimits(limits: dict) -> dict:
@@ -169,27 +395,42 @@ def report_status(config: dict, status: dict) -> None:
         os.close(fd)
 
 
+def probe() -> dict:
+    """Which containment works here: namespaces (in a throwaway child), Landlock, seccomp."""
+    found = {"landlock_abi": landlock_abi(), "namespaces": False, "seccomp": platform.machine() in _SECCOMP_ARCH}
+    read_fd, write_fd = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(read_fd)
+        try:
+            enter_namespaces()
+            grandchild = os.fork()
+            if grandchild == 0:
+                limit = cap_processes(64, True)
+                os.write(write_fd, json.dumps({"namespaces": True, "pid_max": "pid_max" in limit}).encode())
+                os._exit(0)
+            os.waitpid(grandchild, 0)
+        except BaseException as exc:  # report, never unwind into the caller
+            os.write(write_fd, json.dumps({"namespaces": False, "namespace_error": str(exc)}).encode())
+        os._exit(0)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as fh:
+        data = fh.read()
+    os.waitpid(child, 0)
+    try:
+        found.update(json.loads(data or b"{}"))
+    except ValueError:
+        pass
+    return found
+
+
 def main(argv: list[str]) -> int:
+    if argv[1:2] == ["--probe"]:
+        print(json.dumps(probe()))
+        return 0
     config = json.loads(argv[1])
     command = argv[argv.index("--") + 1 :]
-    status: dict = {"landlock_abi": 0, "writes_confined": False, "tcp_blocked": False, "scoped": False}
-    mode = config.get("landlock", "best_effort")
-    if mode != "off":
-        try:
-            status.update(restrict_self(config["write_dirs"], config.get("write_files", [])))
-        except OSError as exc:
-            status["landlock_error"] = str(exc)
-            if mode == "required":
-                print(f"datasolver sandbox: Landlock required but not applied: {exc}", file=sys.stderr)
-                return EXIT_SETUP_FAILED
-    try:
-        status["rlimits"] = apply_rlimits(config.get("limits", {}))
-    except (OSError, ValueError) as exc:
-        print(f"datasolver sandbox: could not set rlimits: {exc}", file=sys.stderr)
-        return EXIT_SETUP_FAILED
-    report_status(config, status)
-    os.execvp(command[0], command)  # the environment was scrubbed by the parent
-    return EXIT_SETUP_FAILED  # not reached
+    return spawn_contained(config, command)
 
 
 if __name__ == "__main__":

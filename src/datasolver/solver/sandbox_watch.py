@@ -1,0 +1,117 @@
+"""Parent-side watch over a sandboxed process tree: its processes, their memory, disk written.
+
+The kernel bounds each process (rlimits) and, in a PID namespace, how many there are; the sum
+over the tree is watched here, by sampling /proc and the writable folders, and the tree is
+killed when it goes over. Sampling bounds the overshoot to what the tree can allocate or write
+between two samples.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def process_tree(root_pid: int) -> list[int]:
+    """`root_pid` and all its descendants now alive (from the parent links in /proc)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return [root_pid]
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(name))
+    tree, todo = [], [root_pid]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo.extend(children.get(pid, ()))
+    return tree
+
+
+def resident_bytes(pids: list[int]) -> int:
+    """Sum of resident memory of `pids` (pages shared after fork count once per process)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as fh:
+                total += int(fh.read().split()[1]) * _PAGE
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+def disk_bytes(folders: list[Path]) -> int:
+    """Bytes allocated by the files beneath `folders` (symlinks not followed)."""
+    total = 0
+    for folder in folders:
+        for dirpath, dirnames, filenames in os.walk(folder):
+            for name in filenames + dirnames:
+                try:
+                    total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
+                except OSError:
+                    continue
+    return total
+
+
+def kill_tree(root_pid: int) -> None:
+    """SIGKILL the process group of `root_pid` and every descendant still linked to it."""
+    try:
+        os.killpg(root_pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for pid in process_tree(root_pid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+@dataclass
+class TreeWatch:
+    """Checks a running tree against its memory and disk budgets, at most every `every_s`."""
+
+    root_pid: int
+    memory_bytes: int | None
+    disk_bytes: int | None
+    folders: list[Path] = field(default_factory=list)
+    every_s: float = 0.5  # a /proc scan costs a few ms (tens under heavy load)
+    disk_every_s: float = 1.0
+    peak_memory: int = 0
+    _disk_start: int = 0
+    _next: float = 0.0
+    _next_disk: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.disk_bytes is not None:
+            self._disk_start = disk_bytes(self.folders)
+
+    def over_budget(self, now: float | None = None) -> str | None:
+        """Why the tree must be killed now, or None."""
+        now = time.monotonic() if now is None else now
+        if self.memory_bytes is not None and now >= self._next:
+            self._next = now + self.every_s
+            used = resident_bytes(process_tree(self.root_pid))
+            self.peak_memory = max(self.peak_memory, used)
+            if used > self.memory_bytes:
+                return (f"the process tree used {used / (1 << 30):.2f} GiB of memory, over its "
+                        f"{self.memory_bytes / (1 << 30):g} GiB limit")
+        if self.disk_bytes is not None and now >= self._next_disk:
+            self._next_disk = now + self.disk_every_s
+            written = disk_bytes(self.folders) - self._disk_start
+            if written > self.disk_bytes:
+                return (f"the run wrote {written / (1 << 30):.2f} GiB to disk, over its "
+                        f"{self.disk_bytes / (1 << 30):g} GiB limit")
+        return None
