@@ -22,7 +22,7 @@ from datasolver.solver import SandboxLimits, SolverToolbox, landlock_abi, prepar
 from datasolver.solver.sandbox import kernel_features
 from datasolver.solver import runner as runner_module
 from datasolver.solver.checks import HEAD_ROWS, check_prediction
-from datasolver.solver.solve import solve_task
+from datasolver.solver.solve import rerun_solver
 from datasolver.solver.testing import call_json, make_tiny_task, set_query
 from datasolver.solver.tools.solver_file import read_lines, write_lines
 
@@ -99,7 +99,7 @@ def test_symlinked_prediction_is_refused_not_read(root: Path, victim: Path, tmp_
         assert result.text.splitlines()[0] == "FAILED", result.text
         assert "not a regular file" in result.text and SECRET not in result.text
         assert not os.path.lexists(box.layout.prediction)
-    run, published = solve_task(root, tmp_path / "out")
+    run, published = rerun_solver(root, tmp_path / "out")
     assert run.status == "FAILED" and published is None
     assert not (tmp_path / "out").exists()
 
@@ -160,7 +160,7 @@ def test_self_check_refuses_symlinks_and_fifos(tmp_path: Path, victim: Path) -> 
 def test_publishing_never_copies_through_a_link(root: Path, victim: Path) -> None:
     layout = runner_module.ScratchLayout.of(root)
     layout.prediction.symlink_to(victim)  # as a background process of the run could
-    from datasolver.agent.publish import publish_prediction
+    from datasolver.solver.publish import publish_prediction
     from datasolver.solver.errors import UnsafeFile
 
     with pytest.raises(UnsafeFile):
