@@ -1,4 +1,4 @@
-"""`datasolver prepare`, `tool` and `solve`: the solver room for people and scripts."""
+"""`datasolver prepare`, `tool`, `solve` and `doctor`: the solver room for people and scripts."""
 
 from __future__ import annotations
 
@@ -80,4 +80,22 @@ def solve_command(task_scratch_dir: Path, output_dir: Path | None) -> None:
     click.echo(path)
 
 
-COMMANDS = [prepare_command, tool_command, solve_command]
+@click.command("doctor")
+def doctor_command() -> None:
+    """Report which sandbox protections this machine gives a solver.py run: each kernel
+    feature probed (Landlock reads/writes/TCP/scoping, namespaces, seccomp, PID cap) and one
+    sandboxed no-op run. Exits 1 when writes are not confined (the sandbox's core guarantee).
+    See docs/sandbox.md for what each protection stops.
+    """
+    from datasolver.solver.doctor import sandbox_report
+
+    report = sandbox_report()
+    width = max(len(p.name) for p in report)
+    for p in report:
+        click.echo(f"{'yes' if p.active else 'NO ':<3}  {p.name:<{width}}  {p.detail}")
+    core = {p.name: p.active for p in report}
+    if not core.get("sandbox starts") or not core.get("writes confined to the scratch folder"):
+        raise click.exceptions.Exit(1)
+
+
+COMMANDS = [prepare_command, tool_command, solve_command, doctor_command]

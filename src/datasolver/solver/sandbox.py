@@ -1,5 +1,7 @@
-"""Run a command in the solver sandbox: own process group, wall-clock kill, rlimits, Landlock,
-scrubbed environment, no network. What it does and does not guarantee: docs/sandbox.md.
+"""Run a command in the solver sandbox and supervise it from the parent: pipes for its output,
+the wall-clock timeout, tree-wide memory and disk budgets, and killing the whole tree on every
+way out. The confinement itself is applied by sandbox_launch.py (namespaces, Landlock, seccomp,
+rlimits). What it does and does not guarantee: docs/sandbox.md.
 """
 
 from __future__ import annotations
@@ -9,7 +11,6 @@ import json
 import os
 import re
 import selectors
-import shutil
 import signal
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from typing import Literal, Mapping
 
 from datasolver.solver import sandbox_launch
 from datasolver.solver.errors import SandboxError
-from datasolver.solver.sandbox_policy import launch_config, read_allowlist
+from datasolver.solver.sandbox_policy import launch_config
 from datasolver.solver.sandbox_watch import TreeWatch, kill_tree
 
 GiB = 1 << 30
@@ -28,7 +29,6 @@ OUTPUT_TAIL_BYTES = 64 * 1024
 STATUS_BYTES = 64 * 1024
 _POLL_S = 0.05  # how often the supervisor looks at the process between pipe reads
 _EXIT_GRACE_S = 0.5  # reading output left in the pipes after the process ended
-_LIVE: set[int] = set()  # launcher pids of runs in progress (kill_live_runs)
 
 # Variables passed through (after the secret filter); everything else is dropped.
 _ENV_ALLOWED = re.compile(r"^(PATH|LANG|LANGUAGE|LC_[A-Z_]+|TZ|TERM|PYTHONPATH|PYTHONHASHSEED|VIRTUAL_ENV)$")
@@ -176,7 +176,6 @@ def run_sandboxed(
     out, err, status = _Tail(), _Tail(), _Tail(STATUS_BYTES)
     streams = {proc.stdout.fileno(): out, proc.stderr.fileno(): err, status_r: status}
     watch = TreeWatch(proc.pid, limits.tree_memory_bytes, limits.disk_bytes, [Path(d) for d in write_dirs])
-    _LIVE.add(proc.pid)
     try:
         timed_out, killed_for = _supervise(proc, streams, limits.timeout_s, watch)
     finally:
@@ -184,7 +183,6 @@ def run_sandboxed(
         # KeyboardInterrupt); in a PID namespace the launcher's death ends every process in it.
         kill_tree(proc.pid)
         proc.wait()
-        _LIVE.discard(proc.pid)
         proc.stdout.close()
         proc.stderr.close()
         os.close(status_r)
@@ -288,12 +286,6 @@ def _ended(pid: int) -> bool:
         return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
     except ChildProcessError:
         return True
-
-
-def kill_live_runs() -> None:
-    """Kill every sandboxed tree this process is running (for a parent that is shutting down)."""
-    for pid in list(_LIVE):
-        kill_tree(pid)
 
 
 def _guard_notes(guards: dict, limits: SandboxLimits) -> list[str]:

@@ -242,7 +242,7 @@ def enter_namespaces(network: bool = True) -> None:
         fh.write(f"0 {gid} 1")
 
 
-def cap_processes(max_processes: int, in_namespace: bool) -> dict:
+def cap_processes(max_processes: int, in_namespace: bool, outer_uid: int = 1) -> dict:
     """Bound how many processes (threads included) the tree can hold.
 
     In a fresh PID namespace its pid_max (kernel >= 6.14) caps every task in it, whoever runs
@@ -260,13 +260,14 @@ def cap_processes(max_processes: int, in_namespace: bool) -> dict:
         except (OSError, ValueError):
             pass
         resource.setrlimit(resource.RLIMIT_NPROC, (max_processes, max_processes))
-        out["nproc_rlimit"] = max_processes
+        if outer_uid != 0:  # the kernel exempts processes that are root outside the namespace
+            out["nproc_rlimit"] = max_processes
     return out
 
 
 def spawn_contained(config: dict, command: list[str]) -> int:
     """Contain the tree (see the module docstring) and run `command` in it; returns an exit code."""
-    status: dict = {"pid_namespace": False, "network_namespace": False}
+    status: dict = {"pid_namespace": False, "network_namespace": False, "outer_uid": os.getuid()}
     die_with_parent()
     if os.getppid() != config.get("parent_pid", os.getppid()):
         return EXIT_SETUP_FAILED  # the parent is already gone
@@ -331,7 +332,8 @@ def confine_and_exec(config: dict, command: list[str], status: dict | None = Non
               "scoped": False, "unix_sockets_blocked": False, **(status or {})}
     limits = config.get("limits", {})
     if limits.get("max_processes"):
-        status["process_cap"] = cap_processes(limits["max_processes"], status.get("pid_namespace", False))
+        status["process_cap"] = cap_processes(limits["max_processes"], status.get("pid_namespace", False),
+                                              status.get("outer_uid", 1))
     mode = config.get("landlock", "best_effort")
     if mode != "off":
         try:
