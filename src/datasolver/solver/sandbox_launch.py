@@ -8,7 +8,7 @@ calls them in a fresh child):
       new user + PID + network namespaces when it can, forks the namespace's first process and
       waits for it, relaying its exit status. When this process dies, that first process dies,
       and with it every process of the namespace (a setsid daemon included).
-  confine_and_exec(config, command)  in the process that becomes the command: PID count cap
+  confine(config) / confine_and_exec(config, command)  in the process that becomes the command: PID count cap
       (pid_max of the namespace, RLIMIT_NPROC), Landlock (writes only beneath `write_dirs`, reads
       only beneath `read_dirs`/`read_files`, TCP denied, signals and abstract sockets scoped),
       seccomp (no AF_UNIX sockets, no io_uring), rlimits; reports what is enforced through the
@@ -326,8 +326,16 @@ def _namespace_init(config: dict, command: list[str], status: dict, report_fd: i
             return 0  # exiting ends every process left in the namespace
 
 
-def confine_and_exec(config: dict, command: list[str], status: dict | None = None) -> int:
-    """Restrict this process as `config` says, report it, exec `command`; returns only on failure."""
+class SetupFailed(OSError):
+    """A restriction the configuration requires could not be applied."""
+
+
+def confine(config: dict, status: dict | None = None) -> dict:
+    """Apply every in-process restriction of `config` to this process; return what is enforced.
+
+    What a fork server calls in a fresh child before running solver.py (then report_status).
+    Raises SetupFailed when a required restriction cannot be applied.
+    """
     status = {"landlock_abi": 0, "writes_confined": False, "reads_confined": False, "tcp_blocked": False,
               "scoped": False, "unix_sockets_blocked": False, **(status or {})}
     limits = config.get("limits", {})
@@ -342,8 +350,7 @@ def confine_and_exec(config: dict, command: list[str], status: dict | None = Non
         except OSError as exc:
             status["landlock_error"] = str(exc)
             if mode == "required":
-                print(f"datasolver sandbox: Landlock required but not applied: {exc}", file=sys.stderr)
-                return EXIT_SETUP_FAILED
+                raise SetupFailed(f"Landlock required but not applied: {exc}") from exc
     if config.get("block_unix_sockets", True):
         try:
             status.update(block_unix_sockets())
@@ -352,7 +359,16 @@ def confine_and_exec(config: dict, command: list[str], status: dict | None = Non
     try:
         status["rlimits"] = apply_rlimits({k: v for k, v in limits.items() if k != "max_processes"})
     except (OSError, ValueError) as exc:
-        print(f"datasolver sandbox: could not set rlimits: {exc}", file=sys.stderr)
+        raise SetupFailed(f"could not set rlimits: {exc}") from exc
+    return status
+
+
+def confine_and_exec(config: dict, command: list[str], status: dict | None = None) -> int:
+    """Restrict this process as `config` says, report it, exec `command`; returns only on failure."""
+    try:
+        status = confine(config, status)
+    except SetupFailed as exc:
+        print(f"datasolver sandbox: {exc}", file=sys.stderr)
         return EXIT_SETUP_FAILED
     report_status(config, status)
     os.execvp(command[0], command)  # the environment was scrubbed by the parent

@@ -97,6 +97,8 @@ class TreeWatch:
     def __post_init__(self) -> None:
         if self.disk_bytes is not None:
             self._disk_start = disk_bytes(self.folders)
+        started = time.monotonic()  # first samples one interval in: short runs pay no /proc scan
+        self._next, self._next_disk = started + self.every_s, started + self.disk_every_s
 
     def over_budget(self, now: float | None = None) -> str | None:
         """Why the tree must be killed now, or None."""
