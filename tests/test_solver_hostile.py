@@ -253,10 +253,12 @@ def test_a_fork_bomb_is_bounded(tmp_path: Path) -> None:
     )
     run = sandboxed(work, code, max_processes=40)
     assert run.returncode == 0, run.stderr
+    cap = run.guards.get("process_cap") or {}
+    if not cap:
+        pytest.skip("no tree-wide process cap here (per-namespace pid_max needs kernel >= 6.14; "
+                    "RLIMIT_NPROC does not bind root)")
     forked = int(run.stdout.split()[-1])
-    cap = run.guards["process_cap"]
-    assert forked < min(cap.get("pid_max", 10**6), 40 if os.getuid() else 10**6), run.stdout
-    assert "refused" in run.stdout
+    assert forked < min(cap.values()) and "refused" in run.stdout, (run.stdout, cap)
 
 
 @needs_pidns

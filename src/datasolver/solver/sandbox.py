@@ -100,11 +100,6 @@ def kernel_features() -> dict:
         return {"landlock_abi": landlock_abi(), "namespaces": False, "seccomp": False, "pid_max": False}
 
 
-def network_isolation_available() -> bool:
-    """Whether user + PID + network namespaces can be created here."""
-    return bool(kernel_features().get("namespaces"))
-
-
 def scrub_env(
     environ: Mapping[str, str], *, extra: Mapping[str, str] | None = None, home: Path | None = None
 ) -> tuple[dict[str, str], list[str]]:
