@@ -5,15 +5,26 @@ existing tool to MCP and formats its answer. Every tool's behaviour lives in `da
 and `datasolver.solver`. Read-only by default: the solver tools that change or run solver.py
 are offered only with `allow_write` (and even then they write to the scratch copy, never the
 input). Failures come back as MCP error results carrying the one JSON error shape.
+
+Tool calls run one at a time in a worker thread, so the event loop keeps answering every client
+(initialize, tools/list, a queued call's time limit) while a query runs; each call has a time
+limit past which the catalog is interrupted. SIGINT and SIGTERM stop the server and close() removes
+its temporary folders. Exposure beyond loopback is decided in `datasolver.mcp_http`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import inspect
 import json
+import os
 import shutil
+import signal
+import sys
 import tempfile
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,6 +37,8 @@ from datasolver import __version__
 from datasolver.ask import AskToolbox, DataPackage, open_package
 from datasolver.ask.prompts import render_prompt
 from datasolver.errors import error_record
+from datasolver.mcp_http import SHUTDOWN_GRACE_S, BearerAuth, Exposure, plan_exposure
+from datasolver.signals import terminate_unwinds
 from datasolver.toolkit import Tool, Toolbox
 
 SERVER_NAME = "datasolver"
@@ -34,6 +47,9 @@ WRITE_TOOLS = ("edit_solver", "run_solver")
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 _WRITES_SCRATCH = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 
+DEFAULT_QUERY_TIMEOUT_S = 60.0  # one query (and the loads it needs) is interrupted after this
+CALL_GRACE_S = 5.0  # a call's own limit: the query timeout plus this (run_solver: its sandbox limit plus this)
+STOP_WAIT_S = 5.0  # after interrupting, how long a timed-out call may take to notice
 
 
 @dataclass
@@ -47,14 +63,65 @@ class DataServer:
     scratch: Path | None = None
     _owned: list[Path] = field(default_factory=list)
 
-    def run(self, http_port: int | None = None, host: str = "127.0.0.1") -> None:
-        """Serve over stdio, or streamable HTTP at http://HOST:PORT/mcp."""
-        if http_port is None:
-            self.mcp.run("stdio")
-        else:
-            self.mcp.run("streamable-http", host=host, port=http_port)
+    def run(self, http_port: int | None = None, host: str = "127.0.0.1", exposure: Exposure | None = None) -> None:
+        """Serve over stdio, or streamable HTTP at http://HOST:PORT/mcp, until SIGINT or SIGTERM.
+
+        `exposure` (from `plan_exposure`) decides token and Host/Origin rules; without it only a
+        loopback host is accepted.
+        """
+        try:
+            with terminate_unwinds():
+                if http_port is None and exposure is None:
+                    with self._exit_on_signals():
+                        self.mcp.run("stdio")
+                else:
+                    if exposure is None:
+                        exposure, _ = plan_exposure(host, http_port or 0, allow_remote=False, token=None)
+                    asyncio.run(self._serve_http(exposure))
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: stop serving; close() cleans up
+            pass
+        finally:
+            self.package.catalog.interrupt()  # a query still running in a worker thread stops now
+
+    @contextlib.contextmanager
+    def _exit_on_signals(self) -> Iterator[None]:
+        """stdio: SIGINT/SIGTERM clean up, then end the process.
+
+        The MCP library reads stdin in a worker thread that nothing can wake, so neither asyncio's
+        cancellation nor interpreter exit would ever finish; after close() the process exits hard.
+        """
+        def stop(signum: int, frame: object) -> None:
+            self.close()
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            os._exit(128 + signum)
+
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        for sig in previous:
+            signal.signal(sig, stop)
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    async def _serve_http(self, exposure: Exposure) -> None:
+        import uvicorn
+
+        app: Any = self.mcp.streamable_http_app(host=exposure.host,
+                                                transport_security=exposure.transport_security())
+        if exposure.token:
+            app = BearerAuth(app, exposure.token)
+        config = uvicorn.Config(app, host=exposure.host, port=exposure.port, log_level="warning",
+                                timeout_graceful_shutdown=SHUTDOWN_GRACE_S)
+        await uvicorn.Server(config).serve()
 
     def close(self) -> None:
+        self.package.catalog.interrupt()
         if self.solver is not None:
             self.solver.close()
         self.package.close()
@@ -70,27 +137,75 @@ class DataServer:
 
 def build_server(
     path: Path | str, *, allow_write: bool = False, symmetric: Iterable[str] = (), scratch_root: Path | None = None,
+    query_timeout_s: float = DEFAULT_QUERY_TIMEOUT_S,
 ) -> DataServer:
     """A server over a data folder, or over a task folder (then with the solver tools too)."""
     path = Path(path)
     if not (path / "task.json").is_file():
         package = open_package(path, symmetric=symmetric)
+        package.catalog.timeout_s = query_timeout_s
         server = DataServer(_new_mcp(task_mode=False, allow_write=False), package, AskToolbox(package, with_final=False))
-        _add_engine_tools(server)
+        _add_engine_tools(server, _CallGate(package.catalog.interrupt, query_timeout_s + CALL_GRACE_S))
         return server
     from datasolver.solver import SolverToolbox, prepare_task, write_scaffold
+    from datasolver.solver.tools.run_solver import MAX_TIMEOUT_S
 
     owned = [] if scratch_root is not None else [Path(tempfile.mkdtemp(prefix="datasolver-mcp-"))]
-    scratch = prepare_task(path, scratch_root or owned[0])
-    package = open_package(scratch, derived_dir=scratch / "derived", symmetric=symmetric)
+    try:
+        scratch = prepare_task(path, scratch_root or owned[0])
+        package = open_package(scratch, derived_dir=scratch / "derived", symmetric=symmetric)
+    except BaseException:
+        for folder in owned:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    package.catalog.timeout_s = query_timeout_s
     write_scaffold(scratch, package.catalog.names())  # list document tables in solver.py too
     solver = SolverToolbox(scratch, catalog=package.catalog)
     server = DataServer(_new_mcp(task_mode=True, allow_write=allow_write), package,
                         AskToolbox(package, with_final=False), solver, scratch, owned)
-    _add_engine_tools(server)
+    gate = _CallGate(package.catalog.interrupt, query_timeout_s + CALL_GRACE_S,
+                     {"run_solver": MAX_TIMEOUT_S + CALL_GRACE_S})
+    _add_engine_tools(server, gate)
     for name in READ_TOOLS + (WRITE_TOOLS if allow_write else ()):
-        _register(server.mcp, solver, solver.tool(name), _READ_ONLY if name in READ_TOOLS else _WRITES_SCRATCH)
+        _register(server.mcp, solver, solver.tool(name), _READ_ONLY if name in READ_TOOLS else _WRITES_SCRATCH, gate)
     return server
+
+
+@dataclass
+class _CallGate:
+    """Runs tool calls one at a time in a worker thread, each within a time limit.
+
+    Waiting happens on the event loop (other requests keep being answered); a call past its
+    limit gets the catalog interrupted and a `timeout` error, and the next call can start.
+    """
+
+    interrupt: Callable[[], object]
+    limit_s: float
+    limits: dict[str, float] = field(default_factory=dict)  # per tool, where different
+    _locks: dict[int, asyncio.Lock] = field(default_factory=dict)  # one per event loop
+
+    async def run(self, name: str, work_fn: Callable[[], tuple[str, bool, str]]) -> tuple[str, bool, str]:
+        limit = self.limits.get(name, self.limit_s)
+        loop = asyncio.get_running_loop()
+        lock = self._locks.setdefault(id(loop), asyncio.Lock())
+        deadline = loop.time() + limit
+        try:
+            async with asyncio.timeout_at(deadline):
+                await lock.acquire()
+        except TimeoutError:
+            return (f"{name} waited {limit:g} s for another call to finish; try again.", False, "timeout")
+        try:
+            work = asyncio.ensure_future(asyncio.to_thread(work_fn))
+            try:
+                return await asyncio.wait_for(asyncio.shield(work), max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                self.interrupt()
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(work, STOP_WAIT_S)
+                return (f"{name} did not finish within {limit:g} s and was stopped. Make it cheaper: filter "
+                        "early, aggregate before joining, avoid cross joins.", False, "timeout")
+        finally:
+            lock.release()
 
 
 def _new_mcp(*, task_mode: bool, allow_write: bool) -> MCPServer:
@@ -105,20 +220,25 @@ def _new_mcp(*, task_mode: bool, allow_write: bool) -> MCPServer:
     return MCPServer(SERVER_NAME, version=__version__, instructions=render_prompt("mcp_instructions", task_tools=extra))
 
 
-def _add_engine_tools(server: DataServer) -> None:
+def _add_engine_tools(server: DataServer, gate: _CallGate) -> None:
     for tool in server.toolbox.tools:
-        _register(server.mcp, server.toolbox, tool, _READ_ONLY)
+        _register(server.mcp, server.toolbox, tool, _READ_ONLY, gate)
 
 
-def _register(mcp: MCPServer, toolbox: Toolbox[Any], tool: Tool[Any], annotations: ToolAnnotations) -> None:
+def _outcome(result: Any) -> tuple[str, bool, str]:
+    return result.text, result.ok, result.kind
+
+
+def _register(mcp: MCPServer, toolbox: Toolbox[Any], tool: Tool[Any], annotations: ToolAnnotations,
+              gate: _CallGate) -> None:
     """Expose one kit tool: its MCP parameters are the fields of its argument model; a result that
     is not ok comes back as an MCP error carrying the one JSON error shape."""
     name = tool.name
 
-    def call(**kwargs: Any) -> CallToolResult:
-        result = toolbox.call(name, kwargs)
-        body = result.text if result.ok else json.dumps(error_record(result.kind, result.text), ensure_ascii=False)
-        return CallToolResult(content=[TextContent(type="text", text=body)], is_error=not result.ok)
+    async def call(**kwargs: Any) -> CallToolResult:
+        text, ok, kind = await gate.run(name, lambda: _outcome(toolbox.call(name, kwargs)))
+        body = text if ok else json.dumps(error_record(kind, text), ensure_ascii=False)
+        return CallToolResult(content=[TextContent(type="text", text=body)], is_error=not ok)
 
     params = []
     for field_name, info in tool.args_model.model_fields.items():

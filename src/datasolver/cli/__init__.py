@@ -6,6 +6,7 @@ import click
 
 from datasolver import __version__
 from datasolver.errors import DatasolverError
+from datasolver.signals import EXIT_CODE, Terminated, terminate_unwinds
 
 USER_ERRORS = (DatasolverError, OSError)
 """What a person can cause and fix (bad input, a missing model, an unwritable folder): printed as
@@ -13,11 +14,18 @@ USER_ERRORS = (DatasolverError, OSError)
 
 
 class _Group(click.Group):
-    """The command group; the one place where a library error becomes `Error: …` and exit 1."""
+    """The command group; the one place where a library error becomes `Error: …` and exit 1.
+
+    SIGTERM unwinds every command like Ctrl-C (temp folders are removed on the way out) and
+    exits with status 143.
+    """
 
     def invoke(self, ctx: click.Context) -> object:
         try:
-            return super().invoke(ctx)
+            with terminate_unwinds():
+                return super().invoke(ctx)
+        except Terminated as exc:
+            raise click.exceptions.Exit(EXIT_CODE) from exc
         except BrokenPipeError:
             raise  # click's own handling: a closed pipe on stdout is not an error of ours
         except USER_ERRORS as exc:

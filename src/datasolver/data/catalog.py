@@ -234,6 +234,12 @@ class Catalog:
         """
         return self._stop(None, "interrupted")
 
+    @property
+    def busy(self) -> bool:
+        """True while an operation (query, describe, load) is running in some thread."""
+        with self._state:
+            return self._depth > 0
+
     def _stop(self, op: int | None, reason: str) -> bool:
         with self._state:
             if self._depth == 0 or (op is not None and op != self._op):
