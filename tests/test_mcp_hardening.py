@@ -24,7 +24,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from datasolver.mcp_http import is_loopback, plan_exposure, RemoteExposureError
+from datasolver.mcp_http import RemoteExposureError, is_loopback, plan_exposure
 from datasolver.mcp_server import build_server
 from datasolver.solver.testing import make_tiny_task
 
@@ -124,6 +124,7 @@ def _stop(process: subprocess.Popen) -> None:
     process.wait()
 
 
+@pytest.mark.slow
 def test_non_loopback_host_without_allow_remote_is_refused(data: Path, tmp_path: Path) -> None:
     port = _free_port()
     process = _serve([str(data), "--http", str(port), "--host", "0.0.0.0"], tmp_path)
@@ -147,6 +148,7 @@ def _post(port: int, headers: dict[str, str]) -> int:
         return exc.code
 
 
+@pytest.mark.slow
 def test_remote_server_needs_the_bearer_token_and_a_known_host(data: Path, tmp_path: Path) -> None:
     port = _free_port()
     process = _serve([str(data), "--http", str(port), "--host", "0.0.0.0", "--allow-remote"], tmp_path)
@@ -175,6 +177,7 @@ def _leftovers(tmp: Path) -> list[str]:
     return sorted(p.name for p in tmp.iterdir() if p.name.startswith("datasolver-"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport,sig", [("stdio", signal.SIGINT), ("http", signal.SIGTERM)])
 def test_a_signal_stops_the_server_and_removes_its_temp_folders(tmp_path: Path, transport: str, sig: int) -> None:
     task = make_tiny_task(tmp_path / "input")

@@ -12,10 +12,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from datasolver.llm.fake import ScriptedServer
 from tests.test_pipeline_fixtures import copy_examples
 
 
+@pytest.mark.slow
 def test_sigterm_during_run_removes_the_temporary_scratch(tmp_path: Path) -> None:
     input_dir = copy_examples(tmp_path)
     temp = tmp_path / "temp"
