@@ -342,7 +342,10 @@ class Catalog:
             entry.problems = loaded.problems
             entry.loaded = True
         except (QueryInterrupted, duckdb.InterruptException):
-            # Stopped, not broken: the table stays loadable for the next operation.
+            # Stopped, not broken: the table stays loadable for the next operation. The loader
+            # connection leaves the interrupt list first, so these clean-up statements finish.
+            with self._state:
+                self._rw = None
             rw.execute(f"DROP TABLE IF EXISTS {quote_ident(entry.name)}")
             for alias in entry.aliases:
                 rw.execute(f"DROP VIEW IF EXISTS {quote_ident(alias)}")
