@@ -28,7 +28,7 @@ from .messages import (
 from .repair import ParsedArgs, parse_tool_arguments, schema_brief, unknown_tool_message
 from .response import ChatResult
 from .retry import parse_retry_after, retry_delay, should_retry
-from .settings import LLMSettings
+from .settings import LLMSettings, read_key_file, redact_url
 from .thinking import split_thinking
 from .trace import TraceWriter, read_trace
 from .usage import Usage
@@ -47,6 +47,8 @@ __all__ = [
     "LLMResponseError",
     "LLMServerError",
     "LLMSettings",
+    "read_key_file",
+    "redact_url",
     "LLMStatusError",
     "LLMTimeoutError",
     "ParsedArgs",

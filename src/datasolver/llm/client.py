@@ -77,7 +77,8 @@ class LLMClient:
         self._sdk = _sdk if _sdk is not None else _make_sdk(settings, trace.task_id if trace else None)
         self._request_ids = itertools.count(1)  # used only without a trace
         if trace is not None:
-            trace.add_secret(settings.api_key)
+            for secret in [settings.api_key, *settings.url_secrets()]:
+                trace.add_secret(secret)
 
     def with_options(self, **changes: Any) -> LLMClient:
         """A client with some settings changed, sharing usage, trace and (if possible) connections."""
@@ -168,7 +169,7 @@ class LLMClient:
 
     async def _send(self, body: dict[str, Any], timeout: openai.Timeout, settings: LLMSettings) -> str:
         """POST once (the SDK never retries) and return the body text; map SDK errors to ours."""
-        where = settings.base_url
+        where = settings.display_url  # never the credentials of a user:password@ URL
         try:
             if self.request_gate is None:
                 raw = await self._sdk.chat.completions.with_raw_response.create(**body, timeout=timeout)

@@ -5,6 +5,7 @@ from __future__ import annotations
 # Environment variables the evaluation harness sets (see NOTES: KDD Cup "Data Agents").
 ENV_API_URL = "MODEL_API_URL"
 ENV_API_KEY = "MODEL_API_KEY"
+ENV_API_KEY_FILE = "MODEL_API_KEY_FILE"  # a file holding the key (used when MODEL_API_KEY is unset)
 ENV_MODEL = "MODEL_NAME"
 
 # Sent when no key is configured: the SDK insists on one and keyless servers ignore it.

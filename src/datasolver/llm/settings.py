@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -55,9 +57,10 @@ class LLMSettings:
 
         ``None`` overrides mean "not given", so a CLI can pass its optional flags straight through.
         """
+        key_file = os.environ.get(C.ENV_API_KEY_FILE)
         values: dict[str, Any] = {
             "base_url": os.environ.get(C.ENV_API_URL, ""),
-            "api_key": os.environ.get(C.ENV_API_KEY) or None,
+            "api_key": os.environ.get(C.ENV_API_KEY) or (read_key_file(key_file) if key_file else None),
             "model": os.environ.get(C.ENV_MODEL, ""),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -65,6 +68,19 @@ class LLMSettings:
         if unknown:
             raise LLMConfigError(f"Unknown LLM setting(s): {', '.join(sorted(unknown))}")
         return cls(**values)
+
+    @property
+    def display_url(self) -> str:
+        """The endpoint as it may be shown or logged: any `user:password@` replaced by `***@`."""
+        return redact_url(self.base_url)
+
+    def url_secrets(self) -> list[str]:
+        """The credentials inside the endpoint URL, whole and the password alone (to scrub them)."""
+        match = _USERINFO.search(self.base_url)
+        if not match:
+            return []
+        userinfo = match.group(2)
+        return [userinfo] + ([userinfo.split(":", 1)[1]] if ":" in userinfo else [])
 
     def replace(self, **changes: Any) -> LLMSettings:
         """A copy with some fields changed (validated again)."""
@@ -76,3 +92,22 @@ class LLMSettings:
     def setting_names(self) -> frozenset[str]:
         """Names accepted by :meth:`replace` (used to split per-call overrides)."""
         return frozenset(f.name for f in dataclasses.fields(self))
+
+
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/\s@]+)@")
+
+
+def redact_url(text: str) -> str:
+    """Every `scheme://user:password@` in `text` becomes `scheme://***@`."""
+    return _USERINFO.sub(rf"\1{C.SCRUBBED}@", text)
+
+
+def read_key_file(path: str | Path) -> str:
+    """The API key stored in a file (surrounding whitespace dropped); LLMConfigError if unusable."""
+    try:
+        key = Path(path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LLMConfigError(f"Cannot read the API key file {path}: {exc}") from exc
+    if not key:
+        raise LLMConfigError(f"The API key file {path} is empty")
+    return key

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from . import constants as C
+from .settings import redact_url
 
 # Header-shaped secrets are scrubbed whatever key is configured.
 _BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]+")
@@ -138,7 +139,7 @@ class TraceWriter:
         if isinstance(value, str):
             for secret in self._secrets:
                 value = value.replace(secret, C.SCRUBBED)
-            return _BEARER.sub(rf"\1 {C.SCRUBBED}", value)
+            return redact_url(_BEARER.sub(rf"\1 {C.SCRUBBED}", value))
         if isinstance(value, dict):
             return {k: self._scrub(v, str(k)) for k, v in value.items()}
         if isinstance(value, list):

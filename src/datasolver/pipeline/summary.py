@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from datasolver.llm import Usage
+from datasolver.llm import Usage, redact_url
 from datasolver.solver import STATUSES, TaskStatus
 
 
@@ -112,11 +112,13 @@ class RunSummary:
 
 
 def write_summary(summary: RunSummary, path: Path) -> Path:
-    """Write `run_summary.json` atomically (a reader never sees half a file)."""
+    """Write `run_summary.json` atomically (a reader never sees half a file); any
+    `user:password@` of a URL in an error message is written as `***@`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(summary.to_json(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    text = redact_url(json.dumps(summary.to_json(), ensure_ascii=False, indent=2))
+    partial.write_text(text + "\n", encoding="utf-8")
     os.replace(partial, path)
     return path
 

@@ -76,7 +76,7 @@ class PreparedTask:
 async def prepare_stage(task: Task, *, scratch_root: Path, logs_dir: Path, settings: LLMSettings) -> PreparedTask:
     """Scratch copy and deterministic document tables (no model request)."""
     started = time.monotonic()
-    trace = TraceWriter(logs_dir, task_id=task.task_id, secrets=[settings.api_key])
+    trace = TraceWriter(logs_dir, task_id=task.task_id, secrets=[settings.api_key, *settings.url_secrets()])
     prepared = PreparedTask(task, TaskRecord(task.task_id, "failed"), trace, Usage())
     trace.event("task_start", question=task.question, task_dir=str(task.dir))
     try:
