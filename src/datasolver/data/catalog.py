@@ -39,7 +39,7 @@ from datasolver.data.names import canonical_name, quote_ident
 from datasolver.data.relation import Relation
 from datasolver.data.results import QueryResult, render_describe
 from datasolver.data.sources import Registration, Source, register_derived, register_files, unreadable_reason
-from datasolver.data.sql_repair import RepairOutcome, execute_with_repair
+from datasolver.data.sql_repair import RepairOutcome, execute_with_repair, unwrap_statement
 
 # Rows arrive as Arrow tables read in Python, so even the loader needs no file or network access.
 LOADER_CONFIG = {
@@ -396,6 +396,14 @@ class Catalog:
 
     def _run(self, sql: str, fetch: Callable[[duckdb.DuckDBPyRelation], T],
              timeout_s: float | None = None) -> RepairOutcome[T]:
+        # As models write it: a Markdown fence around the SQL, comments after the last semicolon.
+        sql, unwrapped = unwrap_statement(sql)
+        outcome = self._run_statement(sql, fetch, timeout_s)
+        outcome.rewrites[:0] = unwrapped
+        return outcome
+
+    def _run_statement(self, sql: str, fetch: Callable[[duckdb.DuckDBPyRelation], T],
+                       timeout_s: float | None) -> RepairOutcome[T]:
         check_read_only(sql)
         with self._lock, self._operation(timeout_s):
             referenced = self.referenced_tables(sql)

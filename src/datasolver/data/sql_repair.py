@@ -400,6 +400,39 @@ class RepairAttempt:
     error: str
 
 
+_FENCE_LINE = re.compile(r"^\s*```")
+
+
+def unwrap_statement(sql: str) -> tuple[str, list[str]]:
+    """The statement inside what a model wrote, and notes on what was taken away.
+
+    A Markdown code fence (```sql … ```, with or without prose around it) is reduced to the code
+    inside its first block; trailing semicolons and the comments and blank space around them are
+    dropped, because DuckDB then reads the query as a second, empty statement, and a comment at
+    the end would swallow the parenthesis of any query wrapped around it (counting rows). Comments
+    inside the statement stay. Never fails: text with nothing to remove comes back unchanged.
+    """
+    notes: list[str] = []
+    lines = sql.splitlines()
+    opening = next((k for k, line in enumerate(lines) if _FENCE_LINE.match(line)), None)
+    if opening is not None:
+        closing = next((k for k in range(opening + 1, len(lines)) if _FENCE_LINE.match(lines[k])), len(lines))
+        inside = "\n".join(lines[opening + 1:closing])
+        if inside.strip():
+            sql = inside
+            notes.append("removed the Markdown code fence around the SQL")
+    tokens = tokenize(sql)
+    end = len(tokens)
+    while end and (tokens[end - 1].kind in ("ws", "comment") or tokens[end - 1].text == ";"):
+        end -= 1
+    tail = tokens[end:]
+    if any(t.kind == "comment" for t in tail):
+        notes.append("removed the comment after the end of the statement")
+    if tail:
+        sql = sql[: tokens[end - 1].end] if end else ""
+    return sql.strip(), notes
+
+
 # Failures a rewrite cannot fix; retrying would only repeat a timeout or an OOM.
 _NOT_REPAIRABLE: tuple[type[BaseException], ...] = (
     duckdb.InterruptException, duckdb.OutOfMemoryException, QueryInterrupted,
