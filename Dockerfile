@@ -10,14 +10,14 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY src ./src
 RUN pip install --no-cache-dir --upgrade pip \
- && pip wheel --no-cache-dir --wheel-dir /wheels .
+ && pip wheel --no-cache-dir --wheel-dir /wheels ".[video]"
 
 # ---- run: install from the wheels only, then no network is needed ----
 FROM python:3.11-slim
 COPY --from=build /wheels /wheels
 # The demo (bundled tasks, scripted model, real client/agent/tools/sandbox) fails the build, not
 # the competition run, if anything the run needs is missing from the image.
-RUN pip install --no-cache-dir --no-index --find-links=/wheels datasolver \
+RUN pip install --no-cache-dir --no-index --find-links=/wheels "datasolver[video]" \
  && rm -rf /wheels \
  && mkdir -p /input /output /logs \
  && datasolver demo --output /tmp/demo-check/output \

@@ -53,3 +53,21 @@ def dev_tasks() -> Path:
     if not (DEV_TASKS / "oracle.jsonl").is_file():
         pytest.skip(f"{DEV_TASKS} is absent (only present beside the project's own checkout)")
     return DEV_TASKS
+
+
+@pytest.fixture(scope="session")
+def screencast(tmp_path_factory: pytest.TempPathFactory):
+    """The four-state narrated screencast of tests/videomedia.py, made once per session."""
+    from tests.videomedia import make, require_media_tools
+
+    require_media_tools(speech=True)
+    return make(tmp_path_factory.mktemp("media") / "briefing.mp4")
+
+
+@pytest.fixture(scope="session")
+def screencast_report(screencast, tmp_path_factory: pytest.TempPathFactory):
+    """`analyze_path` over the screencast with OCR and ASR (uncached), made once per session."""
+    from datasolver.video import analyze_path
+
+    out = tmp_path_factory.mktemp("video-out")
+    return analyze_path(screencast.path, out / "derived" / "video", image_root=out)

@@ -44,9 +44,9 @@ def cli() -> None:
 
 def _register() -> None:
     # Each command module owns its commands; this list is the only wiring.
-    from datasolver.cli import ask_cmds, data_cmds, docs_cmds, eval_cmd, replay_cmds, run_cmds, solver_cmds
+    from datasolver.cli import ask_cmds, data_cmds, docs_cmds, eval_cmd, replay_cmds, run_cmds, solver_cmds, video_cmds
 
-    for module in (data_cmds, eval_cmd, solver_cmds, docs_cmds, run_cmds, replay_cmds, ask_cmds):
+    for module in (data_cmds, eval_cmd, solver_cmds, docs_cmds, run_cmds, replay_cmds, ask_cmds, video_cmds):
         for command in module.COMMANDS:
             cli.add_command(command)
 

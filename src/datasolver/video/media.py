@@ -1,0 +1,25 @@
+"""Which files are media, and where they sit in a task."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".webm", ".avi")
+AUDIO_SUFFIXES = (".mp3", ".wav", ".m4a", ".aac", ".flac")
+MEDIA_SUFFIXES = VIDEO_SUFFIXES + AUDIO_SUFFIXES
+
+
+def is_media(path: Path) -> bool:
+    return path.suffix.lower() in MEDIA_SUFFIXES
+
+
+def is_audio_only(path: Path) -> bool:
+    return path.suffix.lower() in AUDIO_SUFFIXES
+
+
+def find_media(task_dir: Path) -> list[Path]:
+    """Every video and audio file under `task_dir/context/` (symlinks followed), sorted."""
+    context = Path(task_dir) / "context"
+    if not context.is_dir():
+        return []
+    return sorted(p for p in context.rglob("*") if p.is_file() and is_media(p))

@@ -1,0 +1,47 @@
+"""Where the pass writes: a scratch's `derived/video/`, never into the input."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from datasolver.video.errors import VideoError
+
+VIDEO_DIR = Path("derived") / "video"
+TIMELINE_FILE = "timeline.json"
+DEFAULT_SCRATCH = "datasolver-scratch"
+
+
+@dataclass(frozen=True)
+class Placement:
+    out_dir: Path
+    """Frames go to `out_dir/<stem>/`, the report to `out_dir/timeline.json`."""
+    image_root: Path | None
+    """Image paths in the report are relative to this (the scratch root), else absolute."""
+
+
+def is_scratch(path: Path) -> bool:
+    """A prepared task scratch folder (task.json and workdir/ beside context/)."""
+    return (path / "task.json").is_file() and (path / "workdir").is_dir() and (path / "context").is_dir()
+
+
+def timeline_path(task_scratch_dir: Path) -> Path:
+    return Path(task_scratch_dir) / VIDEO_DIR / TIMELINE_FILE
+
+
+def place(path: Path, out: Path | None = None) -> Placement:
+    """The output folder for `path` (a task dir or a media file), refusing any inside the input."""
+    path = Path(path)
+    if out is None:
+        if path.is_dir() and is_scratch(path):
+            return Placement(path / VIDEO_DIR, path)
+        name = path.name if path.is_dir() else path.stem
+        scratch = Path(tempfile.gettempdir()) / DEFAULT_SCRATCH / name
+        return Placement(scratch / VIDEO_DIR, scratch)
+    source = (path if path.is_dir() else path.parent).resolve()
+    target = Path(out).resolve()
+    inside = target == source or source in target.parents
+    if inside and not (path.is_dir() and is_scratch(path) and (path / "derived").resolve() in [target, *target.parents]):
+        raise VideoError(f"--out {out} lies inside the input {source}; the input is never written, choose another")
+    return Placement(Path(out), None)
