@@ -21,9 +21,9 @@ REPO = examples.EXAMPLES_DIR.parents[2]
 
 def test_examples_are_kdd_tasks_with_every_source_kind():
     found = discover_tasks(examples.input_dir())
-    assert found.errors == [] and len(found.tasks) == 3
+    assert found.errors == [] and len(found.tasks) == 4
     suffixes = {p.suffix for t in found.tasks for p in t.context_dir.rglob("*") if p.is_file()}
-    assert {".csv", ".json", ".db", ".md"} <= suffixes
+    assert {".csv", ".json", ".db", ".md", ".mp4"} <= suffixes
     for task in found.tasks:
         assert task.knowledge().strip(), task.task_id
         assert (examples.gold_dir() / task.task_id / "gold.csv").is_file()
@@ -40,7 +40,7 @@ def test_the_sqlite_file_matches_its_source():
             assert shipped.execute(query).fetchall() == fresh.execute(query).fetchall()
 
 
-@pytest.mark.parametrize("task_id", ["task_demo_library", "task_demo_sales", "task_demo_weather"])
+@pytest.mark.parametrize("task_id", ["task_demo_library", "task_demo_sales", "task_demo_weather", "task_demo_video"])
 def test_scripted_sql_reproduces_gold(task_id, tmp_path):
     scratch = prepare_task(examples.input_dir() / task_id, tmp_path)
     prepare_task_documents(scratch)  # the weather stations live in a Markdown document

@@ -30,10 +30,17 @@ def make_config(server: ScriptedServer, input_dir: Path, tmp_path: Path, **chang
     return RunConfig(**values)
 
 
-def copy_examples(tmp_path: Path) -> Path:
-    """A private copy of the bundled example input (tests may add broken tasks to it)."""
+VIDEO_EXAMPLE = "task_demo_video"
+
+
+def copy_examples(tmp_path: Path, *, video: bool = False) -> Path:
+    """A private copy of the bundled example input (tests may add broken tasks to it).
+
+    Without `video`, the video example is left out: its video pass (OCR, ASR) would slow every
+    pipeline test, and tests/test_video_pipeline.py covers it."""
     target = tmp_path / "input"
-    shutil.copytree(examples.input_dir(), target)
+    ignore = None if video else (lambda folder, names: [n for n in names if n == VIDEO_EXAMPLE])
+    shutil.copytree(examples.input_dir(), target, ignore=ignore)
     return target
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from datasolver.agent.brief import TaskBrief
 from datasolver.agent.limits import Limits
 from datasolver.agent.prompts import render_prompt
+from datasolver.agent.video import pick_frames, user_content
 from datasolver.llm import system_message, user_message
 
 NO_KNOWLEDGE = "(this task has no knowledge.md)"
@@ -22,15 +23,21 @@ def build_system_prompt(limits: Limits = Limits()) -> str:
     return render_prompt("rules", max_requests=limits.max_requests_per_attempt)
 
 
-def build_knowledge_prompt(knowledge: str, evidence_hints: str = "") -> str:
-    """Layer (b): knowledge.md in full, plus evidence hints when other stages produced them."""
+def build_knowledge_prompt(knowledge: str, evidence_hints: str = "", *, video: bool = False) -> str:
+    """Layer (b): knowledge.md in full, evidence hints when other stages produced them, and the
+    fixed video rules when the task has media."""
     evidence = render_prompt("evidence", evidence_hints=evidence_hints.strip()) if evidence_hints.strip() else ""
+    if video:
+        evidence += render_prompt("video_rules")
     return render_prompt("knowledge", knowledge=knowledge.strip() or NO_KNOWLEDGE, evidence=evidence)
 
 
 def build_task_prompt(brief: TaskBrief) -> str:
-    """Layer (c): directory tree, table descriptions, document-table hints, question, solver hint."""
+    """Layer (c): directory tree, table descriptions, document-table hints, the video timeline,
+    question, solver hint."""
     documents = f"\n{brief.document_tables.strip()}\n" if brief.document_tables.strip() else ""
+    if brief.video.strip():
+        documents += render_prompt("video", timeline=brief.video.strip())
     return render_prompt(
         "task", tree=brief.tree, tables=brief.tables, document_tables=documents, question=brief.question
     )
@@ -38,9 +45,17 @@ def build_task_prompt(brief: TaskBrief) -> str:
 
 def build_user_prompt(brief: TaskBrief, evidence_hints: str = "") -> str:
     """Layers (b) and (c) as one text."""
-    return build_knowledge_prompt(brief.knowledge, evidence_hints).rstrip() + "\n\n" + build_task_prompt(brief)
+    knowledge = build_knowledge_prompt(brief.knowledge, evidence_hints, video=bool(brief.video.strip()))
+    return knowledge.rstrip() + "\n\n" + build_task_prompt(brief)
 
 
 def build_messages(brief: TaskBrief, limits: Limits = Limits(), evidence_hints: str = "") -> list[dict[str, Any]]:
-    """The opening conversation: [system (rules), user (knowledge + task)]."""
-    return [system_message(build_system_prompt(limits)), user_message(build_user_prompt(brief, evidence_hints))]
+    """The opening conversation: [system (rules), user (knowledge + task)].
+
+    With `limits.vision`, the user message also carries up to `limits.vision_images` keyframes as
+    image parts."""
+    text = build_user_prompt(brief, evidence_hints)
+    images = pick_frames(brief.video_frames, limits.vision_images) if limits.vision else ()
+    user = user_message(text)
+    user["content"] = user_content(text, images, limits.vision_max_side)
+    return [system_message(build_system_prompt(limits)), user]

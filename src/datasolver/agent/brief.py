@@ -12,6 +12,7 @@ from pathlib import Path
 from datasolver.agent.limits import Limits
 from datasolver.agent.tables import TableDigest, digest_tables
 from datasolver.agent.tree import render_tree
+from datasolver.agent.video import frame_paths, load_video_report, timeline_text
 from datasolver.data import Catalog, load_task
 from datasolver.documents import DocError, document_table_hints
 
@@ -28,6 +29,8 @@ class TaskBrief:
     document_tables: str = ""  # document-table hints from the documents room, "" when none
     digest: TableDigest | None = None  # the profiles behind `tables`, for re-rendering (see agent.fit)
     folded: tuple[str, ...] = ()  # tables shown as one line each to fit the prompt budget
+    video: str = ""  # the video room's timeline (keyframe text and speech by time), "" when no media
+    video_frames: tuple[Path, ...] = ()  # keyframe PNGs, for vision-capable endpoints and the judge
 
 
 def gather_brief(task_scratch_dir: Path, catalog: Catalog, limits: Limits = Limits()) -> TaskBrief:
@@ -35,6 +38,7 @@ def gather_brief(task_scratch_dir: Path, catalog: Catalog, limits: Limits = Limi
     root = Path(task_scratch_dir)
     task = load_task(root)
     digest = digest_tables(catalog, max_rows=limits.profile_max_rows, max_chars=limits.profile_chars)
+    video, frames = _video(root)
     return TaskBrief(
         task_id=task.task_id,
         question=task.question,
@@ -43,6 +47,8 @@ def gather_brief(task_scratch_dir: Path, catalog: Catalog, limits: Limits = Limi
         tables=digest.render(),
         document_tables=_document_hints(root),
         digest=digest,
+        video=video,
+        video_frames=frames,
     )
 
 
@@ -55,6 +61,16 @@ def _table_files(root: Path, catalog: Catalog) -> set[Path]:
                 files.add(candidate)
                 break
     return files
+
+
+def _video(root: Path) -> tuple[str, tuple[Path, ...]]:
+    try:
+        report = load_video_report(root)
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # a broken timeline: say so, go on
+        return f"(the video timeline could not be read: {type(exc).__name__}: {exc})", ()
+    if report is None:
+        return "", ()
+    return timeline_text(report), frame_paths(report, root)
 
 
 def _document_hints(root: Path) -> str:

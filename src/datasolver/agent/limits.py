@@ -32,11 +32,16 @@ class Limits:
     # The first user message (knowledge, files, tables, question), in estimated tokens; above it the
     # least relevant tables are folded to one line each. Sized for a 32k-token context window.
     prompt_budget: int = 10_000
+    # Video evidence: keyframes as image parts for vision-capable endpoints, and the answer judge.
+    vision: bool = False  # send keyframes as images (--vision / MODEL_VISION=1)
+    vision_images: int = 8  # at most this many keyframes per task as images
+    vision_max_side: int = 1280  # pixels, long side of each image sent
+    video_judges: int = 3  # independent "does the video show the answer" calls; 0: no judge
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name == "deadline":
+            if f.name in ("deadline", "vision") or (f.name == "video_judges" and value == 0):
                 continue
             if f.name == "tool_timeout_s":
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:

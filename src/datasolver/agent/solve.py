@@ -20,6 +20,8 @@ from datasolver.agent.fit import first_prompt_tokens, fit_brief
 from datasolver.agent.limits import Limits
 from datasolver.agent.loop import DEADLINE, AttemptResult, AttemptRun, run_attempt
 from datasolver.agent.relevance import vote_table_relevance
+from datasolver.agent.video import pick_frames
+from datasolver.agent.video_judge import judge_video
 from datasolver.data import Catalog
 from datasolver.llm import LLMClient, TraceWriter, Usage
 from datasolver.solver import (
@@ -48,6 +50,7 @@ EVENT_SOLVE_END = "solve_end"
 EVENT_PROMPT_FITTED = "prompt_fitted"
 RELEVANCE_VOTES = 3  # votes on table relevance, asked only when the first prompt is over its budget
 QUERY_SHARE_OF_TOOL_TIMEOUT = 0.9
+EVENT_VIDEO_JUDGE = "video_judge"
 
 
 @dataclass
@@ -98,6 +101,7 @@ async def solve_task(
                                       timeout_s=limits.tool_timeout_s * QUERY_SHARE_OF_TOOL_TIMEOUT)
     try:
         brief = await asyncio.to_thread(gather_brief, layout.root, catalog, limits)
+        evidence_hints = await _with_video_verdict(brief, client, limits, trace, evidence_hints)
         brief = await _fit_prompt(brief, client, limits, evidence_hints, trace)
         with SolverToolbox(layout.root, catalog=catalog) as toolbox:
             session = _Session(layout, brief, client, toolbox, catalog, Path(output_dir), limits, trace,
@@ -109,6 +113,29 @@ async def solve_task(
     if trace is not None:
         trace.event(EVENT_SOLVE_END, **{k: v for k, v in outcome.as_dict().items() if k != "attempt_results"})
     return outcome
+
+
+async def _with_video_verdict(brief: TaskBrief, client: LLMClient, limits: Limits, trace: TraceWriter | None,
+                              evidence_hints: str) -> str:
+    """Evidence hints plus the advisory video answer judge's verdict, when the task has a video."""
+    if not brief.video.strip() or limits.video_judges == 0 or limits.expired():
+        return evidence_hints
+    images = pick_frames(brief.video_frames, limits.vision_images) if limits.vision else ()
+    left = limits.seconds_left()
+    try:
+        verdict = await asyncio.wait_for(
+            judge_video(client, brief.question, brief.video, calls=limits.video_judges, images=images,
+                        max_side=limits.vision_max_side),
+            timeout=None if left is None else max(left / 4, 1.0))
+    except asyncio.TimeoutError:
+        if trace is not None:
+            trace.event(EVENT_VIDEO_JUDGE, verdict=None, error="timed out")
+        return evidence_hints
+    hint = verdict.hint(brief.video)
+    if trace is not None:
+        trace.event(EVENT_VIDEO_JUDGE, verdict=verdict.shows_answer, failed=verdict.failed,
+                    votes=[v.shows_answer for v in verdict.votes], confidence=verdict.confidence)
+    return (evidence_hints.rstrip() + "\n\n" + hint).strip() if hint else evidence_hints
 
 
 class _Session:

@@ -12,6 +12,7 @@ from typing import Any
 
 ASCII_CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD_TOKENS = 4  # role markers and separators of the chat template
+IMAGE_TOKENS = 1_300  # one image part (≤ 1280 px long side) in a vision model's prompt, roughly
 
 
 def estimate_tokens(text: str) -> int:
@@ -24,11 +25,20 @@ def estimate_tokens(text: str) -> int:
 
 def estimate_message_tokens(message: dict[str, Any]) -> int:
     """Estimated tokens of one chat message, tool calls included."""
-    total = MESSAGE_OVERHEAD_TOKENS + estimate_tokens(str(message.get("content") or ""))
+    total = MESSAGE_OVERHEAD_TOKENS + _content_tokens(message.get("content"))
     for call in message.get("tool_calls") or []:
         function = call.get("function", {}) if isinstance(call, dict) else {}
         total += estimate_tokens(str(function.get("name", ""))) + estimate_tokens(str(function.get("arguments", "")))
     return total
+
+
+def _content_tokens(content: Any) -> int:
+    """Text tokens, plus a flat IMAGE_TOKENS per image part (never the data URL's characters)."""
+    if isinstance(content, list):
+        return sum(IMAGE_TOKENS if isinstance(part, dict) and part.get("type") == "image_url"
+                   else estimate_tokens(str(part.get("text", "") if isinstance(part, dict) else part))
+                   for part in content)
+    return estimate_tokens(str(content or ""))
 
 
 def estimate_messages_tokens(messages: list[dict[str, Any]]) -> int:

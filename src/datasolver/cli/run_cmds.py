@@ -82,12 +82,19 @@ class Duration(click.ParamType):
               help="With --executor ray: CPUs each task reserves on the cluster.")
 @click.option("--report", "with_report", is_flag=True,
               help="At the end, write the HTML run report to <logs>/report.html (see `datasolver report`).")
+@click.option("--vision/--no-vision", default=False, envvar="MODEL_VISION", show_default=True,
+              help="The endpoint reads images: send video keyframes as image parts [env MODEL_VISION=1].")
+@click.option("--vision-images", type=click.IntRange(min=1), default=8, show_default=True,
+              envvar="MODEL_VISION_IMAGES", help="At most this many keyframes per task as images [env MODEL_VISION_IMAGES].")
+@click.option("--video-judges", type=click.IntRange(min=0), default=3, show_default=True,
+              help="Independent model calls judging whether a task's video shows the answer (0: none).")
 def run_command(
     input_dir: Path | None, output_dir: Path | None, workers: int, task_timeout: float,
     time_budget: float | None, task_ids: str | None, force: bool, logs_dir: Path | None,
     scratch_dir: Path | None, keep_scratch: bool, api_url: str | None, api_key: str | None,
     model: str | None, doc_llm: bool, max_attempts: int | None, prompt_budget: int | None,
     executor: str, ray_address: str | None, ray_cpus: float, with_report: bool,
+    vision: bool, vision_images: int, video_judges: int,
 ) -> None:
     """Solve every task of INPUT_DIR into OUTPUT_DIR/<task_id>/prediction.csv.
 
@@ -98,12 +105,11 @@ def run_command(
     """
     settings = resolve_settings(api_url, api_key, model)
     output = output_dir or default_output_dir()
-    limits = None
-    if max_attempts is not None or prompt_budget is not None:
-        from datasolver.agent import Limits
+    from datasolver.agent import Limits
 
-        changes = {"max_attempts": max_attempts, "prompt_budget": prompt_budget}
-        limits = Limits(**{k: v for k, v in changes.items() if v is not None})
+    changes: dict[str, object] = {"max_attempts": max_attempts, "prompt_budget": prompt_budget, "vision": vision,
+                                  "vision_images": vision_images, "video_judges": video_judges}
+    limits = Limits(**{k: v for k, v in changes.items() if v is not None})  # type: ignore[arg-type]
     config = RunConfig(
         input_dir=input_dir or default_input_dir(), output_dir=output,
         logs_dir=logs_dir or default_logs_dir(output), settings=settings, workers=workers,

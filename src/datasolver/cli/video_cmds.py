@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from datasolver.video import VideoError, VideoOptions, analyze_path, default_cache_dir, render_report
+from datasolver.video import VideoOptions, analyze_path, default_cache_dir, render_report
 from datasolver.video.outputs import TIMELINE_FILE, place
 
 
@@ -28,13 +28,10 @@ def video_command(path: Path, as_json: bool, no_asr: bool, no_ocr: bool, out_dir
     PATH/derived/video/<stem>/ when PATH is a prepared scratch dir, else to a scratch folder under
     the system's temp dir (or --out). Results are cached by file hash.
     """
-    try:
-        placement = place(path, out_dir)
-        report = analyze_path(path, placement.out_dir, options=VideoOptions(ocr=not no_ocr, asr=not no_asr),
-                              image_root=placement.image_root, cache_dir=default_cache_dir())
-        report.save(placement.out_dir / TIMELINE_FILE)
-    except VideoError as exc:
-        raise click.ClickException(str(exc)) from exc
+    placement = place(path, out_dir)
+    report = analyze_path(path, placement.out_dir, options=VideoOptions(ocr=not no_ocr, asr=not no_asr),
+                          image_root=placement.image_root, cache_dir=default_cache_dir())
+    report.save(placement.out_dir / TIMELINE_FILE)
     if as_json:
         click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=1))
         return

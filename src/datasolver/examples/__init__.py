@@ -1,10 +1,12 @@
 """Bundled example tasks (KDD format) with gold answers and the scripted turns that solve them.
 
-    input/task_demo_*/{task.json, context/}   three small hand-written tasks (CSV, JSON, SQLite,
-                                              a Markdown document, knowledge.md)
+    input/task_demo_*/{task.json, context/}   four small hand-written tasks (CSV, JSON, SQLite,
+                                              a Markdown document, a video, knowledge.md)
     output/task_demo_*/gold.csv               the expected answers
     solutions.json                            the SQL the scripted model writes into solver.py
     sources/library.sql                       source of the one SQLite file
+    sources/make_video.py                     generator of task_demo_video's screencast (Pillow,
+                                              PyAV, espeak-ng)
 
 They are package data: `datasolver demo` runs them from wherever the package is installed (the
 input is only read, never written).

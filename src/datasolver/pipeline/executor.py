@@ -18,7 +18,7 @@ from typing import Protocol
 
 from datasolver.data import Task
 from datasolver.pipeline.budget import TimeBudget
-from datasolver.pipeline.config import RunConfig
+from datasolver.pipeline.config import VIDEO_SHARE, RunConfig
 from datasolver.pipeline.progress import Progress
 from datasolver.pipeline.summary import TaskRecord
 from datasolver.pipeline.task import TaskSolver, prepare_stage, solve_stage
@@ -71,7 +71,8 @@ class LocalExecutor:
             async with in_flight:
                 async with preparing:
                     prepared = await prepare_stage(task, scratch_root=batch.scratch_root, logs_dir=config.logs_dir,
-                                                   settings=config.settings)
+                                                   settings=config.settings,
+                                                   video_budget_s=config.task_timeout_s * VIDEO_SHARE)
                 async with solving:
                     plan = batch.budget.plan(waiting)
                     waiting -= 1

@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Any
 from datasolver.data import Task
 from datasolver.llm import LLMClient, LLMSettings, RequestGate, TraceWriter, Usage
 from datasolver.pipeline.budget import TaskPlan
-from datasolver.pipeline.config import FAST_MAX_ATTEMPTS, FAST_MAX_REQUESTS, HARD_STOP_MARGIN_S
+from datasolver.pipeline.config import FAST_MAX_ATTEMPTS, FAST_MAX_REQUESTS, HARD_STOP_MARGIN_S, VIDEO_SHARE
 from datasolver.pipeline.documents import prepare_task_documents
 from datasolver.pipeline.fallback import run_fallback
 from datasolver.pipeline.summary import TaskRecord
+from datasolver.pipeline.video import has_media, prepare_task_video
 from datasolver.solver import prepare_task
 from datasolver.solver.layout import ScratchLayout
 
@@ -71,10 +72,16 @@ class PreparedTask:
     """Document-table lines for the agent's prompt."""
     untabled_documents: bool = False
     """Some document gave no table without a model (narrative prose: the model pass may help)."""
+    video_seconds: float = 0.0
+    """Time the video pass took; it is taken off the task's deadline."""
 
 
-async def prepare_stage(task: Task, *, scratch_root: Path, logs_dir: Path, settings: LLMSettings) -> PreparedTask:
-    """Scratch copy and deterministic document tables (no model request)."""
+async def prepare_stage(task: Task, *, scratch_root: Path, logs_dir: Path, settings: LLMSettings,
+                        video_budget_s: float | None = None) -> PreparedTask:
+    """Scratch copy, deterministic document tables and the video pass (no model request).
+
+    The video pass gets at most `video_budget_s` seconds; what it takes is later taken off the
+    task's deadline."""
     started = time.monotonic()
     trace = TraceWriter(logs_dir, task_id=task.task_id, secrets=[settings.api_key, *settings.url_secrets()])
     prepared = PreparedTask(task, TaskRecord(task.task_id, "failed"), trace, Usage())
@@ -82,6 +89,7 @@ async def prepare_stage(task: Task, *, scratch_root: Path, logs_dir: Path, setti
     try:
         prepared.scratch = await asyncio.to_thread(prepare_task, task.dir, scratch_root)
         await _documents(prepared, None)
+        await _video(prepared, video_budget_s)
     except Exception as exc:  # the task cannot run; the batch goes on
         prepared.record.reason = prepared.record.error = f"{type(exc).__name__}: {exc}"
     prepared.record.seconds = time.monotonic() - started
@@ -110,6 +118,8 @@ async def solve_stage(
     try:
         if scratch is None:
             return record
+        if prepared.video_seconds:
+            plan = dataclasses.replace(plan, deadline=plan.deadline - prepared.video_seconds)
         trace.event("solve_start", mode=plan.mode, plan_reason=plan.reason,
                     seconds_to_deadline=round(plan.deadline - started, 1))
         if plan.mode == "fallback_only":
@@ -148,7 +158,8 @@ async def run_task(
     request_gate: RequestGate | None = None,
 ) -> TaskRecord:
     """Solve one task and return its record; the answer lands in `<output_dir>/<task_id>/`."""
-    prepared = await prepare_stage(task, scratch_root=scratch_root, logs_dir=logs_dir, settings=settings)
+    prepared = await prepare_stage(task, scratch_root=scratch_root, logs_dir=logs_dir, settings=settings,
+                                   video_budget_s=max(plan.deadline - time.monotonic(), 0.0) * VIDEO_SHARE)
     return await solve_stage(prepared, output_dir=output_dir, settings=settings, plan=plan, limits=limits,
                              doc_llm=doc_llm, solver=solver, keep_scratch=keep_scratch, request_gate=request_gate)
 
@@ -171,6 +182,24 @@ async def _documents(
     prepared.record.document_tables = len(report.tables)
     prepared.trace.event("documents", with_model=settings is not None, summary=report.summary(),
                          warnings=report.warnings, skipped=[f"{s.source}: {s.reason}" for s in report.skipped])
+
+
+async def _video(prepared: PreparedTask, budget_s: float | None) -> None:
+    """The video pass when the task has media; a failure is traced and the task goes on."""
+    assert prepared.scratch is not None
+    if not await asyncio.to_thread(has_media, prepared.scratch):
+        return
+    started = time.monotonic()
+    try:
+        report = await asyncio.to_thread(prepare_task_video, prepared.scratch, budget_s=budget_s)
+    except Exception as exc:
+        prepared.trace.event("video_failed", error=f"{type(exc).__name__}: {exc}")
+        return
+    finally:
+        prepared.video_seconds = time.monotonic() - started
+    prepared.trace.event("video", seconds=round(prepared.video_seconds, 2), videos=[
+        {"source": v.source, "duration_s": v.duration_s, "frames": len(v.frames), "speech": len(v.speech),
+         "notes": v.notes} for v in report.videos])
 
 
 async def _agent(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datasolver.errors import DatasolverError
 
-class VideoError(Exception):
+
+class VideoError(DatasolverError):
     """A media file or folder cannot be analysed (the message says which and why)."""
 
 

@@ -1,0 +1,28 @@
+"""The video pass of one prepared task, run in a worker thread (decoding, OCR and ASR are CPU work).
+
+It writes `derived/video/` (frames and timeline.json) into the scratch, where the agent's brief
+finds it. Results are cached by file hash across runs (see `datasolver.video.cache`).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from datasolver.video import VideoOptions, VideoReport, analyze_path, default_cache_dir, find_media
+from datasolver.video.outputs import TIMELINE_FILE, place
+
+
+def has_media(task_scratch_dir: Path) -> bool:
+    return bool(find_media(task_scratch_dir))
+
+
+def prepare_task_video(task_scratch_dir: Path, *, budget_s: float | None = None, cache_dir: Path | None = None,
+                       options: VideoOptions = VideoOptions()) -> VideoReport:
+    """Timeline of every media file under context/, saved to derived/video/timeline.json. Blocking."""
+    placement = place(task_scratch_dir)
+    deadline = None if budget_s is None else time.monotonic() + budget_s
+    report = analyze_path(task_scratch_dir, placement.out_dir, options=options, image_root=placement.image_root,
+                          cache_dir=cache_dir if cache_dir is not None else default_cache_dir(), deadline=deadline)
+    report.save(placement.out_dir / TIMELINE_FILE)
+    return report
