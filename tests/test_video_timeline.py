@@ -114,3 +114,13 @@ def test_json_round_trip(screencast_report) -> None:
 
     data = json.loads(json.dumps(screencast_report.to_json()))
     assert VideoReport.from_json(data).to_json() == screencast_report.to_json()
+
+
+def test_a_spent_time_budget_is_a_note_and_is_not_cached(screencast, tmp_path) -> None:
+    import time
+
+    cache = tmp_path / "cache"
+    video = analyze_media(screencast.path, tmp_path / "out", source="briefing.mp4",
+                          options=VideoOptions(asr=False), cache_dir=cache, deadline=time.monotonic())
+    assert any(n.startswith("time budget spent") for n in video.notes), video.notes
+    assert not cache.exists() or not any(cache.iterdir())

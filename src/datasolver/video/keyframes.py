@@ -112,7 +112,7 @@ def scan_video(path: Path, settings: DetectorSettings = DetectorSettings(), *, d
                     last = frame
                     t = float(frame.time or 0.0)
                     watcher.see(frame, t, lambda reason, f=frame, tt=t: _keep(scan, settings, f, tt, reason, max_side))
-                if deadline is not None and time.monotonic() > deadline:
+                if deadline is not None and last is not None and time.monotonic() > deadline:
                     scan.notes.append(f"time budget spent: video read up to {_clock(watcher.now)} of "
                                       f"{_clock(scan.duration_s)}")
                     break
