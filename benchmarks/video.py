@@ -26,7 +26,7 @@ HEAD = ("字段 Field", "运算 Op", "阈值 Threshold")
 REGIONS = ["华东 East", "华北 North", "华南 South", "西部 West"]
 
 
-def slides(total_s: float, seed: int = 11) -> list:
+def slides(total_s: float, durations: tuple[float, ...], seed: int = 11) -> list:
     """Alternating dashboards and filter panels; every other panel changes one digit under a cursor."""
     from datasolver.video.synth import Slide
 
@@ -34,7 +34,7 @@ def slides(total_s: float, seed: int = 11) -> list:
     out, t, i = [], 0.0, 0
     threshold = 5000
     while t < total_s - 1e-9:
-        seconds = min(rng.choice([5.0, 6.0, 8.0, 10.0, 12.0]), total_s - t)
+        seconds = min(rng.choice(durations), total_s - t)
         kind = i % 3
         if kind == 0:
             rows = (("区域 Region", "销售额 Sales", "订单 Orders"),) + tuple(
@@ -54,7 +54,7 @@ def slides(total_s: float, seed: int = 11) -> list:
     return out
 
 
-def make(work: Path, name: str, total_s: float) -> tuple[Path, list[float]]:
+def make(work: Path, name: str, total_s: float, durations: tuple[float, ...]) -> tuple[Path, list[float]]:
     from datasolver.video.synth import make_screencast
 
     path = work / f"{name}.mp4"
@@ -62,7 +62,7 @@ def make(work: Path, name: str, total_s: float) -> tuple[Path, list[float]]:
     if path.is_file() and meta.is_file():
         return path, json.loads(meta.read_text())["starts"]
     work.mkdir(parents=True, exist_ok=True)
-    starts = make_screencast(path, slides(total_s), size=(1280, 720), fps=15)
+    starts = make_screencast(path, slides(total_s, durations), size=(1280, 720), fps=15)
     meta.write_text(json.dumps({"starts": starts}))
     return path, starts
 
@@ -77,8 +77,20 @@ def measure_child(path: str, out: str, cache: str) -> None:
     again = time.perf_counter()
     analyze_path(Path(path), Path(out) / "again", cache_dir=Path(cache))
     cached = time.perf_counter() - again
+    from datasolver.video.keyframes import scan_video
+    from datasolver.video.speech import find_model, transcribe
+
+    t0 = time.perf_counter()
+    candidates = len(scan_video(Path(path)).candidates)
+    scan_s = time.perf_counter() - t0
+    model, _ = find_model()
+    t0 = time.perf_counter()
+    if model is not None:
+        transcribe(Path(path), model)
+    asr_s = time.perf_counter() - t0
     video = report.videos[0]
     print(json.dumps({"seconds": seconds, "cached_seconds": cached, "duration_s": video.duration_s,
+                      "scan_s": scan_s, "asr_s": asr_s, "candidates": candidates,
                       "frames": [f.time_s for f in video.frames], "speech": len(video.speech),
                       "notes": video.notes,
                       "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
@@ -104,14 +116,15 @@ def main() -> None:
         measure_child(*args.child)
         return
     env = {**os.environ, "DATASOLVER_OCR_THREADS": str(args.threads), "DATASOLVER_ASR_THREADS": str(args.threads)}
-    cases = [("30s", 30.0), ("8min", 480.0)]
+    # (name, seconds, how long each state stays on screen)
+    cases = [("30s", 30.0, (2.5, 3.0, 4.0, 5.0)), ("8min", 480.0, (6.0, 8.0, 10.0, 12.0, 15.0))]
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; {args.threads} threads for OCR/ASR")
     print(f"{'video':<6} {'states':>6} {'found':>6} {'extra':>6} {'wall/duration':>14} {'cached/first':>13} "
           f"{'peak MB':>8} {'speech':>6}")
-    for name, total in cases:
+    for name, total, durations in cases:
         if args.only and args.only != name:
             continue
-        path, starts = make(args.work, name, total)
+        path, starts = make(args.work, name, total, durations)
         cache = args.work / f"cache-{name}-{time.time_ns()}"
         out = args.work / f"out-{name}"
         done = subprocess.run([sys.executable, __file__, "--child", str(path), str(out), str(cache)],
@@ -122,7 +135,11 @@ def main() -> None:
         result = json.loads(done.stdout.strip().splitlines()[-1])
         found, extra = score(result["frames"], starts)
         print(f"{name:<6} {len(starts):>6} {found:>6} {extra:>6} {result['seconds'] / result['duration_s']:>14.3f} "
-              f"{result['cached_seconds'] / result['seconds']:>13.4f} {result['peak_mb']:>8.0f} {result['speech']:>6}")
+              f"{result['cached_seconds'] / result['seconds']:>13.5f} {result['peak_mb']:>8.0f} {result['speech']:>6}")
+        other = result["seconds"] - result["scan_s"] - result["asr_s"]
+        print(f"       split: decode+detect {result['scan_s']:.1f}s, ASR {result['asr_s']:.1f}s, OCR and the rest "
+              f"~{other:.1f}s ({result['candidates']} candidates for OCR, {len(result['frames'])} kept); "
+              f"first pass {result['seconds']:.1f}s for {result['duration_s']:.0f}s of video")
         for note in result["notes"]:
             print(f"       note: {note}")
     print(f"load average after: {os.getloadavg()[0]:.1f}")
