@@ -4,6 +4,7 @@ the fallback run of the last edited solver.py, the deadline, and tasks sharing o
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -27,8 +28,11 @@ def scratch(tmp_path: Path) -> Path:
     return prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
 
 
-def solve(scratch: Path, script=None, limits: Limits = Limits(), *, handler=None):
-    """Run solve_task against a scripted server; return (outcome, server, trace events)."""
+def solve(scratch: Path, script=None, limits: Limits = Limits(), *, handler=None, send_backs: int = 0):
+    """Run solve_task against a scripted server; return (outcome, server, trace events).
+
+    Replies without a tool call end the attempt here (``send_backs=0``) unless a test asks."""
+    limits = dataclasses.replace(limits, send_backs=send_backs)
     trace = TraceWriter(scratch.parent.parent / "logs", scratch.name)
     with ScriptedServer(script, handler) as server:
         async def go() -> SolveOutcome:

@@ -160,7 +160,8 @@ def test_429_with_retry_after_then_success(server_factory: Any, sleeps: list[flo
     assert result.content == "ok"
     assert result.retries_taken == 1
     assert sleeps == [3.0]  # Retry-After honoured, not the computed backoff
-    assert usage.as_dict()["retries"] == 1 and usage.requests == 1
+    # Every HTTP request counts: the refused one and its retry.
+    assert usage.as_dict()["retries"] == 1 and usage.requests == 2 and usage.failed == 1
     assert len(server.requests) == 2
 
 
@@ -292,7 +293,7 @@ def test_with_options_shares_usage_and_overrides_retries(server_factory: Any, sl
             return client.usage
 
     usage = run(go())
-    assert usage.requests == 1 and usage.retries == 1
+    assert usage.requests == 2 and usage.retries == 1 and usage.failed == 1
 
 
 def test_usage_accumulates_per_task_and_merges_into_run(server_factory: Any) -> None:
@@ -314,6 +315,8 @@ def test_usage_accumulates_per_task_and_merges_into_run(server_factory: Any) -> 
         "completion_tokens": 2 * usage.completion_tokens,
         "total_tokens": 2 * usage.total_tokens,
         "retries": 0,
+        "failed": 0,
+        "cancelled": 0,
     }
 
 

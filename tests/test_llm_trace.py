@@ -99,11 +99,11 @@ def test_client_traces_requests_retries_responses_and_errors(tmp_path: Path) -> 
     assert kinds == ["request", "retry", "request", "response", "tool_result", "request", "response",
                      "request", "error"]
     req1, retry, req1b, resp1, _, req2, resp2, req3, error = events
-    assert req1["request_id"] == 1 and req1["attempt"] == 1 and req1["messages"] == [user_message("q")]
+    assert req1["request_id"] == 1 and req1["try"] == 1 and "attempt" not in req1 and req1["messages"] == [user_message("q")]
     assert req1["extra_body"] == {"chat_template_kwargs": {"enable_thinking": False}}  # thinking switch traced
     assert req1["tool_schemas"] == tools and req1["tools"] == ["explore_data"]
     assert retry["reason"] == "HTTP 429" and retry["delay_s"] == 1.0 and retry["status"] == 429
-    assert req1b["attempt"] == 2 and "messages" not in req1b
+    assert req1b["try"] == 2 and "messages" not in req1b
     assert resp1["latency_s"] >= 0 and resp1["usage"]["requests"] == 1
     assert resp1["tool_calls"][0]["function"]["arguments"] == '{"sql": "SELECT 1"}'
     # The second request logs only the two new messages, relative to request 1.

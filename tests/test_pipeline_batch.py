@@ -199,8 +199,8 @@ def test_a_spent_time_budget_leaves_only_the_fallback_run(example_server, tmp_pa
 
 
 def test_fast_mode_gives_the_agent_one_attempt(monkeypatch, tmp_path):
-    # The model only talks, so every attempt is rejected: full mode uses all 3 attempts, fast
-    # mode 1. A huge duration estimate makes the budget look short from the second task on.
+    # The model only talks, so every attempt is rejected (its prose is sent back once, then ends the
+    # attempt: two requests each): full mode uses all 3 attempts, fast mode 1. A huge duration estimate makes the budget look short from the second task on.
     from datasolver.agent import Limits
     from datasolver.pipeline.budget import TimeBudget
 
@@ -213,12 +213,12 @@ def test_fast_mode_gives_the_agent_one_attempt(monkeypatch, tmp_path):
         summary = run_batch_sync(config)
     modes = {r.task_id: (r.mode, r.attempts, r.requests) for r in summary.tasks}
     assert modes == {
-        "task_demo_library": ("full", 3, 3),
-        "task_demo_sales": ("fast", 1, 1),
-        "task_demo_weather": ("fast", 1, 1),
+        "task_demo_library": ("full", 3, 6),
+        "task_demo_sales": ("fast", 1, 2),
+        "task_demo_weather": ("fast", 1, 2),
     }
     assert all(r.status == "failed" for r in summary.tasks)
-    assert len(server.requests) == 5
+    assert len(server.requests) == 10 == sum(r.requests for r in summary.tasks)
 
 
 def test_unknown_task_ids_are_rejected_before_any_work(example_server, tmp_path):

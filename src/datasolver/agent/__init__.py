@@ -19,7 +19,6 @@ from datasolver.agent.limits import Limits
 from datasolver.agent.loop import AttemptResult, run_attempt
 from datasolver.agent.prompts import render_prompt
 from datasolver.agent.solve import SolveOutcome, solve_task
-from datasolver.agent.text_calls import extract_text_tool_calls
 from datasolver.agent.tokens import estimate_messages_tokens, estimate_tokens
 
 __all__ = [
@@ -40,7 +39,6 @@ __all__ = [
     "compact",
     "estimate_messages_tokens",
     "estimate_tokens",
-    "extract_text_tool_calls",
     "first_prompt_tokens",
     "fit_brief",
     "gather_brief",

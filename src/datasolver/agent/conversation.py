@@ -8,6 +8,10 @@ from typing import Any
 
 from datasolver.agent.tokens import estimate_messages_tokens
 
+# Bounds of the calibration: a report outside them is more likely a server quirk than a tokenizer.
+MIN_SCALE = 0.5
+MAX_SCALE = 3.0
+
 
 @dataclass
 class Conversation:
@@ -21,6 +25,9 @@ class Conversation:
     # The prompt size the server reported for the last request, and how many messages it had.
     reported_tokens: int = 0
     reported_len: int = 0
+    # The server's tokens per estimated token, from the last report (our estimate is a rule of
+    # thumb; the server's tokenizer and chat template decide).
+    scale: float = 1.0
 
     def __post_init__(self) -> None:
         if not self.head_len:
@@ -34,17 +41,25 @@ class Conversation:
     def append(self, *messages: dict[str, Any]) -> None:
         self.messages.extend(messages)
 
-    def note_reported(self, prompt_tokens: int, sent_len: int) -> None:
+    def note_reported(self, prompt_tokens: int, sent_len: int, tools_tokens: int = 0) -> None:
         """Remember the server's count for a request that carried ``sent_len`` messages."""
         self.reported_tokens, self.reported_len = prompt_tokens, sent_len
+        estimate = estimate_messages_tokens(self.messages[:sent_len]) + tools_tokens
+        if prompt_tokens > 0 and estimate > 0:
+            self.scale = min(MAX_SCALE, max(MIN_SCALE, prompt_tokens / estimate))
 
     def estimated_tokens(self, tools_tokens: int = 0) -> int:
-        """Our estimate, or the server's last count plus our estimate of what came since, if larger."""
-        estimate = estimate_messages_tokens(self.messages) + tools_tokens
+        """Our estimate scaled to the server's count, or the server's last count plus the scaled
+        estimate of what came since, if larger."""
+        estimate = round((estimate_messages_tokens(self.messages) + tools_tokens) * self.scale)
         if self.reported_tokens and self.reported_len <= len(self.messages):
-            since = estimate_messages_tokens(self.messages[self.reported_len:])
+            since = round(estimate_messages_tokens(self.messages[self.reported_len:]) * self.scale)
             return max(estimate, self.reported_tokens + since)
         return estimate
+
+    def head_tokens(self, tools_tokens: int = 0) -> int:
+        """Estimated tokens of the fixed head (what compaction can never cut)."""
+        return round((estimate_messages_tokens(self.messages[: self.head_len]) + tools_tokens) * self.scale)
 
     def tail_start(self) -> int:
         """Index of the latest assistant turn with tool calls (kept verbatim by compaction)."""

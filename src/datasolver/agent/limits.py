@@ -8,6 +8,13 @@ from dataclasses import dataclass, fields
 from datasolver.agent.errors import LimitsError
 
 
+_OPTIONAL = frozenset({"deadline"})
+WINDOW_MARGIN_SHARE = 20  # 5% of a known window is kept free for the token estimate's error
+_NULLABLE = frozenset({"task_token_budget"})
+_NON_NEGATIVE = frozenset({"send_backs"})
+_FLOATS = frozenset({"attempt_temperature_step", "max_temperature"})
+
+
 @dataclass(frozen=True)
 class Limits:
     """Budgets for one task. Frozen, so one instance can be shared as a default.
@@ -19,10 +26,18 @@ class Limits:
 
     max_requests_per_attempt: int = 80
     max_attempts: int = 5
-    context_token_budget: int = 48_000  # compact older turns above this estimate
+    # Compact older turns above this estimate; with a known context window the threshold is the
+    # window less a reserve for the reply, when that is lower.
+    context_token_budget: int = 48_000
     tool_timeout_s: float = 120  # per tool call (fractions allowed); run_solver's own timeout is capped to it
     cut_off_retries: int = 2  # replies cut by the output token limit answered with a nudge, per attempt
+    send_backs: int = 1  # replies with neither a tool call nor an answer sent back, per attempt
+    context_shrinks: int = 3  # context-length 400s answered by shrinking the request, per request
     deadline: float | None = None
+    task_token_budget: int | None = None  # prompt + completion tokens of the whole task
+    # From attempt 2 on the temperature rises by this step per attempt, up to max_temperature.
+    attempt_temperature_step: float = 0.3
+    max_temperature: float = 1.0
     # Sizes that keep prompts and history bounded.
     tool_result_chars: int = 12_000  # one tool result in history, longer ones are clipped
     findings_chars: int = 8_000  # the compacted summary of older turns
@@ -41,14 +56,35 @@ class Limits:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name in ("deadline", "vision") or (f.name == "video_judges" and value == 0):
+            if f.name in _OPTIONAL or f.name == "vision" or (f.name == "video_judges" and value == 0) or (
+                    f.name in _NULLABLE and value is None):
                 continue
             if f.name == "tool_timeout_s":
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                     raise LimitsError(f"Limits.tool_timeout_s must be a number of seconds > 0, got {value!r}")
                 continue
-            if not isinstance(value, int) or value < 1:
-                raise LimitsError(f"Limits.{f.name} must be a positive integer, got {value!r}")
+            if f.name in _FLOATS:
+                if not isinstance(value, (int, float)) or value < 0:
+                    raise LimitsError(f"Limits.{f.name} must be a number >= 0, got {value!r}")
+                continue
+            least = 0 if f.name in _NON_NEGATIVE else 1
+            if not isinstance(value, int) or value < least:
+                kind = "an integer >= 0" if least == 0 else "a positive integer"
+                raise LimitsError(f"Limits.{f.name} must be {kind}, got {value!r}")
+
+    def temperature_for(self, attempt: int, base: float) -> float:
+        """The sampling temperature of an attempt: ``base`` first, then higher each attempt."""
+        if attempt <= 1:
+            return base
+        return round(min(max(base, self.max_temperature), base + self.attempt_temperature_step * (attempt - 1)), 3)
+
+    def compaction_threshold(self, window: int | None, reply_tokens: int | None) -> int:
+        """Compact above this many tokens: the budget, or less when a known window needs it
+        (the window less the reply's room and a margin for the estimate's error)."""
+        if window is None:
+            return self.context_token_budget
+        reserve = (reply_tokens or 0) + window // WINDOW_MARGIN_SHARE
+        return max(window // 4, min(self.context_token_budget, window - reserve))
 
     def seconds_left(self) -> float | None:
         """Seconds until the deadline (negative when past), or None without a deadline."""

@@ -4,15 +4,19 @@
     call_model       one chat request (the client retries 429/5xx/timeouts itself)
     run_tools        execute every tool call of the answer, in order
 
-repeated until the model answers without a tool call, the request cap or the deadline is hit,
-or the model endpoint fails for good. Model misbehaviour ends an attempt; it never raises.
-A reply cut off by the output token limit (finish_reason "length", common while thinking) is
-not an answer: the model is told so and the loop goes on, a few times per attempt.
+repeated until the model answers without a tool call, the request cap, the task's token budget
+or the deadline is hit, or the model endpoint fails for good. Model misbehaviour ends an attempt;
+it never raises. A reply cut off by the output token limit (finish_reason "length", common while
+thinking) is not an answer: the model is told so and the loop goes on, a few times per attempt.
+Nor is a reply with no tool call while nothing is submitted (prose, a code block): it is sent back
+once, naming the tool to use. A context-length 400 is never re-sent unchanged: the history
+shrinks by at least the ratio the error states, or the attempt ends naming both numbers.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -21,7 +25,6 @@ from datasolver.agent.compaction import compact
 from datasolver.agent.conversation import Conversation
 from datasolver.agent.limits import Limits
 from datasolver.agent.prompts import render_prompt
-from datasolver.agent.text_calls import extract_text_tool_calls
 from datasolver.agent.tokens import estimate_tools_tokens
 from datasolver.llm import (
     ChatResult,
@@ -35,17 +38,31 @@ from datasolver.llm import (
     user_message,
 )
 from datasolver.toolkit import ToolRunner
+from datasolver.llm.window import reply_tokens
 
 # Why an attempt ended.
 ANSWERED = "answered"  # the model replied without a tool call
 REQUEST_CAP = "request_cap"
 DEADLINE = "deadline"
 MODEL_ERROR = "model_error"  # the endpoint failed after the client's retries (an exception)
+TOKEN_BUDGET = "token_budget"  # the task's token budget is spent
+CONTEXT_OVERFLOW = "context_overflow"  # the request cannot be made to fit the server's window
 
 EVENT_COMPACTION = "compaction"
 EVENT_TEXT_TOOL_CALLS = "text_tool_calls"
 EVENT_CUT_OFF = "cut_off"
+EVENT_SENT_BACK = "sent_back"
+EVENT_CONTEXT_SHRINK = "context_shrink"
 CUT_OFF = "length"  # the finish_reason of a reply stopped by the output token limit
+# After a context-length 400, aim this far below the stated ratio (our estimate is not the
+# server's tokenizer).
+SHRINK_MARGIN = 0.97
+_SQL_BLOCK = re.compile(r"```\s*sql\b|\bSELECT\b[\s\S]*\bFROM\b", re.IGNORECASE)
+_CODE_BLOCK = re.compile(r"```")
+
+
+class ContextOverflow(Exception):
+    """The request cannot be made small enough for the server's context window."""
 
 
 @dataclass
@@ -60,6 +77,7 @@ class AttemptResult:
     final_text: str = ""
     compactions: int = 0
     cut_offs: int = 0
+    sent_back: int = 0
     tool_kinds: dict[str, int] = field(default_factory=dict)  # outcome kind → count
 
     def as_dict(self) -> dict[str, Any]:
@@ -78,10 +96,31 @@ class AttemptRun:
     usage: Usage
     trace: TraceWriter | None = None
     chat_options: dict[str, Any] = field(default_factory=dict)  # extra keywords for client.chat
+    has_prediction: Callable[[], bool] = lambda: False  # whether prediction.csv is written
 
     def event(self, kind: str, **fields: Any) -> None:
         if self.trace is not None:
             self.trace.event(kind, **fields)
+
+    def budget_spent(self) -> bool:
+        """Whether the task's token budget (all its requests so far) is used up."""
+        budget = self.limits.task_token_budget
+        return budget is not None and self.client.usage.total_tokens >= budget
+
+    def result_chars(self) -> int:
+        """The longest tool result kept in history: the limit, or about a quarter of a known window."""
+        window = self.client.context_window
+        return self.limits.tool_result_chars if window is None else min(self.limits.tool_result_chars, window)
+
+    def findings_chars(self) -> int:
+        """The longest findings summary: the limit, or about an eighth of a known window."""
+        window = self.client.context_window
+        return self.limits.findings_chars if window is None else min(self.limits.findings_chars, window // 2)
+
+    def compaction_threshold(self) -> int:
+        """Compact above this estimate: the limit, or less to fit a known context window."""
+        window = self.client.context_window
+        return self.limits.compaction_threshold(window, reply_tokens(self.client.settings.max_tokens, window))
 
 
 async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> AttemptResult:
@@ -95,9 +134,17 @@ async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> Attem
         if run.limits.expired():
             state.ended = DEADLINE
             return state
+        if run.budget_spent():
+            state.ended = TOKEN_BUDGET
+            state.error = (f"the task's token budget is spent ({run.client.usage.total_tokens} of "
+                           f"{run.limits.task_token_budget} tokens)")
+            return state
         await prepare_request(conv, run, state, tools_tokens)
         try:
-            result = await call_model(conv, run, state)
+            result = await call_model(conv, run, state, tools_tokens)
+        except ContextOverflow as exc:
+            state.ended, state.error = CONTEXT_OVERFLOW, str(exc)
+            return state
         except LLMError as exc:
             state.ended, state.error = MODEL_ERROR, f"{type(exc).__name__}: {exc}"
             return state
@@ -110,15 +157,33 @@ async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> Attem
             run.event(EVENT_CUT_OFF, attempt=number, request_id=result.request_id)
             conv.append(user_message(render_prompt("cut_off")))
             continue
+        if not calls and state.sent_back < run.limits.send_backs and not run.has_prediction():
+            state.sent_back += 1
+            run.event(EVENT_SENT_BACK, attempt=number, request_id=result.request_id, reply=result.content[:500])
+            conv.append(user_message(render_prompt("sent_back", hint=send_back_hint(result.content))))
+            continue
         if not calls:
             state.ended, state.final_text = ANSWERED, result.content
             return state
         await run_tools(conv, calls, run, state)
 
 
+def send_back_hint(reply: str) -> str:
+    """Which tool the reply's content belongs in."""
+    if _SQL_BLOCK.search(reply):
+        return ("An SQL query in a reply is not run: SQL belongs in solver.py. Call read_solver, then "
+                "edit_solver to replace the line `result = None` with `result = run_sql(\"\"\"<your SQL>\"\"\")`, "
+                "then call run_solver. Use explore_data first if you want to test the query.")
+    if _CODE_BLOCK.search(reply):
+        return ("Code in a reply is not run: put it in solver.py with edit_solver (call read_solver first "
+                "for the line numbers), then call run_solver.")
+    return ("Call a tool: explore_data to look at the data, read_solver and edit_solver to write the "
+            "query into solver.py, run_solver to run it and write prediction.csv.")
+
+
 async def prepare_request(conv: Conversation, run: AttemptRun, state: AttemptResult, tools_tokens: int) -> None:
     """Step 1: compact older turns when the conversation is over the token budget."""
-    budget = run.limits.context_token_budget
+    budget = run.compaction_threshold()
     if conv.estimated_tokens(tools_tokens) <= budget:
         return
     await _compact(conv, run, state, forced=False)
@@ -126,54 +191,98 @@ async def prepare_request(conv: Conversation, run: AttemptRun, state: AttemptRes
         await _compact(conv, run, state, forced=True)
 
 
-async def call_model(conv: Conversation, run: AttemptRun, state: AttemptResult) -> ChatResult:
-    """Step 2: one request; on a context-length error compact hard and try once more."""
-    for retry_after_overflow in (False, True):
+async def call_model(
+    conv: Conversation, run: AttemptRun, state: AttemptResult, tools_tokens: int = 0
+) -> ChatResult:
+    """Step 2: one request; a context-length 400 shrinks the history (never re-sent unchanged)."""
+    shrinks = 0
+    while True:
         state.requests += 1
         sent_len = len(conv.messages)
         try:
             async with asyncio.timeout(run.limits.seconds_left()):
-                result = await run.client.chat(conv.messages, run.tools, **run.chat_options)
+                result = await run.client.chat(conv.messages, run.tools, attempt=state.number, **run.chat_options)
         except LLMContextLengthError as exc:
-            run.usage.add(requests=0, retries=exc.retries_taken)
-            can_retry = not retry_after_overflow and state.requests < run.limits.max_requests_per_attempt
-            if not can_retry or not await _compact(conv, run, state, forced=True):
+            if shrinks >= run.limits.context_shrinks or state.requests >= run.limits.max_requests_per_attempt:
                 raise
+            shrinks += 1
+            await shrink_to_fit(conv, run, state, exc, tools_tokens)
             continue
-        except LLMError as exc:
-            run.usage.add(requests=0, retries=exc.retries_taken)
-            raise
-        run.usage.merge(result.usage)
-        run.usage.add(requests=0, retries=result.retries_taken)
-        conv.note_reported(result.usage.prompt_tokens, sent_len)
+        conv.note_reported(result.usage.prompt_tokens, sent_len, tools_tokens)
         return result
-    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+
+async def shrink_to_fit(
+    conv: Conversation, run: AttemptRun, state: AttemptResult, error: LLMContextLengthError, tools_tokens: int
+) -> None:
+    """Cut the history by at least the ratio the error states; raise ContextOverflow when it cannot.
+
+    In order: fold older turns into findings, then clip the latest tool results harder and harder.
+    The head (rules, knowledge, tables, question) is never cut here; when it alone is too big the
+    attempt ends with a reason that names the server's limit and the size sent.
+    """
+    limit = getattr(error, "limit", None)
+    before = conv.estimated_tokens(tools_tokens)
+    ratio = limit.ratio if limit is not None and limit.ratio else None
+    target = int(before * min(ratio if ratio else 0.75, 1.0) * SHRINK_MARGIN)
+    target = min(target, run.compaction_threshold())
+    tail_chars = max(1_000, run.result_chars() // 4)
+    findings = run.findings_chars()
+    steps = 0
+    while conv.estimated_tokens(tools_tokens) > target and steps < 6:
+        changed = await _compact(conv, run, state, forced=steps > 0, tail_chars=tail_chars if steps else None,
+                                 findings_chars=findings)
+        if steps:
+            tail_chars = max(200, tail_chars // 2)
+            findings = max(500, findings // 2)
+        steps += 1
+        if not changed and steps > 1 and tail_chars <= 200:
+            break
+    after = conv.estimated_tokens(tools_tokens)
+    run.event(EVENT_CONTEXT_SHRINK, attempt=state.number, tokens_before=before, tokens_after=after,
+              target=target, limit=limit.limit if limit else None, requested=limit.requested if limit else None)
+    if after > target:
+        stated = (f"the server's window is {limit.limit} tokens and the request needed "
+                  f"{limit.requested if limit.requested else 'more'}") if limit else f"the server said: {error}"
+        raise ContextOverflow(
+            f"the request does not fit the context window: {stated}; the history could only be cut "
+            f"to ~{after} estimated tokens (the task prompt alone is ~{conv.head_tokens(tools_tokens)})"
+        )
 
 
 def record_answer(conv: Conversation, result: ChatResult, run: AttemptRun, state: AttemptResult) -> list[ToolCall]:
-    """Append the answer to the history; return its tool calls (native, else written as text)."""
-    content, calls = result.content, list(result.tool_calls)
-    if not calls:
-        content, calls = extract_text_tool_calls(content, start=state.tool_calls + 1)
-        if calls:
-            run.event(EVENT_TEXT_TOOL_CALLS, request_id=result.request_id, names=[c.name for c in calls])
-    conv.append(assistant_message(content, calls))
+    """Append the answer to the history; return its tool calls (native, or read from its text)."""
+    calls = list(result.tool_calls)
+    if result.text_form:
+        run.event(EVENT_TEXT_TOOL_CALLS, attempt=state.number, request_id=result.request_id,
+                  form=result.text_form, names=[c.name for c in calls])
+    conv.append(assistant_message(result.content, calls))
     return calls
 
 
 async def run_tools(conv: Conversation, calls: list[ToolCall], run: AttemptRun, state: AttemptResult) -> None:
     """Step 3: run the calls in order (an edit then a run must see each other) and append results."""
+    limit = run.result_chars()
     for call in calls:
         outcome = await run.runner.run(call)
+        if len(outcome.text) > limit:  # a small window keeps shorter results than the runner's limit
+            cut = len(outcome.text) - limit
+            hint = "read on with read_solver's offset" if call.name == "read_solver" else "ask for fewer rows or columns"
+            outcome.text = outcome.text[:limit] + f"\n… ({cut} more characters cut; {hint})"
         state.tool_calls += 1
         state.tool_kinds[outcome.kind] = state.tool_kinds.get(outcome.kind, 0) + 1
         conv.append(outcome.message())
 
 
-async def _compact(conv: Conversation, run: AttemptRun, state: AttemptResult, *, forced: bool) -> bool:
+async def _compact(
+    conv: Conversation, run: AttemptRun, state: AttemptResult, *, forced: bool, tail_chars: int | None = None,
+    findings_chars: int | None = None,
+) -> bool:
     view = await run.solver_view()
-    tail_chars = max(1_000, run.limits.tool_result_chars // 4) if forced else None
-    report = compact(conv, view, findings_chars=run.limits.findings_chars, tail_chars=tail_chars, forced=forced)
+    if forced and tail_chars is None:
+        tail_chars = max(1_000, run.result_chars() // 4)
+    findings = findings_chars if findings_chars is not None else run.findings_chars()
+    report = compact(conv, view, findings_chars=findings, tail_chars=tail_chars, forced=forced)
     if report is None:
         return False
     state.compactions += 1

@@ -2,7 +2,10 @@
 fallback run of the last edited solver.py. An accepted prediction is published at once.
 
 An attempt is accepted iff it ended without an exception and `workdir/prediction.csv` exists.
-Every attempt starts from the pristine scaffold with no prediction.
+Every attempt starts from the pristine scaffold with no prediction. Attempts differ: from the
+second on the temperature rises (``Limits.temperature_for``) and the opening message says in one
+line how the previous attempt ended, so no attempt re-sends an earlier request byte for byte.
+A spent token budget, or a task prompt too big for the server's window, ends the task.
 """
 
 from __future__ import annotations
@@ -13,17 +16,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from datasolver.agent.assemble import build_messages
+from datasolver.agent.assemble import build_messages, build_system_prompt
 from datasolver.agent.brief import TaskBrief, gather_brief
 from datasolver.agent.conversation import Conversation
 from datasolver.agent.fit import first_prompt_tokens, fit_brief
 from datasolver.agent.limits import Limits
-from datasolver.agent.loop import DEADLINE, AttemptResult, AttemptRun, run_attempt
+from datasolver.agent.loop import (
+    CONTEXT_OVERFLOW,
+    DEADLINE,
+    TOKEN_BUDGET,
+    AttemptResult,
+    AttemptRun,
+    run_attempt,
+)
+from datasolver.agent.prompts import render_prompt
 from datasolver.agent.relevance import vote_table_relevance
 from datasolver.agent.video import pick_frames
 from datasolver.agent.video_judge import judge_video
+from datasolver.agent.tokens import estimate_tokens, estimate_tools_tokens
 from datasolver.data import Catalog
-from datasolver.llm import LLMClient, TraceWriter, Usage
+from datasolver.llm import LLMClient, TraceWriter, user_message
+from datasolver.llm.window import reply_tokens
+from datasolver.solver.scaffold import QUERY_AREA_END, QUERY_AREA_START
 from datasolver.solver import (
     SandboxLimits,
     ScratchLayout,
@@ -51,6 +65,12 @@ EVENT_PROMPT_FITTED = "prompt_fitted"
 RELEVANCE_VOTES = 3  # votes on table relevance, asked only when the first prompt is over its budget
 QUERY_SHARE_OF_TOOL_TIMEOUT = 0.9
 EVENT_VIDEO_JUDGE = "video_judge"
+# With a known context window the whole opening may take this share of the compaction threshold;
+# the rest is room for tool results and the model's turns.
+OPENING_SHARE = 0.6
+OVERFLOW_SHRINK = 0.7  # after a context overflow with the window already known, fit to 70% of the share
+MIN_PROMPT_BUDGET = 200
+SMALL_WINDOW = 16_384  # below it the compaction note shows only solver.py's query area
 
 
 @dataclass
@@ -95,6 +115,7 @@ async def solve_task(
     started = time.monotonic()
     layout = ScratchLayout.of(task_scratch_dir).require()
     trace = trace if trace is not None else client.trace
+    await client.learn_context_window()  # asks the server once per endpoint (shared facts)
     # A query stops a little before the tool call's own timeout, so the model gets the catalog's
     # precise message rather than a bare "did not finish".
     catalog = await asyncio.to_thread(Catalog.open, layout.root, cache_dir=layout.cache,
@@ -102,10 +123,10 @@ async def solve_task(
     try:
         brief = await asyncio.to_thread(gather_brief, layout.root, catalog, limits)
         evidence_hints = await _with_video_verdict(brief, client, limits, trace, evidence_hints)
-        brief = await _fit_prompt(brief, client, limits, evidence_hints, trace)
         with SolverToolbox(layout.root, catalog=catalog) as toolbox:
             session = _Session(layout, brief, client, toolbox, catalog, Path(output_dir), limits, trace,
                                evidence_hints, dict(chat_options or {}))
+            await session.fit()
             outcome = await session.solve()
     finally:
         await asyncio.to_thread(catalog.close)
@@ -152,14 +173,55 @@ class _Session:
         self.limits = limits
         self.trace = trace
         self.toolbox = toolbox
-        self.usage = Usage()
+        self.client = client
+        self.usage_at_start = client.usage.as_dict()
+        self.full_brief = brief
+        self.evidence_hints = evidence_hints
+        self.votes: dict[str, float] | None = None  # relevance votes, asked once when first needed
+        self.fitted_window: int | None = None  # the context window the opening was fitted to
+        self.opening_share = OPENING_SHARE  # of the window's room; smaller after an overflow
+        self.scale = 1.0  # the server's tokens per estimated token, once a request was answered
         self.opening = build_messages(brief, limits, evidence_hints)
         self.results: list[AttemptResult] = []
         self.last_edited: str | None = None  # solver.py at the end of the latest attempt that changed it
         runner = ToolRunner(toolbox, trace, timeout_s=limits.tool_timeout_s, result_chars=limits.tool_result_chars,
                             interrupt=lambda: _interrupt(catalog))
-        self.run = AttemptRun(client, runner, toolbox.schemas(), limits, self._solver_view, self.usage,
-                              trace, chat_options)
+        self.chat_options = chat_options
+        self.run = AttemptRun(client, runner, toolbox.schemas(), limits, self._solver_view, client.usage,
+                              trace, chat_options, has_prediction=layout.prediction.is_file)
+
+    async def fit(self) -> None:
+        """Fit the first prompt to its budget (and to the server's window, when known)."""
+        window = self.client.context_window
+        fixed = estimate_tokens(build_system_prompt(self.limits)) + estimate_tools_tokens(self.run.tools)
+        budget = prompt_budget_for(self.limits, window, reply_tokens(self.client.settings.max_tokens, window),
+                                   fixed, share=self.opening_share, scale=self.scale)
+        before = first_prompt_tokens(self.full_brief, self.evidence_hints)
+        self.fitted_window = window
+        if before <= budget:
+            self.brief = self.full_brief
+        else:
+            if self.votes is None:
+                digest = self.full_brief.digest
+                self.votes = await vote_table_relevance(self.client, self.full_brief.question, digest,
+                                                        RELEVANCE_VOTES) if digest else {}
+            self.brief = await asyncio.to_thread(fit_brief, self.full_brief, budget,
+                                                 evidence_hints=self.evidence_hints, relevance=self.votes)
+            self._event(EVENT_PROMPT_FITTED, budget=budget, context_window=window, tokens_before=before,
+                        tokens_after=first_prompt_tokens(self.brief, self.evidence_hints),
+                        folded=list(self.brief.folded), votes=self.votes)
+        self.opening = build_messages(self.brief, self.limits, self.evidence_hints)
+
+    async def _refit(self) -> bool:
+        """After a context overflow: fit the first prompt smaller (a window learnt from the 400, or
+        less room for it); False when it cannot get any smaller."""
+        if self.client.context_window is None:
+            return False
+        if self.client.context_window == self.fitted_window:
+            self.opening_share *= OVERFLOW_SHRINK
+        before = self.opening
+        await self.fit()
+        return self.opening != before
 
     async def solve(self) -> SolveOutcome:
         reason = None
@@ -175,17 +237,36 @@ class _Session:
             if result.ended == DEADLINE:
                 reason = f"deadline reached in attempt {number}"
                 break
+            if result.ended == CONTEXT_OVERFLOW and await self._refit():
+                pass  # a smaller first prompt may fit: the next attempt tries it
+            elif result.ended in (TOKEN_BUDGET, CONTEXT_OVERFLOW):
+                reason = f"attempt {number} ended ({result.ended}): {result.error}"
+                break
             await asyncio.to_thread(self._remember_edits)
         return await self._fallback(reason or "no attempt was made")
 
     async def _attempt(self, number: int) -> AttemptResult:
         await asyncio.to_thread(restore_scaffold, self.layout.root)
-        self._event(EVENT_ATTEMPT_START, attempt=number)
-        conv = Conversation.start(self.opening, self.brief.question)
+        temperature = self.limits.temperature_for(number, self.client.settings.temperature)
+        self._event(EVENT_ATTEMPT_START, attempt=number, temperature=temperature)
+        conv = Conversation.start(self._opening(number), self.brief.question)
+        options = dict(self.chat_options)
+        if number > 1:
+            options.setdefault("temperature", temperature)
+        self.run.chat_options = options
         result = await run_attempt(number, conv, self.run)
+        self.scale = conv.scale
         self.results.append(result)
         self._event(EVENT_ATTEMPT_END, prediction=safe_files.is_regular(self.layout.prediction), **result.as_dict())
         return result
+
+    def _opening(self, number: int) -> list[dict[str, Any]]:
+        """The opening messages; from attempt 2 the task message ends with how the last one went."""
+        if number == 1 or not self.results:
+            return list(self.opening)
+        line = render_prompt("previous_attempt", attempt=number, how=_how_it_ended(self.results[-1])).strip()
+        last = self.opening[-1]
+        return [*self.opening[:-1], user_message(f"{last['content'].rstrip()}\n\n{line}")]
 
     async def _fallback(self, reason: str) -> SolveOutcome:
         """Run the last edited solver.py once; publish its prediction if it writes one."""
@@ -220,36 +301,65 @@ class _Session:
         return path
 
     async def _solver_view(self) -> str:
-        result = await asyncio.to_thread(self.toolbox.call, "read_solver", {"limit": 2000})
+        """solver.py as read_solver shows it, for the compaction note; in a small window only its
+        query area (the part the model edits; line numbers and hashes stay valid)."""
+        args: dict[str, int] = {"limit": 2000}
+        window = self.client.context_window
+        if window is not None and window < SMALL_WINDOW:
+            area = await asyncio.to_thread(_query_area, self.layout.solver_py)
+            if area is not None:
+                args = {"offset": area[0], "limit": area[1] - area[0] + 1}
+        result = await asyncio.to_thread(self.toolbox.call, "read_solver", args)
         return result.text
 
     def _outcome(self, status: TaskStatus, prediction: Path | None, reason: str | None) -> SolveOutcome:
         return SolveOutcome(
             task_id=self.brief.task_id, status=status, attempts=len(self.results),
-            requests=sum(r.requests for r in self.results), usage=self.usage.as_dict(), seconds=0.0,
+            requests=sum(r.requests for r in self.results), usage=self._usage(), seconds=0.0,
             prediction=prediction, reason=reason, attempt_results=list(self.results),
         )
+
+    def _usage(self) -> dict[str, int]:
+        """What this task's requests used (the client may have counted earlier stages too)."""
+        now = self.client.usage.as_dict()
+        return {k: v - self.usage_at_start.get(k, 0) for k, v in now.items()}
 
     def _event(self, kind: str, **fields: Any) -> None:
         if self.trace is not None:
             self.trace.event(kind, **fields)
 
 
-async def _fit_prompt(
-    brief: TaskBrief, client: LLMClient, limits: Limits, evidence_hints: str, trace: TraceWriter | None
-) -> TaskBrief:
-    """Over the prompt budget: ask the relevance votes, then fold the least relevant tables."""
-    before = first_prompt_tokens(brief, evidence_hints)
-    if before <= limits.prompt_budget:
-        return brief
-    votes = await vote_table_relevance(client, brief.question, brief.digest, RELEVANCE_VOTES) if brief.digest else {}
-    fitted = await asyncio.to_thread(fit_brief, brief, limits.prompt_budget, evidence_hints=evidence_hints,
-                                     relevance=votes)
-    if trace is not None:
-        trace.event(EVENT_PROMPT_FITTED, budget=limits.prompt_budget, tokens_before=before,
-                    tokens_after=first_prompt_tokens(fitted, evidence_hints), folded=list(fitted.folded),
-                    votes=votes)
-    return fitted
+def prompt_budget_for(
+    limits: Limits, window: int | None, reply: int | None, fixed_tokens: int, *,
+    share: float = 0.6, scale: float = 1.0,
+) -> int:
+    """The first user message's budget: ``limits.prompt_budget``, or less so that with a known
+    window the whole opening (with the rules and tool schemas, ``fixed_tokens``) takes at most
+    ``share`` of the room and leaves the rest to the conversation. ``scale`` is the server's
+    tokens per estimated token (estimates are what folding measures)."""
+    if window is None:
+        return limits.prompt_budget
+    room = int(limits.compaction_threshold(window, reply) * share / max(scale, 0.1)) - fixed_tokens
+    return max(MIN_PROMPT_BUDGET, min(limits.prompt_budget, room))
+
+
+def _query_area(solver_py: Path) -> tuple[int, int] | None:
+    """1-based first and last line of solver.py's query area, or None when its markers are gone."""
+    lines = (_read(solver_py) or "").splitlines()
+    try:
+        return lines.index(QUERY_AREA_START) + 1, lines.index(QUERY_AREA_END) + 1
+    except ValueError:
+        return None
+
+
+def _how_it_ended(result: AttemptResult) -> str:
+    """One line: how an attempt ended, for the next attempt's opening message."""
+    calls = f"{result.requests} requests, {result.tool_calls} tool calls"
+    if result.error is not None:
+        return f"{result.ended} after {calls}: {result.error[:200]}"
+    if result.ended == "answered":
+        return f"it answered without a successful run_solver (no prediction.csv) after {calls}"
+    return f"{result.ended} after {calls}, without prediction.csv"
 
 
 def _why_rejected(result: AttemptResult) -> str:

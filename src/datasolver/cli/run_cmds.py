@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from datasolver.cli.model_options import model_options, resolve_settings
+from datasolver.cli.model_options import model_options, resolve_settings, server_options
 from datasolver.eval import evaluate_dir
 from datasolver.llm.constants import ENV_API_KEY, ENV_API_URL, ENV_MODEL
 from datasolver.pipeline import (
@@ -66,12 +66,17 @@ class Duration(click.ParamType):
               help="Working copies of the tasks here (kept). Default: a temporary folder, cleaned per task.")
 @click.option("--keep-scratch", is_flag=True, help="Keep the temporary scratch folder (for debugging).")
 @model_options
+@server_options
 @click.option("--doc-llm/--no-doc-llm", default=True, show_default=True,
               help="Let the model turn narrative documents into tables (deterministic tables always).")
 @click.option("--max-attempts", type=click.IntRange(min=1), help="Attempts per task (default: the agent's, 5).")
 @click.option("--prompt-budget", type=click.IntRange(min=500), default=None,
               help="Estimated tokens for the first prompt; above it the tables least relevant to the question "
                    "are folded to one line each (still queryable). Default: 10000, sized for a 32k-context model.")
+@click.option("--task-token-budget", type=click.IntRange(min=1), default=None,
+              help="End a task (with a reason) once its requests used this many tokens, prompt plus completion.")
+@click.option("--attempt-temperature-step", type=click.FloatRange(min=0.0), default=None,
+              help="From attempt 2 on, raise the temperature by this much per attempt (default 0.3, up to 1.0).")
 @click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="local: asyncio in this process. ray: each task a Ray task on a cluster (needs "
                    "'datasolver[ray]' and folders shared by every node; see docs/scale.md).")
@@ -92,9 +97,10 @@ def run_command(
     input_dir: Path | None, output_dir: Path | None, workers: int, task_timeout: float,
     time_budget: float | None, task_ids: str | None, force: bool, logs_dir: Path | None,
     scratch_dir: Path | None, keep_scratch: bool, api_url: str | None, api_key: str | None,
-    model: str | None, doc_llm: bool, max_attempts: int | None, prompt_budget: int | None,
-    executor: str, ray_address: str | None, ray_cpus: float, with_report: bool,
-    vision: bool, vision_images: int, video_judges: int,
+    model: str | None, tool_mode: str | None, context_window: int | None, max_tokens: int | None,
+    doc_llm: bool, max_attempts: int | None, prompt_budget: int | None, task_token_budget: int | None,
+    attempt_temperature_step: float | None, executor: str, ray_address: str | None, ray_cpus: float,
+    with_report: bool, vision: bool, vision_images: int, video_judges: int,
 ) -> None:
     """Solve every task of INPUT_DIR into OUTPUT_DIR/<task_id>/prediction.csv.
 
@@ -103,12 +109,15 @@ def run_command(
     skipped unless --force. A model must be configured (it fails at once otherwise); a task's own
     failure never stops the run. Progress goes to stderr; run_summary.json to the logs folder.
     """
-    settings = resolve_settings(api_url, api_key, model)
+    settings = resolve_settings(api_url, api_key, model, tool_mode=tool_mode, context_window=context_window,
+                                max_tokens=max_tokens)
     output = output_dir or default_output_dir()
     from datasolver.agent import Limits
 
     changes: dict[str, object] = {"max_attempts": max_attempts, "prompt_budget": prompt_budget, "vision": vision,
-                                  "vision_images": vision_images, "video_judges": video_judges}
+                                  "vision_images": vision_images, "video_judges": video_judges,
+                                  "task_token_budget": task_token_budget,
+                                  "attempt_temperature_step": attempt_temperature_step}
     limits = Limits(**{k: v for k, v in changes.items() if v is not None})  # type: ignore[arg-type]
     config = RunConfig(
         input_dir=input_dir or default_input_dir(), output_dir=output,

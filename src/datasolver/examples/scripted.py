@@ -24,6 +24,8 @@ from datasolver.solver.scaffold import RESULT_LINE
 Handler = Callable[[dict[str, Any]], Turn]
 
 _RESULT_LINE = re.compile(r"^(\d+):([A-Z]{2})\|" + re.escape(RESULT_LINE) + r"\s*$", re.MULTILINE)
+_NUMBERED_LINE = re.compile(r"^(\d+):[A-Z]{2}\|", re.MULTILINE)
+MAX_READS = 6  # read_solver calls before giving up on finding the `result = None` line
 FINAL_TEXT = "Done: solver.py computes the answer and run_solver wrote prediction.csv."
 NO_SCRIPT_TEXT = "This scripted model has no answer for this task."
 
@@ -116,9 +118,22 @@ def _next_step(answer: ScriptedAnswer, messages: list[dict[str, Any]], *, has_ex
             line, line_hash = target
             return tool_call("edit_solver", {"start_line": line, "start_hash": line_hash,
                                              "new_content": answer.query_code()})
+        last = _last_line_shown(messages)
+        if last is not None and done.count("read_solver") < MAX_READS:  # the view was cut: read on
+            return tool_call("read_solver", {"offset": last + 1})
     if "run_solver" not in done:
         return tool_call("run_solver", {})
     return text(FINAL_TEXT)
+
+
+def _last_line_shown(messages: list[dict[str, Any]]) -> int | None:
+    """The last solver.py line number in the latest tool result that shows numbered lines."""
+    for message in reversed(messages):
+        if message.get("role") == "tool":
+            numbers = _NUMBERED_LINE.findall(_content(message))
+            if numbers:
+                return int(numbers[-1])
+    return None
 
 
 def _result_line(messages: list[dict[str, Any]]) -> tuple[int, str] | None:

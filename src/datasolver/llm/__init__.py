@@ -29,12 +29,16 @@ from .repair import ParsedArgs, parse_tool_arguments, schema_brief, unknown_tool
 from .response import ChatResult
 from .retry import parse_retry_after, retry_delay, should_retry
 from .settings import LLMSettings, read_key_file, redact_url
+from .text_calls import TextCalls, parse_text_tool_calls
+from .text_history import as_text_history, tools_prompt
+from .window import ContextLimit, ServerFacts, parse_context_limit
 from .thinking import split_thinking
 from .trace import TraceWriter, read_trace
 from .usage import Usage
 
 __all__ = [
     "ChatResult",
+    "ContextLimit",
     "LLMAuthError",
     "LLMBadRequestError",
     "LLMClient",
@@ -52,13 +56,18 @@ __all__ = [
     "LLMStatusError",
     "LLMTimeoutError",
     "ParsedArgs",
+    "ServerFacts",
+    "TextCalls",
     "ToolCall",
     "TraceWriter",
     "Usage",
+    "as_text_history",
     "assistant_message",
     "chat_sync",
     "normalize_history",
+    "parse_context_limit",
     "parse_retry_after",
+    "parse_text_tool_calls",
     "parse_tool_arguments",
     "read_trace",
     "retry_delay",
@@ -67,6 +76,7 @@ __all__ = [
     "split_thinking",
     "system_message",
     "tool_message",
+    "tools_prompt",
     "unknown_tool_message",
     "user_message",
 ]

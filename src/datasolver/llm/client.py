@@ -30,14 +30,24 @@ from .messages import normalize_history
 from .response import ChatResult, parse_chat_completion
 from .retry import parse_retry_after, retry_delay, should_retry
 from .settings import LLMSettings
+from .text_calls import ID_PREFIX, parse_text_tool_calls
+from .text_history import as_text_history, with_tools_prompt
 from .trace import TraceWriter
 from .usage import Usage
+from .window import SOURCE_ERROR, SOURCE_SERVER, ServerFacts, discover_window, is_context_error, parse_context_limit, reply_tokens
 
 _CONTEXT_LENGTH = re.compile(
-    r"context length|context window|maximum context|too many tokens|prompt is too long|"
+    r"context length|context window|context size|maximum context|too many tokens|prompt is too long|"
     r"maximum model length|max_model_len",
     re.IGNORECASE,
 )
+# A server that cannot take the `tools` field (llama.cpp without --jinja says "tools param requires
+# --jinja flag"; others name "tools" or "tool_choice" in a 400).
+_TOOLS_REJECTED = re.compile(
+    r"\btools\b|tool_choice|--jinja|does not support tool|tool calls? (?:is|are) not supported", re.IGNORECASE
+)
+EVENT_TOOLS_REJECTED = "tools_rejected"
+EVENT_WINDOW = "context_window"
 # Settings that pick the endpoint cannot change per call: the SDK client is bound to them.
 _CONNECTION_FIELDS = ("base_url", "api_key")
 
@@ -67,12 +77,14 @@ class LLMClient:
         usage: Usage | None = None,
         *,
         request_gate: RequestGate | None = None,
+        facts: ServerFacts | None = None,
         _sdk: openai.AsyncOpenAI | None = None,
     ) -> None:
         self.settings = settings
         self.request_gate = request_gate
         self.trace = trace
         self.usage = usage if usage is not None else Usage()
+        self.facts = facts if facts is not None else ServerFacts(settings.context_window)
         self._owns_sdk = _sdk is None
         self._sdk = _sdk if _sdk is not None else _make_sdk(settings, trace.task_id if trace else None)
         self._request_ids = itertools.count(1)  # used only without a trace
@@ -85,7 +97,37 @@ class LLMClient:
         settings = self.settings.replace(**changes)
         same_endpoint = all(getattr(settings, f) == getattr(self.settings, f) for f in _CONNECTION_FIELDS)
         return LLMClient(settings, self.trace, self.usage, request_gate=self.request_gate,
+                         facts=self.facts if same_endpoint else None,
                          _sdk=self._sdk if same_endpoint else None)
+
+    @property
+    def context_window(self) -> int | None:
+        """The server's context window in tokens, when known (setting, server, or a 400)."""
+        return self.facts.context_window
+
+    async def learn_context_window(self) -> int | None:
+        """Ask the server once (vLLM ``/v1/models``, llama.cpp ``/props``) unless already known.
+
+        These GETs are not chat requests and no task's usage counts them; the trace records them.
+        """
+        if self.facts.context_window is not None or self.facts.asked_server:
+            return self.facts.context_window
+        self.facts.asked_server = True
+        window, asked = await discover_window(self.settings.base_url, self.settings.model, self._get_json)
+        if window:
+            self.facts.learn_window(window, SOURCE_SERVER)
+        if self.trace is not None:
+            self.trace.event(EVENT_WINDOW, asked=asked, **self.facts.as_dict())
+        return self.facts.context_window
+
+    async def _get_json(self, url: str) -> Any:
+        """GET ``url`` over the SDK's connection pool; None on any failure (an optional question)."""
+        try:
+            response = await self._sdk.get(url, cast_to=httpx.Response,
+                                           options={"timeout": C.DISCOVERY_TIMEOUT_S})
+            return response.json()
+        except (openai.OpenAIError, ValueError):
+            return None
 
     async def aclose(self) -> None:
         """Close the connection pool (a derived client leaves its parent's pool open)."""
@@ -104,65 +146,100 @@ class LLMClient:
         tools: list[dict[str, Any]] | None = None,
         *,
         enable_thinking: bool | None = None,
+        attempt: int | None = None,
         **overrides: Any,
     ) -> ChatResult:
-        """Send one chat completion, retrying transient failures; raise an LLMError when it fails."""
+        """Send one chat completion, retrying transient failures; raise an LLMError when it fails.
+
+        Every HTTP request sent is counted in ``usage`` (answered, failed or cancelled). ``attempt``
+        (the caller's attempt number) goes into the trace events of this call. With tools offered
+        and ``tool_mode`` other than "native", calls the model wrote as text in its content are
+        returned as ``tool_calls`` (``via="text"``).
+        """
         if not messages:
             raise ValueError("messages must not be empty")
         settings = self._settings_for_call(overrides)
-        body = self._request_body(settings, messages, tools, enable_thinking, overrides)
+        mode = self._tool_mode(settings, tools)
+        body = self._request_body(settings, messages, tools, enable_thinking, dict(overrides), mode, self.facts)
         timeout = openai.Timeout(settings.read_timeout, connect=settings.connect_timeout)
         request_id = self.trace.new_request_id() if self.trace is not None else next(self._request_ids)
+        context = {} if attempt is None else {"attempt": attempt}
         started = time.monotonic()
-        retries = 0
+        retries = tries = 0
         while True:
-            self._trace_request(request_id, retries + 1, body, tools)
+            tries += 1
+            self.usage.add(requests=1, retries=1 if retries else 0)
+            self._trace_request(request_id, tries, body, tools if mode != "text" else None, context)
             attempt_start = time.monotonic()
             try:
                 result = parse_chat_completion(await self._send(body, timeout, settings))
             except LLMError as error:
+                self.usage.add(requests=0, failed=1)
                 latency = time.monotonic() - attempt_start
+                if mode == "auto" and tools and _rejects_tools(error):
+                    self.facts.tools_rejected, mode = True, "text"
+                    self._trace_event(EVENT_TOOLS_REJECTED, request_id, tries, context,
+                                      error=str(error), latency_s=round(latency, 3))
+                    body = self._request_body(settings, messages, tools, enable_thinking, dict(overrides),
+                                              mode, self.facts)
+                    continue
+                if isinstance(error, LLMContextLengthError):
+                    self._learn_from_context_error(error)
                 reason = should_retry(error)
                 if reason is None or retries >= settings.max_retries:
                     error.retries_taken = retries
-                    self._trace_error(request_id, retries + 1, error, latency, reason)
+                    self._trace_error(request_id, tries, error, latency, reason, context)
                     raise
-                await self._pause_before_retry(settings, request_id, retries, error, reason, latency)
+                await self._pause_before_retry(settings, request_id, tries, error, reason, latency, context)
                 retries += 1
                 continue
-            except asyncio.CancelledError:  # a deadline hit mid-request: leave a mark in the trace
-                if self.trace is not None:
-                    self.trace.event(C.EVENT_ERROR, request_id=request_id, attempt=retries + 1,
-                                     error_type="CancelledError", error="cancelled by caller",
-                                     latency_s=round(time.monotonic() - attempt_start, 3))
+            except asyncio.CancelledError:  # a deadline hit mid-request: count it, leave a mark
+                self.usage.add(requests=0, cancelled=1)
+                self._trace_event(C.EVENT_ERROR, request_id, tries, context, error_type="CancelledError",
+                                  error="cancelled by caller (connection closed)",
+                                  latency_s=round(time.monotonic() - attempt_start, 3))
                 raise
             latency = time.monotonic() - attempt_start
             result.latency_s = time.monotonic() - started
             result.retries_taken = retries
             result.request_id = request_id
-            self.usage.merge(result.usage)
-            self._trace_response(request_id, retries + 1, result, latency)
+            self.usage.add(result.usage.prompt_tokens, result.usage.completion_tokens, requests=0)
+            if tools and mode != "native" and not result.tool_calls:
+                names = {t.get("function", {}).get("name") for t in tools}
+                found = parse_text_tool_calls(result.content, id_prefix=f"{ID_PREFIX}{request_id}_", tool_names=names)
+                if found.calls:
+                    result.content, result.tool_calls, result.text_form = found.content, found.calls, found.form
+            self._trace_response(request_id, tries, result, latency, context)
             return result
 
+    def _tool_mode(self, settings: LLMSettings, tools: list[dict[str, Any]] | None) -> str:
+        if tools and settings.tool_mode == "auto" and self.facts.tools_rejected:
+            return "text"
+        return settings.tool_mode
+
+    def _learn_from_context_error(self, error: LLMContextLengthError) -> None:
+        limit = parse_context_limit(str(error), error.body)
+        error.limit = limit
+        if limit is not None and self.facts.learn_window(limit.limit, SOURCE_ERROR) and self.trace is not None:
+            self.trace.event(EVENT_WINDOW, learned_from="error", **self.facts.as_dict())
+
     async def _pause_before_retry(
-        self, settings: LLMSettings, request_id: int, retries: int, error: LLMError, reason: str,
-        latency: float,
+        self, settings: LLMSettings, request_id: int, tries: int, error: LLMError, reason: str,
+        latency: float, context: dict[str, Any],
     ) -> None:
         """Count and trace the retry, then wait (Retry-After if the server gave one, else backoff)."""
         delay = retry_delay(
-            retries,
+            tries - 1,
             parse_retry_after(error.headers) if isinstance(error, LLMStatusError) else None,
             initial_backoff=settings.initial_backoff,
             max_backoff=settings.max_backoff,
             retry_after_cap=settings.retry_after_cap,
         )
-        self.usage.add(requests=0, retries=1)
-        if self.trace is not None:
-            self.trace.event(
-                C.EVENT_RETRY, request_id=request_id, attempt=retries + 1, reason=reason,
-                delay_s=round(delay, 3), latency_s=round(latency, 3), error_type=type(error).__name__,
-                status=getattr(error, "status_code", None), error=str(error),
-            )
+        self._trace_event(
+            C.EVENT_RETRY, request_id, tries, context, reason=reason,
+            delay_s=round(delay, 3), latency_s=round(latency, 3), error_type=type(error).__name__,
+            status=getattr(error, "status_code", None), error=str(error),
+        )
         await _sleep(delay)
 
     # -- one attempt -------------------------------------------------------------------------
@@ -207,13 +284,23 @@ class LLMClient:
         tools: list[dict[str, Any]] | None,
         enable_thinking: bool | None,
         overrides: dict[str, Any],
+        mode: str = "native",
+        facts: ServerFacts | None = None,
     ) -> dict[str, Any]:
+        history = normalize_history(messages)
+        if mode != "native":
+            history = as_text_history(history, every_call=mode == "text")
+        if tools and mode == "text":
+            history = with_tools_prompt(history, tools)
         body: dict[str, Any] = {
             "model": settings.model,
-            "messages": normalize_history(messages),
+            "messages": history,
             "temperature": settings.temperature,
         }
-        if tools:
+        max_tokens = reply_tokens(settings.max_tokens, facts.context_window if facts is not None else None)
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        if tools and mode != "text":
             body["tools"] = tools
         extra_body = dict(overrides.pop("extra_body", None) or {})
         thinking = settings.enable_thinking if enable_thinking is None else enable_thinking
@@ -228,33 +315,40 @@ class LLMClient:
 
     # -- trace ---------------------------------------------------------------------------------
 
+    def _trace_event(self, kind: str, request_id: int, tries: int, context: dict[str, Any], **fields: Any) -> None:
+        if self.trace is not None:
+            self.trace.event(kind, request_id=request_id, **context, **{"try": tries}, **fields)
+
     def _trace_request(
-        self, request_id: int, attempt: int, body: dict[str, Any], tools: list[dict[str, Any]] | None
+        self, request_id: int, tries: int, body: dict[str, Any], tools: list[dict[str, Any]] | None,
+        context: dict[str, Any],
     ) -> None:
         if self.trace is None:
             return
         fields = {k: v for k, v in body.items() if k not in ("messages", "tools")}
-        self.trace.request(request_id, attempt, body["messages"], tools, **fields)
+        self.trace.request(request_id, tries, body["messages"], tools, **context, **fields)
 
-    def _trace_response(self, request_id: int, attempt: int, result: ChatResult, latency: float) -> None:
-        if self.trace is None:
-            return
-        self.trace.event(
-            C.EVENT_RESPONSE, request_id=request_id, attempt=attempt, latency_s=round(latency, 3),
+    def _trace_response(
+        self, request_id: int, tries: int, result: ChatResult, latency: float, context: dict[str, Any]
+    ) -> None:
+        extra = {"via": "text", "text_form": result.text_form} if result.text_form else {}
+        self._trace_event(
+            C.EVENT_RESPONSE, request_id, tries, context, latency_s=round(latency, 3),
             finish_reason=result.finish_reason, content=result.content, reasoning=result.reasoning,
-            tool_calls=[c.to_openai() for c in result.tool_calls], usage=result.usage.as_dict(),
+            tool_calls=[c.to_openai() for c in result.tool_calls], usage=result.usage.as_dict(), **extra,
         )
 
     def _trace_error(
-        self, request_id: int, attempt: int, error: LLMError, latency: float, reason: str | None
+        self, request_id: int, tries: int, error: LLMError, latency: float, reason: str | None,
+        context: dict[str, Any],
     ) -> None:
-        if self.trace is None:
-            return
-        self.trace.event(
-            C.EVENT_ERROR, request_id=request_id, attempt=attempt, latency_s=round(latency, 3),
+        limit = getattr(error, "limit", None)
+        extra = {"context_limit": limit.limit, "requested_tokens": limit.requested} if limit is not None else {}
+        self._trace_event(
+            C.EVENT_ERROR, request_id, tries, context, latency_s=round(latency, 3),
             error_type=type(error).__name__, status=getattr(error, "status_code", None),
             error=str(error), retries_taken=error.retries_taken,
-            gave_up=("retries exhausted: " + reason) if reason else "not retryable",
+            gave_up=("retries exhausted: " + reason) if reason else "not retryable", **extra,
         )
 
 
@@ -294,7 +388,9 @@ def _status_error(exc: openai.APIStatusError, where: str) -> LLMStatusError:
     detail = _error_detail(exc.body) or exc.message
     message = f"HTTP {status} from {where}: {detail}"
     cls: type[LLMStatusError]
-    if status in (400, 413, 422):
+    if is_context_error(str(detail), exc.body):  # llama.cpp builds before 2025-09 answer it with 500
+        cls = LLMContextLengthError
+    elif status in (400, 413, 422):
         cls = LLMContextLengthError if _CONTEXT_LENGTH.search(str(detail)) else LLMBadRequestError
     elif status in (401, 403):
         cls = LLMAuthError
@@ -314,3 +410,9 @@ def _error_detail(body: object) -> str:
             return str(inner.get("message") or inner)
         return str(inner)
     return "" if body is None else str(body)
+
+
+def _rejects_tools(error: LLMError) -> bool:
+    """A 400 that refuses the ``tools`` field itself (not a context-length error)."""
+    return (isinstance(error, LLMBadRequestError) and not isinstance(error, LLMContextLengthError)
+            and bool(_TOOLS_REJECTED.search(str(error))))

@@ -7,6 +7,16 @@ ENV_API_URL = "MODEL_API_URL"
 ENV_API_KEY = "MODEL_API_KEY"
 ENV_API_KEY_FILE = "MODEL_API_KEY_FILE"  # a file holding the key (used when MODEL_API_KEY is unset)
 ENV_MODEL = "MODEL_NAME"
+# The server's context window in tokens, when the user knows it (else asked of the server).
+ENV_CONTEXT_WINDOW = "MODEL_CONTEXT_WINDOW"
+
+# How tools reach the model: "native" (the `tools` field and `tool_calls` only), "text" (tools
+# described in the system prompt, calls written as text, no `tools` field) or "auto" (native,
+# and calls written as text in the content are read too).
+TOOL_MODES = ("auto", "native", "text")
+DEFAULT_TOOL_MODE = "auto"
+# Output tokens asked for per request: room for thinking, then a tool call or an SQL edit.
+DEFAULT_MAX_TOKENS = 8192
 
 # Sent when no key is configured: the SDK insists on one and keyless servers ignore it.
 PLACEHOLDER_API_KEY = "EMPTY"
@@ -15,6 +25,8 @@ PLACEHOLDER_API_KEY = "EMPTY"
 DEFAULT_CONNECT_TIMEOUT_S = 10.0
 DEFAULT_READ_TIMEOUT_S = 300.0
 DEFAULT_TEMPERATURE = 0.0
+# Asking the server for its context window (GET /v1/models, /props) is optional: give up fast.
+DISCOVERY_TIMEOUT_S = 5.0
 
 # Retry policy, applied by our own loop (the SDK runs with max_retries=0 so every retry is traced).
 DEFAULT_MAX_RETRIES = 4

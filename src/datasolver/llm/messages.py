@@ -13,11 +13,12 @@ _RESPONSE_ONLY_FIELDS = ("reasoning_content", "reasoning", "refusal", "annotatio
 
 @dataclass(frozen=True)
 class ToolCall:
-    """One native function call requested by the model. Arguments stay raw: repair comes later."""
+    """One function call requested by the model. Arguments stay raw: repair comes later."""
 
     id: str
     name: str
     arguments_raw: str
+    via: str = "native"  # "text" when read from the reply's content (see ``text_calls``)
 
     def to_openai(self) -> dict[str, Any]:
         """The OpenAI ``tool_calls`` item for this call."""

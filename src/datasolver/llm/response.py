@@ -28,6 +28,7 @@ class ChatResult:
     model: str = ""
     retries_taken: int = 0
     request_id: int = 0  # the id of its request/response events in the trace
+    text_form: str | None = None  # how the model wrote its calls when they came as text
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def assistant_message(self) -> dict[str, Any]:

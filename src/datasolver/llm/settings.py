@@ -35,6 +35,9 @@ class LLMSettings:
         default=None, repr=False, compare=False)
     """None: the network. Else a factory of an httpx transport per task id (the trace's) that answers
     every request in-process: `datasolver replay` answers from recorded traces this way."""
+    tool_mode: str = C.DEFAULT_TOOL_MODE
+    max_tokens: int | None = C.DEFAULT_MAX_TOKENS  # None: let the server decide
+    context_window: int | None = None  # tokens; None: ask the server, else learn from a 400
 
     def __post_init__(self) -> None:
         if not self.base_url:
@@ -48,12 +51,19 @@ class LLMSettings:
         for name in ("initial_backoff", "max_backoff", "retry_after_cap"):
             if getattr(self, name) < 0:
                 raise LLMConfigError(f"{name} must be >= 0 seconds, got {getattr(self, name)!r}")
+        if self.tool_mode not in C.TOOL_MODES:
+            raise LLMConfigError(f"tool_mode must be one of {', '.join(C.TOOL_MODES)}, got {self.tool_mode!r}")
+        for name in ("max_tokens", "context_window"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise LLMConfigError(f"{name} must be a positive integer, got {value!r}")
         if self.max_retries < 0:
             raise LLMConfigError(f"max_retries must be >= 0, got {self.max_retries!r}")
 
     @classmethod
     def from_env(cls, **overrides: Any) -> LLMSettings:
-        """Read MODEL_API_URL / MODEL_API_KEY / MODEL_NAME; explicit non-None overrides win.
+        """Read MODEL_API_URL / MODEL_API_KEY / MODEL_NAME / MODEL_CONTEXT_WINDOW; explicit non-None
+        overrides win.
 
         ``None`` overrides mean "not given", so a CLI can pass its optional flags straight through.
         """
@@ -63,6 +73,12 @@ class LLMSettings:
             "api_key": os.environ.get(C.ENV_API_KEY) or (read_key_file(key_file) if key_file else None),
             "model": os.environ.get(C.ENV_MODEL, ""),
         }
+        window = os.environ.get(C.ENV_CONTEXT_WINDOW, "").strip()
+        if window:
+            try:
+                values["context_window"] = int(window)
+            except ValueError:
+                raise LLMConfigError(f"{C.ENV_CONTEXT_WINDOW} must be a number of tokens, got {window!r}") from None
         values.update({k: v for k, v in overrides.items() if v is not None})
         unknown = set(values) - {f.name for f in dataclasses.fields(cls)}
         if unknown:

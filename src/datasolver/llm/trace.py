@@ -81,17 +81,18 @@ class TraceWriter:
     def request(
         self,
         request_id: int,
-        attempt: int,
+        tries: int,
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         **fields: Any,
     ) -> dict[str, Any]:
         """Record a model request. Messages are delta-encoded: a 50-turn conversation would
         otherwise be written 50 times over. ``messages_base``/``messages_from`` say that the first
-        ``messages_from`` messages equal those of request ``messages_base``; retries (attempt > 1)
-        repeat no messages. Full tool schemas are written when they change."""
+        ``messages_from`` messages equal those of request ``messages_base``; retries (``try`` > 1)
+        repeat no messages. Full tool schemas are written when they change. ``attempt`` (the
+        agent's attempt number) comes in ``fields`` when the caller has one."""
         fields["tools"] = [t.get("function", {}).get("name") for t in tools or []]
-        if attempt == 1:
+        if tries == 1:
             with self._lock:
                 base_id, previous = self._last_sent
                 if previous and len(previous) <= len(messages) and messages[: len(previous)] == previous:
@@ -106,16 +107,18 @@ class TraceWriter:
                     fields["tool_schemas"] = tools
                     self._last_tools = tools
         fields["messages_total"] = len(messages)
-        return self.event(C.EVENT_REQUEST, request_id=request_id, attempt=attempt, **fields)
+        fields["try"] = tries
+        return self.event(C.EVENT_REQUEST, request_id=request_id, **fields)
 
     def tool_call(
         self, call_id: str, name: str, arguments: Any, *, repairs: list[str] | None = None,
-        error: str | None = None,
+        error: str | None = None, via: str = "native",
     ) -> dict[str, Any]:
-        """Record a tool call as the agent is about to run it (parsed arguments, repairs applied)."""
+        """Record a tool call as the agent is about to run it (parsed arguments, repairs applied);
+        ``via`` is "text" for a call the model wrote in its content."""
         return self.event(
             C.EVENT_TOOL_CALL, call_id=call_id, name=name, arguments=arguments,
-            repairs=list(repairs or []), error=error,
+            repairs=list(repairs or []), error=error, via=via,
         )
 
     def tool_result(

@@ -10,6 +10,11 @@ from dataclasses import dataclass, field
 class Usage:
     """Counters for one task (or one call, or a whole run after merging).
 
+    ``requests`` counts every HTTP request sent, whatever its outcome; ``retries`` how many of
+    them re-sent an earlier one; ``failed`` how many got no usable answer (an error status, a
+    dropped connection, a timeout, a body that is not a completion); ``cancelled`` how many the
+    caller abandoned in flight (a deadline). Tokens come from answered requests only.
+
     Updates take a lock, so one instance may be shared by threads or by many coroutines.
     """
 
@@ -17,6 +22,8 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     retries: int = 0
+    failed: int = 0
+    cancelled: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
@@ -25,14 +32,17 @@ class Usage:
         return self.prompt_tokens + self.completion_tokens
 
     def add(
-        self, prompt_tokens: int = 0, completion_tokens: int = 0, *, requests: int = 1, retries: int = 0
+        self, prompt_tokens: int = 0, completion_tokens: int = 0, *, requests: int = 1, retries: int = 0,
+        failed: int = 0, cancelled: int = 0,
     ) -> None:
-        """Count one answered request (by default) and its tokens."""
+        """Count one request (by default) and its tokens."""
         with self._lock:
             self.requests += requests
             self.prompt_tokens += prompt_tokens
             self.completion_tokens += completion_tokens
             self.retries += retries
+            self.failed += failed
+            self.cancelled += cancelled
 
     def merge(self, other: Usage) -> Usage:
         """Add another Usage into this one (e.g. a task's totals into the run's); returns self."""
@@ -42,6 +52,8 @@ class Usage:
             snapshot["completion_tokens"],
             requests=snapshot["requests"],
             retries=snapshot["retries"],
+            failed=snapshot["failed"],
+            cancelled=snapshot["cancelled"],
         )
         return self
 
@@ -54,4 +66,6 @@ class Usage:
                 "completion_tokens": self.completion_tokens,
                 "total_tokens": self.prompt_tokens + self.completion_tokens,
                 "retries": self.retries,
+                "failed": self.failed,
+                "cancelled": self.cancelled,
             }

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from datasolver.data import Task
+from datasolver.llm import ServerFacts
 from datasolver.pipeline.budget import TimeBudget
 from datasolver.pipeline.config import VIDEO_SHARE, RunConfig
 from datasolver.pipeline.progress import Progress
@@ -58,6 +59,7 @@ class LocalExecutor:
         preparing = asyncio.Semaphore(max(1, min(config.workers, os.cpu_count() or 1)))
         solving = asyncio.Semaphore(config.workers)
         waiting = len(todo)
+        facts = ServerFacts(config.settings.context_window)  # learnt once, shared by every task
 
         async def work(task: Task) -> None:
             try:
@@ -81,7 +83,7 @@ class LocalExecutor:
                     record = await solve_stage(
                         prepared, output_dir=config.output_dir, settings=config.settings, plan=plan,
                         limits=config.limits, doc_llm=config.doc_llm, solver=batch.solver,
-                        keep_scratch=config.keep_scratch or not batch.temporary_scratch,
+                        keep_scratch=config.keep_scratch or not batch.temporary_scratch, facts=facts,
                     )
                     if plan.mode != "fallback_only":
                         batch.budget.record(time.monotonic() - solve_started)  # the time a worker was busy

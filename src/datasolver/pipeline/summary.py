@@ -82,7 +82,8 @@ class RunSummary:
         for record in self.tasks:
             u = record.usage
             total.add(u.get("prompt_tokens", 0), u.get("completion_tokens", 0),
-                      requests=u.get("requests", 0), retries=u.get("retries", 0))
+                      requests=u.get("requests", 0), retries=u.get("retries", 0),
+                      failed=u.get("failed", 0), cancelled=u.get("cancelled", 0))
         return total.as_dict()
 
     def to_json(self) -> dict[str, Any]:

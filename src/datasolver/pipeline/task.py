@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from datasolver.data import Task
-from datasolver.llm import LLMClient, LLMSettings, RequestGate, TraceWriter, Usage
+from datasolver.llm import LLMClient, LLMSettings, RequestGate, ServerFacts, TraceWriter, Usage
 from datasolver.pipeline.budget import TaskPlan
 from datasolver.pipeline.config import FAST_MAX_ATTEMPTS, FAST_MAX_REQUESTS, HARD_STOP_MARGIN_S, VIDEO_SHARE
 from datasolver.pipeline.documents import prepare_task_documents
@@ -107,10 +107,12 @@ async def solve_stage(
     solver: TaskSolver | None = None,
     keep_scratch: bool = True,
     request_gate: RequestGate | None = None,
+    facts: ServerFacts | None = None,
 ) -> TaskRecord:
     """The model's part (or only the fallback run, as `plan` says); returns the final record.
 
     ``request_gate`` is entered around every model request (the Ray executor's cluster-wide limit).
+    ``facts`` (what the endpoint showed of itself: its context window) may be shared by tasks.
     """
     started = time.monotonic()
     record, trace, scratch = prepared.record, prepared.trace, prepared.scratch
@@ -127,7 +129,7 @@ async def solve_stage(
         else:
             if doc_llm and prepared.untabled_documents:
                 await _documents(prepared, settings, request_gate)
-            await _agent(prepared, output_dir, settings, plan, limits, solver, request_gate)
+            await _agent(prepared, output_dir, settings, plan, limits, solver, request_gate, facts)
     except Exception as exc:  # a bug here must not stop the batch
         record.status, record.reason = "failed", f"{type(exc).__name__}: {exc}"
         record.error = record.reason
@@ -204,7 +206,7 @@ async def _video(prepared: PreparedTask, budget_s: float | None) -> None:
 
 async def _agent(
     prepared: PreparedTask, output_dir: Path, settings: LLMSettings, plan: TaskPlan, limits: Limits | None,
-    solver: TaskSolver | None, request_gate: RequestGate | None = None,
+    solver: TaskSolver | None, request_gate: RequestGate | None = None, facts: ServerFacts | None = None,
 ) -> None:
     """Run the agent under a hard stop; if it raises or overstays, run our own fallback."""
     scratch, record, trace = prepared.scratch, prepared.record, prepared.trace
@@ -212,7 +214,7 @@ async def _agent(
     solve = solver or default_solver()
     agent_limits = task_limits(limits, plan)
     grace = 2 * agent_limits.tool_timeout_s + HARD_STOP_MARGIN_S
-    client = LLMClient(settings, trace, prepared.usage, request_gate=request_gate)
+    client = LLMClient(settings, trace, prepared.usage, request_gate=request_gate, facts=facts)
     try:
         outcome = await asyncio.wait_for(
             solve(scratch, client, output_dir, limits=agent_limits, trace=trace, evidence_hints=prepared.hints),

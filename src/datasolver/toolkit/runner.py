@@ -131,4 +131,4 @@ class ToolRunner:
 
     def _trace_call(self, call: ToolCall, arguments: Any, repairs: list[str], error: str | None) -> None:
         if self.trace is not None:
-            self.trace.tool_call(call.id, call.name, arguments, repairs=repairs, error=error)
+            self.trace.tool_call(call.id, call.name, arguments, repairs=repairs, error=error, via=call.via)

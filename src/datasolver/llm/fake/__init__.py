@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .schema import fill_schema, schema_handler, schema_tool_calls
-from .server import ReceivedRequest, ScriptedServer, strict_violations
+from .server import LLAMA_CPP_WORDING, OPENAI_WORDING, ReceivedRequest, ScriptedServer, strict_violations
+from .text_writer import native_request, text_writer, write_calls
 from .turns import (
     Delay,
     FakeCall,
@@ -25,6 +26,8 @@ __all__ = [
     "FakeCall",
     "Garbage",
     "HttpError",
+    "LLAMA_CPP_WORDING",
+    "OPENAI_WORDING",
     "ReceivedRequest",
     "ScriptedServer",
     "Text",
@@ -34,10 +37,13 @@ __all__ = [
     "fill_schema",
     "garbage",
     "http_error",
+    "native_request",
     "schema_handler",
     "schema_tool_calls",
     "strict_violations",
     "text",
+    "text_writer",
     "tool_call",
     "tool_calls",
+    "write_calls",
 ]

@@ -8,6 +8,8 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import select
+import socket
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +26,11 @@ Script = Sequence["Turn | str"] | Mapping[str, Sequence["Turn | str"]]
 _CHARS_PER_TOKEN = 4  # rough, but stable: tests can assert on it
 _COMPLETIONS_PATH = "/chat/completions"
 _MODELS_PATH = "/models"
+_PROPS_PATH = "/props"
+# How a server words a context-length 400: OpenAI/vLLM (and llama-cpp-python) or llama.cpp.
+OPENAI_WORDING = "openai"
+LLAMA_CPP_WORDING = "llama.cpp"
+_POLL_S = 0.01
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,13 @@ class ScriptedServer:
     picks the key from the request (default: the longest key that appears in the messages). A
     handler returning None falls back to the script. ``strict`` rejects requests a strict server
     (llama.cpp, OpenAI) rejects: assistant content null, orphan tool results.
+
+    Real-server behaviours: ``context_window`` (tokens, counted as len(JSON)/4) answers a prompt
+    over it with the 400 of ``wording`` (vLLM counts ``max_tokens`` in, llama.cpp does not) before
+    any turn is used; ``report_window`` says it as vLLM's ``max_model_len`` in ``/v1/models``
+    ("models") or llama.cpp's ``/props`` ("props"). ``one_at_a_time`` serves one completion at a
+    time and, like llama.cpp, finishes a delayed answer after its client has gone;
+    ``disconnects`` counts the clients that closed their connection while waiting for an answer.
     """
 
     def __init__(
@@ -56,13 +70,23 @@ class ScriptedServer:
         route: Router | None = None,
         model: str = "fake-model",
         strict: bool = True,
+        context_window: int | None = None,
+        wording: str = OPENAI_WORDING,
+        report_window: str | None = None,
+        one_at_a_time: bool = False,
     ) -> None:
         if script is not None and isinstance(script, (str, bytes)):
             raise TypeError("script must be a sequence of turns or a mapping key -> turns")
         self.latency_s = latency_s
         self.model = model
         self.strict = strict
+        self.context_window = context_window
+        self.wording = wording
+        self.report_window = report_window
         self.errors: list[str] = []
+        self.disconnects = 0
+        self.overflows = 0  # requests refused for the context window
+        self._serial = threading.Lock() if one_at_a_time else None
         self._handler = handler
         self._route = route
         self._queues: dict[str | None, list[Turn]] = {}
@@ -177,6 +201,47 @@ class ScriptedServer:
         if seconds > 0:
             self._stop.wait(seconds)
 
+    def prompt_tokens(self, body: dict[str, Any]) -> int:
+        """The prompt size this server counts for a request (what its usage reports)."""
+        return _tokens(json.dumps([body.get("messages"), body.get("tools")], ensure_ascii=False))
+
+    def _overflow(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The context-length error body, when the request does not fit the window."""
+        if self.context_window is None:
+            return None
+        prompt = self.prompt_tokens(body)
+        completion = int(body.get("max_tokens") or 0) if self.wording == OPENAI_WORDING else 0
+        if prompt + completion <= self.context_window:
+            return None
+        with self._lock:
+            self.overflows += 1
+        if self.wording == LLAMA_CPP_WORDING:
+            return {"error": {"code": 400, "message": "the request exceeds the available context size, try "
+                              "increasing it", "type": "exceed_context_size_error",
+                              "n_prompt_tokens": prompt, "n_ctx": self.context_window}}
+        return {"error": {"message": f"This model's maximum context length is {self.context_window} tokens. "
+                          f"However, you requested {prompt + completion} tokens ({prompt} in the messages, "
+                          f"{completion} in the completion). Please reduce the length of the messages or "
+                          "completion.", "type": "BadRequestError", "param": None, "code": 400}}
+
+    def _wait_watching(self, seconds: float, connection: socket.socket) -> None:
+        """Wait (the answer is being "generated"), noting a client that closes meanwhile."""
+        deadline = time.monotonic() + seconds
+        gone = False
+        while not self._stop.is_set() and (left := deadline - time.monotonic()) > 0:
+            if gone:
+                self._stop.wait(min(left, 0.05))
+                continue
+            try:
+                readable, _, _ = select.select([connection], [], [], min(left, _POLL_S))
+                if readable and connection.recv(1, socket.MSG_PEEK) == b"":
+                    gone = True
+            except (OSError, ValueError):
+                gone = True
+            if gone:
+                with self._lock:
+                    self.disconnects += 1
+
     def _completion(self, body: dict[str, Any], turn: Text | ToolCalls) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant"}
         finish = "stop"
@@ -195,7 +260,7 @@ class ScriptedServer:
             finish = "tool_calls"
         if turn.reasoning_content is not None:
             message["reasoning_content"] = turn.reasoning_content
-        prompt = _tokens(json.dumps([body.get("messages"), body.get("tools")], ensure_ascii=False))
+        prompt = self.prompt_tokens(body)
         completion = max(1, _tokens(json.dumps(message, ensure_ascii=False)))
         return {
             "id": f"chatcmpl-{next(self._ids)}",
@@ -266,7 +331,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
         owner._record(self._received(None, None))
         if self.path.rstrip("/").endswith(_MODELS_PATH):
             data = [{"id": owner.model, "object": "model", "created": 0, "owned_by": "datasolver"}]
+            if owner.report_window == "models" and owner.context_window:
+                data[0]["max_model_len"] = owner.context_window
             self._send_json(200, {"object": "list", "data": data})
+        elif self.path.rstrip("/") == _PROPS_PATH and owner.report_window == "props" and owner.context_window:
+            self._send_json(200, {"default_generation_settings": {"n_ctx": owner.context_window},
+                                  "total_slots": 1, "model_path": owner.model})
         else:
             self._send_json(404, _error_body(404, f"no route GET {self.path}"))
 
@@ -290,6 +360,17 @@ class _RequestHandler(BaseHTTPRequestHandler):
             owner._problem("rejected: " + "; ".join(problems))
             self._send_json(400, _error_body(400, "; ".join(problems)))
             return
+        overflow = owner._overflow(body)
+        if overflow is not None:
+            self._send_json(400, overflow)
+            return
+        if owner._serial is None:
+            self._serve(owner, body, key)
+        else:
+            with owner._serial:
+                self._serve(owner, body, key)
+
+    def _serve(self, owner: ScriptedServer, body: dict[str, Any], key: str | None) -> None:
         turn = owner._next_turn(body, key)
         owner._wait(owner.latency_s)
         self._answer(owner, body, turn)
@@ -298,7 +379,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if isinstance(turn, str):  # the fake itself could not answer: 400 so no client retries it
             self._send_json(400, _error_body(400, turn))
         elif isinstance(turn, Delay):
-            owner._wait(turn.seconds)
+            owner._wait_watching(turn.seconds, self.connection)
             self._answer(owner, body, turn.then)
         elif isinstance(turn, HttpError):
             headers = dict(turn.headers)

@@ -1,0 +1,145 @@
+"""Tool calls written as text, in every common form; and the history sent back as text."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from datasolver.llm import as_text_history, parse_text_tool_calls, parse_tool_arguments, tools_prompt
+from datasolver.llm.text_calls import FORM_FUNCTIONS, FORM_HERMES, FORM_JSON, FORM_MISTRAL
+from datasolver.solver.tools import ExploreDataArgs, RunSolverArgs
+
+NAMES = {"explore_data", "read_solver", "edit_solver", "run_solver"}
+
+
+def _calls(content: str, names=NAMES):
+    found = parse_text_tool_calls(content, tool_names=names)
+    return found, [(c.name, json.loads(c.arguments_raw) if c.arguments_raw.strip().startswith("{") else c.arguments_raw)
+                   for c in found.calls]
+
+
+def test_plain_text_has_no_calls() -> None:
+    found = parse_text_tool_calls("All done: prediction.csv is written.", tool_names=NAMES)
+    assert (found.content, found.calls, found.form) == ("All done: prediction.csv is written.", [], None)
+
+
+def test_hermes_json_shape_with_ids_and_via() -> None:
+    content = 'Let me look.\n<tool_call>\n{"name": "explore_data", "arguments": {"query": "\\\\tables"}}\n</tool_call>'
+    found = parse_text_tool_calls(content, id_prefix="textcall_7_")
+    assert found.content == "Let me look." and found.form == FORM_HERMES
+    assert [(c.id, c.name, c.via) for c in found.calls] == [("textcall_7_1", "explore_data", "text")]
+    assert json.loads(found.calls[0].arguments_raw) == {"query": "\\tables"}
+
+
+def test_several_hermes_blocks_and_an_unclosed_last_one() -> None:
+    content = (
+        '<tool_call>{"name": "read_solver", "arguments": {}}</tool_call>\n'
+        '<tool_call>{"name": "run_solver", "arguments": {"show_rows": 3}}'
+    )
+    found, calls = _calls(content)
+    assert found.content == ""
+    assert calls == [("read_solver", {}), ("run_solver", {"show_rows": 3})]
+    assert [c.id for c in found.calls] == ["textcall_1", "textcall_2"]
+
+
+def test_hermes_xml_shape_values_are_coerced_by_the_args_model() -> None:
+    content = (
+        "<tool_call>\n<function=run_solver>\n<parameter=show_rows>\n10\n</parameter>\n"
+        "<parameter=self_check>\nfalse\n</parameter>\n</function>\n</tool_call>"
+    )
+    [call] = parse_text_tool_calls(content).calls
+    assert call.name == "run_solver"
+    parsed = parse_tool_arguments(call.arguments_raw, RunSolverArgs, tool_name=call.name)
+    assert parsed.ok and parsed.value.show_rows == 10 and parsed.value.self_check is False
+
+
+def test_broken_hermes_json_keeps_the_name_and_leaves_repair_to_the_parser() -> None:
+    content = "<tool_call>{'name': 'explore_data', \"arguments\": {'query': 'SELECT 1',}}</tool_call>"
+    assert parse_text_tool_calls(content).calls[0].name == ""  # single-quoted name: unreadable
+    content = '<tool_call>{"name": "explore_data", "arguments": {"query": "SELECT 1",}</tool_call>'
+    [call] = parse_text_tool_calls(content).calls
+    assert call.name == "explore_data"
+    parsed = parse_tool_arguments(call.arguments_raw, ExploreDataArgs, tool_name=call.name)
+    assert parsed.ok and parsed.value.query == "SELECT 1"
+    assert "repaired malformed JSON" in parsed.repairs
+
+
+@pytest.mark.parametrize("content", [
+    'I will query it.\n```json\n{"name": "explore_data", "arguments": {"query": "SELECT 1"}}\n```',
+    '```json\n{"name": "explore_data", "parameters": {"query": "SELECT 1"}}\n```\nThen I check.',
+    '```\n[{"name": "explore_data", "arguments": {"query": "SELECT 1"}}]\n```',
+    '{"name": "explore_data", "arguments": {"query": "SELECT 1"}}',
+    'Next: {"name": "explore_data", "arguments": {"query": "SELECT 1"}}',
+    '{"type": "function", "function": {"name": "explore_data", "arguments": "{\\"query\\": \\"SELECT 1\\"}"}}',
+])
+def test_fenced_and_bare_json(content: str) -> None:
+    found, calls = _calls(content)
+    assert found.form == FORM_JSON
+    assert calls == [("explore_data", {"query": "SELECT 1"})]
+    assert "explore_data" not in found.content
+
+
+def test_unmarked_json_needs_a_known_tool_and_both_keys() -> None:
+    assert parse_text_tool_calls('```json\n{"name": "Alice", "age": 3}\n```', tool_names=NAMES).calls == []
+    assert parse_text_tool_calls('{"name": "lookup", "arguments": {}}', tool_names=NAMES).calls == []
+
+
+@pytest.mark.parametrize("content", [
+    '[TOOL_CALLS][{"name": "explore_data", "arguments": {"query": "SELECT 1"}}]',
+    '[TOOL_CALLS] [{"name": "explore_data", "arguments": {"query": "SELECT 1"}, "id": "abc123def"}]',
+    '[TOOL_CALLS]explore_data[ARGS]{"query": "SELECT 1"}',
+])
+def test_mistral(content: str) -> None:
+    found, calls = _calls(content)
+    assert found.form == FORM_MISTRAL and calls == [("explore_data", {"query": "SELECT 1"})]
+
+
+def test_mistral_several_named_calls() -> None:
+    found, calls = _calls('[TOOL_CALLS]read_solver[ARGS]{}[TOOL_CALLS]run_solver[ARGS]{"show_rows": 2}')
+    assert calls == [("read_solver", {}), ("run_solver", {"show_rows": 2})]
+
+
+@pytest.mark.parametrize("content", [
+    'functions.explore_data: {"query": "SELECT 1"}',
+    'I need the data.\nfunctions.explore_data:\n{"query": "SELECT 1"}',
+    'functions.explore_data({"query": "SELECT 1"})',
+    'functions.explore_data:\n```json\n{"query": "SELECT 1"}\n```',
+])
+def test_functions_prefix(content: str) -> None:
+    found, calls = _calls(content)
+    assert found.form == FORM_FUNCTIONS and calls == [("explore_data", {"query": "SELECT 1"})]
+    assert "functions." not in found.content and "SELECT" not in found.content
+
+
+def test_text_history_writes_calls_and_results_as_text_and_merges_user_turns() -> None:
+    history = [
+        {"role": "system", "content": "rules"},
+        {"role": "user", "content": "task"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "textcall_3_1", "type": "function", "function": {"name": "read_solver", "arguments": "{}"}},
+            {"id": "textcall_3_2", "type": "function", "function": {"name": "run_solver", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "textcall_3_1", "content": "1:AB|x"},
+        {"role": "tool", "tool_call_id": "textcall_3_2", "content": "OK"},
+        {"role": "user", "content": "go on"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "call_9", "type": "function", "function": {"name": "run_solver", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "call_9", "content": "native"},
+    ]
+    out = as_text_history(history, every_call=False)
+    assert [m["role"] for m in out] == ["system", "user", "assistant", "user", "assistant", "tool"]
+    assert "tool_calls" not in out[2] and out[2]["content"].count("<tool_call>") == 2
+    assert out[3]["content"].count("<tool_response>") == 2 and out[3]["content"].endswith("go on")
+    assert out[4]["tool_calls"][0]["id"] == "call_9"  # native calls stay native in auto mode
+    every = as_text_history(history, every_call=True)
+    assert all(m["role"] != "tool" and "tool_calls" not in m for m in every)
+    # What we write back reads back as the same calls.
+    again = parse_text_tool_calls(every[2]["content"], tool_names=NAMES)
+    assert [c.name for c in again.calls] == ["read_solver", "run_solver"]
+
+
+def test_tools_prompt_lists_every_tool_and_the_call_format() -> None:
+    tools = [{"type": "function", "function": {"name": "explore_data", "description": "Run SQL.",
+                                               "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}}]
+    prompt = tools_prompt(tools)
+    assert "## explore_data" in prompt and "Run SQL." in prompt and '"query"' in prompt and "<tool_call>" in prompt
