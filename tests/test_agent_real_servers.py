@@ -98,7 +98,7 @@ def test_a_window_smaller_than_the_task_prompt_ends_with_both_numbers(scratch: P
     assert "context_overflow" in outcome.reason and "window is 600 tokens" in outcome.reason
     requested = [e for e in events if e["event"] == "error"][-1]["requested_tokens"]
     assert f"needed {requested}" in outcome.reason
-    assert [e["context_window"] for e in events if e["event"] == "prompt_fitted"] == [600]
+    assert {e["context_window"] for e in events if e["event"] == "prompt_fitted"} == {600}
     assert_no_body_repeated_at_temperature_zero(server.requests)  # the refused body was never re-sent
     assert outcome.usage["requests"] == len(server.requests)
     assert outcome.usage["failed"] == server.overflows == 2

@@ -8,9 +8,19 @@ import pytest
 
 from datasolver.llm import as_text_history, parse_text_tool_calls, parse_tool_arguments, tools_prompt
 from datasolver.llm.text_calls import FORM_FUNCTIONS, FORM_HERMES, FORM_JSON, FORM_MISTRAL
-from datasolver.solver.tools import ExploreDataArgs, RunSolverArgs
+from pydantic import BaseModel
 
 NAMES = {"explore_data", "read_solver", "edit_solver", "run_solver"}
+
+
+class ExploreDataArgs(BaseModel):
+    query: str
+    limit: int = 50
+
+
+class RunSolverArgs(BaseModel):
+    show_rows: int = 5
+    self_check: bool = True
 
 
 def _calls(content: str, names=NAMES):

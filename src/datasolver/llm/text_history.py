@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from datasolver.prompts import PromptFiles
+from importlib.resources import files
 
 from .text_calls import is_text_call
 
-_PROMPTS = PromptFiles("llm_")
+# The llm room is a leaf (it imports no other room): it reads its one prompt file directly.
+_TOOLS_PROMPT = "llm_text_tools.md"
+_PLACEHOLDER = "{{tools}}"
 
 
 def tools_prompt(tools: list[dict[str, Any]]) -> str:
@@ -28,7 +30,8 @@ def tools_prompt(tools: list[dict[str, Any]]) -> str:
         schema = json.dumps(function.get("parameters") or {"type": "object"}, ensure_ascii=False)
         parts.append(f"## {function.get('name', '')}\n{(function.get('description') or '').strip()}\n"
                      f"Arguments (JSON schema): {schema}")
-    return _PROMPTS.render("text_tools", tools="\n\n".join(parts)).strip()
+    template = (files("datasolver") / "prompts" / _TOOLS_PROMPT).read_text(encoding="utf-8")
+    return template.replace(_PLACEHOLDER, "\n\n".join(parts), 1).strip()
 
 
 def with_tools_prompt(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
