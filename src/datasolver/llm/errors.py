@@ -40,12 +40,10 @@ class LLMBadRequestError(LLMStatusError):
 
 
 class LLMContextLengthError(LLMBadRequestError):
-    """The prompt exceeds the model's context window; compact the history and try again.
+    """The prompt exceeds the model's context window; compact the history and try again."""
 
-    ``limit`` is what the error stated (a ``window.ContextLimit``: the window and the tokens
-    requested), when it stated numbers; set by the client.
-    """
-
+    #: What the error stated (a ``window.ContextLimit``: the window and the tokens requested), when
+    #: it stated numbers; set by the client.
     limit: Any = None
 
 
