@@ -62,6 +62,7 @@ EVENT_FALLBACK = "fallback"
 EVENT_PUBLISHED = "prediction_published"
 EVENT_SOLVE_END = "solve_end"
 EVENT_PROMPT_FITTED = "prompt_fitted"
+EVENT_WINDOW = "context_window"  # what is known of the server's window as the task starts
 RELEVANCE_VOTES = 3  # votes on table relevance, asked only when the first prompt is over its budget
 QUERY_SHARE_OF_TOOL_TIMEOUT = 0.9
 EVENT_VIDEO_JUDGE = "video_judge"
@@ -116,6 +117,8 @@ async def solve_task(
     layout = ScratchLayout.of(task_scratch_dir).require()
     trace = trace if trace is not None else client.trace
     await client.learn_context_window()  # asks the server once per endpoint (shared facts)
+    if trace is not None:
+        trace.event(EVENT_WINDOW, **client.facts.as_dict())
     # A query stops a little before the tool call's own timeout, so the model gets the catalog's
     # precise message rather than a bare "did not finish".
     catalog = await asyncio.to_thread(Catalog.open, layout.root, cache_dir=layout.cache,

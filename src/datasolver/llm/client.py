@@ -108,7 +108,7 @@ class LLMClient:
     async def learn_context_window(self) -> int | None:
         """Ask the server once (vLLM ``/v1/models``, llama.cpp ``/props``) unless already known.
 
-        These GETs are not chat requests and no task's usage counts them; the trace records them.
+        These GETs are not chat requests and no task's usage counts them (``facts.asked`` lists them).
         """
         if self.facts.context_window is not None or self.facts.asked_server:
             return self.facts.context_window
@@ -116,8 +116,7 @@ class LLMClient:
         window, asked = await discover_window(self.settings.base_url, self.settings.model, self._get_json)
         if window:
             self.facts.learn_window(window, SOURCE_SERVER)
-        if self.trace is not None:
-            self.trace.event(EVENT_WINDOW, asked=asked, **self.facts.as_dict())
+        self.facts.asked = asked
         return self.facts.context_window
 
     async def _get_json(self, url: str) -> Any:

@@ -146,6 +146,7 @@ class ServerFacts:
         self.context_window = context_window
         self.window_source: str | None = SOURCE_SETTING if context_window else None
         self.asked_server = False
+        self.asked: list[str] = []  # the URLs asked for the window
         self.tools_rejected = False
 
     def learn_window(self, window: int, source: str) -> bool:
