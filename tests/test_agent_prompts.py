@@ -73,7 +73,7 @@ def test_opening_messages_hold_all_three_layers(scratch: Path) -> None:
     # (a) fixed rules, with the request budget filled in.
     rules = system["content"]
     assert "The answer is prediction.csv, not your message." in rules
-    assert "Never use `LIMIT 1` for an extreme" in rules
+    assert "Extremes: decide by the question's wording." in rules
     assert "at most 33 model turns" in rules
     # (b) knowledge.md in full, verbatim (no line prefixes); its braces are not placeholders.
     text = user["content"]

@@ -65,16 +65,18 @@ def test_self_check_warnings(toolbox) -> None:
     result = run(toolbox)
     assert result.ok
     assert "non-null per column: index=5, city=5, nothing=0" in result.text
-    assert "- 1 duplicate row(s)" not in result.text  # index makes rows unique
-    assert "column 'nothing' is entirely null" in result.text
-    assert "first column 'index' looks like a leaked row index" in result.text
+    assert result.value.names == ["helper_column", "all_null_column"]  # the index makes rows unique
+    assert "\nCHECK all_null_column: column 'nothing' is NULL in all 5 rows" in result.text
+    assert "\nCHECK helper_column: column 'index' is a row number / rank" in result.text
 
     set_query_again = 'result = run_sql("SELECT city FROM orders UNION ALL SELECT \'Paris\'")'
     from datasolver.solver import restore_scaffold
 
     restore_scaffold(toolbox.layout.root)
     set_query(toolbox, set_query_again)
-    assert "- 2 duplicate row(s)" in run(toolbox).text  # Paris three times
+    again = run(toolbox)
+    assert again.value.names == ["duplicate_rows"]
+    assert "CHECK duplicate_rows: 2 of 5 rows repeat another row (3 distinct" in again.text  # Paris three times
 
 
 def test_failed_sql_puts_the_error_first(toolbox) -> None:

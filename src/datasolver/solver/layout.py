@@ -9,6 +9,7 @@
     workdir/.solver.pristine.py   the scaffold as generated, for restore_scaffold()
     tmp/                    DuckDB cache and TMPDIR/HOME of sandboxed runs (sandbox-writable)
     cache/                  the parent process's DuckDB cache (never writable by the sandbox)
+    tmp/run_sql.jsonl       the queries run_sql executed in the latest run (for the answer checks)
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from datasolver.solver.errors import ScratchError
 
 PREDICTION_NAME = "prediction.csv"
 """The answer file: what solver.py writes into workdir/ and what the grader reads."""
+QUERY_LOG_NAME = "run_sql.jsonl"
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,10 @@ class ScratchLayout:
     def cache(self) -> Path:
         """The parent's own cache: kept out of the sandbox-writable tree, so it never follows a planted link."""
         return self.root / "cache"
+
+    @property
+    def query_log(self) -> Path:
+        return self.tmp / QUERY_LOG_NAME
 
     def require(self) -> "ScratchLayout":
         """Raise ScratchError unless this looks like a prepared task scratch folder."""

@@ -7,14 +7,22 @@ from __future__ import annotations
 import csv
 import io
 
-from datasolver.solver.checks import check_prediction
+from datasolver.solver.answer_checks import CheckReport
+from datasolver.solver.checks import PredictionCheck, check_prediction
 from datasolver.solver.runner import SolverRun, user_output
 
 _CELL_CHARS = 100
 
 
-def render_run(run: SolverRun, *, self_check: bool = True, show_rows: int = 5) -> str:
-    """The text the model sees for one run (also printed by `datasolver solve`)."""
+def render_run(
+    run: SolverRun, *, self_check: bool = True, show_rows: int = 5, checks: CheckReport | None = None,
+    prediction: PredictionCheck | None = None,
+) -> str:
+    """The text the model sees for one run (also printed by `datasolver solve`).
+
+    Failed answer checks are shown as `CHECK <name>: …` lines, whatever `self_check` says.
+    `prediction` is the already-read prediction.csv (read here when None).
+    """
     parts = [run.status]
     if run.status == "FAILED":
         parts.append(run.error)
@@ -24,7 +32,12 @@ def render_run(run: SolverRun, *, self_check: bool = True, show_rows: int = 5) -
             "Assign the final DataFrame to `result` in the query area."
         )
     else:
-        parts += _ok_report(run, self_check, show_rows)
+        report = _ok_report(run, self_check, show_rows, prediction)
+        if checks is not None and checks.findings:
+            # Right after the shape, so clipping a long result never hides them.
+            at = 3 if self_check else 1
+            report.insert(at, "answer checks (fix what applies, then run again):\n" + "\n".join(checks.lines()))
+        parts += report
     printed = user_output(run.sandbox)
     if printed and run.status != "FAILED":
         parts.append("solver.py printed (last lines):\n" + printed)
@@ -32,9 +45,9 @@ def render_run(run: SolverRun, *, self_check: bool = True, show_rows: int = 5) -
     return "\n".join(p for p in parts if p)
 
 
-def _ok_report(run: SolverRun, self_check: bool, show_rows: int) -> list[str]:
+def _ok_report(run: SolverRun, self_check: bool, show_rows: int, check: PredictionCheck | None) -> list[str]:
     assert run.prediction is not None
-    check = check_prediction(run.prediction)
+    check = check if check is not None else check_prediction(run.prediction)
     n_rows, n_cols = check.shape
     if not self_check:
         return [f"prediction.csv written: {n_rows} rows × {n_cols} columns"]

@@ -71,6 +71,7 @@ def run_solver_script(task_scratch_dir: Path | ScratchLayout, limits: SandboxLim
 
 def clear_prediction(layout: ScratchLayout) -> None:
     safe_files.remove(layout.prediction)
+    safe_files.remove(layout.query_log)
     safe_files.remove(layout.workdir / _PARTIAL)
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import textwrap
 
+from datasolver.solver.layout import QUERY_LOG_NAME
+
 RESULT_LINE = "result = None"
 NO_RESULT_MARKER = "DATASOLVER-NO-RESULT: result is None, prediction.csv not written"
 QUERY_AREA_START = "# ============================ QUERY AREA (edit here) ============================"
@@ -26,6 +28,7 @@ leave the answer in `result` (a pandas DataFrame). Loading above and saving belo
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -37,12 +40,15 @@ from datasolver.data import Catalog
 TASK_DIR = Path(__file__).resolve().parent.parent  # <scratch>/<task_id>, wherever we run from
 PREDICTION = TASK_DIR / "workdir" / "prediction.csv"
 NO_RESULT_MARKER = {marker!r}
+QUERY_LOG = TASK_DIR / "tmp" / {query_log!r}  # what run_sql ran, for the answer checks
 
 
 def run_sql(query: str) -> pd.DataFrame:
     """Full result of one read-only SQL query over this task's tables (same repair as explore_data)."""
     relation = catalog.sql(query)
     frame = relation.df()
+    with open(QUERY_LOG, "a", encoding="utf-8") as log:
+        log.write(json.dumps({{"sql": query, "rows": len(frame)}}, ensure_ascii=False) + "\\n")
     for note in relation.rewrites:
         print(f"[run_sql] SQL rewritten: {{note}}", file=sys.stderr)
     return frame
@@ -83,7 +89,7 @@ catalog.close()
 
 def render_solver(task_id: str, question: str, table_names: list[str]) -> str:
     """The scaffold for one task: fixed head, query area (question, tables, `result = None`), save block."""
-    lines = [_HEAD.format(task_id=_one_line(task_id), marker=NO_RESULT_MARKER).rstrip("\n"), "", QUERY_AREA_START]
+    lines = [_HEAD.format(task_id=_one_line(task_id), marker=NO_RESULT_MARKER, query_log=QUERY_LOG_NAME).rstrip("\n"), "", QUERY_AREA_START]
     lines += _comment("Question: ", question)
     lines += _comment("Tables: ", ", ".join(table_names) if table_names else "(none found)")
     lines += [

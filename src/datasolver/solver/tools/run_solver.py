@@ -9,6 +9,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
+from datasolver.solver.answer_checks import check_answer
+from datasolver.solver.checks import check_prediction
 from datasolver.solver.run_report import render_run
 from datasolver.solver.runner import run_solver_script
 from datasolver.solver.tools.base import ToolContext
@@ -34,14 +36,20 @@ def run_solver(
     followed by a check of its contents and warnings).
 
     Args:
-        self_check: After OK, show shape, column names, non-null counts, first rows and warnings (duplicate rows, all-null columns, an index-like first column).
+        self_check: After OK, show shape, column names, non-null counts and first rows. Failed answer checks are always shown, one `CHECK <name>: …` line each (helper or constant columns, duplicate rows, an empty result and which filter emptied it, all-NULL columns, a LIMIT that cut a tie, typed-in values, numbers with units, early rounding).
         show_rows: How many rows of prediction.csv to show after OK.
         timeout: Wall-clock seconds before the run is killed (at most 600).
     """
     limits = dataclasses.replace(ctx.limits, timeout_s=float(min(timeout, MAX_TIMEOUT_S)))
     run = run_solver_script(ctx.layout, limits)
-    return ToolResult(render_run(run, self_check=self_check, show_rows=min(show_rows, MAX_SHOW_ROWS)),
-                      "ok" if run.status == "OK" else "failed")
+    report = prediction = None
+    if run.status == "OK" and run.prediction is not None:
+        prediction = check_prediction(run.prediction)
+        report = check_answer(ctx.layout, prediction, ctx.open_catalog())
+    text = render_run(run, self_check=self_check, show_rows=min(show_rows, MAX_SHOW_ROWS), checks=report,
+                      prediction=prediction)
+    # The check report rides along for the program (the agent's send-back), not for the model.
+    return ToolResult(text, "ok" if run.status == "OK" else "failed", value=report)
 
 
 def cap_timeout(args: BaseModel, tool_timeout_s: float) -> BaseModel:

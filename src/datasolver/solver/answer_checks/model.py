@@ -1,0 +1,92 @@
+"""What an answer check sees (the answer and where it came from) and what it reports."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from datasolver.solver.answer_checks.sqlshape import ParsedSql, parse_sql
+
+if TYPE_CHECKING:
+    from datasolver.data import Catalog
+
+CHECK_NAMES = (
+    "helper_column",
+    "constant_column",
+    "duplicate_rows",
+    "empty_result",
+    "all_null_column",
+    "ties_cut",
+    "literal_answer",
+    "text_numbers",
+    "early_rounding",
+)
+INFORMS_ONLY = frozenset({"ties_cut"})
+"""Checks that describe a choice the question decides; they never send the model back."""
+
+CHECK_LINE = re.compile(r"^CHECK (\w+): ", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class CheckFinding:
+    """One failed check: its name (one of CHECK_NAMES) and what is wrong and what to do."""
+
+    name: str
+    message: str
+
+    def __post_init__(self) -> None:
+        if self.name not in CHECK_NAMES:
+            raise ValueError(f"unknown check name {self.name!r}")
+
+    @property
+    def informs_only(self) -> bool:
+        return self.name in INFORMS_ONLY
+
+    def line(self) -> str:
+        return f"CHECK {self.name}: {self.message}"
+
+
+def check_names_in(text: str) -> list[str]:
+    """The names of the CHECK lines in a tool result, in order (how logs and tests count them)."""
+    return [m.group(1) for m in CHECK_LINE.finditer(text) if m.group(1) in CHECK_NAMES]
+
+
+@dataclass
+class AnswerContext:
+    """One OK run: the question, solver.py, the SQL run_sql executed, the prediction as scored."""
+
+    question: str
+    code: str
+    queries: list[str]
+    columns: list[str]
+    rows: list[list[str]]
+    catalog: Catalog | None = None
+    notes: list[str] = field(default_factory=list)  # why a check could not run (traced, not shown)
+
+    @property
+    def final_sql(self) -> str | None:
+        """The query whose result became the answer: the last one run_sql executed."""
+        return self.queries[-1] if self.queries else None
+
+    @cached_property
+    def parsed(self) -> ParsedSql | None:
+        return parse_sql(self.final_sql) if self.final_sql else None
+
+    def column_values(self, index: int) -> list[str]:
+        return [row[index] if index < len(row) else "" for row in self.rows]
+
+
+def read_query_log(text: str) -> list[str]:
+    """The SQL strings of run_sql's log (one JSON object per line; broken lines skipped)."""
+    queries = []
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("sql"), str):
+            queries.append(entry["sql"])
+    return queries

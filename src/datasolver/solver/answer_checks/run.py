@@ -1,0 +1,122 @@
+"""Run every answer check on one OK run of solver.py and collect the failed ones."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from datasolver.solver.answer_checks import code, queries, shape
+from datasolver.solver.answer_checks.model import AnswerContext, CheckFinding, read_query_log
+from datasolver.solver.checks import PredictionCheck
+from datasolver.solver import safe_files
+from datasolver.solver.checks import PREDICTION_MAX_BYTES
+from datasolver.solver.errors import UnsafeFile
+from datasolver.solver.layout import ScratchLayout
+
+if TYPE_CHECKING:
+    from datasolver.data import Catalog
+
+Check = Callable[[AnswerContext], list[CheckFinding]]
+
+ANSWER_CHECKS: tuple[tuple[str, Check], ...] = (
+    ("helper_column", shape.helper_column),
+    ("constant_column", shape.constant_column),
+    ("duplicate_rows", shape.duplicate_rows),
+    ("empty_result", queries.empty_result),
+    ("all_null_column", shape.all_null_column),
+    ("ties_cut", queries.ties_cut),
+    ("literal_answer", code.literal_answer),
+    ("text_numbers", shape.text_numbers),
+    ("early_rounding", code.early_rounding),
+)
+
+
+@dataclass
+class CheckReport:
+    """The failed checks of one run, how long they took, and why any check could not run."""
+
+    findings: list[CheckFinding] = field(default_factory=list)
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def names(self) -> list[str]:
+        return [f.name for f in self.findings]
+
+    @property
+    def blocking(self) -> list[CheckFinding]:
+        """Findings worth a send-back (not the ones that only inform)."""
+        return [f for f in self.findings if not f.informs_only]
+
+    def lines(self) -> list[str]:
+        return [f.line() for f in self.findings]
+
+
+def run_answer_checks(ctx: AnswerContext) -> CheckReport:
+    """Every check in ANSWER_CHECKS order; a check that crashes is a note, never a failed answer."""
+    started = time.perf_counter()
+    report = CheckReport(notes=ctx.notes)
+    for name, check in ANSWER_CHECKS:
+        try:
+            report.findings += check(ctx)
+        except Exception as exc:  # a check bug must not hide the answer; the note says what broke
+            ctx.notes.append(f"{name} crashed: {type(exc).__name__}: {exc}")
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def answer_context(layout: ScratchLayout, prediction: PredictionCheck, catalog: Catalog | None) -> AnswerContext:
+    """The context of the run that just wrote `prediction` in `layout`."""
+    return AnswerContext(
+        question=_question(layout.task_json),
+        code=_read(layout.solver_py),
+        queries=read_query_log(_read_safely(layout.query_log)),
+        columns=list(prediction.columns),
+        rows=_rows(layout.prediction),
+        catalog=catalog,
+    )
+
+
+def check_answer(layout: ScratchLayout, prediction: PredictionCheck, catalog: Catalog | None) -> CheckReport:
+    return run_answer_checks(answer_context(layout, prediction, catalog))
+
+
+def _question(task_json: Path) -> str:
+    try:
+        value = json.loads(task_json.read_text(encoding="utf-8")).get("question", "")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return value if isinstance(value, str) else ""
+
+
+def _rows(path: Path) -> list[list[str]]:
+    """Every data row of prediction.csv (opened without following a link, size-capped)."""
+    try:
+        with safe_files.open_regular(path, max_bytes=PREDICTION_MAX_BYTES) as raw:
+            reader = csv.reader(io.TextIOWrapper(raw, encoding="utf-8-sig", newline=""))
+            next(reader, None)
+            return [row for row in reader]
+    except (UnsafeFile, OSError, UnicodeDecodeError, csv.Error):
+        return []
+
+
+def _read_safely(path: Path) -> str:
+    """A file the sandbox could write (tmp/), read without following a planted link."""
+    try:
+        with safe_files.open_regular(path, max_bytes=PREDICTION_MAX_BYTES) as raw:
+            return raw.read().decode("utf-8", errors="replace")
+    except (UnsafeFile, OSError):
+        return ""
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""

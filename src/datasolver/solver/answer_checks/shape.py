@@ -1,0 +1,165 @@
+"""Checks on the answer's own cells, helped by the final SQL's shape (no query runs here)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from datasolver.solver.answer_checks.model import AnswerContext, CheckFinding
+from datasolver.solver.answer_checks.words import QUANTITY_WORDS, RANK_WORDS, mentions, quoted_values
+from datasolver.solver.checks import is_null
+
+_HELPER_NAME = re.compile(
+    r"^(?:index|level_0|unnamed: ?\d+|rank|rnk|rn|row_?num(?:ber)?|row_?id|dense_rank|ranking|排名|名次|序号|行号)$"
+)
+_NUMBER_WITH_TEXT = re.compile(
+    r"^(?P<pre>[-+]?\s*[$¥￥€£]?)\s*(?P<num>\d[\d,]*(?:\.\d+)?)\s*(?P<post>[^\d\s][^\d]{0,11})?$"
+)
+_SAMPLE = 2_000  # cells per column for the text-pattern checks
+
+
+def helper_column(ctx: AnswerContext) -> list[CheckFinding]:
+    found = []
+    parsed = ctx.parsed
+    outputs = parsed.outputs() if parsed else {}
+    asks_rank = mentions(ctx.question, RANK_WORDS)
+    for index, name in enumerate(ctx.columns):
+        key = name.strip().lower()
+        if not asks_rank and (not key or _HELPER_NAME.match(key) or (parsed is not None and parsed.is_rank_column(name))):
+            found.append(CheckFinding("helper_column", (
+                f"column {name!r} is a row number / rank, which the question does not ask for: "
+                "drop it from the final SELECT (keep the ordering in ORDER BY if it matters).")))
+            continue
+        if name not in outputs and not asks_rank and _is_sequence(ctx.column_values(index)):
+            found.append(CheckFinding("helper_column", (
+                f"column {name!r} holds 0..n-1 or 1..n in row order ({len(ctx.rows)} rows) and does not come "
+                "from the SQL: a leaked index or row number. Drop it.")))
+    if parsed is not None and parsed.top_limit() is not None and not mentions(ctx.question, QUANTITY_WORDS):
+        for name in parsed.sorted_aggregates():
+            if name in ctx.columns and len(ctx.columns) > 1:
+                found.append(CheckFinding("helper_column", (
+                    f"column {name!r} is an aggregate used to sort for `ORDER BY {parsed.order_sql()} "
+                    f"LIMIT {parsed.top_limit()}`, and the question asks which, not how much: keep it in "
+                    "ORDER BY but drop it from the SELECT list.")))
+    return found
+
+
+def constant_column(ctx: AnswerContext) -> list[CheckFinding]:
+    if not ctx.rows:
+        return []
+    parsed = ctx.parsed
+    filters = parsed.equality_filters() if parsed else []
+    outputs = parsed.outputs() if parsed else {}
+    quoted = quoted_values(ctx.question)
+    found = []
+    for index, name in enumerate(ctx.columns):
+        values = {v.strip() for v in ctx.column_values(index)}
+        if len(values) != 1:
+            continue
+        value = values.pop()
+        if is_null(value):
+            continue  # all_null_column says it
+        expr = outputs.get(name)
+        source = expr.name if expr is not None and expr.key == "column" else None
+        echoed = next(
+            (sql for column, literal, sql in ((c, lit, p.sql(dialect="duckdb")) for c, lit, p in filters)
+             if _same(literal, value) and (source == column or not _is_number(value))),
+            None,
+        )
+        if echoed is not None:
+            found.append(CheckFinding("constant_column", (
+                f"column {name!r} is {value!r} in all {len(ctx.rows)} row(s): the value your filter `{echoed}` "
+                "fixes, echoed back. Drop it unless the question asks for it.")))
+        elif len(ctx.columns) > 1 and len(value) >= 2 and value in quoted:
+            found.append(CheckFinding("constant_column", (
+                f"column {name!r} is {value!r} in all {len(ctx.rows)} row(s), the value the question names: "
+                "it repeats the question's filter. Drop it unless the question asks for it.")))
+    return found
+
+
+def duplicate_rows(ctx: AnswerContext) -> list[CheckFinding]:
+    counts = Counter(tuple(row) for row in ctx.rows)
+    dupes = sum(n - 1 for n in counts.values() if n > 1)
+    if not dupes:
+        return []
+    parsed = ctx.parsed
+    # One row per value the question lists (`name IN ('a', 'b')`): equal answers are expected.
+    if parsed is not None and len(ctx.rows) <= parsed.largest_value_list():
+        return []
+    worst = max(counts.values())
+    return [CheckFinding("duplicate_rows", (
+        f"{dupes} of {len(ctx.rows)} rows repeat another row ({len(counts)} distinct; one row appears "
+        f"{worst} times). If the question wants each entity once, use SELECT DISTINCT or GROUP BY; if it "
+        "wants raw records, keep them, but check that no join multiplies rows."))]
+
+
+def all_null_column(ctx: AnswerContext) -> list[CheckFinding]:
+    if not ctx.rows:
+        return []
+    found = []
+    for index, name in enumerate(ctx.columns):
+        if all(is_null(v) for v in ctx.column_values(index)):
+            found.append(CheckFinding("all_null_column", (
+                f"column {name!r} is NULL in all {len(ctx.rows)} rows: a wrong column, a join that found "
+                "nothing, or a TRY_CAST that failed. Fix it, or drop it if the question does not ask for it.")))
+    return found
+
+
+def text_numbers(ctx: AnswerContext) -> list[CheckFinding]:
+    parsed = ctx.parsed
+    found = []
+    for index, name in enumerate(ctx.columns):
+        if parsed is not None and parsed.is_source_column(name):
+            continue  # copied from the data as it is: the reference answer has the same text
+        cells = [v.strip() for v in ctx.column_values(index)[:_SAMPLE] if not is_null(v)]
+        if not cells:
+            continue
+        decorated = []
+        plain = 0
+        for cell in cells:
+            match = _NUMBER_WITH_TEXT.match(cell)
+            if match is None:
+                continue
+            if match["post"] or match["pre"].strip(" +-") or "," in match["num"]:
+                decorated.append(cell)
+            else:
+                plain += 1
+        if decorated and len(decorated) + plain >= 0.8 * len(cells):
+            examples = ", ".join(repr(c) for c in decorated[:3])
+            found.append(CheckFinding("text_numbers", (
+                f"column {name!r} holds numbers with text around them ({len(decorated)} of {len(cells)} "
+                f"cells, e.g. {examples}): the scorer compares plain numbers, so '12.5%' is not 12.5. "
+                "Return the bare number (no unit, %, currency sign or thousands separator).")))
+    return found
+
+
+def _is_sequence(values: list[str]) -> bool:
+    if len(values) < 3:
+        return False
+    try:
+        numbers = [int(v.strip()) for v in values[:3]]
+    except ValueError:
+        return False
+    start = numbers[0]
+    if start not in (0, 1) or numbers != [start, start + 1, start + 2]:
+        return False
+    try:
+        return all(int(v.strip()) == start + i for i, v in enumerate(values))
+    except ValueError:
+        return False
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace(",", ""))
+    except ValueError:
+        return False
+    return True
+
+
+def _same(literal: str, value: str) -> bool:
+    if literal.strip() == value:
+        return True
+    if _is_number(literal) and _is_number(value):
+        return float(literal.replace(",", "")) == float(value.replace(",", ""))
+    return False

@@ -1,0 +1,155 @@
+"""Each answer check: a mistaken answer raises exactly its CHECK, the correct one of the same shape
+raises none. Checks run on an AnswerContext over the tiny task's real catalog (no sandbox run);
+tests/test_solver_run.py covers the lines inside run_solver's report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from datasolver.data import Catalog
+from datasolver.solver.answer_checks import (
+    CHECK_NAMES,
+    AnswerContext,
+    CheckFinding,
+    check_names_in,
+    read_query_log,
+    run_answer_checks,
+)
+from datasolver.solver.testing import make_tiny_task
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory) -> Catalog:
+    task = make_tiny_task(tmp_path_factory.mktemp("tiny"))
+    with Catalog.open(task) as cat:
+        yield cat
+
+
+def run_code(code: str) -> str:
+    return f"# ==== QUERY AREA ====\n{code}\n"
+
+
+def checks(catalog, question, sql, columns, rows, code=None):
+    ctx = AnswerContext(question, code if code is not None else f'result = run_sql("""{sql}""")',
+                        [sql] if sql else [], columns, rows, catalog)
+    report = run_answer_checks(ctx)
+    assert ctx.notes == [], ctx.notes  # no check crashed or failed to query
+    return report
+
+
+CASES = [
+    # (check, question, mistaken (sql, columns, rows), correct (sql, columns, rows))
+    ("helper_column", "Which cities have orders?",
+     ("SELECT row_number() OVER (ORDER BY city) AS rn, city FROM (SELECT DISTINCT city FROM orders)",
+      ["rn", "city"], [["1", "Lyon"], ["2", "Nice"], ["3", "Paris"]]),
+     ("SELECT DISTINCT city FROM orders ORDER BY city", ["city"], [["Lyon"], ["Nice"], ["Paris"]])),
+    ("helper_column", "Which city has the most orders?",
+     ("SELECT city, count(*) AS n FROM orders GROUP BY city ORDER BY n DESC LIMIT 1", ["city", "n"], [["Paris", "2"]]),
+     ("SELECT city FROM orders GROUP BY city ORDER BY count(*) DESC LIMIT 1", ["city"], [["Paris"]])),
+    ("constant_column", "What are the amounts of the orders from Paris?",
+     ("SELECT city, amount FROM orders WHERE city = 'Paris'", ["city", "amount"], [["Paris", "10.5"], ["Paris", "7.0"]]),
+     ("SELECT amount FROM orders WHERE city = 'Paris'", ["amount"], [["10.5"], ["7.0"]])),
+    ("duplicate_rows", "Which cities have orders?",
+     ("SELECT city FROM orders WHERE amount IS NOT NULL", ["city"], [["Paris"], ["Lyon"], ["Paris"]]),
+     ("SELECT DISTINCT city FROM orders WHERE amount IS NOT NULL", ["city"], [["Paris"], ["Lyon"]])),
+    ("all_null_column", "What is each order's amount and country?",
+     ("SELECT o.amount, c.country FROM orders o LEFT JOIN cities c ON c.city = o.order_id::VARCHAR",
+      ["amount", "country"], [["10.5", ""], ["3.0", ""], ["7.0", ""]]),
+     ("SELECT o.amount, c.country FROM orders o JOIN cities c ON c.city = o.city",
+      ["amount", "country"], [["10.5", "FR"], ["3.0", "FR"], ["7.0", "FR"]])),
+    ("text_numbers", "What is the amount of each order?",
+     ("SELECT order_id, amount || ' EUR' AS amount FROM orders WHERE amount IS NOT NULL",
+      ["order_id", "amount"], [["1", "10.5 EUR"], ["2", "3.0 EUR"], ["3", "7.0 EUR"]]),
+     ("SELECT order_id, amount FROM orders WHERE amount IS NOT NULL",
+      ["order_id", "amount"], [["1", "10.5"], ["2", "3.0"], ["3", "7.0"]])),
+    ("early_rounding", "What is the average order amount?",
+     ("SELECT ROUND(avg(amount), 0) AS a FROM orders", ["a"], [["7.0"]]),
+     ("SELECT avg(amount) AS a FROM orders", ["a"], [["6.833333333333333"]])),
+]
+
+
+@pytest.mark.parametrize(("name", "question", "wrong", "right"), CASES, ids=[c[0] for c in CASES])
+def test_a_mistake_raises_its_check_and_the_correct_answer_none(catalog, name, question, wrong, right) -> None:
+    report = checks(catalog, question, *wrong)
+    assert report.names == [name], report.lines()
+    line = report.lines()[0]
+    assert line.startswith(f"CHECK {name}: ")
+    assert check_names_in("OK\n" + "\n".join(report.lines())) == [name]
+    assert checks(catalog, question, *right).names == []
+
+
+def test_empty_result_names_the_filter_that_removed_everything(catalog) -> None:
+    sql = "SELECT amount FROM orders WHERE city = 'paris' AND amount > 1"
+    report = checks(catalog, "What are the amounts of the orders from Paris?", sql, ["amount"], [])
+    assert report.names == ["empty_result"]
+    line = report.lines()[0]
+    assert "without `city = 'paris'`: 3 rows (nearest existing values: 'Paris'" in line
+    assert "without `amount > 1`: 0 rows" in line
+    assert checks(catalog, "?", sql.replace("'paris'", "'Paris'"), ["amount"], [["10.5"], ["7.0"]]).names == []
+
+
+def test_ties_cut_informs_singular_and_plural_readings(catalog) -> None:
+    sql = "SELECT city FROM cities ORDER BY country LIMIT 1"
+    report = checks(catalog, "Which city is in the first country?", sql, ["city"], [["Paris"]])
+    assert report.names == ["ties_cut"]
+    assert "2 rows share the sort key (FR) and 1 of them are kept" in report.lines()[0]
+    assert report.blocking == []  # it informs only: no send-back
+    no_tie = "SELECT city FROM orders WHERE amount IS NOT NULL ORDER BY amount DESC LIMIT 1"
+    assert checks(catalog, "Which order city has the largest amount?", no_tie, ["city"], [["Paris"]]).names == []
+
+
+def test_literal_answer_names_cells_found_in_no_table(catalog) -> None:
+    code = 'result = pd.DataFrame({"city": ["Paris", "Lyonn"]})'
+    report = checks(catalog, "Which cities have orders?", None, ["city"], [["Paris"], ["Lyonn"]], code=run_code(code))
+    assert report.names == ["literal_answer"]
+    assert "1 of 2 text cells occur in no table: 'Lyonn'" in report.lines()[0]
+    from_sql = run_code('result = run_sql("SELECT DISTINCT city FROM orders")')
+    assert checks(catalog, "Which cities have orders?", "SELECT DISTINCT city FROM orders", ["city"],
+                  [["Paris"], ["Lyon"], ["Nice"]], code=from_sql).names == []
+
+
+def test_rounding_the_question_asks_for_is_no_mistake(catalog) -> None:
+    sql = "SELECT ROUND(avg(amount), 1) AS a FROM orders"
+    assert checks(catalog, "What is the average amount, rounded to one decimal?", sql, ["a"], [["6.8"]]).names == []
+
+
+def test_equal_values_for_each_named_entity_are_not_duplicates(catalog) -> None:
+    sql = "SELECT country FROM cities WHERE city IN ('Paris', 'Lyon')"
+    assert checks(catalog, "Which country are Paris and Lyon in?", sql, ["country"], [["FR"], ["FR"]]).names == []
+
+
+def test_a_crashing_check_is_a_note_not_a_finding(catalog, monkeypatch) -> None:
+    from datasolver.solver.answer_checks import run as run_module
+
+    def boom(ctx):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(run_module, "ANSWER_CHECKS", (("duplicate_rows", boom),))
+    ctx = AnswerContext("?", "", [], ["a"], [["1"], ["1"]], catalog)
+    assert run_answer_checks(ctx).findings == []
+    assert ctx.notes == ["duplicate_rows crashed: RuntimeError: bug"]
+
+
+def test_check_names_and_the_query_log() -> None:
+    with pytest.raises(ValueError):
+        CheckFinding("no_such_check", "x")
+    assert len(CHECK_NAMES) == 9
+    log = '{"sql": "SELECT 1", "rows": 1}\nnot json\n{"sql": "SELECT 2"}\n'
+    assert read_query_log(log) == ["SELECT 1", "SELECT 2"]
+
+
+def test_run_solver_reports_check_lines(tmp_path: Path) -> None:
+    from datasolver.solver import SolverToolbox, prepare_task
+    from datasolver.solver.testing import set_query
+
+    scratch = prepare_task(make_tiny_task(tmp_path / "in"), tmp_path / "scratch")
+    with SolverToolbox(scratch) as toolbox:
+        set_query(toolbox, 'result = run_sql("SELECT city, amount FROM orders WHERE city = \'Paris\'")')
+        result = toolbox.call("run_solver", {})
+    assert result.value.names == ["constant_column"]
+    assert [f.name for f in result.value.blocking] == ["constant_column"]
+    assert "\nCHECK constant_column: column 'city' is 'Paris' in all 2 row(s)" in result.text
+    assert read_query_log((scratch / "tmp" / "run_sql.jsonl").read_text(encoding="utf-8")) == [
+        "SELECT city, amount FROM orders WHERE city = 'Paris'"]
