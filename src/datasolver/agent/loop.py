@@ -4,7 +4,8 @@
     call_model       one chat request (the client retries 429/5xx/timeouts itself)
     run_tools        execute every tool call of the answer, in order
 
-repeated until the model answers without a tool call, the request cap, the task's token budget
+repeated until the model answers without a tool call (once sent back when its latest run_solver
+reported failed answer checks), the request cap, the task's token budget
 or the deadline is hit, or the model endpoint fails for good. Model misbehaviour ends an attempt;
 it never raises. A reply cut off by the output token limit (finish_reason "length", common while
 thinking) is not an answer: the model is told so and the loop goes on, a few times per attempt.
@@ -37,8 +38,9 @@ from datasolver.llm import (
     assistant_message,
     user_message,
 )
-from datasolver.toolkit import ToolRunner
 from datasolver.llm.window import reply_tokens
+from datasolver.solver.answer_checks import CheckReport
+from datasolver.toolkit import ToolOutcome, ToolRunner
 
 # Why an attempt ended.
 ANSWERED = "answered"  # the model replied without a tool call
@@ -53,6 +55,9 @@ EVENT_TEXT_TOOL_CALLS = "text_tool_calls"
 EVENT_CUT_OFF = "cut_off"
 EVENT_SENT_BACK = "sent_back"
 EVENT_CONTEXT_SHRINK = "context_shrink"
+EVENT_SEND_BACK = "send_back"
+EVENT_ANSWER_CHECKS = "answer_checks"
+RUN_SOLVER = "run_solver"
 CUT_OFF = "length"  # the finish_reason of a reply stopped by the output token limit
 # After a context-length 400, aim this far below the stated ratio (our estimate is not the
 # server's tokenizer).
@@ -79,6 +84,9 @@ class AttemptResult:
     cut_offs: int = 0
     sent_back: int = 0
     tool_kinds: dict[str, int] = field(default_factory=dict)  # outcome kind → count
+    checks: list[str] = field(default_factory=list)  # the latest run_solver's failed answer checks
+    check_lines: list[str] = field(default_factory=list)  # its CHECK lines worth a send-back
+    checks_sent_back: int = 0  # times the model was sent back over failed checks (at most once)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -163,6 +171,8 @@ async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> Attem
             conv.append(user_message(render_prompt("sent_back", hint=send_back_hint(result.content))))
             continue
         if not calls:
+            if send_back(conv, run, state):
+                continue
             state.ended, state.final_text = ANSWERED, result.content
             return state
         await run_tools(conv, calls, run, state)
@@ -271,7 +281,33 @@ async def run_tools(conv: Conversation, calls: list[ToolCall], run: AttemptRun, 
             outcome.text = outcome.text[:limit] + f"\n… ({cut} more characters cut; {hint})"
         state.tool_calls += 1
         state.tool_kinds[outcome.kind] = state.tool_kinds.get(outcome.kind, 0) + 1
+        if outcome.name == RUN_SOLVER:
+            note_checks(run, state, outcome)
         conv.append(outcome.message())
+
+
+def note_checks(run: AttemptRun, state: AttemptResult, outcome: ToolOutcome) -> None:
+    """Remember the answer checks of the latest run_solver (its ToolResult.value) and trace them."""
+    report = outcome.value if outcome.ok and isinstance(outcome.value, CheckReport) else None
+    state.checks = report.names if report is not None else []
+    state.check_lines = [f.line() for f in report.blocking] if report is not None else []
+    if report is not None:
+        run.event(EVENT_ANSWER_CHECKS, attempt=state.number, call_id=outcome.call_id, checks=report.names,
+                  blocking=[f.name for f in report.blocking], lines=report.lines(),
+                  seconds=round(report.seconds, 3))
+
+
+def send_back(conv: Conversation, run: AttemptRun, state: AttemptResult) -> bool:
+    """The model stopped while its latest run has failed checks: tell it once, in this attempt.
+
+    After the one send-back the answer is accepted as it is (fail open).
+    """
+    if state.checks_sent_back or not state.check_lines:
+        return False
+    state.checks_sent_back += 1
+    run.event(EVENT_SEND_BACK, attempt=state.number, checks=list(state.checks), lines=list(state.check_lines))
+    conv.append(user_message(render_prompt("checks_sent_back", check_lines="\n".join(state.check_lines))))
+    return True
 
 
 async def _compact(
