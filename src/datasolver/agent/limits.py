@@ -33,6 +33,10 @@ class Limits:
     cut_off_retries: int = 2  # replies cut by the output token limit answered with a nudge, per attempt
     send_backs: int = 1  # replies with neither a tool call nor an answer sent back, per attempt
     context_shrinks: int = 3  # context-length 400s answered by shrinking the request, per request
+    # Must-submit governor: with this many requests (of the attempt) or seconds (to the deadline)
+    # left and no OK run yet, the model is told to write its final query now.
+    reserve_requests: int = 3
+    reserve_seconds: int = 90
     deadline: float | None = None
     task_token_budget: int | None = None  # prompt + completion tokens of the whole task
     # From attempt 2 on the temperature rises by this step per attempt, up to max_temperature.

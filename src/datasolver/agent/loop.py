@@ -24,6 +24,7 @@ from typing import Any
 
 from datasolver.agent.compaction import compact
 from datasolver.agent.conversation import Conversation
+from datasolver.agent.governor import REPEATS_TO_STOP, REPEATS_TO_WARN, ErrorStreak, must_submit_reason, repetition_note
 from datasolver.agent.limits import Limits
 from datasolver.agent.prompts import render_prompt
 from datasolver.agent.tokens import estimate_tools_tokens
@@ -57,7 +58,12 @@ EVENT_SENT_BACK = "sent_back"
 EVENT_CONTEXT_SHRINK = "context_shrink"
 EVENT_SEND_BACK = "send_back"
 EVENT_ANSWER_CHECKS = "answer_checks"
+EVENT_MUST_SUBMIT = "must_submit"
+EVENT_REPEATED_ERROR = "repeated_error"
+REPEATED_ERROR = "repeated_error"  # the same tool error three times in a row ended the attempt
 RUN_SOLVER = "run_solver"
+EXPLORE_DATA = "explore_data"
+_ROWS_LINE = re.compile(r"^rows: \d+ of (\d+)")
 CUT_OFF = "length"  # the finish_reason of a reply stopped by the output token limit
 # After a context-length 400, aim this far below the stated ratio (our estimate is not the
 # server's tokenizer).
@@ -87,9 +93,14 @@ class AttemptResult:
     checks: list[str] = field(default_factory=list)  # the latest run_solver's failed answer checks
     check_lines: list[str] = field(default_factory=list)  # its CHECK lines worth a send-back
     checks_sent_back: int = 0  # times the model was sent back over failed checks (at most once)
+    run_ok: bool = False  # the latest run_solver of this attempt said OK
+    must_submit: str | None = None  # why the governor told the model to submit now
+    error_streak: ErrorStreak = field(default_factory=ErrorStreak, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        out.pop("error_streak")
+        return out
 
 
 @dataclass
@@ -105,6 +116,7 @@ class AttemptRun:
     trace: TraceWriter | None = None
     chat_options: dict[str, Any] = field(default_factory=dict)  # extra keywords for client.chat
     has_prediction: Callable[[], bool] = lambda: False  # whether prediction.csv is written
+    last_rows_query: str | None = None  # the latest explore_data SQL that returned rows (any attempt)
 
     def event(self, kind: str, **fields: Any) -> None:
         if self.trace is not None:
@@ -147,6 +159,10 @@ async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> Attem
             state.error = (f"the task's token budget is spent ({run.client.usage.total_tokens} of "
                            f"{run.limits.task_token_budget} tokens)")
             return state
+        if state.tool_calls and state.error_streak.count >= REPEATS_TO_STOP:
+            state.ended = REPEATED_ERROR
+            return state
+        govern(conv, run, state)
         await prepare_request(conv, run, state, tools_tokens)
         try:
             result = await call_model(conv, run, state, tools_tokens)
@@ -282,8 +298,36 @@ async def run_tools(conv: Conversation, calls: list[ToolCall], run: AttemptRun, 
         state.tool_calls += 1
         state.tool_kinds[outcome.kind] = state.tool_kinds.get(outcome.kind, 0) + 1
         if outcome.name == RUN_SOLVER:
+            state.run_ok = outcome.ok
             note_checks(run, state, outcome)
+        elif outcome.name == EXPLORE_DATA and outcome.ok and _returned_rows(outcome.text):
+            run.last_rows_query = str(getattr(outcome.args, "query", "")).strip() or run.last_rows_query
+        repeats = state.error_streak.see(outcome.ok, outcome.text)
+        if repeats >= REPEATS_TO_WARN:
+            outcome.text += repetition_note(outcome.name, outcome.kind, repeats)
+            run.event(EVENT_REPEATED_ERROR, attempt=state.number, name=outcome.name, error_kind=outcome.kind,
+                      count=repeats, error=outcome.text[:500])
         conv.append(outcome.message())
+        if repeats >= REPEATS_TO_STOP:
+            return  # the loop ends the attempt before the next request
+
+
+def govern(conv: Conversation, run: AttemptRun, state: AttemptResult) -> None:
+    """Must-submit: near the end of the budget, with no OK run yet, tell the model once to submit."""
+    if state.must_submit is not None or state.run_ok or not state.requests:
+        return
+    why = must_submit_reason(run.limits, state.requests, run.limits.seconds_left())
+    if why is None:
+        return
+    state.must_submit = why
+    run.event(EVENT_MUST_SUBMIT, attempt=state.number, reason=why, requests=state.requests)
+    conv.append(user_message(render_prompt("must_submit", why=why)))
+
+
+def _returned_rows(text: str) -> bool:
+    """True for an explore_data SQL result with at least one row (not `\\tables`, `\\schema`)."""
+    match = _ROWS_LINE.match(text)
+    return match is not None and int(match.group(1)) > 0
 
 
 def note_checks(run: AttemptRun, state: AttemptResult, outcome: ToolOutcome) -> None:

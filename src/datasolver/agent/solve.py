@@ -50,6 +50,7 @@ from datasolver.solver import (
 )
 from datasolver.solver import safe_files
 from datasolver.solver.errors import UnsafeFile
+from datasolver.solver.scaffold import with_query
 from datasolver.toolkit import ToolRunner
 
 SOLVED: TaskStatus = "solved"
@@ -272,26 +273,37 @@ class _Session:
         return [*self.opening[:-1], user_message(f"{last['content'].rstrip()}\n\n{line}")]
 
     async def _fallback(self, reason: str) -> SolveOutcome:
-        """Run the last edited solver.py once; publish its prediction if it writes one."""
-        script = await asyncio.to_thread(self._fallback_script)
+        """Run the last edited solver.py once, else the last explore query that returned rows
+        through the scaffold; publish the prediction if it writes one."""
+        script, source = await asyncio.to_thread(self._fallback_script)
         if script is None:
             self._event(EVENT_FALLBACK, ran=False, reason=reason)
-            return self._outcome(FAILED, None, f"{reason}; fallback skipped: solver.py was never edited")
+            return self._outcome(FAILED, None, f"{reason}; fallback skipped: solver.py was never edited "
+                                               "and no explore query returned rows")
+        reason = f"{reason}; fallback ran {source}"
         await asyncio.to_thread(safe_files.write_atomic, self.layout.solver_py, script)
         sandbox = SandboxLimits(timeout_s=float(self.limits.tool_timeout_s))
         run = await asyncio.to_thread(run_solver_script, self.layout, sandbox)
         report = render_run(run, self_check=False, show_rows=0)
-        self._event(EVENT_FALLBACK, ran=True, status=run.status, report=report[:2000])
+        self._event(EVENT_FALLBACK, ran=True, source=source, status=run.status, report=report[:2000])
         if run.status == "OK" and safe_files.is_regular(self.layout.prediction):
             path = await self._publish(None)
             return self._outcome(FALLBACK, path, reason)
         first_line = report.splitlines()[1] if len(report.splitlines()) > 1 else report
         return self._outcome(FAILED, None, f"{reason}; fallback run {run.status}: {first_line[:300]}")
 
-    def _fallback_script(self) -> str | None:
-        """The current solver.py if edited, else the last edited one of an earlier attempt."""
+    def _fallback_script(self) -> tuple[str | None, str]:
+        """(script, where it came from): the current solver.py if edited, else the last edited one
+        of an earlier attempt, else the scaffold answering with the last explore query that
+        returned rows."""
         self._remember_edits()
-        return self.last_edited
+        if self.last_edited is not None:
+            return self.last_edited, "the last edited solver.py"
+        query = self.run.last_rows_query
+        pristine = _read(self.layout.pristine)
+        if query is None or pristine is None:
+            return None, ""
+        return with_query(pristine, query), "the last explore query that returned rows"
 
     def _remember_edits(self) -> None:
         current = _read(self.layout.solver_py)

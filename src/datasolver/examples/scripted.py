@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from datasolver.llm.fake import Turn, text, tool_call
-from datasolver.solver.scaffold import RESULT_LINE
+from datasolver.solver.scaffold import RESULT_LINE, query_code
 
 Handler = Callable[[dict[str, Any]], Turn]
 
@@ -46,8 +46,7 @@ class ScriptedAnswer:
 
     def query_code(self) -> str:
         """The query-area code the model writes in place of `result = None`."""
-        sql = self.sql.strip().replace('"""', '\\"\\"\\"')
-        return f'result = run_sql("""\n{sql}\n""")'
+        return query_code(self.sql)
 
 
 def load_answers(solutions_json: Path, input_dir: Path | None = None) -> dict[str, ScriptedAnswer]:

@@ -102,6 +102,19 @@ def render_solver(task_id: str, question: str, table_names: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def query_code(sql: str) -> str:
+    """Query-area code that answers with one SQL query (newlines around it: SQL may end with a quote)."""
+    body = sql.strip().replace('"""', '\\"\\"\\"')
+    return f'result = run_sql("""\n{body}\n""")'
+
+
+def with_query(scaffold: str, sql: str) -> str:
+    """The scaffold with its `result = None` line replaced by `query_code(sql)`."""
+    lines = scaffold.split("\n")
+    index = lines.index(RESULT_LINE)
+    return "\n".join(lines[:index] + [query_code(sql)] + lines[index + 1:])
+
+
 def _one_line(text: str) -> str:
     # Anything the tokenizer treats as a line break, or cannot take at all, becomes a space.
     return re.sub(r"[\x00-\x1f\x7f\u2028\u2029\x85]+", " ", text).strip()

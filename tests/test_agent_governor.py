@@ -1,0 +1,102 @@
+"""The must-submit governor, the fallback to the last explore query that returned rows, and the
+repeated-error rule, against the scripted server."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from datasolver.agent import Limits, SolveOutcome, solve_task
+from datasolver.agent.governor import ErrorStreak, must_submit_reason
+from datasolver.agent.testing import edit_query_turn, fake_client
+from datasolver.llm import TraceWriter
+from datasolver.llm.fake import ScriptedServer, text, tool_call
+from datasolver.solver import prepare_task
+from datasolver.solver.testing import make_tiny_task
+
+CITIES = 'result = run_sql("SELECT DISTINCT city FROM orders ORDER BY city")'
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Path:
+    return prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
+
+
+def solve(scratch: Path, script, limits: Limits) -> tuple[SolveOutcome, ScriptedServer, list[dict]]:
+    trace = TraceWriter(scratch.parent.parent / "logs", scratch.name)
+    with ScriptedServer(script) as server:
+        async def go() -> SolveOutcome:
+            async with fake_client(server.base_url, trace) as client:
+                return await solve_task(scratch, client, scratch.parent.parent / "out", limits=limits)
+
+        outcome = asyncio.run(go())
+    assert server.errors == []
+    return outcome, server, trace.read()
+
+
+def explore(sql: str):
+    return tool_call("explore_data", {"query": sql})
+
+
+def test_must_submit_is_said_once_when_the_reserve_is_reached(scratch: Path) -> None:
+    script = [explore("SELECT 1"), explore("SELECT 2"), explore("SELECT 3"),
+              edit_query_turn(scratch, CITIES), tool_call("run_solver", {}), text("Done.")]
+    limits = Limits(max_requests_per_attempt=6, reserve_requests=3, max_attempts=1)
+    outcome, server, events = solve(scratch, script, limits)
+    assert (outcome.status, outcome.requests) == ("solved", 6)
+    told = [i for i, body in enumerate(server.requests) if "Time to submit" in str(body["messages"][-1]["content"])]
+    assert told == [3]  # the 4th request: 3 of 6 left
+    [event] = [e for e in events if e["event"] == "must_submit"]
+    assert event["reason"] == "only 3 model request(s) left in this attempt"
+    assert outcome.attempt_results[0].must_submit == event["reason"]
+
+
+def test_no_must_submit_after_an_ok_run(scratch: Path) -> None:
+    script = [edit_query_turn(scratch, CITIES), tool_call("run_solver", {}), explore("SELECT 1"), text("Done.")]
+    outcome, _, events = solve(scratch, script, Limits(max_requests_per_attempt=5, reserve_requests=3))
+    assert outcome.status == "solved"
+    assert not [e for e in events if e["event"] == "must_submit"]
+
+
+def test_the_fallback_runs_the_last_explore_query_that_returned_rows(scratch: Path) -> None:
+    script = [explore("SELECT DISTINCT city FROM orders ORDER BY city"), explore("SELECT * FROM orders WHERE 1 = 0"),
+              explore("\\tables"), text("The cities are Lyon, Nice and Paris.")]
+    outcome, _, events = solve(scratch, script, Limits(max_attempts=1))
+    assert outcome.status == "fallback"
+    assert outcome.reason == ("attempt 1 ended (answered) without prediction.csv; "
+                              "fallback ran the last explore query that returned rows")
+    assert outcome.prediction.read_text(encoding="utf-8") == "city\nLyon\nNice\nParis\n"
+    [fallback] = [e for e in events if e["event"] == "fallback"]
+    assert (fallback["source"], fallback["status"]) == ("the last explore query that returned rows", "OK")
+
+
+def test_the_same_error_twice_is_named_and_three_times_ends_the_attempt(scratch: Path) -> None:
+    bad = explore("SELECT nope FROM orders")
+    script = [bad, bad, bad, text("never sent")]
+    outcome, server, events = solve(scratch, script, Limits(max_attempts=1))
+    result = outcome.attempt_results[0]
+    assert (result.ended, result.requests, outcome.status) == ("repeated_error", 3, "failed")
+    results = [m["content"] for m in server.requests[2]["messages"] if m["role"] == "tool"]
+    assert "same error" not in results[0]
+    assert "this is the same error as your previous 1 call(s), word for word" in results[1]
+    assert "check table and column names with `\\schema <table>`" in results[1]
+    assert [e["count"] for e in events if e["event"] == "repeated_error"] == [2, 3]
+
+
+@pytest.mark.parametrize(("requests", "seconds", "expected"), [
+    (0, None, None),
+    (76, None, None),
+    (77, None, "only 3 model request(s) left in this attempt"),
+    (1, 89.5, "about 89 s left before the task's deadline"),
+    (1, 91.0, None),
+])
+def test_must_submit_reason(requests, seconds, expected) -> None:
+    assert must_submit_reason(Limits(), requests, seconds) == expected
+
+
+def test_error_streak_resets_on_success_and_on_another_error() -> None:
+    streak = ErrorStreak()
+    assert [streak.see(False, "a"), streak.see(False, "a"), streak.see(False, "b"), streak.see(True, "ok"),
+            streak.see(False, "b")] == [1, 2, 1, 0, 1]
