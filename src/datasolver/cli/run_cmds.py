@@ -17,6 +17,7 @@ from datasolver.pipeline import (
     DEFAULT_WORKERS,
     RunConfig,
     RunSummary,
+    VotePolicy,
     default_input_dir,
     default_logs_dir,
     default_output_dir,
@@ -93,6 +94,11 @@ class Duration(click.ParamType):
               envvar="MODEL_VISION_IMAGES", help="At most this many keyframes per task as images [env MODEL_VISION_IMAGES].")
 @click.option("--video-judges", type=click.IntRange(min=0), default=3, show_default=True,
               help="Independent model calls judging whether a task's video shows the answer (0: none).")
+@click.option("--votes", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Independent solves per task: stop when two give the same answer (the metric's column "
+                   "signature), else take the majority. The first solve runs at temperature 0.")
+@click.option("--vote-temperature", type=click.FloatRange(0.0, 2.0), default=0.7, show_default=True,
+              help="Temperature of every solve after the first (with --votes > 1).")
 def run_command(
     input_dir: Path | None, output_dir: Path | None, workers: int, task_timeout: float,
     time_budget: float | None, task_ids: str | None, force: bool, logs_dir: Path | None,
@@ -101,6 +107,7 @@ def run_command(
     doc_llm: bool, max_attempts: int | None, prompt_budget: int | None, task_token_budget: int | None,
     attempt_temperature_step: float | None, executor: str, ray_address: str | None, ray_cpus: float,
     with_report: bool, vision: bool, vision_images: int, video_judges: int,
+    votes: int, vote_temperature: float,
 ) -> None:
     """Solve every task of INPUT_DIR into OUTPUT_DIR/<task_id>/prediction.csv.
 
@@ -108,6 +115,7 @@ def run_command(
     competition container runs it with no arguments). Tasks that already have a prediction are
     skipped unless --force. A model must be configured (it fails at once otherwise); a task's own
     failure never stops the run. Progress goes to stderr; run_summary.json to the logs folder.
+    With --votes N each task is solved up to N times independently and the answer voted.
     """
     settings = resolve_settings(api_url, api_key, model, tool_mode=tool_mode, context_window=context_window,
                                 max_tokens=max_tokens)
@@ -125,6 +133,7 @@ def run_command(
         task_timeout_s=task_timeout, time_budget_s=time_budget,
         task_ids=tuple(t.strip() for t in task_ids.split(",") if t.strip()) if task_ids else None,
         force=force, scratch_dir=scratch_dir, keep_scratch=keep_scratch, doc_llm=doc_llm, limits=limits,
+        votes=VotePolicy(votes, vote_temperature),
     )
     runner = None
     if executor == "ray":

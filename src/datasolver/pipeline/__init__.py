@@ -24,6 +24,7 @@ from datasolver.pipeline.progress import LogProgress, NullProgress, Progress, Ri
 from datasolver.pipeline.resume import split_for_resume
 from datasolver.pipeline.summary import RunSummary, TaskRecord, load_summary, write_summary
 from datasolver.pipeline.task import PreparedTask, TaskSolver, prepare_stage, run_task, solve_stage, task_limits
+from datasolver.pipeline.votes import VoteOutcome, VotePolicy, solve_by_vote
 
 __all__ = [
     "prepare_task_documents",
@@ -58,6 +59,9 @@ __all__ = [
     "run_demo",
     "run_fallback",
     "run_task",
+    "solve_by_vote",
+    "VoteOutcome",
+    "VotePolicy",
     "select_tasks",
     "solve_stage",
     "split_for_resume",

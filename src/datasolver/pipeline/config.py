@@ -9,12 +9,13 @@ two output folders never share traces and the output folder holds predictions on
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from datasolver.llm import LLMSettings
 from datasolver.pipeline.errors import OutputError, RunConfigError
+from datasolver.pipeline.votes import VotePolicy
 
 if TYPE_CHECKING:
     from datasolver.agent import Limits
@@ -66,6 +67,8 @@ class RunConfig:
     doc_llm: bool = True
     """Let the document room ask the model to structure narrative documents."""
     limits: Limits | None = None
+    votes: VotePolicy = field(default_factory=VotePolicy)
+    """Independent solves per task and the temperature of all but the first (see pipeline.votes)."""
 
     def __post_init__(self) -> None:
         if self.workers < 1:

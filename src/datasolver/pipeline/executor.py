@@ -84,6 +84,7 @@ class LocalExecutor:
                         prepared, output_dir=config.output_dir, settings=config.settings, plan=plan,
                         limits=config.limits, doc_llm=config.doc_llm, solver=batch.solver,
                         keep_scratch=config.keep_scratch or not batch.temporary_scratch, facts=facts,
+                        votes=config.votes,
                     )
                     if plan.mode != "fallback_only":
                         batch.budget.record(time.monotonic() - solve_started)  # the time a worker was busy

@@ -134,6 +134,7 @@ def run_on_worker(task: Task, config: RunConfig, plan: RelativePlan, slots: Any,
             task, scratch_root=scratch_root, output_dir=config.output_dir, logs_dir=config.logs_dir,
             settings=config.settings, plan=plan.start(), limits=config.limits, doc_llm=config.doc_llm,
             solver=solver, keep_scratch=config.keep_scratch or not temporary, request_gate=slot_gate(slots),
+            votes=config.votes,
         ))
     finally:
         if temporary and not config.keep_scratch:

@@ -36,6 +36,8 @@ class TaskRecord:
     """`ExceptionType: message` when something raised inside the worker."""
     prediction: str | None = None
     document_tables: int = 0
+    vote: dict[str, Any] | None = None
+    """With `--votes N > 1`: every solve (status, signature, failed checks), the votes, the chosen one."""
 
     @property
     def tokens(self) -> int:

@@ -27,6 +27,7 @@ from datasolver.pipeline.documents import prepare_task_documents
 from datasolver.pipeline.fallback import run_fallback
 from datasolver.pipeline.summary import TaskRecord
 from datasolver.pipeline.video import has_media, prepare_task_video
+from datasolver.pipeline.votes import VotePolicy, solve_by_vote
 from datasolver.solver import prepare_task
 from datasolver.solver.layout import ScratchLayout
 
@@ -108,11 +109,14 @@ async def solve_stage(
     keep_scratch: bool = True,
     request_gate: RequestGate | None = None,
     facts: ServerFacts | None = None,
+    votes: VotePolicy | None = None,
 ) -> TaskRecord:
     """The model's part (or only the fallback run, as `plan` says); returns the final record.
 
     ``request_gate`` is entered around every model request (the Ray executor's cluster-wide limit).
     ``facts`` (what the endpoint showed of itself: its context window) may be shared by tasks.
+    With ``votes.votes > 1`` (full mode only) the agent solves the task several times independently
+    and the answer is voted (`datasolver.pipeline.votes`).
     """
     started = time.monotonic()
     record, trace, scratch = prepared.record, prepared.trace, prepared.scratch
@@ -129,7 +133,8 @@ async def solve_stage(
         else:
             if doc_llm and prepared.untabled_documents:
                 await _documents(prepared, settings, request_gate)
-            await _agent(prepared, output_dir, settings, plan, limits, solver, request_gate, facts)
+            policy = votes if votes is not None and plan.mode == "full" else VotePolicy()
+            await _agent(prepared, output_dir, settings, plan, limits, solver, request_gate, facts, policy)
     except Exception as exc:  # a bug here must not stop the batch
         record.status, record.reason = "failed", f"{type(exc).__name__}: {exc}"
         record.error = record.reason
@@ -158,12 +163,14 @@ async def run_task(
     solver: TaskSolver | None = None,
     keep_scratch: bool = True,
     request_gate: RequestGate | None = None,
+    votes: VotePolicy | None = None,
 ) -> TaskRecord:
     """Solve one task and return its record; the answer lands in `<output_dir>/<task_id>/`."""
     prepared = await prepare_stage(task, scratch_root=scratch_root, logs_dir=logs_dir, settings=settings,
                                    video_budget_s=max(plan.deadline - time.monotonic(), 0.0) * VIDEO_SHARE)
     return await solve_stage(prepared, output_dir=output_dir, settings=settings, plan=plan, limits=limits,
-                             doc_llm=doc_llm, solver=solver, keep_scratch=keep_scratch, request_gate=request_gate)
+                             doc_llm=doc_llm, solver=solver, keep_scratch=keep_scratch, request_gate=request_gate,
+                             votes=votes)
 
 
 async def _documents(
@@ -207,19 +214,21 @@ async def _video(prepared: PreparedTask, budget_s: float | None) -> None:
 async def _agent(
     prepared: PreparedTask, output_dir: Path, settings: LLMSettings, plan: TaskPlan, limits: Limits | None,
     solver: TaskSolver | None, request_gate: RequestGate | None = None, facts: ServerFacts | None = None,
+    policy: VotePolicy = VotePolicy(),
 ) -> None:
     """Run the agent under a hard stop; if it raises or overstays, run our own fallback."""
     scratch, record, trace = prepared.scratch, prepared.record, prepared.trace
     assert scratch is not None
     solve = solver or default_solver()
     agent_limits = task_limits(limits, plan)
-    grace = 2 * agent_limits.tool_timeout_s + HARD_STOP_MARGIN_S
+    grace = policy.votes * (2 * agent_limits.tool_timeout_s) + HARD_STOP_MARGIN_S
     client = LLMClient(settings, trace, prepared.usage, request_gate=request_gate, facts=facts)
+    if policy.votes == 1:
+        solving = solve(scratch, client, output_dir, limits=agent_limits, trace=trace, evidence_hints=prepared.hints)
+    else:
+        solving = _vote(prepared, solve, client, output_dir, agent_limits, policy)
     try:
-        outcome = await asyncio.wait_for(
-            solve(scratch, client, output_dir, limits=agent_limits, trace=trace, evidence_hints=prepared.hints),
-            timeout=max(plan.deadline - time.monotonic(), 0.0) + grace,
-        )
+        outcome = await asyncio.wait_for(solving, timeout=max(plan.deadline - time.monotonic(), 0.0) + grace)
     except asyncio.TimeoutError:
         record.error = f"hard stop: the agent was still running {grace:g}s after its deadline"
         await _fallback(scratch, output_dir, record, record.error)
@@ -248,6 +257,36 @@ def _trace_final_solver(trace: TraceWriter, scratch: Path) -> None:
         note = f"trimmed: first {FINAL_SOLVER_MAX_CHARS} of {len(code)} characters"
         code = code[:FINAL_SOLVER_MAX_CHARS]
     trace.event("solver_final", code=code, note=note)
+
+
+async def _vote(
+    prepared: PreparedTask, solve: TaskSolver, client: LLMClient, output_dir: Path, limits: Limits,
+    policy: VotePolicy,
+) -> Any:
+    """Independent solves into `<scratch>/votes/solve_<n>/`, voted; the chosen answer is published.
+
+    Each solve gets an equal share of the time left for the solves that may still follow.
+    """
+    from datasolver.agent import publish_prediction
+
+    scratch, record, trace = prepared.scratch, prepared.record, prepared.trace
+    assert scratch is not None
+
+    async def once(number: int, temperature: float, folder: Path) -> Any:
+        solve_limits = limits
+        if limits.deadline is not None:
+            share = (limits.deadline - time.monotonic()) / (policy.votes - number + 1)
+            solve_limits = dataclasses.replace(limits, deadline=time.monotonic() + share)
+        return await solve(scratch, client, folder, limits=solve_limits, trace=trace,
+                           evidence_hints=prepared.hints, chat_options={"temperature": temperature})
+
+    vote = await solve_by_vote(once, policy, scratch / "votes", record.task_id, trace.event)
+    record.vote = vote.to_json()
+    chosen = vote.outcomes[vote.chosen if vote.chosen is not None else -1]
+    chosen.attempts = sum(o.attempts for o in vote.outcomes)
+    if vote.chosen is not None and chosen.prediction is not None:
+        chosen.prediction = await asyncio.to_thread(publish_prediction, chosen.prediction, output_dir, record.task_id)
+    return chosen
 
 
 async def _fallback(scratch: Path, output_dir: Path, record: TaskRecord, why: str) -> None:
