@@ -28,7 +28,7 @@ from datasolver.pipeline.fallback import run_fallback
 from datasolver.pipeline.summary import TaskRecord
 from datasolver.pipeline.video import has_media, prepare_task_video
 from datasolver.pipeline.votes import VotePolicy, solve_by_vote
-from datasolver.solver import prepare_task
+from datasolver.solver import prepare_task, publish_prediction
 from datasolver.solver.layout import ScratchLayout
 
 if TYPE_CHECKING:
@@ -267,8 +267,6 @@ async def _vote(
 
     Each solve gets an equal share of the time left for the solves that may still follow.
     """
-    from datasolver.agent import publish_prediction
-
     scratch, record, trace = prepared.scratch, prepared.record, prepared.trace
     assert scratch is not None
 
