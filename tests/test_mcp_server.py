@@ -20,7 +20,7 @@ from datasolver.solver.hashline import line_hash
 from datasolver.solver.scaffold import RESULT_LINE
 from datasolver.solver.testing import make_tiny_task
 
-ENGINE_TOOLS = ["list_tables", "describe_table", "query", "filter", "group", "sort", "join", "render"]
+ENGINE_TOOLS = ["list_tables", "describe_table", "query", "filter", "group", "sort", "join", "join_keys", "render"]
 
 
 @pytest.fixture

@@ -44,8 +44,9 @@ def build_task_prompt(brief: TaskBrief) -> str:
 
 
 def build_user_prompt(brief: TaskBrief, evidence_hints: str = "") -> str:
-    """Layers (b) and (c) as one text."""
-    knowledge = build_knowledge_prompt(brief.knowledge, evidence_hints, video=bool(brief.video.strip()))
+    """Layers (b) and (c) as one text; the `\\lint` summary joins the evidence hints."""
+    evidence = "\n\n".join(part.strip() for part in (evidence_hints, brief.lint) if part.strip())
+    knowledge = build_knowledge_prompt(brief.knowledge, evidence, video=bool(brief.video.strip()))
     return knowledge.rstrip() + "\n\n" + build_task_prompt(brief)
 
 

@@ -13,8 +13,11 @@ from datasolver.agent.limits import Limits
 from datasolver.agent.tables import TableDigest, digest_tables
 from datasolver.agent.tree import render_tree
 from datasolver.agent.video import frame_paths, load_video_report, timeline_text
-from datasolver.data import Catalog, load_task
+from datasolver.data import Catalog, DataError, lint_knowledge, load_task
 from datasolver.documents import DocError, document_table_hints
+
+
+LINT_LINES = 15
 
 
 @dataclass(frozen=True)
@@ -31,24 +34,27 @@ class TaskBrief:
     folded: tuple[str, ...] = ()  # tables shown as one line each to fit the prompt budget
     video: str = ""  # the video room's timeline (keyframe text and speech by time), "" when no media
     video_frames: tuple[Path, ...] = ()  # keyframe PNGs, for vision-capable endpoints and the judge
+    lint: str = ""  # `\lint` summary (at most LINT_LINES lines), "" when knowledge.md has no finding
 
 
 def gather_brief(task_scratch_dir: Path, catalog: Catalog, limits: Limits = Limits()) -> TaskBrief:
     """Read task.json and knowledge.md, render the tree, profile the tables, collect doc hints."""
     root = Path(task_scratch_dir)
     task = load_task(root)
+    knowledge = task.knowledge()
     digest = digest_tables(catalog, max_rows=limits.profile_max_rows, max_chars=limits.profile_chars)
     video, frames = _video(root)
     return TaskBrief(
         task_id=task.task_id,
         question=task.question,
-        knowledge=task.knowledge(),
+        knowledge=knowledge,
         tree=render_tree(root, limits.tree_max_lines, described=_table_files(root, catalog)),
         tables=digest.render(),
         document_tables=_document_hints(root),
         digest=digest,
         video=video,
         video_frames=frames,
+        lint=_lint_summary(catalog, knowledge),
     )
 
 
@@ -71,6 +77,17 @@ def _video(root: Path) -> tuple[str, tuple[Path, ...]]:
     if report is None:
         return "", ()
     return timeline_text(report), frame_paths(report, root)
+
+
+def _lint_summary(catalog: Catalog, knowledge: str) -> str:
+    """knowledge.md checked against the data, at most LINT_LINES lines; "" without findings."""
+    if not knowledge.strip():
+        return ""
+    try:
+        report = lint_knowledge(catalog, knowledge)
+    except DataError as exc:
+        return f"knowledge.md lint unavailable ({type(exc).__name__}: {exc})"
+    return report.render(max_lines=LINT_LINES) if report.findings else ""
 
 
 def _document_hints(root: Path) -> str:

@@ -94,20 +94,24 @@ DATA_TOOLS: tuple[Tool[T.AskContext], ...] = tuple(Tool(f, name=n, hint=_table_h
     ("sort", T.sort),
     ("join", T.join),
     ("related", T.related),
+    ("lint", T.lint),
+    ("join_keys", T.join_keys),
     ("render", T.render),
 ))
 FINAL_TOOL: Tool[T.AskContext] = Tool(final_answer)
 
 
 class AskToolbox(Toolbox[T.AskContext]):
-    """The data tools that apply to this package (`related` only where there is a graph), and
-    final_answer unless `with_final` is off (the MCP server offers data tools only)."""
+    """The data tools that apply to this package (`related` only where there is a graph, `lint` only
+    where there is a knowledge.md), and final_answer unless `with_final` is off (the MCP server
+    offers data tools only)."""
 
     def __init__(self, package: DataPackage, limits: AskLimits | None = None, handles: HandleTable | None = None,
                  *, with_final: bool = True) -> None:
         limits = limits or AskLimits()
         handles = handles or HandleTable(package.catalog, limits.sample_rows)
-        tools = [t for t in DATA_TOOLS if t.name != "related" or package.graphs]
+        tools = [t for t in DATA_TOOLS if (t.name != "related" or package.graphs)
+                 and (t.name != "lint" or package.knowledge.strip())]
         super().__init__(tools + ([FINAL_TOOL] if with_final else []), T.AskContext(package, handles, limits),
                          result_chars=limits.tool_result_chars)
 

@@ -18,6 +18,7 @@ from datasolver.ask.ops import Aggregation, SortKey, filter_sql, group_sql, join
 from datasolver.ask.package import DataPackage
 from datasolver.ask.render import describe_handle, render_table
 from datasolver.ask.refs import parse_ref
+from datasolver.data import join_candidates, lint_knowledge, render_joins
 from datasolver.toolkit import ToolResult
 
 Source = Union[int, str]
@@ -190,6 +191,27 @@ def related(
     sql = related_sql(chosen, entity, relation, direction)
     label = f"related {entity!r} {relation or 'all types'} {direction}"
     return stored(ctx.handles.store(sql, label))
+
+
+def lint(ctx: AskContext) -> ToolResult:
+    """Check knowledge.md against the data: table and column names it mentions that do not exist
+    (with the nearest real names), example SQL that fails or returns no rows, and values it states
+    for a column that occur in no row. Trust the data over the text where they disagree."""
+    if not ctx.package.knowledge.strip():
+        return ToolResult("this data has no knowledge.md")
+    return ToolResult(lint_knowledge(ctx.package.catalog, ctx.package.knowledge).render())
+
+
+def join_keys(ctx: AskContext, left: str, right: str) -> ToolResult:
+    """Candidate join keys between two tables (similar column names, compatible types), each with
+    the share of A's distinct keys found in B and the fan-out (most B rows per key): join on the
+    key with full coverage, not on a look-alike.
+
+    Args:
+        left: Table A (its keys are looked up in B).
+        right: Table B.
+    """
+    return ToolResult(render_joins(*join_candidates(ctx.package.catalog, left, right)))
 
 
 def render(ctx: AskContext, source: Source = "latest", max_rows: Annotated[int, Field(ge=1)] = 20) -> ToolResult:

@@ -13,6 +13,8 @@ from datasolver.data.errors import (
     TaskError,
     UnknownTable,
 )
+from datasolver.data.joins import JoinCandidate, join_candidates, render_joins
+from datasolver.data.lint import LintReport, lint_knowledge
 from datasolver.data.names import canonical_name
 from datasolver.data.relation import Relation
 from datasolver.data.profile import TableProfile, profile_table, render_profiles
@@ -20,6 +22,11 @@ from datasolver.data.results import QueryResult, render_result
 from datasolver.data.tasks import Task, TaskDiscovery, discover_tasks, load_task
 
 __all__ = [
+    "JoinCandidate",
+    "LintReport",
+    "join_candidates",
+    "lint_knowledge",
+    "render_joins",
     "Catalog",
     "DataError",
     "QueryError",

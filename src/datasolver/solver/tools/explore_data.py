@@ -1,12 +1,21 @@
-"""explore_data: list tables, show a table's schema, or run read-only SQL over the task's tables."""
+"""explore_data: list tables, show a table's schema, lint knowledge.md, find join keys, or run read-only SQL."""
 
 from __future__ import annotations
 
+import shlex
 from typing import Annotated
 
 from pydantic import Field
 
-from datasolver.data import QueryError, UnknownTable, render_result
+from datasolver.data import (
+    QueryError,
+    UnknownTable,
+    join_candidates,
+    lint_knowledge,
+    load_task,
+    render_joins,
+    render_result,
+)
 from datasolver.solver.tools.base import ToolContext
 from datasolver.toolkit import ToolResult
 
@@ -18,13 +27,16 @@ def explore_data(ctx: ToolContext, query: str, limit: Annotated[int, Field(ge=1)
     """Explore this task's tables (read-only). Every CSV, JSON, SQLite and document table is one DuckDB table.
 
     `\\tables` lists the tables (name, kind, rows, columns, aliases). `\\schema <table>` shows a
-    table's columns, types and 5 sample rows (aliases accepted). Anything else is run as
+    table's columns, types and 5 sample rows (aliases accepted). `\\lint` checks knowledge.md
+    against the data (names that do not exist, example SQL that fails or returns nothing, stated
+    values that never occur). `\\joins <A> <B>` lists candidate join keys between two tables with
+    the share of A's keys found in B and the fan-out (most B rows per key). Anything else is run as
     read-only SQL: the answer starts with `rows: <returned> of <total>`, then the column names,
     then the rows, and notes any rewrite applied to the SQL. Do not answer from a preview: the
     final query belongs in solver.py.
 
     Args:
-        query: `\\tables`, `\\schema <table>`, or one read-only SQL statement (DuckDB dialect; table and column names with spaces or Chinese characters in double quotes).
+        query: `\\tables`, `\\schema <table>`, `\\lint`, `\\joins <A> <B>`, or one read-only SQL statement (DuckDB dialect; table and column names with spaces or Chinese characters in double quotes).
         limit: Maximum rows to show for SQL (at most 500).
     """
     text = query.strip()
@@ -57,7 +69,26 @@ def _command(ctx: ToolContext, text: str) -> ToolResult:
         return ToolResult(ctx.open_catalog().describe(rest.strip(), sample_rows=SAMPLE_ROWS))
     if word == "\\schema":
         return ToolResult.retry("\\schema needs a table name, e.g. `\\schema orders`.")
-    return ToolResult.retry(f"unknown command {word!r}: use `\\tables`, `\\schema <table>`, or plain SQL.")
+    if word == "\\lint" and not rest.strip():
+        knowledge = load_task(ctx.layout.root).knowledge()
+        if not knowledge.strip():
+            return ToolResult("this task has no knowledge.md")
+        return ToolResult(lint_knowledge(ctx.open_catalog(), knowledge).render())
+    if word == "\\joins":
+        tables = _words(rest)
+        if len(tables) != 2:
+            return ToolResult.retry("\\joins needs two table names, e.g. `\\joins orders customers` "
+                                    "(double-quote a name with spaces).")
+        return ToolResult(render_joins(*join_candidates(ctx.open_catalog(), *tables)))
+    return ToolResult.retry(
+        f"unknown command {word!r}: use `\\tables`, `\\schema <table>`, `\\lint`, `\\joins <A> <B>`, or plain SQL.")
+
+
+def _words(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
 
 
 def _render_tables(ctx: ToolContext) -> str:

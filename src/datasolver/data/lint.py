@@ -1,0 +1,183 @@
+"""`\\lint`: knowledge.md checked against the data it describes.
+
+Three kinds of finding, each a fact about this task's tables:
+- a table or column name the text mentions (in backticks, or in the first cell of a markdown
+  table of fields) that does not exist, with the nearest real names;
+- example SQL (a fenced block that is a query) that fails, or returns no rows, after repair;
+- quoted values a line states for a column that occur in no row of that column.
+
+Names come from the catalog's metadata (no table is loaded for them); SQL and values run as
+read-only queries.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from datasolver.data.errors import DataError
+from datasolver.data.names import quote_ident, quote_literal
+
+if TYPE_CHECKING:
+    from datasolver.data.catalog import Catalog
+
+_BACKTICKED = re.compile(r"`([^`\n]{1,80})`")
+_FENCE = re.compile(r"```[ \t]*(\w*)[ \t]*\n(.*?)```", re.DOTALL)
+_QUERY_START = re.compile(r"^\s*(select|with)\b", re.IGNORECASE)
+_QUOTED_VALUE = re.compile(r"""(?:'([^'\n]{1,60})'|"([^"\n]{1,60})"|“([^”\n]{1,60})”)""")
+_FIELD_HEADERS = {"列名", "字段", "字段名", "column", "columns", "field", "fields", "name", "列"}
+_NOT_A_NAME = re.compile(r"[<>{}\[\]=:;,/\\*|]|\s")
+MAX_FINDINGS = 40
+MAX_VALUE_CHECKS = 20
+VALUE_CHECK_MAX_ROWS = 200_000  # stated values are looked up only in tables this small (cheap count)
+
+
+@dataclass
+class LintReport:
+    """Findings of one knowledge.md against the data, and how much was checked."""
+
+    findings: list[str] = field(default_factory=list)
+    names_checked: int = 0
+    queries_checked: int = 0
+    values_checked: int = 0
+
+    def render(self, max_lines: int | None = None) -> str:
+        head = (f"knowledge.md lint: {len(self.findings)} finding(s) ({self.names_checked} names, "
+                f"{self.queries_checked} example queries, {self.values_checked} stated values checked)")
+        lines = [f"- {f}" for f in self.findings]
+        if max_lines is not None and len(lines) > max_lines - 1:
+            keep = max(max_lines - 2, 0)
+            lines = lines[:keep] + [f"- … {len(self.findings) - keep} more: run `\\lint`"]
+        return "\n".join([head] + lines)
+
+
+def lint_knowledge(catalog: Catalog, knowledge: str) -> LintReport:
+    """Check `knowledge` (the text of knowledge.md) against the catalog's tables."""
+    report = LintReport()
+    tables = {t.name: t for t in catalog.tables()}
+    columns = sorted({c for t in tables.values() for c in (t.columns or [])})
+    names = _known_names(tables, columns)
+    _check_names(knowledge, names, report)
+    _check_queries(catalog, knowledge, report)
+    _check_values(catalog, knowledge, tables, report)
+    report.findings = report.findings[:MAX_FINDINGS]
+    return report
+
+
+def _known_names(tables: dict, columns: list[str]) -> dict[str, str]:
+    """Normalized key → the real name, for every table, alias and column."""
+    out: dict[str, str] = {}
+    for name, info in tables.items():
+        for alias in [name, info.source_name, *info.aliases]:
+            if alias:
+                out.setdefault(_key(alias), name)
+    for column in columns:
+        out.setdefault(_key(column), column)
+    return out
+
+
+def _key(name: str) -> str:
+    return unicodedata.normalize("NFKC", name).strip().strip('"').lower()
+
+
+def _mentioned_names(text: str) -> list[str]:
+    found = [m.group(1).strip() for m in _BACKTICKED.finditer(text)]
+    header_first: str | None = None
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.lstrip().startswith("|") else []
+        if not cells:
+            header_first = None
+            continue
+        if header_first is None:
+            header_first = cells[0].lower()
+            continue
+        if set(cells[0]) <= set("-: "):
+            continue  # the separator row
+        if header_first in _FIELD_HEADERS and cells[0]:
+            found.append(cells[0])
+    return list(dict.fromkeys(n for n in found if n and not _NOT_A_NAME.search(n) and not n[0].isdigit()))
+
+
+def _check_names(text: str, names: dict[str, str], report: LintReport) -> None:
+    keys = list(names)
+    exact = {real.lower() for real in names.values()} | {k for k in keys}
+    for mentioned in _mentioned_names(text):
+        report.names_checked += 1
+        if mentioned.lower() in exact:
+            continue
+        key = _key(mentioned)
+        if key in names:  # equal up to full-width/half-width forms: DuckDB will not find it
+            report.findings.append(f"`{mentioned}` is written `{names[key]}` in the data")
+            continue
+        near = difflib.get_close_matches(key, keys, n=3, cutoff=0.6)
+        if near:
+            shown = ", ".join(f"`{real}`" for real in dict.fromkeys(names[k] for k in near))
+            report.findings.append(f"no table or column named `{mentioned}`; nearest: {shown}")
+
+
+def _check_queries(catalog: Catalog, text: str, report: LintReport) -> None:
+    for number, match in enumerate(_FENCE.finditer(text), 1):
+        language, body = match.group(1).lower(), match.group(2).strip()
+        if language not in ("", "sql") or not _QUERY_START.match(body):
+            continue
+        report.queries_checked += 1
+        label = f"example SQL #{number} (`{_one_line(body)[:60]}`)"
+        try:
+            result = catalog.query(body, limit=1)
+        except DataError as exc:
+            report.findings.append(f"{label} fails: {_one_line(str(exc))[:200]}")
+            continue
+        if result.total_rows == 0:
+            report.findings.append(f"{label} returns no rows")
+        elif result.rewrites:
+            report.findings.append(f"{label} runs only after repair: {'; '.join(result.rewrites)[:200]}")
+
+
+def _check_values(catalog: Catalog, text: str, tables: dict, report: LintReport) -> None:
+    by_column: dict[str, list[str]] = {}
+    for name, info in tables.items():
+        if info.rows is None or info.rows > VALUE_CHECK_MAX_ROWS:
+            continue
+        for column in info.columns or []:
+            by_column.setdefault(_key(column), []).append(name)
+    for line in text.splitlines():
+        values = [next(g for g in m.groups() if g is not None) for m in _QUOTED_VALUE.finditer(line)]
+        if not values:
+            continue
+        mentioned = [n for n in re.findall(r"`([^`]+)`", line) + _first_cell(line) if _key(n) in by_column]
+        for column_key in dict.fromkeys(_key(n) for n in mentioned):
+            for value in dict.fromkeys(values):
+                if report.values_checked >= MAX_VALUE_CHECKS:
+                    return
+                report.values_checked += 1
+                if not _occurs(catalog, by_column[column_key], column_key, value):
+                    report.findings.append(f"value {value!r} stated for `{column_key}` occurs in no row of it")
+
+
+def _first_cell(line: str) -> list[str]:
+    if not line.lstrip().startswith("|"):
+        return []
+    return [line.strip().strip("|").split("|")[0].strip()]
+
+
+def _occurs(catalog: Catalog, tables: list[str], column_key: str, value: str) -> bool:
+    for table in tables:
+        info = catalog.table(table)
+        real = next((c for c in info.columns or [] if _key(c) == column_key), None)
+        if real is None:
+            continue
+        sql = (f"SELECT 1 FROM {quote_ident(table)} WHERE CAST({quote_ident(real)} AS VARCHAR) = "
+               f"{quote_literal(value)} LIMIT 1")
+        try:
+            if catalog.query(sql, limit=1).rows:
+                return True
+        except DataError:
+            return True  # cannot tell: say nothing
+    return False
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

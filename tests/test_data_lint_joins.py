@@ -1,0 +1,118 @@
+"""`\\lint` (knowledge.md against the data) and `\\joins A B` (candidate keys with coverage and
+fan-out), as library calls and as explore_data meta-commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from datasolver.data import Catalog, UnknownTable, join_candidates, lint_knowledge, render_joins
+
+KNOWLEDGE = """# Orders
+| 列名 | 类型 | 释义 |
+|---|---|---|
+| order_id | int | order |
+| amonut | double | amount in euros |
+| 城市（名） | text | city |
+
+The `status` column is 'open' or 'closed' or 'lost'.
+
+```sql
+SELECT sum(amount) FROM orders WHERE status = 'open'
+```
+
+```sql
+SELECT * FROM orders WHERE status = 'archived'
+```
+
+```sql
+SELECT nosuch FROM orders
+```
+"""
+
+
+def make_task(parent: Path) -> Path:
+    task = parent / "task_lint"
+    (task / "context" / "csv").mkdir(parents=True)
+    (task / "task.json").write_text(json.dumps({"task_id": "task_lint", "question": "Total open amount?"}),
+                                     encoding="utf-8")
+    orders = ["order_id,customer_id,customer_no,amount,status,城市(名)"]
+    for i in range(1, 21):
+        orders.append(f"{i},{(i - 1) % 10 + 1},{100 + i if i > 2 else i},{i * 1.5},{'open' if i % 2 else 'closed'},"
+                      "Paris")
+    (task / "context" / "csv" / "orders.csv").write_text("\n".join(orders) + "\n", encoding="utf-8")
+    customers = ["customer_id,name"] + [f"{i},c{i}" for i in range(1, 11)] + ["3,dup"]
+    (task / "context" / "csv" / "customers.csv").write_text("\n".join(customers) + "\n", encoding="utf-8")
+    (task / "context" / "knowledge.md").write_text(KNOWLEDGE, encoding="utf-8")
+    return task
+
+
+@pytest.fixture(scope="module")
+def task(tmp_path_factory) -> Path:
+    return make_task(tmp_path_factory.mktemp("lint"))
+
+
+def test_lint_finds_names_queries_and_values(task: Path) -> None:
+    with Catalog.open(task) as catalog:
+        report = lint_knowledge(catalog, KNOWLEDGE)
+    assert report.findings == [
+        "no table or column named `amonut`; nearest: `amount`",
+        "`城市（名）` is written `城市(名)` in the data",
+        "example SQL #2 (`SELECT * FROM orders WHERE status = 'archived'`) returns no rows",
+        report.findings[3],
+        "value 'lost' stated for `status` occurs in no row of it",
+    ]
+    assert report.findings[3].startswith("example SQL #3 (`SELECT nosuch FROM orders`) fails: ")
+    assert (report.queries_checked, report.values_checked) == (3, 3)
+    short = report.render(max_lines=3)
+    assert short.splitlines()[0].startswith("knowledge.md lint: 5 finding(s)")
+    assert short.splitlines()[-1] == "- … 4 more: run `\\lint`" and len(short.splitlines()) == 3
+
+
+def test_joins_show_the_real_key_next_to_a_look_alike(task: Path) -> None:
+    with Catalog.open(task) as catalog:
+        a, b, candidates = join_candidates(catalog, "orders", "customers")
+        with pytest.raises(UnknownTable):
+            join_candidates(catalog, "orders", "nosuch")
+    by_pair = {(c.left, c.right): c for c in candidates}
+    real, look_alike = by_pair["customer_id", "customer_id"], by_pair["customer_no", "customer_id"]
+    assert (real.left_keys, real.matched_keys, real.fan_out) == (10, 10, 2)  # customer 3 twice in B
+    assert (look_alike.left_keys, look_alike.matched_keys) == (20, 2)
+    assert candidates[0] is real
+    text = render_joins(a, b, candidates)
+    assert 'orders."customer_id" = customers."customer_id": 100.0% of 10 keys found, fan-out 2' in text
+    assert 'orders."customer_no" = customers."customer_id": 10.0% of 20 keys found, fan-out 1' in text
+
+
+def test_explore_data_meta_commands_and_the_prompt_summary(task: Path, tmp_path: Path) -> None:
+    from datasolver.agent import Limits, build_messages, gather_brief
+    from datasolver.solver import SolverToolbox, prepare_task
+
+    scratch = prepare_task(task, tmp_path / "scratch")
+    with SolverToolbox(scratch) as toolbox:
+        lint = toolbox.call("explore_data", {"query": "\\lint"})
+        joins = toolbox.call("explore_data", {"query": "\\joins orders customers"})
+        wrong = toolbox.call("explore_data", {"query": "\\joins orders"})
+        brief = gather_brief(scratch, toolbox.context.open_catalog(), Limits())
+    assert lint.ok and "no table or column named `amonut`; nearest: `amount`" in lint.text
+    assert joins.ok and "100.0% of 10 keys found" in joins.text
+    assert wrong.kind == "retry" and "needs two table names" in wrong.text
+    user = build_messages(brief, Limits())[1]["content"]
+    assert "# Evidence hints" in user and "- `城市（名）` is written `城市(名)` in the data" in user
+    assert len(brief.lint.splitlines()) <= 15
+
+
+def test_ask_tools_lint_and_join_keys(task: Path) -> None:
+    from datasolver.ask.package import open_package
+    from datasolver.ask.toolbox import AskToolbox
+
+    package = open_package(task)
+    try:
+        toolbox = AskToolbox(package)
+        assert {"lint", "join_keys"} <= set(toolbox.names)
+        assert "nearest: `amount`" in toolbox.call("lint", {}).text
+        assert "100.0% of 10 keys found" in toolbox.call("join_keys", {"left": "orders", "right": "customers"}).text
+    finally:
+        package.close()
