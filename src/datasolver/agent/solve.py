@@ -108,10 +108,12 @@ async def solve_task(
     trace: TraceWriter | None = None,
     evidence_hints: str = "",
     chat_options: dict[str, Any] | None = None,
+    answer_checks: bool = True,
 ) -> SolveOutcome:
     """Solve one prepared task. Raises only for programmer errors (e.g. an unprepared scratch dir).
 
     ``chat_options`` are extra keywords for every ``client.chat`` call (e.g. ``enable_thinking``).
+    ``answer_checks=False`` turns run_solver's answer checks off (only to measure what they bring).
     Blocking work (profiling, tools, solver runs) runs in threads, so many tasks can share a loop.
     """
     started = time.monotonic()
@@ -127,7 +129,7 @@ async def solve_task(
     try:
         brief = await asyncio.to_thread(gather_brief, layout.root, catalog, limits)
         evidence_hints = await _with_video_verdict(brief, client, limits, trace, evidence_hints)
-        with SolverToolbox(layout.root, catalog=catalog) as toolbox:
+        with SolverToolbox(layout.root, catalog=catalog, answer_checks=answer_checks) as toolbox:
             session = _Session(layout, brief, client, toolbox, catalog, Path(output_dir), limits, trace,
                                evidence_hints, dict(chat_options or {}))
             await session.fit()

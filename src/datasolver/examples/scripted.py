@@ -11,6 +11,7 @@ Used by `datasolver demo` (bundled examples) and by the tests (dev tasks' oracle
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -32,12 +33,24 @@ NO_SCRIPT_TEXT = "This scripted model has no answer for this task."
 
 @dataclass(frozen=True)
 class ScriptedAnswer:
-    """What the scripted model does for one task: optional explore queries, then the final SQL."""
+    """What the scripted model does for one task: optional explore queries, then the final SQL.
+
+    A fallible answer (`mistake` set) first writes `mistaken_code`, and switches to the right
+    SQL only after a message names its check (`CHECK <mistake>:` in the run_solver result, or in
+    the send-back). A `stubborn` one stops after its first run whatever the result says, and
+    fixes only when sent back.
+    """
 
     task_id: str
     sql: str
     question: str | None = None
     explore: tuple[str, ...] = field(default_factory=tuple)
+    mistake: str | None = None  # the check name that flags mistaken_code
+    mistaken_code: str | None = None  # query-area code with the mistake
+    stubborn: bool = False
+
+    def with_mistake(self, check: str, code: str, *, stubborn: bool = False) -> "ScriptedAnswer":
+        return dataclasses.replace(self, mistake=check, mistaken_code=code, stubborn=stubborn)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -111,16 +124,21 @@ def _next_step(answer: ScriptedAnswer, messages: list[dict[str, Any]], *, has_ex
         return tool_call("explore_data", {"query": explore[n_explored]})
     if "read_solver" not in done:
         return tool_call("read_solver", {})
+    first_code = answer.mistaken_code if answer.mistake else answer.query_code()
     if "edit_solver" not in done:
         target = _result_line(messages)
         if target is not None:
             line, line_hash = target
             return tool_call("edit_solver", {"start_line": line, "start_hash": line_hash,
-                                             "new_content": answer.query_code()})
+                                             "new_content": first_code})
         last = _last_line_shown(messages)
         if last is not None and done.count("read_solver") < MAX_READS:  # the view was cut: read on
             return tool_call("read_solver", {"offset": last + 1})
     if "run_solver" not in done:
+        return tool_call("run_solver", {})
+    if answer.mistake and done.count("edit_solver") == 1 and _told(answer, messages):
+        return _fix(answer, first_code, messages, done)
+    if done[-1] == "edit_solver":
         return tool_call("run_solver", {})
     return text(FINAL_TEXT)
 
@@ -133,6 +151,41 @@ def _last_line_shown(messages: list[dict[str, Any]]) -> int | None:
             if numbers:
                 return int(numbers[-1])
     return None
+
+
+def _told(answer: ScriptedAnswer, messages: list[dict[str, Any]]) -> bool:
+    """The check was named after the first run: in its result, or (stubborn) in a send-back."""
+    marker = f"CHECK {answer.mistake}:"
+    first_run = next(i for i, m in enumerate(messages) if m.get("role") == "tool" and _is_run_result(m, messages))
+    later = messages[first_run:]
+    if answer.stubborn:
+        return any(m.get("role") == "user" and marker in _content(m) for m in later)
+    return any(m.get("role") in ("tool", "user") and marker in _content(m) for m in later)
+
+
+def _is_run_result(message: dict[str, Any], messages: list[dict[str, Any]]) -> bool:
+    names = {c.get("id"): c.get("function", {}).get("name")
+             for m in messages if m.get("role") == "assistant" for c in m.get("tool_calls") or []}
+    return names.get(message.get("tool_call_id")) == "run_solver"
+
+
+def _fix(answer: ScriptedAnswer, first_code: str, messages: list[dict[str, Any]], done: list[str]) -> Turn:
+    """read_solver, then replace the mistaken lines with the right query."""
+    if done[-1] != "read_solver":
+        return tool_call("read_solver", {})
+    view = _content(messages[-1])
+    wrong = first_code.split("\n")
+    numbered = [_LINE.match(line) for line in view.splitlines()]
+    rows = [(int(m.group(1)), m.group(2), m.group(3)) for m in numbered if m]
+    for index, (number, digest, content) in enumerate(rows):
+        if content == wrong[0] and [r[2] for r in rows[index:index + len(wrong)]] == wrong:
+            end_number, end_digest, _ = rows[index + len(wrong) - 1]
+            return tool_call("edit_solver", {"start_line": number, "start_hash": digest, "end_line": end_number,
+                                             "end_hash": end_digest, "new_content": answer.query_code()})
+    return text(FINAL_TEXT)  # the mistaken lines are gone: nothing the script knows to fix
+
+
+_LINE = re.compile(r"^(\d+):([A-Z]{2})\|(.*)$")
 
 
 def _result_line(messages: list[dict[str, Any]]) -> tuple[int, str] | None:

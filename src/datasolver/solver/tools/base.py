@@ -23,3 +23,4 @@ class ToolContext:
     layout: ScratchLayout
     open_catalog: Callable[[], "Catalog"]
     limits: SandboxLimits = field(default_factory=SandboxLimits)
+    answer_checks: bool = True  # run_solver checks an OK answer (off only to measure what they bring)

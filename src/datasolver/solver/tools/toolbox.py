@@ -19,14 +19,16 @@ class SolverToolbox(Toolbox[ToolContext]):
     """The tools bound to one task scratch folder. Opens the catalog on first use; call close()."""
 
     def __init__(
-        self, task_scratch_dir: Path, catalog: "Catalog | None" = None, limits: SandboxLimits | None = None
+        self, task_scratch_dir: Path, catalog: "Catalog | None" = None, limits: SandboxLimits | None = None,
+        *, answer_checks: bool = True,
     ) -> None:
         from datasolver.solver.tools import SOLVER_TOOLS  # the registry imports this module
 
         self.layout = ScratchLayout.of(task_scratch_dir).require()
         self._catalog = catalog
         self._owns_catalog = catalog is None  # a catalog handed in belongs to the caller
-        super().__init__(SOLVER_TOOLS, ToolContext(self.layout, self._open_catalog, limits or SandboxLimits()))
+        super().__init__(SOLVER_TOOLS, ToolContext(self.layout, self._open_catalog, limits or SandboxLimits(),
+                                                   answer_checks))
 
     def tool(self, name: str) -> Tool[ToolContext]:
         if name not in self.names:

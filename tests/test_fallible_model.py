@@ -1,0 +1,86 @@
+"""The fallible scripted model: per check, it first writes the mistaken answer, the check names it
+(in the run_solver result, or in the send-back for a stubborn model), and it ends at the right
+answer; with the checks off, the mistake stays."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from pathlib import Path
+
+import pytest
+
+from datasolver.agent import Limits, SolveOutcome, solve_task
+from datasolver.agent.testing import fake_client
+from datasolver.data import Catalog
+from datasolver.examples import ScriptedAnswer, solver_handler
+from datasolver.examples.mistakes import MISTAKES, mistake_for, right_answer
+from datasolver.llm import TraceWriter
+from datasolver.llm.fake import ScriptedServer
+from datasolver.solver import prepare_task
+from datasolver.solver.testing import TINY_QUESTION, make_tiny_task
+
+AMOUNTS = "SELECT order_id, amount FROM orders WHERE city = 'Paris' ORDER BY order_id"
+CITIES = "SELECT DISTINCT city FROM orders ORDER BY city"
+# (check, right SQL) pairs: the right answer each mistake is made on.
+CASES = [(name, CITIES if name == "literal_answer" else AMOUNTS) for name, _ in MISTAKES]
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Path:
+    return prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
+
+
+def fallible(scratch: Path, check: str, sql: str, *, stubborn: bool = False) -> ScriptedAnswer:
+    with Catalog.open(scratch) as catalog:
+        right = right_answer(catalog, TINY_QUESTION, sql)
+    start = [name for name, _ in MISTAKES].index(check)
+    name, code = mistake_for(right, start)
+    assert name == check  # the mistake applies to this answer
+    return ScriptedAnswer("task_tiny", sql, TINY_QUESTION).with_mistake(check, code, stubborn=stubborn)
+
+
+def solve(scratch: Path, answer: ScriptedAnswer, *, answer_checks: bool = True) -> tuple[SolveOutcome, list[dict]]:
+    trace = TraceWriter(scratch.parent.parent / "logs", scratch.name)
+    with ScriptedServer(handler=solver_handler([answer])) as server:
+        async def go() -> SolveOutcome:
+            async with fake_client(server.base_url, trace) as client:
+                return await solve_task(scratch, client, scratch.parent.parent / "out",
+                                        limits=Limits(max_attempts=1), answer_checks=answer_checks)
+
+        outcome = asyncio.run(go())
+    assert server.errors == []
+    return outcome, trace.read()
+
+
+def expected_csv(scratch: Path, sql: str) -> str:
+    with Catalog.open(scratch) as catalog:
+        frame = catalog.query_df(sql)
+    out = io.StringIO()
+    frame.to_csv(out, index=False)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(("check", "sql"), CASES, ids=[c[0] for c in CASES])
+def test_each_mistake_is_named_then_corrected(scratch: Path, check: str, sql: str) -> None:
+    outcome, events = solve(scratch, fallible(scratch, check, sql))
+    assert outcome.status == "solved"
+    assert outcome.prediction.read_text(encoding="utf-8") == expected_csv(scratch, sql)
+    named = [e["checks"] for e in events if e["event"] == "answer_checks"]
+    assert check in named[0] and named[-1] == []  # named on the mistake, none on the fix
+    assert not [e for e in events if e["event"] == "send_back"]  # the run result was enough
+
+
+def test_a_stubborn_model_is_corrected_by_the_send_back(scratch: Path) -> None:
+    outcome, events = solve(scratch, fallible(scratch, "duplicate_rows", AMOUNTS, stubborn=True))
+    assert outcome.status == "solved"
+    assert outcome.prediction.read_text(encoding="utf-8") == expected_csv(scratch, AMOUNTS)
+    [send_back] = [e for e in events if e["event"] == "send_back"]
+    assert send_back["checks"] == ["duplicate_rows"]
+
+
+def test_without_checks_the_mistake_stays(scratch: Path) -> None:
+    outcome, events = solve(scratch, fallible(scratch, "constant_column", AMOUNTS), answer_checks=False)
+    assert outcome.status == "solved"
+    assert outcome.prediction.read_text(encoding="utf-8").splitlines()[0] == "order_id,amount,filter_value"
+    assert [e["checks"] for e in events if e["event"] == "answer_checks"] == [[]]
