@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -75,8 +76,14 @@ class AnswerContext:
     def parsed(self) -> ParsedSql | None:
         return parse_sql(self.final_sql) if self.final_sql else None
 
-    def column_values(self, index: int) -> list[str]:
-        return [row[index] if index < len(row) else "" for row in self.rows]
+    def column_values(self, index: int, limit: int | None = None) -> list[str]:
+        """The cells of column `index` in row order (the first `limit` rows when given)."""
+        rows = self.rows if limit is None else self.rows[:limit]
+        return [row[index] if index < len(row) else "" for row in rows]
+
+    def cells(self, index: int) -> Iterator[str]:
+        """The cells of column `index`, lazily (for checks that stop at the first counterexample)."""
+        return (row[index] if index < len(row) else "" for row in self.rows)
 
 
 def read_query_log(text: str) -> list[str]:
