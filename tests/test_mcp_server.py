@@ -134,7 +134,9 @@ def test_task_folder_is_read_only_by_default(tmp_path: Path) -> None:
         async def main() -> None:
             async with Client(server.mcp) as client:
                 names = [t.name for t in (await client.list_tools()).tools]
-                assert names == ENGINE_TOOLS + ["explore_data", "read_solver"]
+                # The task has a knowledge.md, so the engine tools include `lint`.
+                engine = ENGINE_TOOLS[:7] + ["lint"] + ENGINE_TOOLS[7:]
+                assert names == engine + ["explore_data", "read_solver"]
                 solver = await client.call_tool("read_solver", {})
                 assert RESULT_LINE in texts(solver)
                 explored = await client.call_tool("explore_data", {"query": "SELECT count(*) AS n FROM orders"})
