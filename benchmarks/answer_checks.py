@@ -16,7 +16,7 @@ Measured in one run of this script, on one machine (report ratios, not absolute 
                    LIMIT cut (tie check), with a warm catalog as the agent has it.
 
     python benchmarks/answer_checks.py [--dev ../shared/tasks/dev] [--tasks 40] [--work benchmarks/_work]
-                                       [--skip cost,voting]
+                                       [--vote-tasks 40] [--skip cost,voting]
 """
 
 from __future__ import annotations
@@ -165,6 +165,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dev", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "tasks" / "dev")
     parser.add_argument("--tasks", type=int, default=40)
+    parser.add_argument("--vote-tasks", type=int, default=40, help="dev tasks for the voting measurement")
     parser.add_argument("--work", type=Path, default=Path(__file__).resolve().parent / "_work" / "answer_checks")
     parser.add_argument("--skip", default="", help="comma-separated: false_positives,mistakes,voting,cost")
     args = parser.parse_args()
@@ -196,7 +197,7 @@ def main() -> None:
         result["mistakes"] = {"mistakes_made": counts, "tasks_without_a_mistake": len(entries) - len(made), **runs}
         print("mistakes:", json.dumps(result["mistakes"], ensure_ascii=False), flush=True)
     if have_dev and "voting" not in skip:
-        right = {e["task_id"]: ScriptedAnswer(e["task_id"], e["sql"], e["question"]) for e in entries}
+        right = {e["task_id"]: ScriptedAnswer(e["task_id"], e["sql"], e["question"]) for e in entries[:args.vote_tasks]}
         single, _, single_requests = run_pipeline(args.dev, right, args.work / "votes_1", checks=True)
         voted, _, voted_requests = run_pipeline(args.dev, right, args.work / "votes_3", checks=True, votes=3)
         solves = [len(r.vote["solves"]) for r in voted["records"].values() if r.vote]
