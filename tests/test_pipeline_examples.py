@@ -15,6 +15,8 @@ from datasolver.data import Catalog, discover_tasks
 from datasolver.eval import score_files
 from datasolver.pipeline.documents import prepare_task_documents
 from datasolver.solver import prepare_task
+from datasolver.solver.answer_checks import AnswerContext, run_answer_checks
+from datasolver.solver.checks import check_prediction
 
 REPO = examples.EXAMPLES_DIR.parents[2]
 
@@ -44,9 +46,15 @@ def test_the_sqlite_file_matches_its_source():
 def test_scripted_sql_reproduces_gold(task_id, tmp_path):
     scratch = prepare_task(examples.input_dir() / task_id, tmp_path)
     prepare_task_documents(scratch)  # the weather stations live in a Markdown document
+    answer = examples.demo_answers()[task_id]
     with Catalog.open(scratch, cache_dir=tmp_path / "cache") as catalog:
-        frame = catalog.query_df(examples.demo_answers()[task_id].sql)
-    frame.to_csv(tmp_path / "prediction.csv", index=False)
+        frame = catalog.query_df(answer.sql)
+        frame.to_csv(tmp_path / "prediction.csv", index=False)
+        # The right answer raises no answer check (no false positive).
+        written = check_prediction(tmp_path / "prediction.csv")
+        context = AnswerContext(answer.question or "", answer.query_code(), [answer.sql], written.columns,
+                                written.rows, catalog)
+        assert run_answer_checks(context).lines() == [] and context.notes == []
     assert score_files(tmp_path / "prediction.csv", examples.gold_dir() / task_id / "gold.csv").score == 1.0
 
 

@@ -47,5 +47,7 @@ def test_oracle_sql_through_the_tools_scores_one(entry: dict | None, dev_tasks: 
         assert edit.ok, edit.text
         run = call_json(toolbox, "run_solver", "{}")
     assert run.text.splitlines()[0] == "OK", run.text
+    # The right answer raises no answer check (no false positive; ties_cut would only inform).
+    assert run.value.names == [] and "\nCHECK " not in run.text, run.value.lines()
     score = score_files(root / "workdir" / "prediction.csv", dev_tasks / "output" / entry["task_id"] / "gold.csv")
     assert score.score == 1.0, score.reason
