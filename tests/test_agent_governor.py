@@ -96,6 +96,11 @@ def test_must_submit_reason(requests, seconds, expected) -> None:
     assert must_submit_reason(Limits(), requests, seconds) == expected
 
 
+def test_a_short_task_keeps_at_most_a_quarter_of_its_time_in_reserve() -> None:
+    assert must_submit_reason(Limits(), 1, 31.0, task_seconds=120.0) is None
+    assert must_submit_reason(Limits(), 1, 29.0, task_seconds=120.0) == "about 29 s left before the task's deadline"
+
+
 def test_error_streak_resets_on_success_and_on_another_error() -> None:
     streak = ErrorStreak()
     assert [streak.see(False, "a"), streak.see(False, "a"), streak.see(False, "b"), streak.see(True, "ok"),

@@ -32,12 +32,24 @@ _BY_TOOL = {
 }
 
 
-def must_submit_reason(limits: Limits, requests: int, seconds_left: float | None) -> str | None:
-    """Why the model should submit now (the reserve of requests or seconds is reached), or None."""
+RESERVE_SHARE = 0.25  # the time reserve is at most this share of the task's time
+
+
+def must_submit_reason(
+    limits: Limits, requests: int, seconds_left: float | None, task_seconds: float | None = None
+) -> str | None:
+    """Why the model should submit now (the reserve of requests or seconds is reached), or None.
+
+    The time reserve is `limits.reserve_seconds`, but at most RESERVE_SHARE of `task_seconds`
+    (the time the task had when solving started), so a short task is not told at once.
+    """
     left = limits.max_requests_per_attempt - requests
     if left <= limits.reserve_requests:
         return f"only {left} model request(s) left in this attempt"
-    if seconds_left is not None and seconds_left <= limits.reserve_seconds:
+    reserve = float(limits.reserve_seconds)
+    if task_seconds is not None:
+        reserve = min(reserve, RESERVE_SHARE * task_seconds)
+    if seconds_left is not None and seconds_left <= reserve:
         return f"about {max(int(seconds_left), 0)} s left before the task's deadline"
     return None
 

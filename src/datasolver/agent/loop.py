@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -117,6 +118,7 @@ class AttemptRun:
     chat_options: dict[str, Any] = field(default_factory=dict)  # extra keywords for client.chat
     has_prediction: Callable[[], bool] = lambda: False  # whether prediction.csv is written
     last_rows_query: str | None = None  # the latest explore_data SQL that returned rows (any attempt)
+    started: float = field(default_factory=time.monotonic)  # when solving the task began
 
     def event(self, kind: str, **fields: Any) -> None:
         if self.trace is not None:
@@ -316,7 +318,9 @@ def govern(conv: Conversation, run: AttemptRun, state: AttemptResult) -> None:
     """Must-submit: near the end of the budget, with no OK run yet, tell the model once to submit."""
     if state.must_submit is not None or state.run_ok or not state.requests:
         return
-    why = must_submit_reason(run.limits, state.requests, run.limits.seconds_left())
+    left = run.limits.seconds_left()
+    task_seconds = None if run.limits.deadline is None else run.limits.deadline - run.started
+    why = must_submit_reason(run.limits, state.requests, left, task_seconds)
     if why is None:
         return
     state.must_submit = why
