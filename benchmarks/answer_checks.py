@@ -60,7 +60,7 @@ def oracle_answers(dev: Path, limit: int) -> list[dict]:
 def prepared(task_dir: Path, scratch_root: Path, documents: bool) -> Path:
     scratch = prepare_task(task_dir, scratch_root)
     if documents:
-        from datasolver.docs import prepare_documents
+        from datasolver.documents import prepare_documents
 
         prepare_documents(scratch)
         write_scaffold(scratch)
