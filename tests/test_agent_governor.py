@@ -62,7 +62,8 @@ def test_no_must_submit_after_an_ok_run(scratch: Path) -> None:
 
 def test_the_fallback_runs_the_last_explore_query_that_returned_rows(scratch: Path) -> None:
     script = [explore("SELECT DISTINCT city FROM orders ORDER BY city"), explore("SELECT * FROM orders WHERE 1 = 0"),
-              explore("\\tables"), text("The cities are Lyon, Nice and Paris.")]
+              explore("\\tables"), text("The cities are Lyon, Nice and Paris."),
+              text("Lyon, Nice and Paris.")]  # the second after the prose send-back
     outcome, _, events = solve(scratch, script, Limits(max_attempts=1))
     assert outcome.status == "fallback"
     assert outcome.reason == ("attempt 1 ended (answered) without prediction.csv; "
