@@ -82,8 +82,8 @@ def false_positives(dev: Path, entries: list[dict], work: Path) -> dict:
             result = toolbox.call("run_solver", {})
         if not result.ok:
             not_ok[task_dir.name] = " ".join(result.text.splitlines()[:2])
-        elif result.checks:
-            found[task_dir.name] = list(result.checks)
+        elif result.value is not None and result.value.names:
+            found[task_dir.name] = list(result.value.names)
     blocking = {k: [c for c in v if c != "ties_cut"] for k, v in found.items()}
     return {"answers": len(cases), "dev": len(entries), "examples": len(demo),
             "false_positives": sum(len(v) for v in blocking.values()),
