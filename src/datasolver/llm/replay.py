@@ -119,6 +119,10 @@ class ReplayTransport(httpx.AsyncBaseTransport):
         self.cursor = cursor
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method != "POST" or not request.url.path.endswith("/chat/completions"):
+            # Side questions (the context-window GETs of /models and /props) were never recorded
+            # as exchanges: answer them "not found" instead of spending a recorded answer.
+            return _json_response(request, 404, {"error": {"message": "replay: not recorded"}})
         exchange = self.cursor.next()
         if exchange is None:
             number = self.cursor.served + self.cursor.missing
