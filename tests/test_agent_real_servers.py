@@ -82,7 +82,8 @@ def test_attempts_differ_and_no_request_body_is_sent_twice(scratch: Path) -> Non
 
 
 def test_the_task_token_budget_ends_the_task_with_a_reason(scratch: Path) -> None:
-    script = [tool_call("explore_data", {"query": "SELECT 1"})] * 10
+    # A query with no rows: the must-submit fallback (last explore query that returned rows) stays out.
+    script = [tool_call("explore_data", {"query": "SELECT 1 WHERE false"})] * 10
     outcome, server, _ = solve(scratch, script, limits=Limits(max_attempts=3, task_token_budget=5_000))
     assert outcome.status == "failed" and outcome.attempts == 1
     assert "token_budget" in outcome.reason and "of 5000 tokens" in outcome.reason
