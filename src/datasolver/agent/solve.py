@@ -11,6 +11,7 @@ A spent token budget, or a task prompt too big for the server's window, ends the
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +73,8 @@ EVENT_VIDEO_JUDGE = "video_judge"
 OPENING_SHARE = 0.6
 OVERFLOW_SHRINK = 0.7  # after a context overflow with the window already known, fit to 70% of the share
 MIN_PROMPT_BUDGET = 200
+KNOWLEDGE_MIN_CHARS = 1_000  # a window too small for the folded prompt still keeps this much knowledge.md
+KNOWLEDGE_CUT_NOTE = "knowledge.md cut here to fit the model's context window"
 SMALL_WINDOW = 16_384  # below it the compaction note shows only solver.py's query area
 
 
@@ -213,6 +216,12 @@ class _Session:
                                                         RELEVANCE_VOTES) if digest else {}
             self.brief = await asyncio.to_thread(fit_brief, self.full_brief, budget,
                                                  evidence_hints=self.evidence_hints, relevance=self.votes)
+            over = first_prompt_tokens(self.brief, self.evidence_hints) - budget
+            if over > 0 and window is not None and self.brief.knowledge:  # a small window: cut knowledge.md too
+                keep = max(KNOWLEDGE_MIN_CHARS, len(self.brief.knowledge) - 4 * over)
+                if keep < len(self.brief.knowledge):
+                    cut = self.brief.knowledge[:keep].rstrip() + f"\n… ({KNOWLEDGE_CUT_NOTE})"
+                    self.brief = dataclasses.replace(self.brief, knowledge=cut)
             self._event(EVENT_PROMPT_FITTED, budget=budget, context_window=window, tokens_before=before,
                         tokens_after=first_prompt_tokens(self.brief, self.evidence_hints),
                         folded=list(self.brief.folded), votes=self.votes)
