@@ -25,7 +25,7 @@ from datasolver.pipeline.progress import NullProgress, Progress
 from datasolver.pipeline.resume import split_for_resume
 from datasolver.pipeline.summary import RunSummary, TaskRecord, write_summary
 from datasolver.pipeline.task import TaskSolver
-from datasolver.solver import prediction_path
+from datasolver.solver import prediction_path, stop_all_runs
 
 # Threads per worker: a task's own blocking step plus the agent's tool runs, with room to spare.
 _THREADS_PER_WORKER = 2
@@ -76,6 +76,11 @@ async def run_batch(
     progress.start(len(todo), len(done))
     try:
         await (executor or LocalExecutor()).run(todo, batch)
+    except BaseException:
+        # Interrupted (Ctrl-C, SIGTERM, cancelled): runs still going in worker threads end now,
+        # instead of holding the process until their own timeouts.
+        stop_all_runs()
+        raise
     finally:
         progress.close()
         summary.finish(time.monotonic() - started)

@@ -6,7 +6,7 @@ from datasolver.solver.prepare import prepare_task, restore_scaffold, write_scaf
 from datasolver.solver.publish import STATUSES, TaskStatus, has_prediction, prediction_path, publish_prediction
 from datasolver.solver.run_report import render_run
 from datasolver.solver.runner import SolverRun, run_solver_script
-from datasolver.solver.sandbox import GiB, SandboxLimits, SandboxRun, landlock_abi, run_sandboxed
+from datasolver.solver.sandbox import GiB, SandboxLimits, SandboxRun, landlock_abi, run_sandboxed, stop_all_runs
 from datasolver.solver.scaffold import NO_RESULT_MARKER, RESULT_LINE
 from datasolver.solver.solve import rerun_solver
 from datasolver.solver.tools import SOLVER_TOOLS, SolverToolbox, ToolResult, tool_schemas
@@ -39,6 +39,7 @@ __all__ = [
     "prepare_task",
     "restore_scaffold",
     "run_sandboxed",
+    "stop_all_runs",
     "run_solver_script",
     "tool_schemas",
     "write_scaffold",

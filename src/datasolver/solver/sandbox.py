@@ -14,6 +14,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,23 @@ OUTPUT_TAIL_BYTES = 64 * 1024
 STATUS_BYTES = 64 * 1024
 _POLL_S = 0.05  # how often the supervisor looks at the process between pipe reads
 _EXIT_GRACE_S = 0.5  # reading output left in the pipes after the process ended
+STOPPED_REASON = "the parent process is stopping (interrupted or terminated)"
+
+# Every run this process supervises (launcher pid → its stop flag), so that `stop_all_runs` can end
+# them from any thread: a run waiting in a worker thread would otherwise hold the process until its
+# own timeout after Ctrl-C, because the interpreter joins worker threads on the way out.
+_live_lock = threading.Lock()
+_live_runs: dict[int, threading.Event] = {}
+
+
+def stop_all_runs() -> int:
+    """Kill every sandboxed run of this process now (their results say why); returns how many."""
+    with _live_lock:
+        runs = list(_live_runs.items())
+    for pid, stop in runs:
+        stop.set()
+        kill_tree(pid)
+    return len(runs)
 
 # Variables passed through (after the secret filter); everything else is dropped.
 _ENV_ALLOWED = re.compile(r"^(PATH|LANG|LANGUAGE|LC_[A-Z_]+|TZ|TERM|PYTHONPATH|PYTHONHASHSEED|VIRTUAL_ENV)$")
@@ -171,9 +189,16 @@ def run_sandboxed(
     out, err, status = _Tail(), _Tail(), _Tail(STATUS_BYTES)
     streams = {proc.stdout.fileno(): out, proc.stderr.fileno(): err, status_r: status}
     watch = TreeWatch(proc.pid, limits.tree_memory_bytes, limits.disk_bytes, [Path(d) for d in write_dirs])
+    stop = threading.Event()
+    with _live_lock:
+        _live_runs[proc.pid] = stop
     try:
         timed_out, killed_for = _supervise(proc, streams, limits.timeout_s, watch)
+        if stop.is_set():
+            timed_out, killed_for = False, STOPPED_REASON
     finally:
+        with _live_lock:
+            _live_runs.pop(proc.pid, None)
         # Whatever the solver left running goes too, on every path out (timeout, exit, exception,
         # KeyboardInterrupt); in a PID namespace the launcher's death ends every process in it.
         kill_tree(proc.pid)
