@@ -124,3 +124,69 @@ def test_wide_table_loads_in_bounded_memory(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     peak_kib = int(done.stdout.split()[-1])
     assert peak_kib < 1 << 20, f"peak RSS {peak_kib >> 10} MiB"
+
+
+def _csv_of(size: int) -> str:
+    """A valid CSV of exactly `size` bytes: rows `1,2`, the last one's value padded to fit."""
+    head, row = "id,v\n", "1,2\n"
+    count = (size - len(head)) // len(row) - 1
+    last = "1," + "2" * (size - len(head) - count * len(row) - 3) + "\n"
+    text = head + row * count + last
+    assert len(text) == size
+    return text
+
+
+def test_input_across_files_stops_at_the_total_cap_before_reading(tmp_path):
+    # Before: only memory limited input; 3 GiB across files was accepted and read. Scaled down
+    # (1 MiB for 1 GiB): four files fit the total, the fifth and an oversized one become notes.
+    from datasolver.data import InputLimits
+
+    mib = 1 << 20
+    files = {f"csv/part{i}.csv": _csv_of(mib) for i in range(1, 6)}
+    files["csv/big.csv"] = _csv_of(3 * mib)
+    task = write_task(tmp_path, files=files)
+    with Catalog.open(task, input_limits=InputLimits(max_file_bytes=2 * mib, max_total_bytes=4 * mib)) as cat:
+        skipped = {s.path: s.reason for s in cat.skipped}
+        names = cat.names()
+        assert cat.query("SELECT count(*) FROM part4").rows[0][0] > 100_000
+    assert skipped["csv/big.csv"] == ("not loaded: the file is 3.0 MB, over the 2.0 MB limit per file "
+                                      "(raise it with DATASOLVER_MAX_FILE_BYTES)")
+    assert names == ["part1", "part2", "part3", "part4"]
+    assert skipped["csv/part5.csv"] == ("not loaded: with this file the task's table files would reach 5.0 MB, "
+                                        "over the 4.0 MB limit across files (raise it with DATASOLVER_MAX_INPUT_BYTES)")
+
+
+def test_the_default_caps_refuse_a_fifth_gib_and_a_three_gib_file():
+    from datasolver.data.input_limits import GiB, InputBudget, InputLimits
+
+    budget = InputBudget(InputLimits())
+    for _ in range(4):
+        assert budget.refusal(GiB) is None
+        budget.spend(GiB)
+    assert "limit across files" in budget.refusal(GiB)
+    assert "3.0 GB, over the 2.0 GB limit per file" in InputBudget(InputLimits()).refusal(3 * GiB)
+
+
+def test_the_input_caps_come_from_the_environment_and_keep_the_rest_loading(tmp_path):
+    body = "id,v\n" + "".join(f"{i},{i * 2}\n" for i in range(60))  # about 500 bytes each
+    files = {"csv/a.csv": body, "csv/b.csv": body, "csv/c.csv": body, "json/d.json": json.dumps([{"x": 1}] * 100)}
+    task = write_task(tmp_path, files=files)
+    runner = CliRunner()
+    result = runner.invoke(cli, ["tables", str(task)], env={"DATASOLVER_MAX_INPUT_BYTES": "1K"})
+    assert result.exit_code == 0, result.output
+    assert "csv/c.csv" in result.output and "over the 1.0 KB limit across files" in result.output
+    assert "json/d.json" in result.output
+    with Catalog.open(task) as cat:  # without the variable every file loads
+        assert cat.skipped == [] and len(cat.names()) == 4
+    bad = runner.invoke(cli, ["tables", str(task)], env={"DATASOLVER_MAX_FILE_BYTES": "lots"})
+    assert bad.exit_code == 1
+    assert "Error: DATASOLVER_MAX_FILE_BYTES: 'lots' is not a size" in bad.output
+
+
+def test_the_sandbox_passes_the_input_caps_to_solver_py():
+    from datasolver.solver.sandbox import scrub_env
+
+    env, refused = scrub_env({"DATASOLVER_MAX_INPUT_BYTES": "1G", "DATASOLVER_MAX_FILE_BYTES": "512M",
+                              "DATASOLVER_API_KEY": "sk-x", "HOME": "/root"})
+    assert env["DATASOLVER_MAX_INPUT_BYTES"] == "1G" and env["DATASOLVER_MAX_FILE_BYTES"] == "512M"
+    assert "DATASOLVER_API_KEY" not in env and refused == []

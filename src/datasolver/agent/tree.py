@@ -6,19 +6,11 @@ import os
 from collections.abc import Collection
 from pathlib import Path
 
+from datasolver.data import human_size
+
 # Folders of the scratch dir the model should see; workdir/ and tmp/ are the agent's own.
 SHOWN_FOLDERS = ("context", "derived")
 FILES_PER_FOLDER = 25  # beyond this a folder's remaining files are summarized in one line
-
-
-def human_size(size: int) -> str:
-    """`512 B`, `1.2 KB`, `340.0 MB`."""
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GB"  # pragma: no cover - the loop always returns
 
 
 def render_tree(task_scratch_dir: Path, max_lines: int = 120, described: Collection[Path] = ()) -> str:

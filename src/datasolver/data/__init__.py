@@ -13,6 +13,7 @@ from datasolver.data.errors import (
     TaskError,
     UnknownTable,
 )
+from datasolver.data.input_limits import InputLimits, human_size
 from datasolver.data.joins import JoinCandidate, join_candidates, render_joins
 from datasolver.data.lint import LintReport, lint_knowledge
 from datasolver.data.names import canonical_name
@@ -22,6 +23,8 @@ from datasolver.data.results import QueryResult, render_result
 from datasolver.data.tasks import Task, TaskDiscovery, discover_tasks, load_task
 
 __all__ = [
+    "InputLimits",
+    "human_size",
     "JoinCandidate",
     "LintReport",
     "join_candidates",

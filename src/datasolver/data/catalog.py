@@ -35,6 +35,7 @@ from datasolver.data.errors import QueryError, QueryInterrupted, SourceSkipped, 
 from datasolver.data.files import list_context_files
 from datasolver.data.guard import check_read_only, locked_connection_config
 from datasolver.data.infer_types import materialize
+from datasolver.data.input_limits import InputLimits
 from datasolver.data.names import canonical_name, quote_ident
 from datasolver.data.relation import Relation
 from datasolver.data.results import QueryResult, render_describe
@@ -127,17 +128,18 @@ class Catalog:
     # ----------------------------------------------------------------- construction
     @classmethod
     def open(cls, path: Path | str, cache_dir: Path | str | None = None, extra_derived: list[Path] | None = None,
-             timeout_s: float | None = None) -> Catalog:
+             timeout_s: float | None = None, input_limits: InputLimits | None = None) -> Catalog:
         """Register every table under a task dir (its context/ plus derived/) or a plain data folder.
 
         `timeout_s` is the default limit of each query, describe or load (see `interrupt`).
+        `input_limits` caps the table files' bytes (default: `InputLimits.from_env()`).
         """
         path = Path(path)
         if not path.is_dir():
             raise SourceSkipped(f"{path} is not a folder")
         context = path / "context" if (path / "context").is_dir() else path
         reg = Registration()
-        register_files(list_context_files(context), reg)
+        register_files(list_context_files(context), reg, input_limits or InputLimits.from_env())
         derived_dirs = [path / DERIVED_DIR] if context != path else []
         for derived in derived_dirs + list(extra_derived or []):
             register_derived(Path(derived), reg)

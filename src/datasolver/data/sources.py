@@ -13,6 +13,7 @@ from datasolver.data import csv_source, json_source, sqlite_source
 from datasolver.data.arrow_columns import TextTable
 from datasolver.data.errors import SourceSkipped
 from datasolver.data.files import KIND_BY_SUFFIX, ContextFiles
+from datasolver.data.input_limits import InputBudget, InputLimits
 
 DERIVED_MANIFEST = "manifest.json"
 
@@ -53,21 +54,39 @@ class Registration:
 HIDDEN_NOTE = "not loaded: its name (or a folder's) starts with a dot, which marks it hidden"
 
 
-def register_files(files: ContextFiles, reg: Registration) -> None:
+def register_files(files: ContextFiles, reg: Registration, limits: InputLimits | None = None) -> None:
     """csv → json → db, each group in file-name order (the order decides name collisions).
 
     One bad file never stops the others: whatever goes wrong while registering it becomes a
-    `skipped` entry with the reason.
+    `skipped` entry with the reason. A file over `limits` (per file, or with the files accepted
+    before it in this order, across files) is skipped with a note before any of it is read.
     """
+    budget = InputBudget(limits or InputLimits())
     for path in files.hidden:
         if path.suffix.lower() in TABLE_SUFFIXES:
             reg.notes.append((files.relative(path), HIDDEN_NOTE))
     for path in files.csv:
-        _guarded(files.relative(path), reg, _register_csv, path, files.relative(path), path.stem, reg)
+        _within(budget, path, files.relative(path), reg, _register_csv, path, files.relative(path), path.stem, reg)
     for path in files.json:
-        _guarded(files.relative(path), reg, _register_json, path, files.relative(path), reg)
+        _within(budget, path, files.relative(path), reg, _register_json, path, files.relative(path), reg)
     for path in files.db:
-        _guarded(files.relative(path), reg, _register_sqlite, path, files.relative(path), reg)
+        _within(budget, path, files.relative(path), reg, _register_sqlite, path, files.relative(path), reg)
+
+
+def _within(budget: InputBudget, path: Path, relpath: str, reg: Registration,
+            register: Callable[..., None], *args: object) -> None:
+    """Register one file if its size fits the budget; its bytes count once it yields a table."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        reg.skipped.append((relpath, f"could not be read ({exc.strerror or exc})"))
+        return
+    if reason := budget.refusal(size):
+        reg.skipped.append((relpath, reason))
+        return
+    _guarded(relpath, reg, register, *args)
+    if any(s.relpath == relpath for s in reg.sources):
+        budget.spend(size)
 
 
 TABLE_SUFFIXES = frozenset(s for s, kind in KIND_BY_SUFFIX.items() if kind in ("csv", "json", "db"))

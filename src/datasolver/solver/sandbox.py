@@ -49,7 +49,10 @@ def stop_all_runs() -> int:
     return len(runs)
 
 # Variables passed through (after the secret filter); everything else is dropped.
-_ENV_ALLOWED = re.compile(r"^(PATH|LANG|LANGUAGE|LC_[A-Z_]+|TZ|TERM|PYTHONPATH|PYTHONHASHSEED|VIRTUAL_ENV)$")
+_ENV_ALLOWED = re.compile(
+    r"^(PATH|LANG|LANGUAGE|LC_[A-Z_]+|TZ|TERM|PYTHONPATH|PYTHONHASHSEED|VIRTUAL_ENV"
+    r"|DATASOLVER_MAX_FILE_BYTES|DATASOLVER_MAX_INPUT_BYTES)$"  # the same input caps as the parent
+)
 # Names that look like credentials are never passed, even when a caller asks for them.
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|CERT", re.IGNORECASE)
 

@@ -1,0 +1,85 @@
+"""How much input one task may bring: a cap per file and one across all of a task's table files.
+
+Decided at registration from file sizes alone, before any row is read, so that the parent and the
+sandboxed solver.py (which opens the same catalog) skip the same files. A file over a cap is a
+per-file note like any unreadable file; the other tables still load.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from datasolver.data.errors import DataError
+
+FILE_ENV = "DATASOLVER_MAX_FILE_BYTES"
+TOTAL_ENV = "DATASOLVER_MAX_INPUT_BYTES"
+GiB = 1 << 30
+# A table file is read into memory as text first (about 2-3x its size), so 2 GiB per file and
+# 4 GiB per task keep one task well inside a 16-24 GB machine running several tasks at once.
+DEFAULT_MAX_FILE_BYTES = 2 * GiB
+DEFAULT_MAX_TOTAL_BYTES = 4 * GiB
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
+          "mib": 1 << 20, "g": GiB, "gb": GiB, "gib": GiB, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
+
+
+def human_size(size: int) -> str:
+    """`512 B`, `1.2 KB`, `340.0 MB` (powers of 1024)."""
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"  # pragma: no cover - the loop always returns
+
+
+def parse_size(text: str) -> int:
+    """`4294967296`, `4G`, `512MiB`, `1.5 GB` → bytes (powers of 1024)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
+    if not match or match.group(2).lower() not in _UNITS:
+        raise DataError(f"{text!r} is not a size: use bytes (1048576) or a unit (512M, 4G)")
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+@dataclass(frozen=True)
+class InputLimits:
+    """The caps; `from_env` reads DATASOLVER_MAX_FILE_BYTES / DATASOLVER_MAX_INPUT_BYTES."""
+
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> InputLimits:
+        env = os.environ if environ is None else environ
+        values = {}
+        for field_name, name in (("max_file_bytes", FILE_ENV), ("max_total_bytes", TOTAL_ENV)):
+            if env.get(name, "").strip():
+                try:
+                    values[field_name] = parse_size(env[name])
+                except DataError as exc:
+                    raise DataError(f"{name}: {exc}") from exc
+        return cls(**values)
+
+
+class InputBudget:
+    """The bytes of a task's table files accepted so far, against its `InputLimits`."""
+
+    def __init__(self, limits: InputLimits) -> None:
+        self.limits = limits
+        self.used = 0
+
+    def refusal(self, size: int) -> str | None:
+        """Why a file of `size` bytes may not be registered, or None when it fits."""
+        limits = self.limits
+        if size > limits.max_file_bytes:
+            return (f"not loaded: the file is {human_size(size)}, over the {human_size(limits.max_file_bytes)} "
+                    f"limit per file (raise it with {FILE_ENV})")
+        if self.used + size > limits.max_total_bytes:
+            return (f"not loaded: with this file the task's table files would reach {human_size(self.used + size)}, "
+                    f"over the {human_size(limits.max_total_bytes)} limit across files (raise it with {TOTAL_ENV})")
+        return None
+
+    def spend(self, size: int) -> None:
+        self.used += size
