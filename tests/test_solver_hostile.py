@@ -279,6 +279,48 @@ def test_memory_is_bounded_for_the_tree_not_per_process(tmp_path: Path) -> None:
     assert not run.timed_out and run.duration_s < 25
 
 
+def _memory_group_available() -> bool:
+    from datasolver.solver import sandbox_cgroup
+
+    group, _ = sandbox_cgroup.create(64 << 20, 16)
+    if group is None:
+        return False
+    group.remove()
+    return True
+
+
+@pytest.mark.skipif(not _memory_group_available(),
+                    reason="no writable cgroup memory controller here (needs root, or a delegated cgroup v2 subtree)")
+def test_the_kernel_bounds_the_trees_memory_even_between_samples(tmp_path: Path, monkeypatch) -> None:
+    # Four children allocate 150 MB each at once and exit: a burst the parent's sampling (every
+    # 0.5 s; switched off here) can miss. The run's cgroup holds the tree to 300 MiB regardless.
+    from functools import partial
+
+    from datasolver.solver import sandbox as sandbox_module
+    from datasolver.solver.sandbox_watch import TreeWatch
+
+    monkeypatch.setattr(sandbox_module, "TreeWatch", partial(TreeWatch, every_s=3600.0))
+    work = tmp_path / "work"
+    work.mkdir()
+    code = (
+        "import os\n"
+        "kids = []\n"
+        "for _ in range(4):\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        block = bytearray(150 << 20)\n"
+        "        for i in range(0, len(block), 4096): block[i] = 1\n"
+        "        os._exit(0)\n"
+        "    kids.append(pid)\n"
+        "print(sorted(os.waitpid(k, 0)[1] for k in kids))\n"
+    )
+    run = sandboxed(work, code, tree_memory_bytes=300 << 20)
+    assert run.guards.get("tree_cgroup"), run.guards
+    assert run.killed_for and "memory limit" in run.killed_for, (run.killed_for, run.stdout, run.guards)
+    assert run.guards["peak_tree_memory_bytes"] <= (300 << 20) + (8 << 20)
+    assert not list(Path("/sys/fs/cgroup").glob(f"*/datasolver-run-{os.getpid()}-*"))  # removed after the run
+
+
 def test_total_disk_written_is_bounded(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()

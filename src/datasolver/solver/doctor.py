@@ -58,8 +58,11 @@ def sandbox_report(limits: SandboxLimits = SandboxLimits(timeout_s=60)) -> list[
         Protection("process count bounded for the tree", bool(cap),
                    ", ".join(f"{k}={v}" for k, v in cap.items()) if cap else "no PID namespace: no tree-wide cap"),
         Protection("memory bounded for the tree", limits.tree_memory_bytes is not None,
-                   f"parent samples resident memory of the tree, limit {_gib(limits.tree_memory_bytes)}; "
-                   f"RLIMIT_AS {_gib(limits.memory_bytes)} per process"),
+                   (f"{guards['tree_cgroup']} memory limit {_gib(limits.tree_memory_bytes)} (enforced by the kernel)"
+                    if guards.get("tree_cgroup") else
+                    f"parent samples resident memory of the tree, limit {_gib(limits.tree_memory_bytes)} "
+                    f"(no cgroup: {guards.get('cgroup_error', 'unknown')})")
+                   + f"; RLIMIT_AS {_gib(limits.memory_bytes)} per process"),
         Protection("disk written bounded", limits.disk_bytes is not None,
                    f"parent samples the writable folders, limit {_gib(limits.disk_bytes)}; "
                    f"RLIMIT_FSIZE {_gib(limits.file_size_bytes)} per file"),

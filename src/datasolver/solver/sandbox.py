@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Mapping
 
-from datasolver.solver import sandbox_launch
+from datasolver.solver import sandbox_cgroup, sandbox_launch
 from datasolver.solver.errors import SandboxError
 from datasolver.solver.sandbox_policy import launch_config
 from datasolver.solver.sandbox_watch import TreeWatch, kill_tree
@@ -173,6 +173,9 @@ def run_sandboxed(
 
     status_r, status_w = os.pipe()
     config = launch_config(write_dirs, limits, read_dirs=read_dirs or [Path(cwd)], status_fd=status_w)
+    group, group_kind = sandbox_cgroup.create(limits.tree_memory_bytes, limits.max_processes)
+    if group is not None:
+        config["cgroup_procs"] = group.procs_files  # the launcher joins before it forks anything
     command = [sys.executable, "-S", "-E", sandbox_launch.__file__, json.dumps(config), "--", *argv]
 
     started = time.monotonic()
@@ -186,12 +189,15 @@ def run_sandboxed(
         )
     except OSError as exc:
         os.close(status_r)
+        if group is not None:
+            group.remove()
         raise SandboxError(f"cannot start sandboxed process: {exc}") from exc
     finally:
         os.close(status_w)
     out, err, status = _Tail(), _Tail(), _Tail(STATUS_BYTES)
     streams = {proc.stdout.fileno(): out, proc.stderr.fileno(): err, status_r: status}
-    watch = TreeWatch(proc.pid, limits.tree_memory_bytes, limits.disk_bytes, [Path(d) for d in write_dirs])
+    watch = TreeWatch(proc.pid, limits.tree_memory_bytes, limits.disk_bytes, [Path(d) for d in write_dirs],
+                      cgroup=group)
     stop = threading.Event()
     with _live_lock:
         _live_runs[proc.pid] = stop
@@ -209,10 +215,20 @@ def run_sandboxed(
         proc.stdout.close()
         proc.stderr.close()
         os.close(status_r)
+        oom_kills = group.oom_kills() if group is not None else 0
+        peak = (group.memory_peak() if group is not None else None) or 0
+        if group is not None:
+            group.remove()
     duration = time.monotonic() - started
+    if oom_kills and not (killed_for or timed_out):  # a burst that ended between two polls
+        killed_for = watch.over_budget()
 
     guards = _parse_status(status.data())
-    guards["peak_tree_memory_bytes"] = watch.peak_memory
+    guards["peak_tree_memory_bytes"] = max(watch.peak_memory, peak)
+    if group is not None and guards.get("cgroup_joined"):
+        guards["tree_cgroup"] = group_kind
+    else:
+        guards.setdefault("cgroup_error", group_kind)
     notes += _guard_notes(guards, limits)
     if killed_for:
         notes.append(f"killed: {killed_for}")

@@ -265,9 +265,24 @@ def cap_processes(max_processes: int, in_namespace: bool, outer_uid: int = 1) ->
     return out
 
 
+def join_cgroup(config: dict, status: dict) -> None:
+    """Move this process into the run's cgroup (made by the parent) before it forks anything, so
+    that every descendant is born inside the group's memory and process limits."""
+    paths = config.get("cgroup_procs") or []
+    try:
+        for path in paths:
+            with open(path, "w") as fh:
+                fh.write(str(os.getpid()))
+        status["cgroup_joined"] = bool(paths)
+    except OSError as exc:
+        status["cgroup_joined"] = False
+        status["cgroup_error"] = f"could not join the run's cgroup: {exc}"
+
+
 def spawn_contained(config: dict, command: list[str]) -> int:
     """Contain the tree (see the module docstring) and run `command` in it; returns an exit code."""
     status: dict = {"pid_namespace": False, "network_namespace": False, "outer_uid": os.getuid()}
+    join_cgroup(config, status)
     die_with_parent()
     if os.getppid() != config.get("parent_pid", os.getppid()):
         return EXIT_SETUP_FAILED  # the parent is already gone

@@ -14,6 +14,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from datasolver.data import human_size
+from datasolver.solver.sandbox_cgroup import TreeCgroup
+
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -87,6 +90,7 @@ class TreeWatch:
     memory_bytes: int | None
     disk_bytes: int | None
     folders: list[Path] = field(default_factory=list)
+    cgroup: TreeCgroup | None = None  # the kernel enforces its memory limit; the watch reports its OOM kills
     every_s: float = 0.5  # a /proc scan costs a few ms (tens under heavy load)
     disk_every_s: float = 1.0
     peak_memory: int = 0
@@ -103,17 +107,20 @@ class TreeWatch:
     def over_budget(self, now: float | None = None) -> str | None:
         """Why the tree must be killed now, or None."""
         now = time.monotonic() if now is None else now
+        if self.cgroup is not None and self.memory_bytes is not None and self.cgroup.oom_kills():
+            return (f"the process tree hit its {human_size(self.memory_bytes)} memory limit "
+                    "(the kernel killed a process of it)")
         if self.memory_bytes is not None and now >= self._next:
             self._next = now + self.every_s
             used = resident_bytes(process_tree(self.root_pid))
             self.peak_memory = max(self.peak_memory, used)
             if used > self.memory_bytes:
-                return (f"the process tree used {used / (1 << 30):.2f} GiB of memory, over its "
-                        f"{self.memory_bytes / (1 << 30):g} GiB limit")
+                return (f"the process tree used {human_size(used)} of memory, over its "
+                        f"{human_size(self.memory_bytes)} limit")
         if self.disk_bytes is not None and now >= self._next_disk:
             self._next_disk = now + self.disk_every_s
             written = disk_bytes(self.folders) - self._disk_start
             if written > self.disk_bytes:
-                return (f"the run wrote {written / (1 << 30):.2f} GiB to disk, over its "
-                        f"{self.disk_bytes / (1 << 30):g} GiB limit")
+                return (f"the run wrote {human_size(written)} to disk, over its "
+                        f"{human_size(self.disk_bytes)} limit")
         return None
