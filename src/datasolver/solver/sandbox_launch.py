@@ -348,7 +348,8 @@ class SetupFailed(OSError):
 def confine(config: dict, status: dict | None = None) -> dict:
     """Apply every in-process restriction of `config` to this process; return what is enforced.
 
-    What a fork server calls in a fresh child before running solver.py (then report_status).
+    What a fork server calls in a fresh child before running solver.py (then report_status); the
+    child joins the run's cgroup first (`join_cgroup`, before any namespace), as spawn_contained does.
     Raises SetupFailed when a required restriction cannot be applied.
     """
     status = {"landlock_abi": 0, "writes_confined": False, "reads_confined": False, "tcp_blocked": False,
