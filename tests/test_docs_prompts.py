@@ -14,7 +14,7 @@ DOCS_SRC = Path(__file__).resolve().parents[1] / "src" / "datasolver" / "documen
 
 
 def prompt_names() -> list[str]:
-    return sorted(p.stem.removeprefix("docs_") for p in PROMPTS_DIR.glob("docs_*.md"))
+    return sorted(p.stem.removeprefix("documents_") for p in PROMPTS_DIR.glob("documents_*.md"))
 
 
 def test_every_prompt_file_is_rendered_somewhere_in_the_room() -> None:
@@ -26,7 +26,7 @@ def test_every_prompt_file_is_rendered_somewhere_in_the_room() -> None:
 @pytest.mark.parametrize("name", prompt_names())
 def test_placeholders_must_all_be_filled(name: str) -> None:
     wanted = placeholders(name)
-    assert wanted, f"docs_{name}.md has no placeholder"
+    assert wanted, f"documents_{name}.md has no placeholder"
     filled = render_prompt(name, **{k: f"<{k}>" for k in wanted})
     assert "{{" not in filled
     missing_one = dict.fromkeys(sorted(wanted)[1:], "x")

@@ -1,10 +1,10 @@
-"""The documents room's prompt files (`prompts/docs_*.md`)."""
+"""The documents room's prompt files (`prompts/documents_*.md`)."""
 
 from __future__ import annotations
 
 from datasolver.prompts import PROMPTS_DIR, PromptFiles
 
-_FILES = PromptFiles("docs_")
+_FILES = PromptFiles("documents_")
 placeholders = _FILES.placeholders
 render_prompt = _FILES.render
 
