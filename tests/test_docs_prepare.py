@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from datasolver.documents import document_table_hints, prepare_documents, prepare_documents_into
+from datasolver.documents import document_table_hints, prepare_documents
 from datasolver.documents.errors import DocError
 
 OFFICES = """# 办公室一览
@@ -112,9 +112,9 @@ def test_same_stem_in_two_documents_gets_distinct_names(tmp_path: Path) -> None:
     src.mkdir()
     (src / "sales.md").write_text("| a |\n|---|\n| 1 |\n", encoding="utf-8")
     (src / "sales.txt").write_text("| b |\n|---|\n| 2 |\n", encoding="utf-8")
-    report = prepare_documents_into(src, src / "derived")  # out_dir inside the folder is not scanned
+    report = prepare_documents(src, src / "derived")  # out_dir inside the folder is not scanned
     assert [(t.table, t.source) for t in report.tables] == [("sales", "sales.md"), ("sales_2", "sales.txt")]
-    again = prepare_documents_into(src, src / "derived")
+    again = prepare_documents(src, src / "derived")
     assert [t.table for t in again.tables] == ["sales", "sales_2"]
 
 
@@ -133,7 +133,7 @@ def test_pdf_documents_give_tables_and_a_text_file(tmp_path: Path) -> None:
                 cells.cell(c)
     pdf.output(str(src / "staff.pdf"))
 
-    report = prepare_documents_into(src, tmp_path / "out")
+    report = prepare_documents(src, tmp_path / "out")
     assert [(t.table, t.method, t.location, t.rows) for t in report.tables] == [("staff", "pdf-table", "page 1", 2)]
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["documents"][0]["text"] == "text/staff.md"

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from datasolver.documents import StructurizeLimits, document_table_hints, prepare_documents_async, structurize_document
+from datasolver.documents import PrepareOptions, StructurizeLimits, document_table_hints, prepare_documents_async, structurize_document
 from datasolver.documents.errors import PlanError
 from datasolver.documents.structurize.sections import split_parts
 from datasolver.documents.structurize.workers import check_part_table
@@ -166,7 +166,7 @@ def test_prepare_votes_structures_the_relevant_document_and_keeps_it_without_a_m
 
     async def run(server: ScriptedServer) -> Any:
         async with client(server) as llm:
-            return await prepare_documents_async(task, llm=llm, limits=LIMITS)
+            return await prepare_documents_async(task, options=PrepareOptions(llm=llm, limits=LIMITS))
 
     with ScriptedServer(handler=make_handler(vote=["doc/report.md"])) as server:
         report = asyncio.run(run(server))
@@ -196,10 +196,8 @@ def test_prepare_reports_a_failed_structurizer_as_a_skipped_document(tmp_path: P
     (src / "report.md").write_text(REPORT, encoding="utf-8")
 
     async def run(server: ScriptedServer) -> Any:
-        from datasolver.documents import prepare_documents_into_async
-
         async with client(server) as llm:
-            return await prepare_documents_into_async(src, tmp_path / "out", llm=llm, limits=LIMITS)
+            return await prepare_documents_async(src, tmp_path / "out", PrepareOptions(llm=llm, limits=LIMITS))
 
     with ScriptedServer(script=[garbage(), garbage(), garbage()]) as server:
         report = asyncio.run(run(server))

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from datasolver.documents import tally_votes, vote_relevance
+from datasolver.documents import tally_votes
 from datasolver.documents.votes import parse_vote
 from datasolver.llm import LLMClient, LLMSettings
 from datasolver.llm.fake import ScriptedServer, garbage, http_error, text
@@ -19,7 +19,7 @@ def run_votes(script: list[Any], votes: int, items: list[tuple[str, str]] = ITEM
     async def go(server: ScriptedServer) -> dict[str, bool]:
         settings = LLMSettings(base_url=server.base_url, api_key="test-key", model="fake", max_retries=0)
         async with LLMClient(settings) as llm:
-            return await vote_relevance(llm, "How many orders in May?", items, votes)
+            return (await tally_votes(llm, "How many orders in May?", items, votes)).decide()
 
     with ScriptedServer(script=script) as server:
         decision = asyncio.run(go(server))

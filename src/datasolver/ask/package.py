@@ -89,10 +89,10 @@ def open_package(
 
 def _prepare_documents(context: Path, target: Path) -> list[str]:
     """Deterministic document tables into `target`; problems become notes, never failures."""
-    from datasolver.documents import DocError, prepare_documents_into
+    from datasolver.documents import DocError, prepare_documents
 
     def run() -> list[str]:
-        report = prepare_documents_into(context, target)
+        report = prepare_documents(context, target)
         return [f"document {s.source}: {s.reason}" for s in report.skipped] + list(report.warnings)
 
     try:
@@ -100,7 +100,7 @@ def _prepare_documents(context: Path, target: Path) -> list[str]:
             asyncio.get_running_loop()
         except RuntimeError:
             return run()
-        # Called from async code (an MCP server, a test): prepare_documents_into runs its own loop.
+        # Called from async code (an MCP server, a test): prepare_documents runs its own loop.
         with ThreadPoolExecutor(1) as pool:
             return pool.submit(run).result()
     except (DocError, OSError) as exc:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from datasolver.documents import DocReport, prepare_documents_async, prepare_documents_into_async
+from datasolver.documents import DocReport, PrepareOptions, prepare_documents_async
 from datasolver.llm import LLMClient, LLMConfigError, LLMSettings
 
 
@@ -24,9 +24,7 @@ def _model_or_none(no_llm: bool) -> tuple[LLMSettings | None, str | None]:
 async def _run(path: Path, out: Path | None, settings: LLMSettings | None, question: str | None, votes: int) -> DocReport:
     llm = LLMClient(settings) if settings is not None else None
     try:
-        if out is None:
-            return await prepare_documents_async(path, llm=llm, question=question, votes=votes)
-        return await prepare_documents_into_async(path, out, llm=llm, question=question, votes=votes)
+        return await prepare_documents_async(path, out, PrepareOptions(llm=llm, question=question, votes=votes))
     finally:
         if llm is not None:
             await llm.aclose()

@@ -12,15 +12,10 @@ from datasolver.documents.errors import (
     PlanError,
 )
 from datasolver.documents.hints import document_table_hints
-from datasolver.documents.model import DocReport, SkippedDocument, WrittenTable
-from datasolver.documents.prepare import (
-    prepare_documents,
-    prepare_documents_async,
-    prepare_documents_into,
-    prepare_documents_into_async,
-)
+from datasolver.documents.model import DocReport, PrepareOptions, SkippedDocument, WrittenTable
+from datasolver.documents.prepare import prepare_documents, prepare_documents_async
 from datasolver.documents.structurize import StructurizeLimits, Structured, structurize_document
-from datasolver.documents.votes import tally_votes, vote_relevance
+from datasolver.documents.votes import VoteTally, tally_votes
 
 __all__ = [
     "DocError",
@@ -29,16 +24,15 @@ __all__ = [
     "ManifestError",
     "NormalizerFailed",
     "PlanError",
+    "PrepareOptions",
     "SkippedDocument",
     "StructurizeLimits",
     "Structured",
+    "VoteTally",
     "WrittenTable",
     "document_table_hints",
     "prepare_documents",
     "prepare_documents_async",
-    "prepare_documents_into",
-    "prepare_documents_into_async",
     "structurize_document",
     "tally_votes",
-    "vote_relevance",
 ]

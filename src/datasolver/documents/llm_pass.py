@@ -7,13 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from datasolver.documents.errors import DocError
-from datasolver.documents.manifest import write_csv
+from datasolver.documents.manifest import write_csv, write_table
 from datasolver.documents.markdown import format_ranges
-from datasolver.documents.model import DocReport, ExtractedTable, SkippedDocument
-from datasolver.documents.prepare import _DocState, write_table
-from datasolver.documents.structurize import StructurizeLimits, structurize_document
+from datasolver.documents.model import DocReport, DocState, ExtractedTable, PrepareOptions, SkippedDocument
+from datasolver.documents.structurize import structurize_document
 from datasolver.documents.structurize.join import PROVENANCE_COLUMNS
-from datasolver.documents.votes import vote_relevance
+from datasolver.documents.votes import tally_votes
 from datasolver.errors import PromptError
 from datasolver.llm.errors import LLMError
 
@@ -23,13 +22,13 @@ if TYPE_CHECKING:
 DESCRIPTION_CHARS = 500
 
 
-def describe(state: _DocState) -> str:
+def describe(state: DocState) -> str:
     """What a voter sees of a document: its size and opening text."""
     body = " ".join(state.text.split())
     return f"{len(state.text)} characters; begins: {body[:DESCRIPTION_CHARS]}"
 
 
-def _locator(state: _DocState):
+def _locator(state: DocState):
     """Line range of the document text → its location string (pages for a PDF)."""
     if state.unit == "pages" and state.line_pages:
         pages = state.line_pages
@@ -44,33 +43,30 @@ def _locator(state: _DocState):
 
 async def structure_documents(
     llm: LLMClient,
-    narrative: list[_DocState],
+    narrative: list[DocState],
     out_dir: Path,
     used: set[str],
     report: DocReport,
-    *,
-    knowledge: str | None,
-    question: str | None,
-    votes: int,
-    cache_dir: Path,
-    limits: StructurizeLimits | None,
+    options: PrepareOptions,
 ) -> None:
     """Structure the narrative documents judged relevant (all of them when there is no question)."""
     chosen = narrative
-    if question and votes > 0:
-        decision = await vote_relevance(
-            llm, question, [(s.doc.source, describe(s)) for s in narrative], votes, kind="documents"
+    if options.question and options.votes > 0:
+        tally = await tally_votes(
+            llm, options.question, [(s.doc.source, describe(s)) for s in narrative], options.votes, kind="documents"
         )
+        decision = tally.decide()
         chosen = [s for s in narrative if decision.get(s.doc.source, True)]
         for s in narrative:
             if s not in chosen:
                 report.skipped.append(SkippedDocument(s.doc.source, "not relevant to the question (relevance votes)"))
 
-    async def one(state: _DocState) -> tuple[_DocState, Any]:
+    async def one(state: DocState) -> tuple[DocState, Any]:
         try:
             return state, await structurize_document(
-                llm, state.text, document_name=state.doc.path.name, knowledge=knowledge, limits=limits,
-                location=_locator(state), document_sha256=state.sha256, cache_dir=cache_dir,
+                llm, state.text, document_name=state.doc.path.name, knowledge=options.knowledge,
+                limits=options.limits, location=_locator(state), document_sha256=state.sha256,
+                cache_dir=options.cache_dir or out_dir / ".cache",
             )
         except (DocError, LLMError, PromptError) as exc:
             return state, exc

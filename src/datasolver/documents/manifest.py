@@ -13,7 +13,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from datasolver.data.names import canonical_name
 from datasolver.documents.errors import ManifestError
+from datasolver.documents.model import ExtractedTable
+from datasolver.documents.sources import Document
 
 MANIFEST = "manifest.json"
 VERSION = 1
@@ -65,3 +68,33 @@ def write_csv(path: Path, columns: list[str], rows: list[list[str]]) -> None:
 def read_csv_header(path: Path) -> list[str]:
     with Path(path).open(encoding="utf-8", newline="") as fh:
         return next(csv.reader(fh), [])
+
+
+def unique_table_name(name: str, used: set[str]) -> str:
+    """`name`, or `name_2`, `name_3` … when its canonical form is already taken by another document."""
+    candidate, n = name, 1
+    while canonical_name(candidate) in used:
+        n += 1
+        candidate = f"{name}_{n}"
+    used.add(canonical_name(candidate))
+    return candidate
+
+
+def write_table(
+    table: ExtractedTable, name: str, doc: Document, sha256: str, out_dir: Path, used: set[str],
+) -> dict[str, Any]:
+    """Write one table as CSV and return its manifest entry."""
+    name = unique_table_name(name, used)
+    file = f"{canonical_name(name)}.csv"
+    write_csv(out_dir / file, table.columns, table.rows)
+    return {
+        "file": file,
+        "table": name,
+        "source": doc.source,
+        "location": table.location,
+        "method": table.method,
+        "key": table.key,
+        "rows": len(table.rows),
+        "columns": table.columns,
+        "sha256": sha256,
+    }

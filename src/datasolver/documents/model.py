@@ -4,6 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from datasolver.documents.sources import Document
+
+if TYPE_CHECKING:
+    from datasolver.documents.structurize.limits import StructurizeLimits
+    from datasolver.llm.client import LLMClient
+
+DEFAULT_VOTES = 5
 
 
 @dataclass
@@ -59,3 +68,35 @@ class DocReport:
             f"{len(self.tables)} document table(s) written, {len(self.skipped)} document(s) skipped"
             + (f", {len(self.warnings)} warning(s)" if self.warnings else "")
         )
+
+
+@dataclass(frozen=True)
+class PrepareOptions:
+    """How `prepare_documents` runs; the defaults are the deterministic path only."""
+
+    llm: LLMClient | None = None
+    """The model for narrative documents; None (`--no-llm`) runs the deterministic path only."""
+    knowledge: str | None = None
+    """The structurizer's naming anchor; None reads `knowledge.md` of the source folder."""
+    question: str | None = None
+    """For the relevance votes; None takes task.json's question when preparing a task."""
+    votes: int = DEFAULT_VOTES
+    """Parallel relevance votes per document list (0: structure every narrative document)."""
+    cache_dir: Path | None = None
+    """The structurizer's cache; None is `<out_dir>/.cache`."""
+    limits: StructurizeLimits | None = None
+
+
+@dataclass
+class DocState:
+    """What the deterministic pass learned about one document (input to the model's pass)."""
+
+    doc: Document
+    sha256: str
+    text: str = ""
+    unit: str = "lines"
+    """How locations are given for this document: "lines" (text) or "pages" (PDF)."""
+    n_units: int = 0
+    line_pages: list[tuple[int, int]] = field(default_factory=list)
+    """For a PDF: the page range of each line of `text`."""
+    entries: list[dict[str, Any]] = field(default_factory=list)

@@ -1,7 +1,8 @@
-"""prepare_documents: every document of a context folder → table files + manifest in derived/.
+"""prepare_documents: every document of a folder → table files + manifest in an output folder.
 
 The deterministic path (pipe tables, PDF tables and text) always runs; the LLM structurizer runs
-for narrative documents only when a client is given. Outputs go to the scratch area only.
+for narrative documents only when `PrepareOptions.llm` is given. Outputs go to the scratch area only.
+One async core (`prepare_documents_async`) and one sync wrapper (`prepare_documents`).
 """
 
 from __future__ import annotations
@@ -9,135 +10,61 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Coroutine
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from datasolver.data.names import canonical_name
 from datasolver.documents.errors import DocError, DocumentSkipped, ManifestError
-from datasolver.documents.manifest import VERSION, load_manifest, save_manifest, write_csv
+from datasolver.documents.manifest import VERSION, load_manifest, save_manifest, write_table
 from datasolver.documents.markdown import extract_markdown
-from datasolver.documents.model import DocReport, ExtractedTable, SkippedDocument, WrittenTable
+from datasolver.documents.model import DocReport, DocState, PrepareOptions, SkippedDocument, WrittenTable
 from datasolver.documents.pdf import extract_pdf
 from datasolver.documents.sources import Document, file_sha256, find_documents, read_text
-
-if TYPE_CHECKING:
-    from datasolver.documents.structurize.limits import StructurizeLimits
-    from datasolver.llm.client import LLMClient
 
 TEXT_DIR = "text"
 # Below this much prose a document without tables is a note, not a data source.
 MIN_NARRATIVE_CHARS = 80
 
 
-@dataclass
-class _DocState:
-    """What the deterministic pass learned about one document (input to the LLM pass)."""
+def prepare_documents(folder: Path, out_dir: Path | None = None, options: PrepareOptions | None = None) -> DocReport:
+    """Synchronous form of `prepare_documents_async`.
 
-    doc: Document
-    sha256: str
-    text: str = ""
-    unit: str = "lines"
-    """How locations are given for this document: "lines" (text) or "pages" (PDF)."""
-    n_units: int = 0
-    line_pages: list[tuple[int, int]] = field(default_factory=list)
-    """For a PDF: the page range of each line of `text`."""
-    entries: list[dict[str, Any]] = field(default_factory=list)
-
-
-def prepare_documents(
-    task_scratch_dir: Path,
-    *,
-    llm: LLMClient | None = None,
-    knowledge: str | None = None,
-    question: str | None = None,
-    votes: int = 5,
-    cache_dir: Path | None = None,
-    limits: StructurizeLimits | None = None,
-) -> DocReport:
-    """Documents of `<task>/context/` → tables in `<task>/derived/` (see prepare_documents_into).
-
-    `knowledge` defaults to `context/knowledge.md`, `question` to task.json's question.
-    With `llm=None` (`--no-llm`) only the deterministic path runs.
-    Synchronous; inside a running event loop use `prepare_documents_async`.
+    Inside a running event loop the deterministic path still works; with a model there, await
+    `prepare_documents_async` instead.
     """
-    return _run_sync(
-        prepare_documents_async(
-            task_scratch_dir, llm=llm, knowledge=knowledge, question=question,
-            votes=votes, cache_dir=cache_dir, limits=limits,
-        ),
-        uses_model=llm is not None,
-    )
+    options = options or PrepareOptions()
+    return _run_sync(prepare_documents_async(folder, out_dir, options), uses_model=options.llm is not None)
 
 
 async def prepare_documents_async(
-    task_scratch_dir: Path,
-    *,
-    llm: LLMClient | None = None,
-    knowledge: str | None = None,
-    question: str | None = None,
-    votes: int = 5,
-    cache_dir: Path | None = None,
-    limits: StructurizeLimits | None = None,
+    folder: Path, out_dir: Path | None = None, options: PrepareOptions | None = None
 ) -> DocReport:
-    """Async form of `prepare_documents`."""
-    task = Path(task_scratch_dir)
-    context = task / "context"
-    if not context.is_dir():
-        raise DocError(f"{task} has no context/ folder; run prepare on the task first, or use prepare_documents_into")
-    if question is None:
-        question = _question_of(task)
-    return await prepare_documents_into_async(
-        context, task / "derived", llm=llm, knowledge=knowledge, question=question,
-        votes=votes, cache_dir=cache_dir, limits=limits,
-    )
+    """Documents → table files + manifest.json.
 
-
-def prepare_documents_into(
-    source_dir: Path,
-    out_dir: Path,
-    *,
-    llm: LLMClient | None = None,
-    knowledge: str | None = None,
-    question: str | None = None,
-    votes: int = 5,
-    cache_dir: Path | None = None,
-    limits: StructurizeLimits | None = None,
-) -> DocReport:
-    """Documents found under `source_dir` → table files + manifest.json in `out_dir`.
-
-    `knowledge` defaults to `source_dir/knowledge.md` (the structurizer's naming anchor).
+    With `out_dir=None`, `folder` is a task scratch dir: documents of `<task>/context/` go to
+    `<task>/derived/`, and the question defaults to task.json's. Otherwise every document under
+    `folder` goes to `out_dir`. `options.knowledge` defaults to the source folder's knowledge.md
+    (the structurizer's naming anchor).
 
     Idempotent: files from an earlier run that are no longer produced are removed; tables the
-    model produced earlier are kept while their document is unchanged, even without `llm`.
+    model produced earlier are kept while their document is unchanged, even without a model.
     """
-    return _run_sync(
-        prepare_documents_into_async(
-            source_dir, out_dir, llm=llm, knowledge=knowledge, question=question,
-            votes=votes, cache_dir=cache_dir, limits=limits,
-        ),
-        uses_model=llm is not None,
-    )
-
-
-async def prepare_documents_into_async(
-    source_dir: Path,
-    out_dir: Path,
-    *,
-    llm: LLMClient | None = None,
-    knowledge: str | None = None,
-    question: str | None = None,
-    votes: int = 5,
-    cache_dir: Path | None = None,
-    limits: StructurizeLimits | None = None,
-) -> DocReport:
-    """Async form of `prepare_documents_into`."""
-    source_dir, out_dir = Path(source_dir), Path(out_dir)
+    options = options or PrepareOptions()
+    source_dir = Path(folder)
+    if out_dir is None:
+        task, source_dir = source_dir, source_dir / "context"
+        if not source_dir.is_dir():
+            raise DocError(f"{task} has no context/ folder; run prepare on the task first, or give an output folder")
+        out_dir = task / "derived"
+        if options.question is None:
+            options = replace(options, question=_question_of(task))
+    out_dir = Path(out_dir)
     if not source_dir.is_dir():
         raise DocError(f"{source_dir} is not a folder; give the folder that holds the documents")
     out_dir.mkdir(parents=True, exist_ok=True)
-    if knowledge is None and (source_dir / "knowledge.md").is_file():
-        knowledge = read_text(source_dir / "knowledge.md")
+    if options.knowledge is None and (source_dir / "knowledge.md").is_file():
+        options = replace(options, knowledge=read_text(source_dir / "knowledge.md"))
     report = DocReport(out_dir=out_dir)
     try:
         old = load_manifest(out_dir)
@@ -146,27 +73,24 @@ async def prepare_documents_into_async(
         old = {"tables": [], "documents": []}
 
     used: set[str] = set()
-    states: list[_DocState] = []
+    states: list[DocState] = []
     for doc in find_documents(source_dir, exclude=out_dir):
         state = _extract(doc, out_dir, used, report)
         if state is not None:
             states.append(state)
 
     narrative = [s for s in states if not s.entries]
-    if llm is not None and narrative:
+    if options.llm is not None and narrative:
         from datasolver.documents.llm_pass import structure_documents
 
-        await structure_documents(
-            llm, narrative, out_dir, used, report, knowledge=knowledge, question=question,
-            votes=votes, cache_dir=cache_dir or out_dir / ".cache", limits=limits,
-        )
+        await structure_documents(options.llm, narrative, out_dir, used, report, options)
     else:
         _keep_previous_llm_tables(old, narrative, out_dir, used, report)
     for s in narrative:
         if not s.entries:
             reason = (
                 "no table found (narrative text; configure a model to structure it)"
-                if llm is None else "no table found and the model produced none"
+                if options.llm is None else "no table found and the model produced none"
             )
             if not any(k.source == s.doc.source for k in report.skipped):
                 report.skipped.append(SkippedDocument(s.doc.source, reason))
@@ -211,10 +135,10 @@ def _question_of(task: Path) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _extract(doc: Document, out_dir: Path, used: set[str], report: DocReport) -> _DocState | None:
+def _extract(doc: Document, out_dir: Path, used: set[str], report: DocReport) -> DocState | None:
     """Run the deterministic path on one document and write its tables."""
     try:
-        state = _DocState(doc, file_sha256(doc.path))
+        state = DocState(doc, file_sha256(doc.path))
         if doc.is_pdf:
             pdf = extract_pdf(doc.path)
             tables, state.text, state.unit, state.n_units = pdf.tables, pdf.text, "pages", pdf.pages
@@ -240,41 +164,8 @@ def _extract(doc: Document, out_dir: Path, used: set[str], report: DocReport) ->
     return state
 
 
-def unique_table_name(name: str, used: set[str]) -> str:
-    """`name`, or `name_2`, `name_3` … when its canonical form is already taken by another document."""
-    candidate, n = name, 1
-    while canonical_name(candidate) in used:
-        n += 1
-        candidate = f"{name}_{n}"
-    used.add(canonical_name(candidate))
-    return candidate
-
-
-def write_table(
-    table: ExtractedTable, name: str, doc: Document, sha256: str, out_dir: Path, used: set[str],
-    extra: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Write one table as CSV and return its manifest entry."""
-    name = unique_table_name(name, used)
-    file = f"{canonical_name(name)}.csv"
-    write_csv(out_dir / file, table.columns, table.rows)
-    entry = {
-        "file": file,
-        "table": name,
-        "source": doc.source,
-        "location": table.location,
-        "method": table.method,
-        "key": table.key,
-        "rows": len(table.rows),
-        "columns": table.columns,
-        "sha256": sha256,
-    }
-    entry.update(extra or {})
-    return entry
-
-
 def _keep_previous_llm_tables(
-    old: dict[str, Any], narrative: list[_DocState], out_dir: Path, used: set[str], report: DocReport
+    old: dict[str, Any], narrative: list[DocState], out_dir: Path, used: set[str], report: DocReport
 ) -> None:
     """Without a model, keep the model's earlier tables for documents that did not change."""
     by_source = {s.doc.source: s for s in narrative}
@@ -288,7 +179,7 @@ def _keep_previous_llm_tables(
             s.entries.append(e)
 
 
-def _document_entry(s: _DocState, report: DocReport) -> dict[str, Any]:
+def _document_entry(s: DocState, report: DocReport) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "source": s.doc.source,
         "sha256": s.sha256,

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import json_repair
 
+from datasolver.documents.model import DEFAULT_VOTES
 from datasolver.documents.prompts import render_prompt
 from datasolver.llm.errors import LLMError
 from datasolver.llm.messages import user_message
@@ -16,7 +17,6 @@ from datasolver.llm.messages import user_message
 if TYPE_CHECKING:
     from datasolver.llm.client import LLMClient
 
-DEFAULT_VOTES = 5
 # Votes must differ to be worth counting; a little sampling noise does that.
 VOTE_TEMPERATURE = 0.7
 MAX_DESCRIPTION_CHARS = 600
@@ -71,7 +71,13 @@ async def tally_votes(
     temperature: float | None = VOTE_TEMPERATURE,
     enable_thinking: bool | None = False,
 ) -> VoteTally:
-    """Run `votes` parallel votes over `items` ((name, description) pairs) and count them."""
+    """Run `votes` parallel votes over `items` ((name, description) pairs) and count them.
+
+    `tally.decide()` is the per-item majority (ties and failed votes → relevant). An empty item
+    list needs no model call.
+    """
+    if not items:
+        return VoteTally()
     if votes < 1:
         raise ValueError(f"votes must be >= 1, got {votes}")
     names = [name for name, _ in items]
@@ -106,26 +112,3 @@ async def tally_votes(
                 tally.irrelevant[n] += 1
     return tally
 
-
-async def vote_relevance(
-    llm: LLMClient,
-    question: str,
-    items: list[tuple[str, str]],
-    votes: int = DEFAULT_VOTES,
-    *,
-    kind: str = "tables",
-    temperature: float | None = VOTE_TEMPERATURE,
-    enable_thinking: bool | None = False,
-) -> dict[str, bool]:
-    """Which items (documents or table descriptions) are relevant to the question.
-
-    A coroutine: `await vote_relevance(llm, question, [(name, description), ...])`.
-    N parallel votes (default 5), per-item majority, ties → relevant, failed votes → relevant.
-    An empty item list needs no model call.
-    """
-    if not items:
-        return {}
-    tally = await tally_votes(
-        llm, question, items, votes, kind=kind, temperature=temperature, enable_thinking=enable_thinking
-    )
-    return tally.decide()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from datasolver.documents import DocReport, document_table_hints, prepare_documents, prepare_documents_async
+from datasolver.documents import DocReport, PrepareOptions, document_table_hints, prepare_documents, prepare_documents_async
 from datasolver.llm import LLMClient, LLMSettings, RequestGate, TraceWriter, Usage
 from datasolver.solver import write_scaffold
 
@@ -41,4 +41,4 @@ async def _with_model(
     request_gate: RequestGate | None,
 ) -> DocReport:
     async with LLMClient(settings, trace, usage, request_gate=request_gate) as client:
-        return await prepare_documents_async(task_scratch_dir, llm=client)
+        return await prepare_documents_async(task_scratch_dir, options=PrepareOptions(llm=client))
