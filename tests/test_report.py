@@ -113,7 +113,7 @@ def test_unknown_event_kinds_are_rendered_with_their_fields():
 
 def test_long_fields_are_trimmed_with_a_note():
     html = event_html({"event": "tool_result", "name": "explore_data", "content": "a" * 5000}, 700)
-    assert "a" * 700 + "\n… trimmed: 4300 more characters (the trace has them all)" in html
+    assert "a" * 700 + "\n… (4300 more characters cut; the trace has them all)" in html
 
 
 def test_highlighters_escape_and_mark_tokens():

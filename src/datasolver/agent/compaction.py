@@ -14,6 +14,7 @@ from typing import Any
 from datasolver.agent.conversation import Conversation
 from datasolver.agent.prompts import render_prompt
 from datasolver.agent.tokens import estimate_messages_tokens
+from datasolver.clip import clip
 from datasolver.llm import user_message
 
 NOTE_CHARS = 300  # one assistant note in the findings
@@ -55,7 +56,7 @@ def compact(
         for message in tail:
             content = message.get("content")
             if message.get("role") == "tool" and isinstance(content, str) and len(content) > tail_chars:
-                message["content"] = content[:tail_chars] + f"\n… ({len(content) - tail_chars} characters cut)"
+                message["content"] = clip(content, tail_chars, counted=True)
                 clipped = True
     if not older and not clipped:
         return None
@@ -81,7 +82,7 @@ def summarize_turns(messages: list[dict[str, Any]]) -> list[str]:
         if role == "assistant":
             text = str(message.get("content") or "").strip()
             if text:
-                lines.append(f"- you noted: {_clip(' '.join(text.split()), NOTE_CHARS)}")
+                lines.append(f"- you noted: {clip(' '.join(text.split()), NOTE_CHARS)}")
             for call in message.get("tool_calls") or []:
                 function = call.get("function", {})
                 calls[call.get("id", "")] = (str(function.get("name", "")), str(function.get("arguments", "")))
@@ -112,14 +113,14 @@ def _brief_args(name: str, raw: str) -> str:
     try:
         args = json.loads(raw)
     except ValueError:
-        return _clip(raw, ARGS_CHARS)
+        return clip(raw, ARGS_CHARS)
     if not isinstance(args, dict):
-        return _clip(raw, ARGS_CHARS)
+        return clip(raw, ARGS_CHARS)
     if name == "edit_solver":  # the edited code is in the current solver.py shown below
         return f"(lines {args.get('start_line')}–{args.get('end_line') or args.get('start_line')})"
     if name == "explore_data" and isinstance(args.get("query"), str):
-        return _clip(" ".join(args["query"].split()), ARGS_CHARS)
-    return _clip(json.dumps(args, ensure_ascii=False), ARGS_CHARS)
+        return clip(" ".join(args["query"].split()), ARGS_CHARS)
+    return clip(json.dumps(args, ensure_ascii=False), ARGS_CHARS)
 
 
 def _result_head(text: str) -> str:
@@ -127,8 +128,4 @@ def _result_head(text: str) -> str:
     head = " | ".join(lines[:RESULT_LINES])
     if len(lines) > RESULT_LINES:
         head += f" | … ({len(lines) - RESULT_LINES} more lines)"
-    return _clip(head, RESULT_CHARS)
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
+    return clip(head, RESULT_CHARS)

@@ -29,6 +29,7 @@ from datasolver.agent.governor import REPEATS_TO_STOP, REPEATS_TO_WARN, ErrorStr
 from datasolver.agent.limits import Limits
 from datasolver.agent.prompts import render_prompt
 from datasolver.agent.tokens import estimate_tools_tokens
+from datasolver.clip import clip
 from datasolver.llm import (
     ChatResult,
     LLMClient,
@@ -294,9 +295,8 @@ async def run_tools(conv: Conversation, calls: list[ToolCall], run: AttemptRun, 
     for call in calls:
         outcome = await run.runner.run(call)
         if len(outcome.text) > limit:  # a small window keeps shorter results than the runner's limit
-            cut = len(outcome.text) - limit
             hint = "read on with read_solver's offset" if call.name == "read_solver" else "ask for fewer rows or columns"
-            outcome.text = outcome.text[:limit] + f"\n… ({cut} more characters cut; {hint})"
+            outcome.text = clip(outcome.text, limit, note=hint)
         state.tool_calls += 1
         state.tool_kinds[outcome.kind] = state.tool_kinds.get(outcome.kind, 0) + 1
         if outcome.name == RUN_SOLVER:

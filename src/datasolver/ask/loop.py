@@ -18,6 +18,7 @@ from datasolver.ask.question import require_question
 from datasolver.ask.reviewer import review_answer
 from datasolver.ask.toolbox import FINAL_ANSWER, AskToolbox, FinalAnswer
 from datasolver.ask.tools import table_overview
+from datasolver.clip import clip
 from datasolver.llm import ChatResult, LLMClient, system_message, user_message
 from datasolver.toolkit import ToolOutcome, ToolRunner
 
@@ -110,9 +111,9 @@ class Analyst:
         return render_prompt(
             "system",
             answer_rows=limits.answer_rows,
-            tables=_cut(table_overview(self.package, with_graphs=False), limits.table_list_chars),
+            tables=clip(table_overview(self.package, with_graphs=False), limits.table_list_chars, counted=True),
             graphs=("Knowledge graphs (use the related tool)\n" + graphs + "\n") if graphs else "",
-            knowledge=_cut(self.package.knowledge.strip(), limits.knowledge_chars) or "(none)",
+            knowledge=clip(self.package.knowledge.strip(), limits.knowledge_chars, counted=True) or "(none)",
         )
 
     # ------------------------------------------------------------------ the loop
@@ -189,10 +190,6 @@ def _handle_record(handle: Handle) -> dict[str, Any]:
 
 def _usage_delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
     return {k: after[k] - before.get(k, 0) for k in after}
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + f"\n…[cut at {limit} characters]"
 
 
 __all__ = ["Analyst", "AskResult", "Step"]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from datasolver.clip import clip
 from datasolver.ask import AskConfig, AskLimits, ask_data, load_golden, require_question, run_golden
 from datasolver.cli.model_options import model_options, resolve_settings
 from datasolver.errors import DatasolverError, error_shape
@@ -95,7 +96,7 @@ def ask_golden_command(questions: Path, data_dir: Path | None, json_out: Path | 
         report.save(json_out)
     for r in report.results:
         shown = r.error or r.answer
-        shown = shown if len(shown) <= _ANSWER_CHARS else shown[:_ANSWER_CHARS] + "…"
+        shown = clip(shown, _ANSWER_CHARS)
         flags = "".join((" (reused)" if r.reused else "", " (sent back)" if r.sent_back else ""))
         click.echo(f"{r.id}\t{r.score:.3f}\t{shown}{flags}")
     click.echo(f"Mean {report.mean:.4f} over {len(report.results)} questions "

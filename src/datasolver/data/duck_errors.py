@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from datasolver.clip import clip
+
 MAX_CHARS = 400
 _LIST_KEEP = 3  # candidate functions kept from DuckDB's (often 8–20 line) list
 _CONTEXT = 24  # characters of SQL shown either side of the offending token
@@ -56,8 +58,8 @@ def compact_error(exc: BaseException, sql: str | None = None) -> str:
         where = f'(at the end: "…{tail}")'
     text = " ".join(body)
     if where:
-        text = f"{_shorten(text, MAX_CHARS - len(where) - 1)} {where}"
-    return _shorten(text, MAX_CHARS)
+        text = f"{clip(text, MAX_CHARS - len(where) - 1)} {where}"
+    return clip(text, MAX_CHARS)
 
 
 def _locate(line_no: str, echoed: str, carets: str, prefix: int) -> str:
@@ -91,6 +93,3 @@ def _flush(body: list[str], listed: list[str]) -> None:
         body[-1] = f"{body[-1]} {'; '.join(listed[:_LIST_KEEP])}{more}"
         listed.clear()
 
-
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + "…"

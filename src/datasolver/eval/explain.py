@@ -6,6 +6,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from datasolver.clip import clip
+
 # Enough to recognise a wrong value without flooding a terminal or a results file.
 SAMPLE_VALUES = 3
 MAX_VALUE_CHARS = 80
@@ -130,6 +132,4 @@ def _sample(counts: Counter[str]) -> list[str]:
 
 
 def _clip(value: str | None) -> str | None:
-    if value is None or len(value) <= MAX_VALUE_CHARS:
-        return value
-    return value[: MAX_VALUE_CHARS - 1] + "…"
+    return None if value is None else clip(value, MAX_VALUE_CHARS)

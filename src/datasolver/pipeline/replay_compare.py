@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from datasolver.clip import clip
+
 DIFF_LINES = 8
 DIFF_LINE_CHARS = 160
 _SCRATCH = re.compile(r"\S*datasolver-scratch-[A-Za-z0-9_]+")
@@ -144,6 +146,6 @@ def _short_diff(old: str, new: str) -> str:
     lines = [line for line in difflib.unified_diff(old.splitlines(), new.splitlines(), "recorded", "replayed",
                                                     n=0, lineterm="")
              if not line.startswith(("---", "+++", "@@"))]
-    clipped = [line if len(line) <= DIFF_LINE_CHARS else line[:DIFF_LINE_CHARS] + "…" for line in lines]
+    clipped = [clip(line, DIFF_LINE_CHARS) for line in lines]
     more = len(clipped) - DIFF_LINES
     return "\n".join(clipped[:DIFF_LINES] + ([f"… {more} more line(s)"] if more > 0 else []))

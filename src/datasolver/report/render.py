@@ -16,11 +16,13 @@ from collections import Counter
 from importlib import resources
 from typing import Any
 
+from datasolver.clip import clip
 from datasolver.report.highlight import highlight_python, highlight_sql, sql_in_solver
 from datasolver.report.load import RunView, TaskView, is_failed_check
 from datasolver.report.svg import bar_chart, histogram
 
 FIELD_MAX_CHARS = 700
+CELL_CHARS = 120  # a table cell in the report
 # Markup and short fields of one event, roughly; below MIN_FIELD_CHARS per field, headlines only.
 EVENT_OVERHEAD_CHARS = 150
 MIN_FIELD_CHARS = 60
@@ -150,7 +152,7 @@ def _tasks_table(run: RunView) -> str:
     rows = []
     for index, task in enumerate(run.tasks):
         score = task.score.score if task.score is not None else None
-        question = task.question if len(task.question) <= QUESTION_CHARS else task.question[:QUESTION_CHARS] + "…"
+        question = clip(task.question, QUESTION_CHARS)
         marks = "".join(f' <span class="mark" title="{attr(m)}">!</span>' for m in task.marks)
         reason = task.reason if task.status != "solved" else ""
         cells = [
@@ -243,7 +245,7 @@ def _preview_table(table: tuple[list[str], list[list[str]]] | None, states: dict
         return '<p class="note">no readable file</p>'
     header, rows = table
     head = "".join(f'<th class="{states.get(i, "")}">{esc(h)}</th>' for i, h in enumerate(header))
-    body = "".join("<tr>" + "".join(f"<td>{esc(_clip(cell))}</td>" for cell in row) + "</tr>" for row in rows)
+    body = "".join("<tr>" + "".join(f"<td>{esc(clip(cell, CELL_CHARS))}</td>" for cell in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -320,7 +322,7 @@ def _headline(kind: str, e: dict[str, Any]) -> str:
     else:
         text = " ".join(f"{k}={_scalar(v)}" for k, v in e.items()
                         if k not in _HIDDEN_FIELDS and isinstance(v, (str, int, float, bool)) and v != "")
-    return text if len(text) <= HEADLINE_CHARS else text[:HEADLINE_CHARS] + "…"
+    return clip(text, HEADLINE_CHARS)
 
 
 def _fields(kind: str, fields: dict[str, Any], limit: int) -> str:
@@ -371,13 +373,7 @@ def _asset(name: str) -> str:
 
 
 def _trim(text: str, limit: int = FIELD_MAX_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n… trimmed: {len(text) - limit} more characters (the trace has them all)"
-
-
-def _clip(text: str, limit: int = 120) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
+    return clip(text, limit, note="the trace has them all")
 
 
 def _compact(value: Any) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+from datasolver.clip import clip
+
 WIDTH, HEIGHT, PAD = 460, 180, 28
 
 
@@ -53,4 +55,4 @@ def _num(value: float) -> str:
 
 
 def _short(label: str) -> str:
-    return label if len(label) <= 10 else label[:9] + "…"
+    return clip(label, 10)

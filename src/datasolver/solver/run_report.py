@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 
+from datasolver.clip import clip
 from datasolver.solver.answer_checks import CheckReport
 from datasolver.solver.checks import PredictionCheck, check_prediction
 from datasolver.solver.runner import SolverRun, user_output
@@ -68,5 +69,5 @@ def _csv_lines(rows: list[list[str]]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     for row in rows:
-        writer.writerow([c if len(c) <= _CELL_CHARS else c[:_CELL_CHARS] + "…" for c in row])
+        writer.writerow([clip(c, _CELL_CHARS) for c in row])
     return out.getvalue().rstrip("\n")

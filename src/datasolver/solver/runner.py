@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 import datasolver
+from datasolver.clip import clip
 from datasolver.solver import safe_files
 from datasolver.solver.checks import PREDICTION_MAX_BYTES
 from datasolver.solver.layout import PREDICTION_NAME, ScratchLayout
@@ -122,7 +123,7 @@ def failure_report(run: SandboxRun, limits: SandboxLimits) -> str:
         return _with_stderr_tail(head, run)
     # "datasolver.data.errors.QueryError: …" reads as "QueryError: …".
     exception[0] = re.sub(r"^(?:\w+\.)+(?=\w+:|\w+$)", "", exception[0])
-    parts = [_clip("\n".join(exception), 1500)]
+    parts = [clip("\n".join(exception), 1500)]
     mine = [f for f in frames if Path(f[0]).name == "solver.py"]
     # Point at the model's own line, not the scaffold's run_sql helper.
     culprit = [f for f in mine if f[2] != "run_sql"] or mine
@@ -155,7 +156,7 @@ def _parse_traceback(stderr: str) -> tuple[list[tuple[str, str, str, str]], list
                 continue
             break
         code = block[i + 1].strip() if i + 1 < len(block) and block[i + 1].startswith("    ") else ""
-        frames.append((match["file"], match["line"], match["func"], _clip(code, 200)))
+        frames.append((match["file"], match["line"], match["func"], clip(code, 200)))
         i += 1
     exception = [line for line in block[i:] if line.strip()]
     return frames, exception
@@ -163,18 +164,12 @@ def _parse_traceback(stderr: str) -> tuple[list[tuple[str, str, str, str]], list
 
 def _with_stderr_tail(head: str, run: SandboxRun, max_chars: int = 800) -> str:
     tail = run.stderr.strip()
-    return head + (f"\nstderr (last part):\n{_clip(tail, max_chars, keep_end=True)}" if tail else "")
+    return head + (f"\nstderr (last part):\n{clip(tail, max_chars, keep_end=True)}" if tail else "")
 
 
 def _short_path(path: str) -> str:
     marker = f"{os.sep}datasolver{os.sep}"
     return "datasolver/" + path.split(marker, 1)[1] if marker in path else Path(path).name
-
-
-def _clip(text: str, limit: int, keep_end: bool = False) -> str:
-    if len(text) <= limit:
-        return text
-    return "…" + text[-limit:] if keep_end else text[:limit] + "…"
 
 
 def _gib(value: int | None) -> str:

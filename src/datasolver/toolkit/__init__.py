@@ -3,7 +3,7 @@ a tool is a typed function whose docstring is its prompt (`tool.py`), and one ru
 runs and traces the model's calls (`runner.py`)."""
 
 from datasolver.toolkit.runner import EVENT_TOOL_CRASH, ToolOutcome, ToolRunner
-from datasolver.toolkit.tool import ResultKind, Tool, Toolbox, ToolResult, clip, compact_validation, kind_of
+from datasolver.toolkit.tool import ResultKind, Tool, Toolbox, ToolResult, compact_validation, kind_of
 
 __all__ = [
     "EVENT_TOOL_CRASH",
@@ -13,7 +13,6 @@ __all__ = [
     "ToolResult",
     "ToolRunner",
     "Toolbox",
-    "clip",
     "compact_validation",
     "kind_of",
 ]

@@ -17,8 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from datasolver.clip import clip
 from datasolver.llm import ToolCall, TraceWriter, parse_tool_arguments, tool_message, unknown_tool_message
-from datasolver.toolkit.tool import Toolbox, clip
+from datasolver.toolkit.tool import Toolbox
 
 EVENT_TOOL_CRASH = "tool_crash"
 CLIP_NOTE = "ask for fewer rows or columns"
@@ -124,7 +125,7 @@ class ToolRunner:
     def _finish(self, call: ToolCall, text: str, ok: bool, kind: str, repairs: list[str], latency: float,
                 arguments: Any, value: Any = None) -> ToolOutcome:
         if self.result_chars is not None:
-            text = clip(text, self.result_chars, CLIP_NOTE)
+            text = clip(text, self.result_chars, note=CLIP_NOTE)
         if self.trace is not None:
             self.trace.tool_result(call.id, call.name, text, ok=ok, latency_s=round(latency, 3))
         return ToolOutcome(call.id, call.name, text, ok, kind, list(repairs), arguments=arguments, value=value)

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from datasolver.clip import clip
 from datasolver.errors import DatasolverError
 
 ResultKind = Literal["ok", "retry", "failed"]
@@ -149,14 +150,7 @@ class Toolbox(Generic[C]):
         limit = self.result_chars
         if limit is None or len(result.text) <= limit:
             return result
-        return ToolResult(clip(result.text, limit), result.kind, result.value)
-
-
-def clip(text: str, limit: int, note: str = "") -> str:
-    """`text` cut to `limit` characters with a marker saying how much was cut (and `note`)."""
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n… ({len(text) - limit} more characters cut{'; ' + note if note else ''})"
+        return ToolResult(clip(result.text, limit, counted=True), result.kind, result.value)
 
 
 def compact_validation(exc: ValidationError) -> str:

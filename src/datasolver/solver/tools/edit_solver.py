@@ -9,6 +9,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
+from datasolver.clip import clip
 from datasolver.solver.hashline import join_lines, line_hash, normalize_newlines, render_lines
 from datasolver.solver.scaffold import SAVE_BLOCK_START
 from datasolver.solver.tools.base import ToolContext
@@ -16,6 +17,7 @@ from datasolver.solver.tools.solver_file import MISSING_SOLVER, read_lines, writ
 from datasolver.toolkit import ToolResult
 
 WINDOW = 3  # lines of context shown around an edit or a syntax error
+LINE_CHARS = 120  # a quoted line in a message
 
 
 def _normalize_hash(value: str | None) -> str | None:
@@ -99,7 +101,7 @@ def _check_address(lines: list[str], number: int, given: str | None, which: str)
     if given != current:
         return (
             f"{which}_hash {given!r} does not match line {number}: its current hash is {current!r} "
-            f"(content: {_clip(lines[number - 1])!r}). If that is the line you mean, resend with "
+            f"(content: {clip(lines[number - 1], LINE_CHARS)!r}). If that is the line you mean, resend with "
             f"{which}_hash=\"{current}\"."
         )
     return None
@@ -152,6 +154,3 @@ def _syntax_problem(proposed: list[str]) -> str | None:
 def _n(count: int) -> str:
     return f"{count} line" + ("" if count == 1 else "s")
 
-
-def _clip(text: str, limit: int = 120) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"

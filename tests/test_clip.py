@@ -1,0 +1,22 @@
+"""The one clip helper: at most `limit` characters with "…", or a counted cut line."""
+
+from __future__ import annotations
+
+from datasolver.clip import clip
+
+
+def test_short_text_is_unchanged() -> None:
+    assert clip("abc", 3) == "abc"
+    assert clip("abc", 3, counted=True) == "abc"
+
+
+def test_a_plain_cut_fits_the_limit_with_its_mark() -> None:
+    assert clip("abcdef", 4) == "abc…"
+    assert len(clip("x" * 500, 400)) == 400
+    assert clip("abcdef", 4, keep_end=True) == "…def"
+    assert clip("abcdef", 1) == "…"
+
+
+def test_a_counted_cut_keeps_the_limit_and_says_how_much_went() -> None:
+    assert clip("abcdef", 2, counted=True) == "ab\n… (4 more characters cut)"
+    assert clip("abcdef", 2, note="ask for less") == "ab\n… (4 more characters cut; ask for less)"
