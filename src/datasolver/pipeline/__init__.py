@@ -23,7 +23,7 @@ from datasolver.pipeline.fallback import run_fallback
 from datasolver.pipeline.progress import LogProgress, NullProgress, Progress, RichProgress, make_progress
 from datasolver.pipeline.resume import split_for_resume
 from datasolver.pipeline.summary import RunSummary, TaskRecord, load_summary, write_summary
-from datasolver.pipeline.task import PreparedTask, TaskSolver, prepare_stage, run_task, solve_stage, task_limits
+from datasolver.pipeline.task import PreparedTask, TaskSetup, TaskSolver, planned, prepare_stage, run_task, solve_stage, task_limits
 from datasolver.pipeline.votes import VoteOutcome, VotePolicy, solve_by_vote
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "RunSummary",
     "TaskPlan",
     "TaskRecord",
+    "TaskSetup",
     "TaskSolver",
     "TimeBudget",
     "UnknownTasks",
@@ -58,6 +59,7 @@ __all__ = [
     "run_batch_sync",
     "run_demo",
     "run_fallback",
+    "planned",
     "run_task",
     "solve_by_vote",
     "VoteOutcome",

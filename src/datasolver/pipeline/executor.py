@@ -11,18 +11,19 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from datasolver.data import Task
 from datasolver.llm import ServerFacts
-from datasolver.pipeline.budget import TimeBudget
+from datasolver.pipeline.budget import TaskPlan, TimeBudget
 from datasolver.pipeline.config import VIDEO_SHARE, RunConfig
 from datasolver.pipeline.progress import Progress
 from datasolver.pipeline.summary import TaskRecord
-from datasolver.pipeline.task import TaskSolver, prepare_stage, solve_stage
+from datasolver.pipeline.task import TaskSetup, TaskSolver, run_task
 
 
 @dataclass
@@ -61,6 +62,12 @@ class LocalExecutor:
         waiting = len(todo)
         facts = ServerFacts(config.settings.context_window)  # learnt once, shared by every task
 
+        setup = TaskSetup(
+            scratch_root=batch.scratch_root, output_dir=config.output_dir, logs_dir=config.logs_dir,
+            settings=config.settings, limits=config.limits, doc_llm=config.doc_llm, solver=batch.solver,
+            keep_scratch=config.keep_scratch or not batch.temporary_scratch, facts=facts, votes=config.votes,
+        )
+
         async def work(task: Task) -> None:
             try:
                 record = await attempt(task)
@@ -69,26 +76,21 @@ class LocalExecutor:
             batch.finished(record)
 
         async def attempt(task: Task) -> TaskRecord:
-            nonlocal waiting
-            async with in_flight:
-                async with preparing:
-                    prepared = await prepare_stage(task, scratch_root=batch.scratch_root, logs_dir=config.logs_dir,
-                                                   settings=config.settings,
-                                                   video_budget_s=config.task_timeout_s * VIDEO_SHARE)
+            @asynccontextmanager
+            async def solve_turn() -> AsyncIterator[TaskPlan]:
+                nonlocal waiting
                 async with solving:
                     plan = batch.budget.plan(waiting)
                     waiting -= 1
                     batch.progress.task_started(task.task_id, plan.mode)
                     solve_started = time.monotonic()
-                    record = await solve_stage(
-                        prepared, output_dir=config.output_dir, settings=config.settings, plan=plan,
-                        limits=config.limits, doc_llm=config.doc_llm, solver=batch.solver,
-                        keep_scratch=config.keep_scratch or not batch.temporary_scratch, facts=facts,
-                        votes=config.votes,
-                    )
+                    yield plan
                     if plan.mode != "fallback_only":
                         batch.budget.record(time.monotonic() - solve_started)  # the time a worker was busy
-                    return record
+
+            async with in_flight:
+                return await run_task(task, setup, solve_turn=solve_turn, prepare_turn=lambda: preparing,
+                                      video_budget_s=config.task_timeout_s * VIDEO_SHARE)
 
         await asyncio.gather(*(work(t) for t in todo))
 

@@ -32,11 +32,11 @@ from typing import Any
 from datasolver.data import Task
 from datasolver.llm import RequestGate
 from datasolver.pipeline.budget import Mode, TaskPlan
-from datasolver.pipeline.config import RunConfig
+from datasolver.pipeline.config import VIDEO_SHARE, RunConfig
 from datasolver.pipeline.errors import PipelineError
 from datasolver.pipeline.executor import BatchRun, internal_error
 from datasolver.pipeline.summary import TaskRecord
-from datasolver.pipeline.task import TaskSolver, run_task
+from datasolver.pipeline.task import TaskSetup, TaskSolver, planned, run_task
 
 RAY_MISSING = "the Ray executor needs Ray: pip install 'datasolver[ray]'"
 
@@ -130,12 +130,14 @@ def run_on_worker(task: Task, config: RunConfig, plan: RelativePlan, slots: Any,
     scratch_root = Path(tempfile.mkdtemp(prefix="datasolver-scratch-")) if temporary else config.scratch_dir
     assert scratch_root is not None
     try:
-        return asyncio.run(run_task(
-            task, scratch_root=scratch_root, output_dir=config.output_dir, logs_dir=config.logs_dir,
-            settings=config.settings, plan=plan.start(), limits=config.limits, doc_llm=config.doc_llm,
-            solver=solver, keep_scratch=config.keep_scratch or not temporary, request_gate=slot_gate(slots),
-            votes=config.votes,
-        ))
+        setup = TaskSetup(
+            scratch_root=scratch_root, output_dir=config.output_dir, logs_dir=config.logs_dir,
+            settings=config.settings, limits=config.limits, doc_llm=config.doc_llm, solver=solver,
+            keep_scratch=config.keep_scratch or not temporary, request_gate=slot_gate(slots), votes=config.votes,
+        )
+        started = plan.start()
+        video_budget_s = max(started.deadline - time.monotonic(), 0.0) * VIDEO_SHARE
+        return asyncio.run(run_task(task, setup, solve_turn=planned(started), video_budget_s=video_budget_s))
     finally:
         if temporary and not config.keep_scratch:
             shutil.rmtree(scratch_root, ignore_errors=True)

@@ -3,7 +3,7 @@
 Two stages, so a batch can prepare the next tasks while earlier ones wait on the model:
 `prepare_stage` (scratch copy, deterministic document tables: CPU and disk, no model) and
 `solve_stage` (model pass over narrative documents when allowed, then the agent under a deadline).
-`run_task` is both in a row. Nothing here raises for a task's own trouble: every outcome,
+`run_task` is both in a row, and both executors (local and Ray) call it. Nothing here raises for a task's own trouble: every outcome,
 exceptions included, becomes a TaskRecord. Blocking work goes to threads so the event loop keeps
 serving the other tasks' model requests.
 """
@@ -14,7 +14,8 @@ import asyncio
 import dataclasses
 import shutil
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from datasolver.data import Task
 from datasolver.llm import LLMClient, LLMSettings, RequestGate, ServerFacts, TraceWriter, Usage
 from datasolver.pipeline.budget import TaskPlan
-from datasolver.pipeline.config import FAST_MAX_ATTEMPTS, FAST_MAX_REQUESTS, HARD_STOP_MARGIN_S, VIDEO_SHARE
+from datasolver.pipeline.config import FAST_MAX_ATTEMPTS, FAST_MAX_REQUESTS, HARD_STOP_MARGIN_S
 from datasolver.pipeline.documents import prepare_task_documents
 from datasolver.pipeline.fallback import run_fallback
 from datasolver.pipeline.summary import TaskRecord
@@ -150,27 +151,59 @@ async def solve_stage(
     return record
 
 
+@dataclass(frozen=True)
+class TaskSetup:
+    """How every task of a run is solved: folders, the model, limits, and the shared request gate."""
+
+    scratch_root: Path
+    output_dir: Path
+    logs_dir: Path
+    settings: LLMSettings
+    limits: Limits | None = None
+    doc_llm: bool = True
+    solver: TaskSolver | None = None
+    keep_scratch: bool = True
+    request_gate: RequestGate | None = None
+    facts: ServerFacts | None = None
+    votes: VotePolicy | None = None
+
+
+# Entered around the solve stage; yields the task's plan (a batch plans a task when a worker frees up).
+SolveTurn = Callable[[], AbstractAsyncContextManager[TaskPlan]]
+
+
+def planned(plan: TaskPlan) -> SolveTurn:
+    """A solve turn with a plan made beforehand (the Ray worker's)."""
+
+    @asynccontextmanager
+    async def turn() -> AsyncIterator[TaskPlan]:
+        yield plan
+
+    return turn
+
+
 async def run_task(
     task: Task,
+    setup: TaskSetup,
     *,
-    scratch_root: Path,
-    output_dir: Path,
-    logs_dir: Path,
-    settings: LLMSettings,
-    plan: TaskPlan,
-    limits: Limits | None = None,
-    doc_llm: bool = True,
-    solver: TaskSolver | None = None,
-    keep_scratch: bool = True,
-    request_gate: RequestGate | None = None,
-    votes: VotePolicy | None = None,
+    solve_turn: SolveTurn,
+    video_budget_s: float | None = None,
+    prepare_turn: Callable[[], AbstractAsyncContextManager[Any]] = nullcontext,
 ) -> TaskRecord:
-    """Solve one task and return its record; the answer lands in `<output_dir>/<task_id>/`."""
-    prepared = await prepare_stage(task, scratch_root=scratch_root, logs_dir=logs_dir, settings=settings,
-                                   video_budget_s=max(plan.deadline - time.monotonic(), 0.0) * VIDEO_SHARE)
-    return await solve_stage(prepared, output_dir=output_dir, settings=settings, plan=plan, limits=limits,
-                             doc_llm=doc_llm, solver=solver, keep_scratch=keep_scratch, request_gate=request_gate,
-                             votes=votes)
+    """Solve one task and return its record; the answer lands in `<output_dir>/<task_id>/`.
+
+    The one place a task is wired: `prepare_stage` inside `prepare_turn()` (a batch bounds how many
+    prepare at once), then `solve_stage` inside `solve_turn()`, which yields the task's plan.
+    """
+    async with prepare_turn():
+        prepared = await prepare_stage(task, scratch_root=setup.scratch_root, logs_dir=setup.logs_dir,
+                                       settings=setup.settings, video_budget_s=video_budget_s)
+    async with solve_turn() as plan:
+        return await solve_stage(
+            prepared, output_dir=setup.output_dir, settings=setup.settings, plan=plan, limits=setup.limits,
+            doc_llm=setup.doc_llm, solver=setup.solver, keep_scratch=setup.keep_scratch,
+            request_gate=setup.request_gate, facts=setup.facts, votes=setup.votes,
+        )
 
 
 async def _documents(
