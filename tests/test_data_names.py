@@ -25,3 +25,19 @@ def test_canonical_name_rule(source, expected):
 def test_natural_sort_puts_task_2_before_task_10():
     names = ["task_10", "task_2", "task_1", "task_b", "task_a"]
     assert sorted(names, key=natural_key) == ["task_1", "task_2", "task_10", "task_a", "task_b"]
+
+
+def test_table_names_are_a_pure_function_of_the_sources() -> None:
+    from datasolver.data.names import TableNaming, assign_table_names
+
+    sources = [("Orders", "orders"), ("orders", "archive"), ("orders", "archive"), ("df_x", "x"), ("x", "x2"),
+               ("Sales 2024", "s")]
+    assert assign_table_names(sources) == [
+        TableNaming("orders", ("df_orders",)),  # "Orders" is the name itself, case aside
+        TableNaming("archive__orders", ("df_archive__orders",)),  # a repeat gets its file's stem
+        TableNaming("archive__orders_2", ("df_archive__orders_2",)),  # then a number
+        TableNaming("df_x", ("df_df_x",)),
+        TableNaming("x", ()),  # "df_x" is another table's name, so not an alias of x
+        TableNaming("sales_2024", ("Sales 2024", "df_sales_2024")),
+    ]
+    assert assign_table_names(sources) == assign_table_names(list(sources))  # no state between calls

@@ -20,7 +20,6 @@ import tempfile
 import threading
 import time
 import weakref
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,7 +35,7 @@ from datasolver.data.files import list_context_files
 from datasolver.data.guard import check_read_only, locked_connection_config
 from datasolver.data.infer_types import materialize
 from datasolver.data.input_limits import InputLimits
-from datasolver.data.names import canonical_name, quote_ident
+from datasolver.data.names import assign_table_names, canonical_name, quote_ident
 from datasolver.data.relation import Relation
 from datasolver.data.results import QueryResult, render_describe
 from datasolver.data.sources import Registration, Source, register_derived, register_files, unreadable_reason
@@ -146,27 +145,12 @@ class Catalog:
         return cls(reg, Path(cache_dir) if cache_dir else None, timeout_s=timeout_s)
 
     def _assign_names(self, sources: list[Source]) -> None:
-        for source in sources:
-            name = canonical_name(source.source_name)
-            if name in self._entries:
-                name = f"{canonical_name(source.path.stem)}__{name}"
-            base, n = name, 1
-            while name in self._entries:
-                n += 1
-                name = f"{base}_{n}"
-            self._entries[name] = _Entry(name, source)
-        taken = {name.lower() for name in self._entries}
-        candidates = {
-            name: [a for a in dict.fromkeys((e.source.source_name, f"df_{name}")) if a.lower() != name.lower()]
-            for name, e in self._entries.items()
-        }
-        wanted = Counter(a.lower() for aliases in candidates.values() for a in aliases)
-        for name, entry in self._entries.items():
-            self._lookup[name.lower()] = name
-            for alias in candidates[name]:
-                if alias.lower() not in taken and wanted[alias.lower()] == 1:
-                    entry.aliases.append(alias)
-                    self._lookup[alias.lower()] = name
+        namings = assign_table_names([(source.source_name, source.path.stem) for source in sources])
+        for source, naming in zip(sources, namings):
+            self._entries[naming.name] = _Entry(naming.name, source, list(naming.aliases))
+            self._lookup[naming.name.lower()] = naming.name
+            for alias in naming.aliases:
+                self._lookup[alias.lower()] = naming.name
 
     # ----------------------------------------------------------------- listing
     @property

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 _NON_WORD = re.compile(r"\W")
 _STARTS_WITH_DIGIT = re.compile(r"\d")
@@ -19,6 +22,45 @@ def canonical_name(source_name: str) -> str:
     if _STARTS_WITH_DIGIT.match(name):
         name = "t_" + name
     return name
+
+
+@dataclass(frozen=True)
+class TableNaming:
+    """The DuckDB name one source table gets, and the other names that find it."""
+
+    name: str
+    aliases: tuple[str, ...] = ()
+
+
+def assign_table_names(sources: Sequence[tuple[str, str]]) -> list[TableNaming]:
+    """Names for tables given as (source name, file stem), in order; pure (the catalog calls it).
+
+    A table is named `canonical_name(source name)`; a name already taken gets its file's stem in
+    front (`<stem>__<name>`), then a number (`_2`, `_3` …). Its aliases are the source name as
+    written and `df_<name>`, each kept only when it is no table's name and no other table wants it.
+    """
+    names: list[str] = []
+    taken: set[str] = set()
+    for source_name, stem in sources:
+        name = canonical_name(source_name)
+        if name in taken:
+            name = f"{canonical_name(stem)}__{name}"
+        base, n = name, 1
+        while name in taken:
+            n += 1
+            name = f"{base}_{n}"
+        taken.add(name)
+        names.append(name)
+    lowered = {name.lower() for name in names}
+    candidates = [
+        [a for a in dict.fromkeys((source_name, f"df_{name}")) if a.lower() != name.lower()]
+        for (source_name, _), name in zip(sources, names)
+    ]
+    wanted = Counter(a.lower() for aliases in candidates for a in aliases)
+    return [
+        TableNaming(name, tuple(a for a in aliases if a.lower() not in lowered and wanted[a.lower()] == 1))
+        for name, aliases in zip(names, candidates)
+    ]
 
 
 def natural_key(text: str) -> list[object]:
