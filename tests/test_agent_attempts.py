@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -126,16 +125,17 @@ def test_an_attempt_ending_in_an_exception_is_not_accepted_even_with_a_csv(scrat
 
 
 def test_the_deadline_cancels_a_slow_request(scratch: Path) -> None:
-    # The deadline leaves room for reading the task on a busy machine; the request would take a
-    # minute, so only the deadline can have ended the attempt.
-    limits = Limits(deadline=time.monotonic() + 3.0)
+    # A clock that stands still: reading the task costs no time by it, however busy the machine,
+    # so attempt 1 starts; its request would take a minute, so only the deadline (0.5 s of the
+    # request's own wait) can have ended the attempt.
+    limits = Limits(deadline=100.5, clock=lambda: 100.0)
     outcome, _, _ = solve(scratch, [delay(60, then=text("late"))], limits)
     assert [a.ended for a in outcome.attempt_results] == ["deadline"]
     assert outcome.status == "failed" and outcome.reason.startswith("deadline reached in attempt 1")
 
 
 def test_a_past_deadline_starts_no_attempt(scratch: Path) -> None:
-    outcome, server, _ = solve(scratch, [], Limits(deadline=time.monotonic() - 1))
+    outcome, server, _ = solve(scratch, [], Limits(deadline=99.0, clock=lambda: 100.0))
     assert (outcome.attempts, outcome.requests, len(server.requests)) == (0, 0, 0)
     assert outcome.reason.startswith("deadline passed before attempt 1")
 

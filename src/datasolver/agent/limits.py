@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, fields
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 
 from datasolver.agent.errors import LimitsError
 
 
-_OPTIONAL = frozenset({"deadline"})
+_OPTIONAL = frozenset({"deadline", "clock"})
 WINDOW_MARGIN_SHARE = 20  # 5% of a known window is kept free for the token estimate's error
 _NULLABLE = frozenset({"task_token_budget"})
 _NON_NEGATIVE = frozenset({"send_backs"})
@@ -20,8 +21,9 @@ class Limits:
     """Budgets for one task. Frozen, so one instance can be shared as a default.
 
     Token counts are estimates (see ``datasolver.agent.tokens``); ``deadline`` is an absolute
-    ``time.monotonic()`` value for the whole task: past it no new request or attempt starts, an
-    in-flight request is cancelled, and only the fallback run of solver.py still happens.
+    ``clock()`` value (``time.monotonic()`` unless a test injects another clock) for the whole
+    task: past it no new request or attempt starts, an in-flight request is cancelled, and only
+    the fallback run of solver.py still happens.
     """
 
     max_requests_per_attempt: int = 80
@@ -56,6 +58,8 @@ class Limits:
     vision_images: int = 8  # at most this many keyframes per task as images
     vision_max_side: int = 1280  # pixels, long side of each image sent
     video_judges: int = 3  # independent "does the video show the answer" calls; 0: no judge
+    # What `deadline` is measured on; tests inject a clock of their own instead of waiting.
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -92,7 +96,7 @@ class Limits:
 
     def seconds_left(self) -> float | None:
         """Seconds until the deadline (negative when past), or None without a deadline."""
-        return None if self.deadline is None else self.deadline - time.monotonic()
+        return None if self.deadline is None else self.deadline - self.clock()
 
     def expired(self) -> bool:
         """True once the deadline has passed."""
