@@ -12,7 +12,8 @@ import dataclasses
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from datasolver.data import Catalog, TableInfo, TableProfile, profile_table
+from datasolver.clip import clip
+from datasolver.data import Catalog, DataError, TableInfo, TableProfile, profile_table
 from datasolver.data.schema_groups import constant_value, group_by_schema, render_group, source_text
 
 MAX_COLUMNS_LISTED = 60
@@ -140,5 +141,5 @@ def _profile(catalog: Catalog, info: TableInfo) -> tuple[TableProfile | None, st
     the task its prompt; the reason is shown and `\\schema` gives the model the details."""
     try:
         return profile_table(catalog, info.name), None
-    except Exception as exc:  # DataError or a raw DuckDB error from an odd column type
-        return None, f"{type(exc).__name__}: {str(exc)[:200]}"
+    except DataError as exc:  # the engine's errors only (a raw DuckDB error is wrapped by the engine)
+        return None, f"{type(exc).__name__}: {clip(str(exc), 200)}"

@@ -72,7 +72,7 @@ def parse_vote(content: str) -> Vote | None:
     """One call's answer, or None when it holds no usable JSON object."""
     try:
         data: Any = json_repair.loads(content or "")
-    except Exception:
+    except Exception:  # json_repair is heuristic; any crash of it means "no usable answer"
         return None
     if not isinstance(data, dict) or not isinstance(data.get("shows_answer"), bool):
         return None

@@ -12,12 +12,11 @@ import secrets
 import threading
 from typing import TYPE_CHECKING, Any
 
-import duckdb
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from datasolver.ask.errors import UnknownResult
 from datasolver.ask.refs import RESERVED_PREFIX, check_no_reserved, parse_ref, substitute_refs
-from datasolver.data import QueryError, QueryResult
+from datasolver.data import QueryResult
 from datasolver.data.names import quote_ident
 
 if TYPE_CHECKING:
@@ -143,10 +142,7 @@ class HandleTable:
             index = len(self._handles) + 1
             view = f"{RESERVED_PREFIX}{self._token}_{index}"
             first = self.catalog.query(sql, limit=self.sample_rows)
-            try:
-                self.catalog.create_temp_view(view, first.sql or sql)
-            except duckdb.Error as exc:  # the SQL ran, so this is rare: report it like a query error
-                raise QueryError(f"could not keep the result: {str(exc).splitlines()[0]}", sql) from exc
+            self.catalog.create_temp_view(view, first.sql or sql)  # a QueryError, like the query's own
             # A view renames repeated column names (id, id → id, id_1); read them back then.
             lowered = [c.lower() for c in first.columns]
             meta = first if len(set(lowered)) == len(lowered) else self.catalog.query(

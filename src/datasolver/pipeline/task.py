@@ -216,7 +216,7 @@ async def _documents(
             prepare_task_documents, prepared.scratch, settings=settings, trace=prepared.trace,
             usage=prepared.usage, request_gate=request_gate,
         )
-    except Exception as exc:
+    except Exception as exc:  # a boundary: PDF/model parsers raise many types; the task goes on without
         prepared.trace.event("documents_failed", with_model=settings is not None, error=f"{type(exc).__name__}: {exc}")
         return
     prepared.hints = hints
@@ -234,7 +234,7 @@ async def _video(prepared: PreparedTask, budget_s: float | None) -> None:
     started = time.monotonic()
     try:
         report = await asyncio.to_thread(prepare_task_video, prepared.scratch, budget_s=budget_s)
-    except Exception as exc:
+    except Exception as exc:  # a boundary: media decoders raise many types; the task goes on without
         prepared.trace.event("video_failed", error=f"{type(exc).__name__}: {exc}")
         return
     finally:
@@ -266,7 +266,7 @@ async def _agent(
         record.error = f"hard stop: the agent was still running {grace:g}s after its deadline"
         await _fallback(scratch, output_dir, record, record.error)
         return
-    except Exception as exc:
+    except Exception as exc:  # a boundary: whatever the agent (or a test's solver) raised, the fallback answers
         record.error = f"{type(exc).__name__}: {exc}"
         trace.event("task_exception", error=record.error)
         await _fallback(scratch, output_dir, record, f"agent raised {record.error}")
