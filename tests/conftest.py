@@ -13,6 +13,15 @@ SHARED = REPO_ROOT.parent / "shared"
 DEV_TASKS = SHARED / "tasks" / "dev"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked `slow` (each one long: a 40-task run, a server, a wheel build) run first.
+
+    With `-n auto` the workers then share the long tests at the start, instead of one worker
+    finishing a long test alone while the other has nothing left; the order is otherwise kept.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(autouse=True)
 def _no_real_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """Block real endpoints: tests configure the scripted server explicitly."""
