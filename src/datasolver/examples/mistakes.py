@@ -16,7 +16,7 @@ import sqlglot
 from sqlglot import exp
 
 from datasolver.data import Catalog
-from datasolver.data.names import quote_ident
+from datasolver.data.names import quote_ident, quote_literal
 from datasolver.solver.answer_checks.words import RANK_WORDS, ROUNDING_WORDS, mentions
 from datasolver.solver.scaffold import query_code
 
@@ -52,7 +52,7 @@ def constant_column(answer: RightAnswer) -> str | None:
     literal = _first_string_filter(answer.sql)
     if literal is None or not answer.rows:
         return None
-    return query_code(f"SELECT *, {_quote(literal)} AS filter_value FROM ({answer.sql}) AS answer")
+    return query_code(f"SELECT *, {quote_literal(literal)} AS filter_value FROM ({answer.sql}) AS answer")
 
 
 def duplicate_rows(answer: RightAnswer) -> str | None:
@@ -153,8 +153,3 @@ def _first_string_filter(sql: str) -> str | None:
         if isinstance(eq.expression, exp.Literal) and eq.expression.is_string and eq.find_ancestor(exp.Where):
             return eq.expression.name
     return None
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
