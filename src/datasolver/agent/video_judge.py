@@ -13,11 +13,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-import json_repair
-
 from datasolver.agent.prompts import render_prompt
 from datasolver.agent.video import user_content
-from datasolver.llm import LLMClient, LLMError, user_message
+from datasolver.llm import LLMClient, LLMError, loads_lenient, user_message
 from datasolver.video import unsupported_numbers
 
 JUDGE_TEMPERATURE = 0.7  # independent calls should be able to disagree
@@ -70,10 +68,7 @@ class Verdict:
 
 def parse_vote(content: str) -> Vote | None:
     """One call's answer, or None when it holds no usable JSON object."""
-    try:
-        data: Any = json_repair.loads(content or "")
-    except Exception:  # json_repair is heuristic; any crash of it means "no usable answer"
-        return None
+    data: Any = loads_lenient(content or "")
     if not isinstance(data, dict) or not isinstance(data.get("shows_answer"), bool):
         return None
     rows = [[str(c) for c in row] if isinstance(row, list) else [str(row)]

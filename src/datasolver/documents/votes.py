@@ -7,11 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import json_repair
-
 from datasolver.documents.model import DEFAULT_VOTES
 from datasolver.documents.prompts import render_prompt
 from datasolver.llm.errors import LLMError
+from datasolver.llm.repair import loads_lenient
 from datasolver.llm.messages import user_message
 
 if TYPE_CHECKING:
@@ -41,10 +40,7 @@ def parse_vote(content: str, names: Sequence[str]) -> set[str] | None:
 
     Names are matched exactly, then case- and space-insensitively; unknown names are ignored.
     """
-    try:
-        data: Any = json_repair.loads(content or "")
-    except Exception:  # json_repair rarely raises, but a vote must never crash the tally
-        return None
+    data: Any = loads_lenient(content or "")
     if isinstance(data, dict):
         data = data.get("relevant")
     if not isinstance(data, list):

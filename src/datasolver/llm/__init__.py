@@ -25,7 +25,7 @@ from .messages import (
     tool_message,
     user_message,
 )
-from .repair import ParsedArgs, parse_tool_arguments, schema_brief, unknown_tool_message
+from .repair import ParsedArgs, loads_lenient, parse_tool_arguments, schema_brief, unknown_tool_message
 from .response import ChatResult
 from .retry import parse_retry_after, retry_delay, should_retry
 from .settings import LLMSettings, read_key_file, redact_url
@@ -68,6 +68,7 @@ __all__ = [
     "parse_context_limit",
     "parse_retry_after",
     "parse_text_tool_calls",
+    "loads_lenient",
     "parse_tool_arguments",
     "read_trace",
     "retry_delay",

@@ -96,17 +96,28 @@ def schema_brief(model: type[BaseModel]) -> str:
 # -- steps ---------------------------------------------------------------------------------------
 
 
-def _decode(text: str, repairs: list[str]) -> tuple[Any, bool]:
-    """Strict JSON first, json-repair second. json-repair answers '' for non-JSON: a failure."""
+def loads_lenient(text: str) -> Any | None:
+    """A model's JSON: strict first, then json-repair (quotes, fences, trailing commas); None when
+    it holds none. json-repair answers '' for non-JSON, and any crash of it means "not JSON"."""
     try:
-        return json.loads(text), True
+        return json.loads(text)
     except ValueError:
         pass
     try:
         value = json_repair.repair_json(text, return_objects=True)
-    except Exception:  # json-repair is heuristic; any crash of it means "not JSON"
-        return None, False
-    if value == "" or value is None:
+    except Exception:  # json-repair is heuristic: whatever it raises, the text is not JSON to us
+        return None
+    return None if value == "" else value
+
+
+def _decode(text: str, repairs: list[str]) -> tuple[Any, bool]:
+    """Strict JSON first, json-repair second (noted in `repairs`)."""
+    try:
+        return json.loads(text), True
+    except ValueError:
+        pass
+    value = loads_lenient(text)
+    if value is None:
         return None, False
     repairs.append("repaired malformed JSON")
     return value, True
