@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
@@ -21,11 +20,6 @@ from tests.test_pipeline_dev_oracle import oracle_answers
 WINDOW = 6144
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "after issue 10's must-submit governor landed, task_falcon_372 ended every attempt with "
-    "repeated_error (three identical tool errors) in the fresh-clone CI run and was answered by the "
-    "fallback; the interaction of the repeated-error rule with the small-window scripted model is "
-    "open in issue 16"))
 def test_text_calls_small_window_prose_first_every_dev_task_solved(dev_tasks, tmp_path):
     answers = oracle_answers(dev_tasks)
     by_question = sorted(((a.question, task_id) for task_id, a in answers.items()), key=lambda kv: -len(kv[0]))

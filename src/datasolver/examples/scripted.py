@@ -26,6 +26,7 @@ Handler = Callable[[dict[str, Any]], Turn]
 
 _RESULT_LINE = re.compile(r"^(\d+):([A-Z]{2})\|" + re.escape(RESULT_LINE) + r"\s*$", re.MULTILINE)
 _NUMBERED_LINE = re.compile(r"^(\d+):[A-Z]{2}\|", re.MULTILINE)
+_PAST_END = re.compile(r"^offset \d+ is past the end", re.MULTILINE)
 MAX_READS = 6  # read_solver calls before giving up on finding the `result = None` line
 FINAL_TEXT = "Done: solver.py computes the answer and run_solver wrote prediction.csv."
 NO_SCRIPT_TEXT = "This scripted model has no answer for this task."
@@ -131,9 +132,10 @@ def _next_step(answer: ScriptedAnswer, messages: list[dict[str, Any]], *, has_ex
             line, line_hash = target
             return tool_call("edit_solver", {"start_line": line, "start_hash": line_hash,
                                              "new_content": first_code})
-        last = _last_line_shown(messages)
-        if last is not None and done.count("read_solver") < MAX_READS:  # the view was cut: read on
-            return tool_call("read_solver", {"offset": last + 1})
+        if not _shows_code(messages, first_code):  # else compaction cut the edit: it is in solver.py
+            offset = _next_offset(messages)
+            if offset is not None and done.count("read_solver") < MAX_READS:  # the view was cut: read on
+                return tool_call("read_solver", {"offset": offset})
     if "run_solver" not in done:
         return tool_call("run_solver", {})
     if answer.mistake and done.count("edit_solver") == 1 and _told(answer, messages):
@@ -143,14 +145,38 @@ def _next_step(answer: ScriptedAnswer, messages: list[dict[str, Any]], *, has_ex
     return text(FINAL_TEXT)
 
 
-def _last_line_shown(messages: list[dict[str, Any]]) -> int | None:
-    """The last solver.py line number in the latest tool result that shows numbered lines."""
+def _next_offset(messages: list[dict[str, Any]]) -> int | None:
+    """Where to read solver.py on: after the last line the latest view showed, or from the top
+    when the latest read ran past the end (the file is shorter than the script remembers)."""
     for message in reversed(messages):
-        if message.get("role") == "tool":
-            numbers = _NUMBERED_LINE.findall(_content(message))
-            if numbers:
-                return int(numbers[-1])
+        if message.get("role") != "tool":
+            continue
+        content = _content(message)
+        if _PAST_END.search(content):
+            return 1
+        numbers = _NUMBERED_LINE.findall(content)
+        if numbers:
+            return int(numbers[-1]) + 1
     return None
+
+
+def _shows_code(messages: list[dict[str, Any]], code: str) -> bool:
+    """Whether a solver.py view in the conversation (a tool result, or the "solver.py as it is now"
+    of a compaction summary) shows ``code`` (at least its first two lines) already in place: the
+    script's own edit, whose call compaction may have cut."""
+    wanted = code.split("\n")
+    need = min(2, len(wanted))
+    for message in messages:
+        if message.get("role") not in ("tool", "user"):
+            continue
+        rows = [m.group(3) for m in map(_LINE.match, _content(message).splitlines()) if m]
+        for index, content in enumerate(rows):
+            if content != wanted[0]:
+                continue
+            shown = rows[index:index + len(wanted)]
+            if len(shown) >= need and shown == wanted[:len(shown)]:
+                return True
+    return False
 
 
 def _told(answer: ScriptedAnswer, messages: list[dict[str, Any]]) -> bool:
