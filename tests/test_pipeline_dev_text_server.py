@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
@@ -20,6 +21,7 @@ from tests.test_pipeline_dev_oracle import oracle_answers
 WINDOW = 6144
 
 
+@pytest.mark.slow
 def test_text_calls_small_window_prose_first_every_dev_task_solved(dev_tasks, tmp_path):
     answers = oracle_answers(dev_tasks)
     by_question = sorted(((a.question, task_id) for task_id, a in answers.items()), key=lambda kv: -len(kv[0]))
