@@ -133,7 +133,8 @@ def test_profiles_past_the_character_budget_become_one_line(scratch: Path) -> No
     with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
         text = describe_tables(catalog, max_chars=50)
     assert "orders: 4 rows, in csv/\n  order_id BIGINT" in text  # profiled within the budget
-    assert "cities: ? rows, in json/ [not profiled to save time, use \\schema]" in text  # past it: one line
+    # past it: one line, with the rows and columns the JSON file's head shows
+    assert "cities: 2 rows, in json/ [not profiled to save time, use \\schema]; columns: city, country" in text
 
 
 def test_unreadable_files_are_reported(tmp_path: Path) -> None:

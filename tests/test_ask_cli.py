@@ -63,6 +63,18 @@ def test_ask_json_prints_the_record(data: Path, model) -> None:
     assert record["handles"][0]["ref"] == "@1" and record["usage"]["requests"] == 2
 
 
+def test_ask_json_says_when_no_query_backed_the_answer(data: Path, model) -> None:
+    model([text("North sold the most, I think.")])
+    record = json.loads(invoke("ask", str(data), "Which region sold most?", "--json").output)
+    assert (record["ok"], record["answer"], record["stopped"]) == (True, "North sold the most, I think.", "text")
+    assert record["backed_by_query"] is False and record["evidence_sql"] == []
+    assert "no query backed this answer" in " ".join(record["notes"])
+    model([tool_call("query", {"sql": "SELECT region FROM sales ORDER BY amount DESC LIMIT 1"}),
+           tool_call("final_answer", {"answer": "North", "evidence": ["@1"]})])
+    backed = json.loads(invoke("ask", str(data), "Which region sold most?", "--json").output)
+    assert backed["backed_by_query"] is True and not any("no query" in n for n in backed["notes"])
+
+
 def test_ask_without_question_asks_the_task_question(tmp_path: Path, model) -> None:
     task = write_task(tmp_path, question="How many rows?", files={"csv/t.csv": "a\n1\n2\n"})
     server = model([text("2")])

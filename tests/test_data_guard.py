@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from datasolver.data.errors import ReadOnlyViolation
+from datasolver.data.errors import ReadOnlyViolation, SqlSyntaxError
 from datasolver.data.guard import check_read_only, locked_connection_config
 
 
@@ -120,6 +120,20 @@ def test_empty_sql_is_rejected_clearly(sql: str) -> None:
 
 
 # --------------------------------------------------------------------------- the connection
+
+
+@pytest.mark.parametrize("sql, suggestion", [("SELEC * FRM x", "SELECT"), ("WTIH x AS (SELECT 1) SELECT 1", "WITH"),
+                                              ("frobnicate the table", None)])
+def test_a_statement_without_a_statement_keyword_is_a_syntax_error(sql: str, suggestion: str | None) -> None:
+    with pytest.raises(SqlSyntaxError, match="^syntax error at ") as caught:
+        check_read_only(sql)
+    assert (f"did you mean {suggestion}?" in str(caught.value)) if suggestion else "did you mean" not in str(caught.value)
+
+
+@pytest.mark.parametrize("sql", ["SELEC 1; DELETE FROM t", "INSERT INTO t VALUE (1", "UPDTE t; DROP TABLE t WHERE"])
+def test_an_unparsable_write_is_still_refused_as_a_write(sql: str) -> None:
+    with pytest.raises(ReadOnlyViolation):
+        check_read_only(sql)
 
 
 @pytest.fixture

@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from datasolver import __version__
 from datasolver.ask import AskToolbox, DataPackage, open_package
@@ -39,7 +40,7 @@ from datasolver.ask.prompts import render_prompt
 from datasolver.errors import error_record
 from datasolver.mcp_http import SHUTDOWN_GRACE_S, BearerAuth, Exposure, plan_exposure
 from datasolver.signals import terminate_unwinds
-from datasolver.toolkit import Tool, Toolbox
+from datasolver.toolkit import Tool, Toolbox, compact_validation
 
 SERVER_NAME = "datasolver"
 READ_TOOLS = ("explore_data", "read_solver")
@@ -208,6 +209,28 @@ class _CallGate:
             lock.release()
 
 
+class _DataMCP(MCPServer):
+    """The MCP server whose own refusals (arguments that do not fit a tool's schema, a tool name
+    it does not have) come back like every tool failure: an error result carrying the one JSON
+    error shape, kind `retry`, instead of the library's raw validation text."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        names = [tool.name for tool in await self.list_tools()]
+        if name not in names:
+            return _error_result("retry", f"unknown tool {name!r}; tools: {', '.join(names)}")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            return _error_result("retry", f"invalid arguments for {name}: {compact_validation(exc.__cause__)}")
+
+
+def _error_result(kind: str, message: str) -> CallToolResult:
+    body = json.dumps(error_record(kind, message), ensure_ascii=False)
+    return CallToolResult(content=[TextContent(type="text", text=body)], is_error=True)
+
+
 def _new_mcp(*, task_mode: bool, allow_write: bool) -> MCPServer:
     if not task_mode:
         extra = ""
@@ -217,7 +240,7 @@ def _new_mcp(*, task_mode: bool, allow_write: bool) -> MCPServer:
     else:
         extra = (" This is a task: read_solver shows solver.py (read-only mode; start the server with "
                  "--allow-write to edit and run it); explore_data is the solver's own view of the tables.")
-    return MCPServer(SERVER_NAME, version=__version__, instructions=render_prompt("mcp_instructions", task_tools=extra))
+    return _DataMCP(SERVER_NAME, version=__version__, instructions=render_prompt("mcp_instructions", task_tools=extra))
 
 
 def _add_engine_tools(server: DataServer, gate: _CallGate) -> None:
@@ -237,8 +260,7 @@ def _register(mcp: MCPServer, toolbox: Toolbox[Any], tool: Tool[Any], annotation
 
     async def call(**kwargs: Any) -> CallToolResult:
         text, ok, kind = await gate.run(name, lambda: _outcome(toolbox.call(name, kwargs)))
-        body = text if ok else json.dumps(error_record(kind, text), ensure_ascii=False)
-        return CallToolResult(content=[TextContent(type="text", text=body)], is_error=not ok)
+        return CallToolResult(content=[TextContent(type="text", text=text)]) if ok else _error_result(kind, text)
 
     params = []
     for field_name, info in tool.args_model.model_fields.items():

@@ -23,6 +23,9 @@ from datasolver.llm import ChatResult, LLMClient, system_message, user_message
 from datasolver.toolkit import ToolOutcome, ToolRunner
 
 
+NO_QUERY_NOTE = "no query backed this answer: the model answered without a stored result; check it against the data"
+
+
 @dataclass
 class Step:
     """One tool call as the reviewer and the record see it."""
@@ -41,6 +44,9 @@ class AskResult:
     answer: str
     template: str | None = None
     evidence_sql: list[str] = field(default_factory=list)
+    backed_by_query: bool = False
+    """Whether a stored result (a query the program ran) backs the answer; False when the model
+    answered without one (a note says so)."""
     handles: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
@@ -92,12 +98,15 @@ class Analyst:
             state.notes.append("no answer within the request budget")
         if final.guessed_evidence:
             state.notes.append("the answer cited no result; the latest result is reported as evidence")
+        if not final.evidence:
+            state.notes.append(NO_QUERY_NOTE)
         lineage: dict[int, Handle] = {}
         for handle in final.evidence:
             lineage.update({h.index: h for h in toolbox.handles.lineage(handle.index)})
         result = AskResult(
             question=cleaned.text, answer=final.text, template=final.template,
             evidence_sql=[toolbox.handles.evidence_sql(h.index) for h in final.evidence],
+            backed_by_query=bool(final.evidence),
             handles=[_handle_record(h) for _, h in sorted(lineage.items())],
             usage=_usage_delta(usage_before, self.client.usage.as_dict()), steps=state.steps, stopped=stopped,
             reviewed=state.reviewed, sent_back=state.sent_back, review_feedback=state.feedback, notes=state.notes,

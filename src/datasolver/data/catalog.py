@@ -30,7 +30,7 @@ import duckdb
 import pandas as pd
 
 from datasolver.data.duck_errors import compact_error
-from datasolver.data.errors import QueryError, QueryInterrupted, SourceSkipped, UnknownTable
+from datasolver.data.errors import DataError, QueryError, QueryInterrupted, SourceSkipped, UnknownTable
 from datasolver.data.files import list_context_files
 from datasolver.data.guard import check_read_only, locked_connection_config
 from datasolver.data.infer_types import materialize
@@ -60,6 +60,8 @@ def _memory_config() -> dict[str, str]:
 DERIVED_DIR = "derived"
 STOP_REPEAT_S = 0.02  # how often a stopped operation's connections are interrupted again
 T = TypeVar("T")
+NAMES_LISTED = 10  # an unknown table's message lists this many names when none is close
+_MISSING_TABLE = re.compile(r"Table with name (.+?) does not exist")
 
 
 @dataclass
@@ -197,11 +199,33 @@ class Catalog:
         found = self._lookup.get(key) or self._lookup.get(canonical_name(key))
         if found and not self._entries[found].error:
             return found
-        choices = list(self._lookup)
-        near = difflib.get_close_matches(key, choices, n=5, cutoff=0.3)
+        raise UnknownTable(f"no table named {name!r}.{self._nearest_hint(key)}")
+
+    def _nearest_hint(self, key: str) -> str:
+        """` Nearest: a, b.` — the canonical names closest to `key`; when none is close, the first
+        few names (` Tables: a, b, … (N in all).`)."""
+        near = difflib.get_close_matches(key.lower(), list(self._lookup), n=5, cutoff=0.3)
         nearest = dict.fromkeys(self._lookup[c] for c in near)
-        hint = f" Nearest: {', '.join(nearest)}." if nearest else ""
-        raise UnknownTable(f"no table named {name!r}.{hint}")
+        if nearest:
+            return f" Nearest: {', '.join(nearest)}."
+        names = self.names()
+        if not names:
+            return " The catalog has no tables."
+        more = f", … ({len(names)} in all)" if len(names) > NAMES_LISTED else ""
+        return f" Tables: {', '.join(names[:NAMES_LISTED])}{more}."
+
+    def _query_error(self, exc: duckdb.Error, sql: str, unloaded: list[str] | None = None) -> DataError:
+        """DuckDB's error as the engine's: a table DuckDB does not know (it would suggest its own
+        system tables, since the catalog's tables load lazily) is UnknownTable with the nearest
+        names, as `resolve` says it; anything else is a QueryError."""
+        missing = _MISSING_TABLE.search(str(exc)) if isinstance(exc, duckdb.CatalogException) else None
+        if missing:
+            name = missing.group(1)
+            return UnknownTable(f"no table named {name!r}.{self._nearest_hint(name)}")
+        message = compact_error(exc, sql)
+        if unloaded:
+            message += f" (could not load: {', '.join(unloaded)})"
+        return QueryError(message, sql, unloaded=unloaded)
 
     # ----------------------------------------------------------------- loading
     def load(self, names: list[str] | None = None, timeout_s: float | None = None) -> None:
@@ -418,10 +442,7 @@ class Catalog:
             except (QueryInterrupted, duckdb.InterruptException) as exc:
                 raise QueryInterrupted(_stopped_message(self._stopped or "interrupted"), sql) from exc
             except duckdb.Error as exc:
-                message = compact_error(exc, sql)
-                if failed:
-                    message += f" (could not load: {', '.join(failed)})"
-                raise QueryError(message, sql, unloaded=failed) from exc
+                raise self._query_error(exc, sql, failed) from exc
 
     def _known_columns(self) -> list[str]:
         rows = self._ro.execute("SELECT DISTINCT column_name FROM duckdb_columns() WHERE NOT internal").fetchall()
@@ -449,7 +470,7 @@ class Catalog:
             try:
                 self._ro.execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS {sql}")
             except duckdb.Error as exc:
-                raise QueryError(compact_error(exc, sql), sql) from exc
+                raise self._query_error(exc, sql) from exc
             self._session_views[name] = sql
 
     def drop_temp_view(self, name: str) -> None:

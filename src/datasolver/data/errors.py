@@ -38,5 +38,10 @@ class QueryError(DataError):
         self.unloaded = list(unloaded or [])  # referenced tables that could not be loaded
 
 
+class SqlSyntaxError(QueryError):
+    """SQL that is not a statement at all (a misspelt keyword such as `SELEC`); not a write, so the
+    read-only guard does not claim it."""
+
+
 class QueryInterrupted(QueryError):
     """A query or its table load was stopped (timeout or `Catalog.interrupt()`); the catalog stays usable."""

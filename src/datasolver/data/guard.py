@@ -14,6 +14,7 @@ This is the friendly first line of defence; the locked, read-only connection
 from __future__ import annotations
 
 import contextlib
+import difflib
 import functools
 import json
 import re
@@ -22,7 +23,7 @@ from typing import Any
 
 import duckdb
 
-from .errors import ReadOnlyViolation
+from .errors import ReadOnlyViolation, SqlSyntaxError
 from .sql_repair import significant, tokenize
 
 ALLOWED = (
@@ -72,6 +73,15 @@ _PATH_LIKE = re.compile(
     r"(\.(gz|zst|bz2|xz))?$",
     re.IGNORECASE,
 )
+# Statement keywords that write, change settings or reach outside: an unparsable statement that
+# starts with one is refused as a write; one that starts with any other word is a syntax error.
+_WRITE_LEADERS = frozenset({
+    "insert", "update", "delete", "merge", "upsert", "replace", "create", "drop", "alter", "truncate",
+    "copy", "attach", "detach", "install", "load", "force", "set", "reset", "call", "checkpoint", "vacuum",
+    "analyze", "analyse", "export", "import", "use", "begin", "start", "commit", "end", "rollback", "abort",
+    "savepoint", "release", "transaction", "grant", "revoke", "comment", "prepare", "execute", "deallocate",
+    "update_extensions", "lock", "refresh", "do", "listen", "notify", "unlisten",
+})
 _READ_LEADERS = frozenset({"select", "with", "from", "values", "table", "describe", "desc", "show",
                            "summarize", "explain", "pragma", "pivot", "unpivot", "pivot_wider", "pivot_longer"})
 
@@ -139,16 +149,26 @@ def _check_statement(cur: duckdb.DuckDBPyConnection, kind: duckdb.StatementType,
 
 def _check_unparsable(sql: str) -> None:
     """Each ;-separated piece must at least start like a read (SELECT, WITH, …) and call no
-    file-reading function."""
+    file-reading function. A piece that starts with a writing keyword is a ReadOnlyViolation
+    (whatever else the SQL holds); one that starts with no statement keyword at all is a
+    SqlSyntaxError."""
     _check_no_file_access_by_tokens(sql)
     sig = significant(tokenize(sql))
     starts = [0] + [k + 1 for k, t in enumerate(sig) if t.text == ";"]
-    for k in starts:
-        word = sig[k].text.lower() if k < len(sig) else ";"
-        if word not in _READ_LEADERS and word not in ("(", ";"):
+    leaders = [sig[k] for k in starts if k < len(sig)]
+    unknown = [t for t in leaders if t.text.lower() not in _READ_LEADERS and t.text not in ("(", ";")]
+    for token in unknown:
+        if token.text.lower() in _WRITE_LEADERS:
             raise ReadOnlyViolation(
-                f"{word.upper()} is not allowed: the exploration connection is read-only. Allowed: {ALLOWED}"
+                f"{token.text.upper()} is not allowed: the exploration connection is read-only. Allowed: {ALLOWED}"
             )
+    if unknown:
+        word = unknown[0].text
+        near = difflib.get_close_matches(word.lower(), sorted(_READ_LEADERS), n=1, cutoff=0.6)
+        hint = f" (did you mean {near[0].upper()}?)" if near else ""
+        raise SqlSyntaxError(
+            f"syntax error at {word!r}: it does not start an SQL statement{hint}. "
+            "Write one SELECT (or WITH, DESCRIBE, SHOW) statement", sql)
 
 
 def _leading_word(text: str) -> str:

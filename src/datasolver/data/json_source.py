@@ -63,6 +63,76 @@ def peek_single_table_name(path: Path) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class HeadShape:
+    """Columns and rows of a one-table file as its head shows them (before the file is loaded)."""
+
+    columns: list[str]
+    rows: int
+    exact: bool  # the head held the whole table; else rows are estimated from the file size
+
+
+def peek_shape(path: Path) -> HeadShape | None:
+    """Columns and row count of a file `peek_single_table_name` names, from its first HEAD_BYTES.
+
+    Records the head holds completely are parsed (and flattened as a load would); the count is
+    exact when the whole table is in the head, else the file size divided by their mean length.
+    None when the head holds no whole record.
+    """
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        raw = fh.read(HEAD_BYTES)
+    head = raw.decode("utf-8-sig", errors="ignore")
+    complete = size <= HEAD_BYTES
+    match = _TABLE_KEY.match(head)
+    if match or head.lstrip().startswith("["):
+        start = match.end() if match else head.index("[") + 1
+        records, end, closed = _records_in_list(head, start)
+    elif _looks_like_json_lines(head):
+        lines = head.splitlines(keepends=True)
+        if not complete and lines:
+            lines = lines[:-1]  # the last line may be cut
+        start, records = 0, []
+        for line in lines:
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError:
+                    return None
+        end, closed = sum(len(line) for line in lines), complete
+    else:
+        return None
+    if not records:
+        return None
+    columns = list(dict.fromkeys(k for r in _rows_from_list(records) for k in r))
+    if closed:
+        return HeadShape(columns, len(records), True)
+    used = len(head[start:end].encode("utf-8"))
+    before = len(head[:start].encode("utf-8"))
+    return HeadShape(columns, max(len(records), round(len(records) * (size - before) / max(used, 1))), False)
+
+
+def _records_in_list(text: str, start: int) -> tuple[list, int, bool]:
+    """The whole values of a JSON list that starts at `start` (after its `[`), where the last one
+    ends, and whether the list's `]` was reached."""
+    decoder = json.JSONDecoder()
+    records: list = []
+    pos = end = start
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        if pos >= len(text):
+            return records, end, False
+        if text[pos] == "]":
+            return records, pos, True
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            return records, end, False
+        records.append(value)
+        end = pos
+
+
 def _looks_like_json_lines(head: str) -> bool:
     lines = [line for line in head.splitlines() if line.strip()]
     if len(lines) < 2 or not lines[0].lstrip().startswith("{"):

@@ -175,7 +175,13 @@ def _register_json(path: Path, relpath: str, reg: Registration) -> None:
             text = parsed.tables[0].to_table()
             return Loaded(text.table, text.infer, parsed.notes)
 
-        reg.sources.append(Source("json", path, relpath, name, read_single))
+        source = Source("json", path, relpath, name, read_single)
+        shape = json_source.peek_shape(path)
+        if shape is not None:
+            source.columns = shape.columns
+            source.count_rows = lambda: shape.rows
+            source.count_is_exact = shape.exact
+        reg.sources.append(source)
         return
     try:
         parsed = json_source.read_json_tables(path)
@@ -209,15 +215,15 @@ def _register_sqlite(path: Path, relpath: str, reg: Registration, kind: str = "d
     for obj in objects:
         if only and obj.name != only:
             continue
-        reg.sources.append(_sqlite_source(path, relpath, obj.name, kind))
+        reg.sources.append(_sqlite_source(path, relpath, obj.name, kind, obj.columns))
 
 
-def _sqlite_source(path: Path, relpath: str, name: str, kind: str) -> Source:
+def _sqlite_source(path: Path, relpath: str, name: str, kind: str, columns: list[str] | None = None) -> Source:
     def read(scratch: Path) -> Loaded:
         text = sqlite_source.read_object(path, name)
         return Loaded(text.table, text.infer)
 
-    source = Source(kind, path, relpath, name, read)
+    source = Source(kind, path, relpath, name, read, columns=columns)
     source.count_rows = lambda: sqlite_source.count_rows(path, name)
     source.count_is_exact = True
     return source

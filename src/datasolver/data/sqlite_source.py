@@ -22,6 +22,7 @@ FETCH_BATCH = 50_000
 class SqliteObject:
     name: str
     kind: str  # "table" or "view"
+    columns: list[str] | None = None  # as a load names them; None when SQLite could not say
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -39,11 +40,21 @@ def list_objects(path: Path) -> list[SqliteObject]:
                 "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
                 "AND name NOT LIKE 'sqlite_%' ORDER BY name"
             ).fetchall()
+            objects = [SqliteObject(name, kind, _column_names(conn, name)) for name, kind in rows]
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
         raise SourceSkipped(f"not a readable SQLite database: {exc}") from exc
-    return [SqliteObject(name, kind) for name, kind in rows]
+    return objects
+
+
+def _column_names(conn: sqlite3.Connection, name: str) -> list[str] | None:
+    """The columns of a table or view from the schema alone (no row is read)."""
+    try:
+        cursor = conn.execute(f"SELECT * FROM {quote_ident(name)} LIMIT 0")
+    except sqlite3.DatabaseError:
+        return None
+    return unique_names([d[0] for d in cursor.description])
 
 
 def count_rows(path: Path, name: str) -> int | None:
