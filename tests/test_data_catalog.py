@@ -118,6 +118,13 @@ def test_query_errors_are_compact_and_name_the_problem(tmp_path):
             cat.query("SELECT * FROM missing_table")  # not DuckDB's "Did you mean pg_tables?"
 
 
+def test_a_table_that_failed_to_load_is_named_as_such_not_as_unknown(tmp_path):
+    task = write_task(tmp_path, files={"t.json": '{"table": "t", "records": [{"a": 1}, {"a"', "u.csv": "x\n1\n"})
+    with Catalog.open(task) as cat:
+        with pytest.raises(QueryError, match=r"could not load: t\)$"):
+            cat.query("SELECT * FROM t")
+
+
 def test_profiles_render_one_line_per_column(tmp_path):
     task = write_task(tmp_path, files={"csv/p.csv": "id,city,day\n1,北京,2024-01-01\n2,,2024-03-05\n3,上海,2024-02-01\n"})
     with Catalog.open(task) as cat:

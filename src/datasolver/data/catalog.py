@@ -219,7 +219,7 @@ class Catalog:
         system tables, since the catalog's tables load lazily) is UnknownTable with the nearest
         names, as `resolve` says it; anything else is a QueryError."""
         missing = _MISSING_TABLE.search(str(exc)) if isinstance(exc, duckdb.CatalogException) else None
-        if missing:
+        if missing and missing.group(1).lower() not in {n.lower() for n in unloaded or []}:
             name = missing.group(1)
             return UnknownTable(f"no table named {name!r}.{self._nearest_hint(name)}")
         message = compact_error(exc, sql)
