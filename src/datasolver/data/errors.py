@@ -39,8 +39,7 @@ class QueryError(DataError):
 
 
 class SqlSyntaxError(QueryError):
-    """SQL that is not a statement at all (a misspelt keyword such as `SELEC`); not a write, so the
-    read-only guard does not claim it."""
+    """SQL that starts with no statement keyword at all (`SELEC * FRM x`): a typo, not a write."""
 
 
 class QueryInterrupted(QueryError):
