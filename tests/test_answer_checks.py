@@ -153,3 +153,34 @@ def test_run_solver_reports_check_lines(tmp_path: Path) -> None:
     assert "\nCHECK constant_column: column 'city' is 'Paris' in all 2 row(s)" in result.text
     assert read_query_log((scratch / "tmp" / "run_sql.jsonl").read_text(encoding="utf-8")) == [
         "SELECT city, amount FROM orders WHERE city = 'Paris'"]
+
+
+def test_a_union_all_that_repeats_a_one_row_answer_is_a_duplicate(catalog) -> None:
+    # One entity per UNION ALL branch, the same entity twice: the SQL's shape excuses nothing.
+    one = "SELECT city FROM orders WHERE amount IS NOT NULL ORDER BY amount DESC LIMIT 1"
+    sql = f"SELECT * FROM ({one}) AS a UNION ALL SELECT * FROM ({one}) AS b"
+    report = checks(catalog, "Which order city has the largest amount?", sql, ["city"], [["Paris"], ["Paris"]])
+    assert report.names == ["duplicate_rows"]
+    assert "1 of 2 rows repeat another row" in report.lines()[0]
+    two = "SELECT city FROM cities WHERE city = 'Paris' UNION ALL SELECT city FROM cities WHERE city = 'Lyon'"
+    assert checks(catalog, "Which cities are these?", two, ["city"], [["Paris"], ["Lyon"]]).names == []
+
+
+def test_a_row_of_nulls_from_scalar_subqueries_names_the_filter_that_found_nothing(catalog) -> None:
+    wrong = ("SELECT ABS((SELECT sum(amount) FROM orders WHERE city = 'Pari') - "
+             "(SELECT sum(amount) FROM orders WHERE city = 'Lyon')) AS diff")
+    report = checks(catalog, "How much more did Paris order than Lyon?", wrong, ["diff"], [[""]])
+    assert report.names == ["empty_result"], report.lines()  # not also all_null_column: one fact, one line
+    line = report.lines()[0]
+    assert "every cell" in line and "NULL" in line
+    assert "`SELECT SUM(amount) FROM orders WHERE city = 'Pari'` matches 0 rows" in line
+    assert "without `city = 'Pari'`: 4 rows (nearest existing values: 'Paris'" in line
+    right = wrong.replace("'Pari'", "'Paris'")
+    assert checks(catalog, "How much more did Paris order than Lyon?", right, ["diff"], [["14.5"]]).names == []
+
+
+def test_a_null_row_with_no_filter_to_blame_still_says_every_cell_is_null(catalog) -> None:
+    sql = "SELECT max(TRY_CAST(city AS INTEGER)) AS m FROM orders"
+    report = checks(catalog, "What is the largest city number?", sql, ["m"], [[""]])
+    assert report.names == ["empty_result"]
+    assert "every cell" in report.lines()[0]

@@ -84,3 +84,33 @@ def test_without_checks_the_mistake_stays(scratch: Path) -> None:
     assert outcome.status == "solved"
     assert outcome.prediction.read_text(encoding="utf-8").splitlines()[0] == "order_id,amount,filter_value"
     assert [e for e in events if e["event"] == "answer_checks"] == []  # no check ran
+
+
+# Dev tasks where a check once missed its mistake: a UNION ALL repeating a one-row answer
+# (v364, v3345), a misspelt filter inside scalar subqueries giving a row of NULLs (v2620).
+DEV_GAPS = ("task_retqa_v364", "task_retqa_v3345", "task_retqa_v2620")
+
+
+@pytest.mark.parametrize("task_id", DEV_GAPS)
+def test_dev_tasks_whose_mistake_went_unnamed_end_at_one(dev_tasks: Path, tmp_path: Path, task_id: str) -> None:
+    import json
+
+    from datasolver.documents import prepare_documents
+    from datasolver.eval import score_files
+    from datasolver.solver import write_scaffold
+
+    entries = [json.loads(line) for line in (dev_tasks / "oracle.jsonl").read_text(encoding="utf-8").splitlines()
+               if line.strip()]
+    index, entry = next((i, e) for i, e in enumerate(entries) if e["task_id"] == task_id)
+    scratch = prepare_task(dev_tasks / "input" / task_id, tmp_path / "scratch")
+    if any(t.get("format") == "doc" for t in entry["tables"].values()):
+        prepare_documents(scratch)
+        write_scaffold(scratch)
+    with Catalog.open(scratch) as catalog:
+        right = right_answer(catalog, entry["question"], entry["sql"])
+    name, code = mistake_for(right, index)  # the benchmark's choice of mistake for this task
+    answer = ScriptedAnswer(task_id, entry["sql"], entry["question"]).with_mistake(name, code)
+    outcome, events = solve(scratch, answer)
+    named = [e["checks"] for e in events if e["event"] == "answer_checks"]
+    assert name in named[0], (name, named)
+    assert score_files(outcome.prediction, dev_tasks / "output" / task_id / "gold.csv").score == 1.0

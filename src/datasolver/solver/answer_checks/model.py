@@ -10,6 +10,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from datasolver.solver.answer_checks.sqlshape import ParsedSql, parse_sql
+from datasolver.solver.checks import is_null
 
 if TYPE_CHECKING:
     from datasolver.data import Catalog
@@ -66,6 +67,14 @@ class AnswerContext:
     rows: list[list[str]]
     catalog: Catalog | None = None
     notes: list[str] = field(default_factory=list)  # why a check could not run (traced, not shown)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.rows)
+
+    def every_cell_null(self) -> bool:
+        """At least one row, and every cell of every row is NULL (stops at the first value)."""
+        return bool(self.rows) and all(is_null(cell) for row in self.rows for cell in row)
 
     @property
     def final_sql(self) -> str | None:

@@ -18,7 +18,7 @@ MAX_CELLS_LOOKED_UP = 200
 
 def empty_result(ctx: AnswerContext) -> list[CheckFinding]:
     if ctx.rows:
-        return []
+        return _null_answer(ctx) if ctx.every_cell_null() else []
     head = "no rows."
     parsed = ctx.parsed
     if ctx.catalog is None or parsed is None:
@@ -26,15 +26,10 @@ def empty_result(ctx: AnswerContext) -> list[CheckFinding]:
                              "values and the join keys before answering with an empty result.")]
     parts = []
     for where, part in parsed.where_conjuncts()[:MAX_CONJUNCTS]:
-        condition = part.sql(dialect="duckdb")
         count = _count(ctx, parsed.without(where, part))
         if count is None:
             continue
-        line = f"without `{condition}`: {count} rows"
-        nearest = _nearest_values(ctx, part) if count else []
-        if nearest:
-            line += f" (nearest existing values: {', '.join(repr(v) for v in nearest)})"
-        parts.append(line)
+        parts.append("without " + _without_line(ctx, part, count))
     if parts:
         detail = " Re-run without each filter: " + "; ".join(parts) + "."
         advice = (" The filter whose removal brings rows back is the one to fix: match the data's exact "
@@ -43,6 +38,67 @@ def empty_result(ctx: AnswerContext) -> list[CheckFinding]:
         detail = " The query has no WHERE filter to test."
         advice = " Check the join keys (a look-alike key matches nothing) and the table."
     return [CheckFinding("empty_result", head + detail + advice)]
+
+
+def _null_answer(ctx: AnswerContext) -> list[CheckFinding]:
+    """Rows whose every cell is NULL: an aggregate or a scalar subquery over zero matched rows (a
+    misspelt filter value) answers NULL instead of nothing. Say which SELECT matched nothing and
+    which of its filters emptied it."""
+    n = ctx.n_rows
+    head = (f"the answer is {n} row{'s' if n != 1 else ''} in which every cell is NULL: an aggregate or a "
+            "scalar subquery over no matching rows gives NULL, not an empty result.")
+    parsed = ctx.parsed
+    parts = []
+    if ctx.catalog is not None and parsed is not None:
+        by_where: dict[int, list[exp.Expression]] = {}
+        wheres: dict[int, exp.Where] = {}
+        for where, part in parsed.where_conjuncts():
+            by_where.setdefault(id(where), []).append(part)
+            wheres[id(where)] = where
+        for key, where in wheres.items():
+            sql = parsed.matched_rows_sql(where)
+            if sql is None or _scalar(ctx, sql) != 0:
+                continue
+            tried = []
+            for part in by_where[key][:MAX_CONJUNCTS]:
+                count = _scalar(ctx, parsed.matched_rows_sql(where, part) or "")
+                if count is not None:
+                    tried.append(_without_line(ctx, part, count))
+            select = _clip(parsed.owning_select_sql(where))
+            parts.append(f"`{select}` matches 0 rows" + ("; without " + "; without ".join(tried) if tried else ""))
+    if parts:
+        detail = " " + ". ".join(parts) + "."
+        advice = (" The filter whose removal brings rows back is the one to fix: match the data's exact "
+                  "spelling, case and format.")
+    else:
+        detail = " No filter of the SQL matches zero rows."
+        advice = (" Check the column the values come from (a wrong column, a join that found nothing, a "
+                  "TRY_CAST that failed).")
+    return [CheckFinding("empty_result", head + detail + advice)]
+
+
+def _without_line(ctx: AnswerContext, part: exp.Expression, count: int) -> str:
+    line = f"`{part.sql(dialect='duckdb')}`: {count} rows"
+    nearest = _nearest_values(ctx, part) if count else []
+    if nearest:
+        line += f" (nearest existing values: {', '.join(repr(v) for v in nearest)})"
+    return line
+
+
+def _scalar(ctx: AnswerContext, sql: str) -> int | None:
+    assert ctx.catalog is not None
+    if not sql:
+        return None
+    try:
+        result = ctx.catalog.query(sql, limit=1)
+    except DataError as exc:
+        ctx.notes.append(f"empty_result: {exc}")
+        return None
+    return int(result.rows[0][0]) if result.rows else None
+
+
+def _clip(sql: str, chars: int = 200) -> str:
+    return sql if len(sql) <= chars else sql[:chars] + "…"
 
 
 def ties_cut(ctx: AnswerContext) -> list[CheckFinding]:

@@ -98,8 +98,8 @@ def duplicate_rows(ctx: AnswerContext) -> list[CheckFinding]:
 
 
 def all_null_column(ctx: AnswerContext) -> list[CheckFinding]:
-    if not ctx.rows:
-        return []
+    if not ctx.rows or ctx.every_cell_null():
+        return []  # no rows, or nothing but NULLs: empty_result says which filter found nothing
     found = []
     for index, name in enumerate(ctx.columns):
         if all(is_null(v) for v in ctx.cells(index)):

@@ -77,9 +77,6 @@ class ParsedSql:
                     columns.add(column.name)
                 if len(columns) == 1:
                     best = max(best, len(parts))
-        # A UNION of single-row branches names one entity per branch.
-        if isinstance(self.tree, exp.SetOperation):
-            best = max(best, len(list(_set_branches(self.tree))))
         return best
 
     def where_conjuncts(self) -> list[tuple[exp.Where, exp.Expression]]:
@@ -105,6 +102,35 @@ class ParsedSql:
         else:
             target.pop()
         return tree.sql(dialect="duckdb")
+
+    def matched_rows_sql(self, where: exp.Where, drop: exp.Expression | None = None) -> str | None:
+        """`SELECT count(*)` over the rows that the SELECT owning `where` matches before any grouping
+        (with conjunct `drop` removed), runnable on its own: the outer query's CTEs ride along.
+        None when the WHERE does not belong to a SELECT."""
+        select = where.parent
+        if not isinstance(select, exp.Select):
+            return None
+        counted = select.copy()
+        condition = counted.args["where"]
+        if drop is not None:
+            index = next(i for i, p in enumerate(_conjuncts(where.this)) if p is drop)
+            kept = [p.copy() for i, p in enumerate(_conjuncts(condition.this)) if i != index]
+            if kept:
+                condition.set("this", exp.and_(*kept))
+            else:
+                condition.pop()
+        for key in ("group", "having", "order", "limit", "offset", "qualify", "distinct", "windows"):
+            counted.set(key, None)
+        counted.set("expressions", [exp.Count(this=exp.Star())])
+        ctes = self.tree.args.get("with_")
+        if select is not self.tree and ctes is not None and counted.args.get("with_") is None:
+            counted.set("with_", ctes.copy())
+        return counted.sql(dialect="duckdb")
+
+    def owning_select_sql(self, where: exp.Where) -> str:
+        """The SELECT a WHERE belongs to, as SQL (for messages)."""
+        select = where.parent
+        return (select if isinstance(select, exp.Select) else where).sql(dialect="duckdb")
 
     def top_limit(self) -> int | None:
         """k of the top-level `ORDER BY … LIMIT k` (a plain integer), else None."""
@@ -226,12 +252,8 @@ def _column_and_literal(node: exp.Expression) -> tuple[exp.Column | None, exp.Li
     return None, None
 
 
-def _set_branches(node: exp.Expression):
-    if isinstance(node, exp.SetOperation):
-        yield from _set_branches(node.this)
-        yield from _set_branches(node.expression)
-    else:
-        yield node
+def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
+    return list(condition.flatten()) if isinstance(condition, exp.And) else [condition]
 
 
 def _path_to(root: exp.Expression, target: exp.Expression) -> list[tuple[str, int | None]]:
