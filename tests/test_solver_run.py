@@ -79,6 +79,27 @@ def test_self_check_warnings(toolbox) -> None:
     assert "CHECK duplicate_rows: 2 of 5 rows repeat another row (3 distinct" in again.text  # Paris three times
 
 
+@pytest.mark.parametrize(("sql", "check", "warning"), [
+    ("SELECT city FROM orders UNION ALL SELECT 'Paris'", "duplicate_rows", "duplicate row(s)"),
+    ("SELECT order_id, NULL AS nothing FROM orders", "all_null_column", "entirely null"),
+    ("SELECT city FROM orders WHERE city = 'Pari'", "empty_result", "no rows"),
+], ids=["duplicates", "all_null", "no_rows"])
+def test_each_fact_is_said_once_by_its_check_line(tmp_path: Path, task_input: Path, sql, check, warning) -> None:
+    # The streaming self-check and the answer checks see the same facts; the CHECK line says them.
+    with SolverToolbox(prepare_task(task_input, tmp_path / "scratch")) as box:
+        set_query(box, f'result = run_sql("{sql}")')
+        checked = run(box)
+    assert checked.value.names == [check]
+    assert checked.text.count(f"CHECK {check}:") == 1
+    assert not [line for line in checked.text.splitlines() if line.startswith("- ") and warning in line], checked.text
+    # With the answer checks off, the self-check still warns (the only one saying it).
+    with SolverToolbox(prepare_task(task_input, tmp_path / "bare"), answer_checks=False) as box:
+        set_query(box, f'result = run_sql("{sql}")')
+        bare = run(box)
+    assert [line for line in bare.text.splitlines() if line.startswith("- ") and warning in line], bare.text
+    assert "CHECK " not in bare.text
+
+
 def test_failed_sql_puts_the_error_first(toolbox) -> None:
     set_query(toolbox, 'result = run_sql("SELECT no_such_column FROM orders")')
     result = run(toolbox)

@@ -46,15 +46,17 @@ def is_null(cell: str) -> bool:
     return cell.strip().lower() in NULL_LIKE
 
 
-def check_prediction(path: Path, *, max_bytes: int = PREDICTION_MAX_BYTES) -> PredictionCheck:
+def check_prediction(path: Path, *, max_bytes: int = PREDICTION_MAX_BYTES, answer_checked: bool = False) -> PredictionCheck:
     """Stream `path` strictly and collect warnings; unreadable files become warnings too.
 
     The file is opened without following a symlink and must be a regular file of at most
-    `max_bytes`; memory stays bounded whatever it holds.
+    `max_bytes`; memory stays bounded whatever it holds. With `answer_checked`, the facts the
+    answer checks state in their CHECK lines (no rows, duplicate rows, an all-null column, a
+    leaked index column) are left to them: neither counted here nor warned about twice.
     """
     try:
         with safe_files.open_regular(path, max_bytes=max_bytes) as raw:
-            return _check_stream(io.TextIOWrapper(raw, encoding="utf-8-sig", newline=""))
+            return _check_stream(io.TextIOWrapper(raw, encoding="utf-8-sig", newline=""), answer_checked)
     except UnicodeDecodeError as exc:
         return PredictionCheck([], [], warnings=[f"not UTF-8 ({exc}): the scorer gives 0"])
     except UnsafeFile as exc:
@@ -63,7 +65,7 @@ def check_prediction(path: Path, *, max_bytes: int = PREDICTION_MAX_BYTES) -> Pr
         return PredictionCheck([], [], warnings=[f"not readable as CSV ({exc})"])
 
 
-def _check_stream(text: io.TextIOBase) -> PredictionCheck:
+def _check_stream(text: io.TextIOBase, answer_checked: bool = False) -> PredictionCheck:
     reader = csv.reader(text)
     columns = next(reader, None)
     if columns is None:
@@ -83,6 +85,8 @@ def _check_stream(text: io.TextIOBase) -> PredictionCheck:
         for i, cell in enumerate(row[: len(columns)]):
             if not is_null(cell):
                 check.non_null[i] += 1
+        if answer_checked:
+            continue
         key = int.from_bytes(hashlib.blake2b(repr(row).encode("utf-8", "backslashreplace"), digest_size=8).digest(), "big")
         if key in seen:
             dupes += 1
@@ -95,14 +99,19 @@ def _check_stream(text: io.TextIOBase) -> PredictionCheck:
             f"{ragged} row(s) have a field count different from the header (file line {ragged_first}…): "
             "the scorer gives 0"
         )
-    check.warnings += _warnings(columns, check.n_rows, dupes, check.non_null)
+    check.warnings += _warnings(columns, check.n_rows, dupes, check.non_null, answer_checked)
     if not tracked_all:
         check.warnings.append(f"duplicate rows counted against the first {_DUPLICATE_TRACK_ROWS} distinct rows only")
     return check
 
 
-def _warnings(columns: list[str], n_rows: int, dupes: int, non_null: list[int]) -> list[str]:
+def _warnings(columns: list[str], n_rows: int, dupes: int, non_null: list[int], answer_checked: bool) -> list[str]:
     out = []
+    repeated = [name for name, n in Counter(columns).items() if n > 1]
+    if repeated:
+        out.append(f"repeated column name(s): {', '.join(map(repr, repeated))}")
+    if answer_checked:
+        return out  # empty_result, duplicate_rows, all_null_column and helper_column say the rest
     if not n_rows:
         out.append("no rows: re-check filters and join keys before answering with an empty result")
         return out
@@ -111,9 +120,6 @@ def _warnings(columns: list[str], n_rows: int, dupes: int, non_null: list[int]) 
     for name, count in zip(columns, non_null):
         if count == 0:
             out.append(f"column {name!r} is entirely null")
-    repeated = [name for name, n in Counter(columns).items() if n > 1]
-    if repeated:
-        out.append(f"repeated column name(s): {', '.join(map(repr, repeated))}")
     if columns and _index_like(columns[0]):
         out.append(
             f"first column {columns[0]!r} looks like a leaked row index: drop it unless the question asks for it"

@@ -44,7 +44,7 @@ def run_solver(
     run = run_solver_script(ctx.layout, limits)
     report = prediction = None
     if run.status == "OK" and run.prediction is not None and ctx.answer_checks:
-        prediction = check_prediction(run.prediction)
+        prediction = check_prediction(run.prediction, answer_checked=True)
         report = check_answer(ctx.layout, prediction, ctx.open_catalog())
     text = render_run(run, self_check=self_check, show_rows=min(show_rows, MAX_SHOW_ROWS), checks=report,
                       prediction=prediction)
