@@ -116,3 +116,58 @@ def test_ask_tools_lint_and_join_keys(task: Path) -> None:
         assert "100.0% of 10 keys found" in toolbox.call("join_keys", {"left": "orders", "right": "customers"}).text
     finally:
         package.close()
+
+
+FALCON = Path(__file__).resolve().parents[1].parent / "shared" / "tasks" / "dev" / "input" / "task_falcon_414"
+
+
+def falcon_task() -> Path:
+    if not (FALCON / "context" / "knowledge.md").is_file():
+        pytest.skip(f"{FALCON} is absent (only present beside the project's own checkout)")
+    return FALCON
+
+
+def test_a_falcon_knowledge_md_names_nothing_that_is_not_there(tmp_path: Path) -> None:
+    # Its SQLite tables' columns are not in the catalog's metadata; they exist all the same.
+    from datasolver.solver import prepare_task
+
+    task = falcon_task()
+    knowledge = (task / "context" / "knowledge.md").read_text(encoding="utf-8")
+    with Catalog.open(prepare_task(task, tmp_path)) as catalog:
+        report = lint_knowledge(catalog, knowledge)
+    assert report.names_checked > 40
+    assert report.findings == []
+
+
+def test_a_wrong_name_in_a_falcon_knowledge_md_is_still_found(tmp_path: Path) -> None:
+    from datasolver.solver import prepare_task
+
+    task = falcon_task()
+    knowledge = (task / "context" / "knowledge.md").read_text(encoding="utf-8")
+    wrong = knowledge.replace("| promised_time |", "| promised_tiem |", 1)  # a column of a SQLite table
+    assert wrong != knowledge
+    with Catalog.open(prepare_task(task, tmp_path)) as catalog:
+        report = lint_knowledge(catalog, wrong)
+    assert len(report.findings) == 1, report.findings
+    assert report.findings[0].startswith("no table or column named `promised_tiem`; nearest: `promised_time`")
+
+
+def test_columns_of_sqlite_and_json_tables_count_as_names(tmp_path: Path) -> None:
+    import sqlite3
+
+    task = tmp_path / "task_mixed"
+    (task / "context" / "db").mkdir(parents=True)
+    (task / "context" / "json").mkdir()
+    (task / "task.json").write_text(json.dumps({"task_id": "task_mixed", "question": "?"}), encoding="utf-8")
+    with sqlite3.connect(task / "context" / "db" / "shop.db") as conn:
+        conn.execute("CREATE TABLE sales (sale_id INTEGER, quantity INTEGER, region TEXT)")
+        conn.execute("INSERT INTO sales VALUES (1, 3, 'north')")
+    (task / "context" / "json" / "stores.json").write_text(
+        json.dumps({"table": "stores", "records": [{"store_code": "A1", "opened": "2020"}]}), encoding="utf-8")
+    knowledge = ("| 列名 | 释义 |\n|---|---|\n| sale_id | id |\n| quantity | units |\n| store_code | store |\n"
+                 "| quantty | typo |\n\nThe `region` and `opened` columns.\n")
+    with Catalog.open(task) as catalog:
+        report = lint_knowledge(catalog, knowledge)
+        assert catalog.column_names("sales", load=False) == ["sale_id", "quantity", "region"]  # no load
+        assert not catalog.table("sales").loaded
+    assert report.findings == ["no table or column named `quantty`; nearest: `quantity`"]

@@ -227,6 +227,19 @@ class Catalog:
             message += f" (could not load: {', '.join(unloaded)})"
         return QueryError(message, sql, unloaded=unloaded)
 
+    def column_names(self, name: str, *, load: bool = True, timeout_s: float | None = None) -> list[str] | None:
+        """A table's column names: from what is known without loading (the file's header, SQLite's
+        schema), else, with `load`, by loading the table; None when unknown."""
+        with self._lock:
+            entry = self._entries[self.resolve(name)]
+            if not entry.loaded:
+                source = entry.source
+                listed = source.columns or (source.list_columns() if source.list_columns is not None else None)
+                if listed or not load:
+                    return list(listed) if listed else None
+        self.load([entry.name], timeout_s=timeout_s)
+        return list(self.table(entry.name).columns or []) or None
+
     # ----------------------------------------------------------------- loading
     def load(self, names: list[str] | None = None, timeout_s: float | None = None) -> None:
         """Load the given tables (all when None) now; failures are recorded in `skipped`."""

@@ -58,23 +58,41 @@ def lint_knowledge(catalog: Catalog, knowledge: str) -> LintReport:
     """Check `knowledge` (the text of knowledge.md) against the catalog's tables."""
     report = LintReport()
     tables = {t.name: t for t in catalog.tables()}
-    columns = sorted({c for t in tables.values() for c in (t.columns or [])})
-    names = _known_names(tables, columns)
-    _check_names(knowledge, names, report)
+    # Columns the metadata does not list (SQLite, JSON tables): SQLite's schema says them for free;
+    # the rest are loaded only when a name would otherwise be reported missing.
+    table_columns = {name: info.columns or _columns(catalog, name, load=False) for name, info in tables.items()}
+    mentioned = _mentioned_names(knowledge)
+    names = _known_names(tables, table_columns)
+    if any(not cols for cols in table_columns.values()) and _unresolved(mentioned, names):
+        table_columns = {name: cols or _columns(catalog, name, load=True) for name, cols in table_columns.items()}
+        names = _known_names(tables, table_columns)
+    _check_names(mentioned, names, report)
     _check_queries(catalog, knowledge, report)
-    _check_values(catalog, knowledge, tables, report)
+    _check_values(catalog, knowledge, tables, table_columns, report)
     report.findings = report.findings[:MAX_FINDINGS]
     return report
 
 
-def _known_names(tables: dict, columns: list[str]) -> dict[str, str]:
+def _columns(catalog: Catalog, table: str, *, load: bool) -> list[str] | None:
+    try:
+        return catalog.column_names(table, load=load)
+    except DataError:
+        return None  # a table that cannot be read: its columns stay unknown
+
+
+def _unresolved(mentioned: list[str], names: dict[str, str]) -> bool:
+    exact = {real.lower() for real in names.values()} | set(names)
+    return any(m.lower() not in exact and _key(m) not in names for m in mentioned)
+
+
+def _known_names(tables: dict, table_columns: dict[str, list[str] | None]) -> dict[str, str]:
     """Normalized key → the real name, for every table, alias and column."""
     out: dict[str, str] = {}
     for name, info in tables.items():
         for alias in [name, info.source_name, *info.aliases]:
             if alias:
                 out.setdefault(_key(alias), name)
-    for column in columns:
+    for column in sorted({c for cols in table_columns.values() for c in (cols or [])}):
         out.setdefault(_key(column), column)
     return out
 
@@ -101,10 +119,10 @@ def _mentioned_names(text: str) -> list[str]:
     return list(dict.fromkeys(n for n in found if n and not _NOT_A_NAME.search(n) and not n[0].isdigit()))
 
 
-def _check_names(text: str, names: dict[str, str], report: LintReport) -> None:
+def _check_names(mentions: list[str], names: dict[str, str], report: LintReport) -> None:
     keys = list(names)
     exact = {real.lower() for real in names.values()} | {k for k in keys}
-    for mentioned in _mentioned_names(text):
+    for mentioned in mentions:
         report.names_checked += 1
         if mentioned.lower() in exact:
             continue
@@ -136,12 +154,13 @@ def _check_queries(catalog: Catalog, text: str, report: LintReport) -> None:
             report.findings.append(f"{label} runs only after repair: {'; '.join(result.rewrites)[:200]}")
 
 
-def _check_values(catalog: Catalog, text: str, tables: dict, report: LintReport) -> None:
+def _check_values(catalog: Catalog, text: str, tables: dict, table_columns: dict[str, list[str] | None],
+                  report: LintReport) -> None:
     by_column: dict[str, list[str]] = {}
     for name, info in tables.items():
         if info.rows is None or info.rows > VALUE_CHECK_MAX_ROWS:
             continue
-        for column in info.columns or []:
+        for column in table_columns.get(name) or []:
             by_column.setdefault(_key(column), []).append(name)
     for line in text.splitlines():
         values = [next(g for g in m.groups() if g is not None) for m in _QUOTED_VALUE.finditer(line)]
@@ -165,8 +184,7 @@ def _first_cell(line: str) -> list[str]:
 
 def _occurs(catalog: Catalog, tables: list[str], column_key: str, value: str) -> bool:
     for table in tables:
-        info = catalog.table(table)
-        real = next((c for c in info.columns or [] if _key(c) == column_key), None)
+        real = next((c for c in _columns(catalog, table, load=False) or [] if _key(c) == column_key), None)
         if real is None:
             continue
         sql = (f"SELECT 1 FROM {quote_ident(table)} WHERE CAST({quote_ident(real)} AS VARCHAR) = "

@@ -41,6 +41,7 @@ class Source:
     rows_exact: bool = False
     origin: str | None = None
     count_rows: Callable[[], int | None] | None = None  # cheap count before loading
+    list_columns: Callable[[], list[str] | None] | None = None  # cheap column names before loading
     count_is_exact: bool = False
 
 
@@ -226,4 +227,5 @@ def _sqlite_source(path: Path, relpath: str, name: str, kind: str, columns: list
     source = Source(kind, path, relpath, name, read, columns=columns)
     source.count_rows = lambda: sqlite_source.count_rows(path, name)
     source.count_is_exact = True
+    source.list_columns = lambda: sqlite_source.column_names(path, name)
     return source
