@@ -11,9 +11,12 @@ Measured in one run of this script, on one machine (report ratios, not absolute 
                    tasks ending at score 1.0 is compared. Stubborn (send-back) on every other task.
   voting           `--votes 3` with a model that answers right every time: solves and requests
                    per task vs a single solve (goal: 2 solves, about twice the requests).
-  cost             a 1M-row CSV task: run_solver's run vs the answer checks on its result, for an
-                   aggregate, a 1M-row raw answer, an empty result (re-runs per filter) and a
-                   LIMIT cut (tie check), with a warm catalog as the agent has it.
+  cost             a 1M-row CSV task: run_solver's run vs what follows it (the self-check's read of
+                   prediction.csv and the answer checks), for an aggregate, a 1M-row raw answer, an
+                   empty result (re-runs per filter) and a LIMIT cut (tie check), with a warm
+                   catalog as the agent has it; "sampled" (Arrow reads a large file, the checks
+                   see its first SAMPLE_ROWS rows) next to "whole" (every row read, hashed and
+                   checked in Python, the way before sampling).
 
     python benchmarks/answer_checks.py [--dev ../shared/tasks/dev] [--tasks 40] [--work benchmarks/_work]
                                        [--vote-tasks 40] [--skip cost,voting]
@@ -22,6 +25,7 @@ Measured in one run of this script, on one machine (report ratios, not absolute 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import shutil
@@ -47,6 +51,7 @@ from datasolver.solver import (
     write_scaffold,
 )
 from datasolver.solver.answer_checks import check_answer
+from datasolver.solver import checks as prediction_checks
 from datasolver.solver.checks import check_prediction
 from datasolver.solver.scaffold import query_code
 from datasolver.solver.testing import set_query
@@ -152,13 +157,31 @@ def cost(work: Path, rows: int = 1_000_000) -> dict:
             started = time.perf_counter()
             run = run_solver_script(scratch, SandboxLimits(timeout_s=600))
             run_s = time.perf_counter() - started
-            started = time.perf_counter()
-            report = check_answer(ScratchLayout.of(scratch), check_prediction(run.prediction), catalog)
-            check_s = time.perf_counter() - started
+            out[name] = {"run_s": round(run_s, 3)}
+            for way, read_all in (("sampled", False), ("whole", True)):
+                # What run_solver does after the run: read prediction.csv (self-check) and check it.
+                # "whole" is the way before sampling: every row read in Python, hashed, kept.
+                with _reading_everything(read_all):
+                    started = time.perf_counter()
+                    prediction = check_prediction(run.prediction, answer_checked=not read_all)
+                    report = check_answer(ScratchLayout.of(scratch), prediction, catalog)
+                    check_s = time.perf_counter() - started
+                out[name][way] = {"checks_s": round(check_s, 3), "ratio": round(check_s / run_s, 4),
+                                  "checks": report.names}
             restore_scaffold(scratch)
-            out[name] = {"run_s": round(run_s, 3), "checks_s": round(check_s, 3),
-                         "ratio": round(check_s / run_s, 4), "checks": report.names}
     return out
+
+
+@contextlib.contextmanager
+def _reading_everything(on: bool):
+    """The read before sampling: no Arrow bulk read, every row kept for the checks."""
+    saved = prediction_checks.BULK_BYTES, prediction_checks.SAMPLE_ROWS
+    if on:
+        prediction_checks.BULK_BYTES = prediction_checks.SAMPLE_ROWS = 1 << 62
+    try:
+        yield
+    finally:
+        prediction_checks.BULK_BYTES, prediction_checks.SAMPLE_ROWS = saved
 
 
 def main() -> None:

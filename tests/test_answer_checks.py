@@ -184,3 +184,20 @@ def test_a_null_row_with_no_filter_to_blame_still_says_every_cell_is_null(catalo
     report = checks(catalog, "What is the largest city number?", sql, ["m"], [[""]])
     assert report.names == ["empty_result"]
     assert "every cell" in report.lines()[0]
+
+
+def test_a_large_answer_is_checked_on_a_sample_and_the_line_says_so(catalog) -> None:
+    # 1,000 rows kept of a 1,000,000-row answer: counts from the sample are marked as such;
+    # NULL counts come from the full read (non_null), so they are exact.
+    sample = [[str(k % 400), ""] for k in range(1000)]
+    ctx = AnswerContext("Which orders are there?", 'result = run_sql("SELECT order_id, note FROM orders")',
+                        ["SELECT order_id, note FROM orders"], ["order_id", "note"], sample, catalog,
+                        total_rows=1_000_000, non_null=[1_000_000, 0])
+    report = run_answer_checks(ctx)
+    assert report.names == ["duplicate_rows", "all_null_column"]
+    duplicates, nulls = report.lines()
+    assert "600 of 1000 rows repeat another row" in duplicates
+    assert "(counted in the first 1,000 of 1,000,000 rows: a sample)" in duplicates
+    assert "is NULL in all 1000000 rows" in nulls and "sample" not in nulls
+    whole = AnswerContext("?", "", ["SELECT 1"], ["a"], [["1"], ["1"]], catalog, total_rows=2, non_null=[2])
+    assert "sample" not in run_answer_checks(whole).lines()[0]

@@ -6,12 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from datasolver.solver import checks
 from datasolver.solver.checks import check_prediction
 
-
-@pytest.mark.parametrize(
-    ("content", "shape", "non_null", "warning"),
-    [
+CASES = [
         (b"a,b\n1,2\n3,4\n", (2, 2), [2, 2], None),
         (b"\xef\xbb\xbfa\n1\n", (1, 1), [1], None),  # BOM allowed
         (b"a,b\n1,NULL\n2,nan\n3, <NA> \n", (3, 2), [3, 0], "column 'b' is entirely null"),
@@ -24,8 +22,13 @@ from datasolver.solver.checks import check_prediction
         (b"", (0, 0), [], "the file is empty"),
         (b"a\n\xff\n", (0, 0), [], "not UTF-8"),
         (b"k,n\n0,5\n1,6\n2,7\n", (3, 2), [3, 3], None),  # a 0..n-1 key column is not flagged
-    ],
-)
+        (b"a,b\n1,2\n\n3,4\n", (3, 2), [2, 2], "field count different from the header"),  # a blank line
+        (b'a,b\n"x\ny",2\n', (1, 2), [1, 1], None),  # a line break inside a quoted value
+        (b"a,b\r\n1,2\r\n1, \r\n", (2, 2), [2, 1], None),
+]
+
+
+@pytest.mark.parametrize(("content", "shape", "non_null", "warning"), CASES)
 def test_check_prediction(tmp_path: Path, content: bytes, shape, non_null, warning) -> None:
     path = tmp_path / "prediction.csv"
     path.write_bytes(content)
@@ -36,3 +39,31 @@ def test_check_prediction(tmp_path: Path, content: bytes, shape, non_null, warni
         assert check.warnings == []
     else:
         assert any(warning in w for w in check.warnings), check.warnings
+
+
+@pytest.mark.parametrize("answer_checked", [False, True])
+@pytest.mark.parametrize("content", [c[0] for c in CASES])
+def test_a_large_file_read_by_arrow_says_what_the_row_by_row_read_says(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: bytes, answer_checked: bool) -> None:
+    path = tmp_path / "prediction.csv"
+    path.write_bytes(content)
+    row_by_row = check_prediction(path, answer_checked=answer_checked)
+    monkeypatch.setattr(checks, "BULK_BYTES", 0)  # every file counts as large
+    assert check_prediction(path, answer_checked=answer_checked) == row_by_row
+
+
+def test_a_clean_large_file_is_not_read_row_by_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "prediction.csv"
+    path.write_text("id,v,w\n" + "".join(f"{k},{k % 7 or ''},x\n" for k in range(5000)) + "1,1,x\n", encoding="utf-8")
+    monkeypatch.setattr(checks, "BULK_BYTES", 1000)
+    monkeypatch.setattr(checks, "SAMPLE_ROWS", 100)
+
+    def row_by_row(*args, **kwargs):
+        raise AssertionError("a clean large file went row by row")
+
+    monkeypatch.setattr(checks, "_check_stream", row_by_row)
+    check = check_prediction(path)
+    assert check.shape == (5001, 3) and check.non_null == [5001, 4286, 5001]
+    assert check.warnings == ["1 duplicate row(s): check joins, or use DISTINCT if the question wants unique rows"]
+    assert len(check.head) == checks.HEAD_ROWS and len(check.sample) == 100 and check.sampled
+    assert check_prediction(path, answer_checked=True).warnings == []  # the CHECK lines say it

@@ -9,11 +9,13 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from datasolver.solver import safe_files
+from datasolver.solver.arrow_csv import read_clean_table
 from datasolver.solver.errors import UnsafeFile
 
 # Cells the scorer normalizes to empty (case-insensitive, trimmed).
@@ -24,6 +26,8 @@ _INDEX_NAMES = frozenset({"", "index", "unnamed: 0", "level_0"})
 # The largest prediction.csv the parent reads (self-check, publish); answers are small tables.
 PREDICTION_MAX_BYTES = 256 << 20
 HEAD_ROWS = 50  # rows kept for display; the rest are counted, not stored
+SAMPLE_ROWS = 50_000  # rows kept for the answer checks (a larger answer is checked on a sample)
+BULK_BYTES = 1 << 20  # from this size a clean file is read by Arrow (arrow_csv), not row by row
 _DUPLICATE_TRACK_ROWS = 1_000_000  # distinct rows remembered for the duplicate count
 
 
@@ -36,6 +40,12 @@ class PredictionCheck:
     n_rows: int = 0
     non_null: list[int] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    sample: list[list[str]] = field(default_factory=list)  # the first SAMPLE_ROWS rows
+
+    @property
+    def sampled(self) -> bool:
+        """The answer has more rows than `sample` keeps."""
+        return self.n_rows > len(self.sample)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -56,6 +66,12 @@ def check_prediction(path: Path, *, max_bytes: int = PREDICTION_MAX_BYTES, answe
     """
     try:
         with safe_files.open_regular(path, max_bytes=max_bytes) as raw:
+            if os.fstat(raw.fileno()).st_size >= BULK_BYTES:
+                data = raw.read()
+                bulk = _check_bulk(data, answer_checked)
+                if bulk is not None:
+                    return bulk
+                raw = io.BytesIO(data)
             return _check_stream(io.TextIOWrapper(raw, encoding="utf-8-sig", newline=""), answer_checked)
     except UnicodeDecodeError as exc:
         return PredictionCheck([], [], warnings=[f"not UTF-8 ({exc}): the scorer gives 0"])
@@ -63,6 +79,17 @@ def check_prediction(path: Path, *, max_bytes: int = PREDICTION_MAX_BYTES, answe
         return PredictionCheck([], [], warnings=[f"not checked: {exc}"])
     except csv.Error as exc:
         return PredictionCheck([], [], warnings=[f"not readable as CSV ({exc})"])
+
+
+def _check_bulk(data: bytes, answer_checked: bool) -> PredictionCheck | None:
+    read = read_clean_table(data, first_rows=SAMPLE_ROWS, null_like=NULL_LIKE, count_distinct=not answer_checked)
+    if read is None:
+        return None
+    check = PredictionCheck(read.columns, read.first_rows[:HEAD_ROWS], read.n_rows, read.non_null,
+                            sample=read.first_rows)
+    dupes = read.n_rows - read.distinct_rows if read.distinct_rows is not None else 0
+    check.warnings = _warnings(read.columns, read.n_rows, dupes, read.non_null, answer_checked)
+    return check
 
 
 def _check_stream(text: io.TextIOBase, answer_checked: bool = False) -> PredictionCheck:
@@ -77,8 +104,10 @@ def _check_stream(text: io.TextIOBase, answer_checked: bool = False) -> Predicti
     dupes, tracked_all = 0, True
     for row in reader:
         check.n_rows += 1
-        if len(check.head) < HEAD_ROWS:
-            check.head.append(row)
+        if len(check.sample) < SAMPLE_ROWS:
+            check.sample.append(row)
+            if len(check.head) < HEAD_ROWS:
+                check.head.append(row)
         if len(row) != len(columns):
             ragged += 1
             ragged_first = ragged_first or check.n_rows + 1

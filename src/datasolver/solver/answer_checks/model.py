@@ -58,7 +58,11 @@ def check_names_in(text: str) -> list[str]:
 
 @dataclass
 class AnswerContext:
-    """One OK run: the question, solver.py, the SQL run_sql executed, the prediction as scored."""
+    """One OK run: the question, solver.py, the SQL run_sql executed, the prediction as scored.
+
+    `rows` may be the first rows of a larger answer (a sample): `total_rows` then says how many
+    there are, and `non_null` (per column, over all rows) keeps the NULL checks exact.
+    """
 
     question: str
     code: str
@@ -67,14 +71,34 @@ class AnswerContext:
     rows: list[list[str]]
     catalog: Catalog | None = None
     notes: list[str] = field(default_factory=list)  # why a check could not run (traced, not shown)
+    total_rows: int | None = None
+    non_null: list[int] | None = None
 
     @property
     def n_rows(self) -> int:
-        return len(self.rows)
+        return self.total_rows if self.total_rows is not None else len(self.rows)
+
+    @property
+    def sampled(self) -> bool:
+        return self.n_rows > len(self.rows)
+
+    def sample_note(self, what: str = "counted") -> str:
+        """" ({what} in the first N of M rows: a sample)" when `rows` is a sample, else ""."""
+        if not self.sampled:
+            return ""
+        return f" ({what} in the first {len(self.rows):,} of {self.n_rows:,} rows: a sample)"
+
+    def null_columns(self) -> list[int]:
+        """Columns NULL in every row (from `non_null` when known)."""
+        if not self.n_rows:
+            return []
+        if self.non_null is not None:
+            return [i for i, count in enumerate(self.non_null) if count == 0]
+        return [i for i in range(len(self.columns)) if all(is_null(v) for v in self.cells(i))]
 
     def every_cell_null(self) -> bool:
-        """At least one row, and every cell of every row is NULL (stops at the first value)."""
-        return bool(self.rows) and all(is_null(cell) for row in self.rows for cell in row)
+        """At least one row, and every cell of every row is NULL."""
+        return bool(self.n_rows) and bool(self.columns) and len(self.null_columns()) == len(self.columns)
 
     @property
     def final_sql(self) -> str | None:

@@ -106,7 +106,7 @@ def ties_cut(ctx: AnswerContext) -> list[CheckFinding]:
     if ctx.catalog is None or parsed is None:
         return []
     k = parsed.top_limit()
-    if k is None or k < 1 or len(ctx.rows) != k:
+    if k is None or k < 1 or ctx.n_rows != k:
         return []
     keyed = parsed.with_sort_keys(k + TIE_WINDOW)
     if keyed is None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import time
 from collections.abc import Callable
@@ -78,8 +76,10 @@ def answer_context(layout: ScratchLayout, prediction: PredictionCheck, catalog: 
         code=_read(layout.solver_py),
         queries=read_query_log(_read_safely(layout.query_log)),
         columns=list(prediction.columns),
-        rows=_rows(layout.prediction),
+        rows=prediction.sample,  # the first SAMPLE_ROWS rows, read once with the self-check
         catalog=catalog,
+        total_rows=prediction.n_rows,
+        non_null=list(prediction.non_null),
     )
 
 
@@ -93,17 +93,6 @@ def _question(task_json: Path) -> str:
     except (OSError, ValueError, AttributeError):
         return ""
     return value if isinstance(value, str) else ""
-
-
-def _rows(path: Path) -> list[list[str]]:
-    """Every data row of prediction.csv (opened without following a link, size-capped)."""
-    try:
-        with safe_files.open_regular(path, max_bytes=PREDICTION_MAX_BYTES) as raw:
-            reader = csv.reader(io.TextIOWrapper(raw, encoding="utf-8-sig", newline=""))
-            next(reader, None)
-            return [row for row in reader]
-    except (UnsafeFile, OSError, UnicodeDecodeError, csv.Error):
-        return []
 
 
 def _read_safely(path: Path) -> str:

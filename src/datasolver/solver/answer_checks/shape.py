@@ -32,7 +32,8 @@ def helper_column(ctx: AnswerContext) -> list[CheckFinding]:
             continue
         if name not in outputs and not asks_rank and _is_sequence(ctx, index):
             found.append(CheckFinding("helper_column", (
-                f"column {name!r} holds 0..n-1 or 1..n in row order ({len(ctx.rows)} rows) and does not come "
+                f"column {name!r} holds 0..n-1 or 1..n in row order ({len(ctx.rows)} rows{ctx.sample_note('checked')}) "
+                "and does not come "
                 "from the SQL: a leaked index or row number. Drop it.")))
     if parsed is not None and parsed.top_limit() is not None and not mentions(ctx.question, QUANTITY_WORDS):
         for name in parsed.sorted_aggregates():
@@ -68,11 +69,13 @@ def constant_column(ctx: AnswerContext) -> list[CheckFinding]:
         )
         if echoed is not None:
             found.append(CheckFinding("constant_column", (
-                f"column {name!r} is {value!r} in all {len(ctx.rows)} row(s): the value your filter `{echoed}` "
+                f"column {name!r} is {value!r} in all {len(ctx.rows)} row(s){ctx.sample_note('seen')}: the value "
+                f"your filter `{echoed}` "
                 "fixes, echoed back. Drop it unless the question asks for it.")))
         elif len(ctx.columns) > 1 and len(value) >= 2 and value in quoted:
             found.append(CheckFinding("constant_column", (
-                f"column {name!r} is {value!r} in all {len(ctx.rows)} row(s), the value the question names: "
+                f"column {name!r} is {value!r} in all {len(ctx.rows)} row(s){ctx.sample_note('seen')}, the value "
+                "the question names: "
                 "it repeats the question's filter. Drop it unless the question asks for it.")))
     return found
 
@@ -93,20 +96,17 @@ def duplicate_rows(ctx: AnswerContext) -> list[CheckFinding]:
     worst = max(counts.values())
     return [CheckFinding("duplicate_rows", (
         f"{dupes} of {len(ctx.rows)} rows repeat another row ({len(counts)} distinct; one row appears "
-        f"{worst} times). If the question wants each entity once, use SELECT DISTINCT or GROUP BY; if it "
-        "wants raw records, keep them, but check that no join multiplies rows."))]
+        f"{worst} times){ctx.sample_note()}. If the question wants each entity once, use SELECT DISTINCT or "
+        "GROUP BY; if it wants raw records, keep them, but check that no join multiplies rows."))]
 
 
 def all_null_column(ctx: AnswerContext) -> list[CheckFinding]:
     if not ctx.rows or ctx.every_cell_null():
         return []  # no rows, or nothing but NULLs: empty_result says which filter found nothing
-    found = []
-    for index, name in enumerate(ctx.columns):
-        if all(is_null(v) for v in ctx.cells(index)):
-            found.append(CheckFinding("all_null_column", (
-                f"column {name!r} is NULL in all {len(ctx.rows)} rows: a wrong column, a join that found "
-                "nothing, or a TRY_CAST that failed. Fix it, or drop it if the question does not ask for it.")))
-    return found
+    return [CheckFinding("all_null_column", (
+        f"column {ctx.columns[index]!r} is NULL in all {ctx.n_rows} rows: a wrong column, a join that found "
+        "nothing, or a TRY_CAST that failed. Fix it, or drop it if the question does not ask for it."))
+        for index in ctx.null_columns()]
 
 
 def text_numbers(ctx: AnswerContext) -> list[CheckFinding]:
