@@ -171,3 +171,38 @@ def test_columns_of_sqlite_and_json_tables_count_as_names(tmp_path: Path) -> Non
         assert catalog.column_names("sales", load=False) == ["sale_id", "quantity", "region"]  # no load
         assert not catalog.table("sales").loaded
     assert report.findings == ["no table or column named `quantty`; nearest: `quantity`"]
+
+
+def test_examples_need_only_look_like_the_data(tmp_path: Path) -> None:
+    # Shared knowledge.md text gives examples from other tasks: an example name need not exist and
+    # an example value need only have the column's form; a stated value still has to occur.
+    task = tmp_path / "task_examples"
+    (task / "context" / "csv").mkdir(parents=True)
+    (task / "task.json").write_text(json.dumps({"task_id": "task_examples", "question": "?"}), encoding="utf-8")
+    (task / "context" / "csv" / "deals.csv").write_text(
+        "区域,年月,kind\n广州市白云区,2020年09月,land\n武汉市江岸区,2021年01月,flat\n", encoding="utf-8")
+    knowledge = ("表名形如 `<城市><区县>表`，例如 `北京市东城区2021年09月表`。\n\n"
+                 "| 列名 | 释义 |\n|---|---|\n| 区域 | 文本，如“北京市东城区” |\n"
+                 "| 年月 | 日期时间文本，如“2021-09-01 08:00:00” |\n\n"
+                 "The `kind` column is 'land' or 'house'.\n")
+    with Catalog.open(task) as catalog:
+        report = lint_knowledge(catalog, knowledge)
+    example, stated = report.findings
+    assert example.startswith("example value '2021-09-01 08:00:00' stated for `年月` has a form no row of it has "
+                              "(a row holds ")
+    assert example.endswith(("'2020年09月')", "'2021年01月')"))
+    assert stated == "value 'house' stated for `kind` occurs in no row of it"
+
+
+RETQA = Path(__file__).resolve().parents[1].parent / "shared" / "tasks" / "dev" / "input" / "task_retqa_v60"
+
+
+def test_a_retqa_knowledge_md_keeps_its_real_finding_only(tmp_path: Path) -> None:
+    from datasolver.solver import prepare_task
+
+    if not (RETQA / "context" / "knowledge.md").is_file():
+        pytest.skip(f"{RETQA} is absent (only present beside the project's own checkout)")
+    knowledge = (RETQA / "context" / "knowledge.md").read_text(encoding="utf-8")
+    with Catalog.open(prepare_task(RETQA, tmp_path)) as catalog:
+        report = lint_knowledge(catalog, knowledge)
+    assert report.findings == ["`时间（月份）` is written `时间(月份)` in the data"]

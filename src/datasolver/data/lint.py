@@ -30,6 +30,11 @@ _QUERY_START = re.compile(r"^\s*(select|with)\b", re.IGNORECASE)
 _QUOTED_VALUE = re.compile(r"""(?:'([^'\n]{1,60})'|"([^"\n]{1,60})"|“([^”\n]{1,60})”)""")
 _FIELD_HEADERS = {"列名", "字段", "字段名", "column", "columns", "field", "fields", "name", "列"}
 _NOT_A_NAME = re.compile(r"[<>{}\[\]=:;,/\\*|]|\s")
+# What follows these on a line is an example ("文本，如“北京市东城区”", "e.g. `t_2021`"): its names
+# need not exist, and its values need only look like the column's (same shape), not occur in it.
+_EXAMPLE = re.compile(r"例如|比如|譬如|举例|如[“\"'「『：:]|e\.g\.|for example|for instance|such as", re.IGNORECASE)
+_SHAPE_SQL = ("regexp_replace(regexp_replace(regexp_replace(CAST({c} AS VARCHAR), '[0-9]', '0', 'g'), "
+              "'[A-Za-z]+', 'a', 'g'), '[\u4e00-\u9fff]+', '一', 'g')")
 MAX_FINDINGS = 40
 MAX_VALUE_CHECKS = 20
 VALUE_CHECK_MAX_ROWS = 200_000  # stated values are looked up only in tables this small (cheap count)
@@ -102,7 +107,8 @@ def _key(name: str) -> str:
 
 
 def _mentioned_names(text: str) -> list[str]:
-    found = [m.group(1).strip() for m in _BACKTICKED.finditer(text)]
+    found = [m.group(1).strip() for line in text.splitlines() for m in _BACKTICKED.finditer(line)
+             if not _EXAMPLE.search(line[:m.start()])]
     header_first: str | None = None
     for line in text.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.lstrip().startswith("|") else []
@@ -163,17 +169,23 @@ def _check_values(catalog: Catalog, text: str, tables: dict, table_columns: dict
         for column in table_columns.get(name) or []:
             by_column.setdefault(_key(column), []).append(name)
     for line in text.splitlines():
-        values = [next(g for g in m.groups() if g is not None) for m in _QUOTED_VALUE.finditer(line)]
+        values = {next(g for g in m.groups() if g is not None): bool(_EXAMPLE.search(line[:m.start() + 1]))
+                  for m in _QUOTED_VALUE.finditer(line)}
         if not values:
             continue
         mentioned = [n for n in re.findall(r"`([^`]+)`", line) + _first_cell(line) if _key(n) in by_column]
         for column_key in dict.fromkeys(_key(n) for n in mentioned):
-            for value in dict.fromkeys(values):
+            for value, example in values.items():
                 if report.values_checked >= MAX_VALUE_CHECKS:
                     return
                 report.values_checked += 1
-                if not _occurs(catalog, by_column[column_key], column_key, value):
+                if not example and not _occurs(catalog, by_column[column_key], column_key, value):
                     report.findings.append(f"value {value!r} stated for `{column_key}` occurs in no row of it")
+                elif example:
+                    seen = _unlike(catalog, by_column[column_key], column_key, value)
+                    if seen is not None:
+                        report.findings.append(f"example value {value!r} stated for `{column_key}` has a form no "
+                                               f"row of it has (a row holds {seen!r})")
 
 
 def _first_cell(line: str) -> list[str]:
@@ -195,6 +207,30 @@ def _occurs(catalog: Catalog, tables: list[str], column_key: str, value: str) ->
         except DataError:
             return True  # cannot tell: say nothing
     return False
+
+
+def _unlike(catalog: Catalog, tables: list[str], column_key: str, value: str) -> str | None:
+    """A value of the column when no row has `value`'s shape (every digit alike, every run of
+    letters or of CJK characters alike), else None (also when it cannot tell)."""
+    seen = None
+    for table in tables:
+        real = next((c for c in _columns(catalog, table, load=False) or [] if _key(c) == column_key), None)
+        if real is None:
+            continue
+        column = quote_ident(real)
+        shape = _SHAPE_SQL.format(c=column)
+        sql = (f"SELECT bool_or({shape} = {_SHAPE_SQL.format(c=quote_literal(value))}), "
+               f"any_value(CAST({column} AS VARCHAR)) FROM {quote_ident(table)} WHERE {column} IS NOT NULL")
+        try:
+            rows = catalog.query(sql, limit=1).rows
+        except DataError:
+            return None
+        if not rows or rows[0][0] is None:
+            continue
+        if rows[0][0]:
+            return None
+        seen = seen or rows[0][1]
+    return seen
 
 
 def _one_line(text: str) -> str:
