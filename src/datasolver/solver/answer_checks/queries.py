@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from datasolver.clip import clip
 from datasolver.data import DataError
 from datasolver.solver.answer_checks.model import AnswerContext, CheckFinding
 
@@ -64,7 +65,7 @@ def _null_answer(ctx: AnswerContext) -> list[CheckFinding]:
                 count = _scalar(ctx, parsed.matched_rows_sql(where, part) or "")
                 if count is not None:
                     tried.append(_without_line(ctx, part, count))
-            select = _clip(parsed.owning_select_sql(where))
+            select = clip(parsed.owning_select_sql(where), 200)
             parts.append(f"`{select}` matches 0 rows" + ("; without " + "; without ".join(tried) if tried else ""))
     if parts:
         detail = " " + ". ".join(parts) + "."
@@ -95,10 +96,6 @@ def _scalar(ctx: AnswerContext, sql: str) -> int | None:
         ctx.notes.append(f"empty_result: {exc}")
         return None
     return int(result.rows[0][0]) if result.rows else None
-
-
-def _clip(sql: str, chars: int = 200) -> str:
-    return sql if len(sql) <= chars else sql[:chars] + "…"
 
 
 def ties_cut(ctx: AnswerContext) -> list[CheckFinding]:
