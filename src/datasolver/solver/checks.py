@@ -26,7 +26,7 @@ _INDEX_NAMES = frozenset({"", "index", "unnamed: 0", "level_0"})
 # The largest prediction.csv the parent reads (self-check, publish); answers are small tables.
 PREDICTION_MAX_BYTES = 256 << 20
 HEAD_ROWS = 50  # rows kept for display; the rest are counted, not stored
-SAMPLE_ROWS = 50_000  # rows kept for the answer checks (a larger answer is checked on a sample)
+SAMPLE_ROWS = 20_000  # rows kept for the answer checks (a larger answer is checked on a sample)
 BULK_BYTES = 1 << 20  # from this size a clean file is read by Arrow (arrow_csv), not row by row
 _DUPLICATE_TRACK_ROWS = 1_000_000  # distinct rows remembered for the duplicate count
 
