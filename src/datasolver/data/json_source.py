@@ -84,23 +84,22 @@ def peek_shape(path: Path) -> HeadShape | None:
         raw = fh.read(HEAD_BYTES)
     head = raw.decode("utf-8-sig", errors="ignore")
     complete = size <= HEAD_BYTES
+    decoder = json.JSONDecoder(parse_int=_Numbers().parse_int)  # long integers stay text, as on load
     match = _TABLE_KEY.match(head)
-    if match or head.lstrip().startswith("["):
-        start = match.end() if match else head.index("[") + 1
-        records, end, closed = _records_in_list(head, start)
-    elif _looks_like_json_lines(head):
-        lines = head.splitlines(keepends=True)
-        if not complete and lines:
-            lines = lines[:-1]  # the last line may be cut
-        start, records = 0, []
-        for line in lines:
-            if line.strip():
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError:
-                    return None
-        end, closed = sum(len(line) for line in lines), complete
-    else:
+    try:
+        if match or head.lstrip().startswith("["):
+            start = match.end() if match else head.index("[") + 1
+            records, end, closed = _records_in_list(decoder, head, start)
+        elif _looks_like_json_lines(head):
+            lines = head.splitlines(keepends=True)
+            if not complete and lines:
+                lines = lines[:-1]  # the last line may be cut
+            start = 0
+            records = [decoder.decode(line) for line in lines if line.strip()]
+            end, closed = sum(len(line) for line in lines), complete
+        else:
+            return None
+    except (ValueError, RecursionError):  # a bad or too deeply nested head: the load will say why
         return None
     if not records:
         return None
@@ -112,10 +111,9 @@ def peek_shape(path: Path) -> HeadShape | None:
     return HeadShape(columns, max(len(records), round(len(records) * (size - before) / max(used, 1))), False)
 
 
-def _records_in_list(text: str, start: int) -> tuple[list, int, bool]:
+def _records_in_list(decoder: json.JSONDecoder, text: str, start: int) -> tuple[list, int, bool]:
     """The whole values of a JSON list that starts at `start` (after its `[`), where the last one
     ends, and whether the list's `]` was reached."""
-    decoder = json.JSONDecoder()
     records: list = []
     pos = end = start
     while True:
