@@ -21,9 +21,13 @@ pytestmark = [pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is
 
 SCRIPT = textwrap.dedent(
     """
-    import asyncio, sys
+    import asyncio, signal, sys
     from pathlib import Path
     from datasolver.cli import cli
+
+    # Ctrl-C as Python takes it by default, even when the suite runs with SIGINT ignored (a shell
+    # starts a background job that way, and children inherit it).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     # A batch whose one task's solve runs a sandboxed program that sleeps far past the test's patience.
     token, marker = sys.argv[1], Path(sys.argv[2])

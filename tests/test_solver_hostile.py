@@ -217,7 +217,10 @@ def test_the_run_dies_with_its_parent(tmp_path: Path, sig: signal.Signals) -> No
     work = tmp_path / "work"
     work.mkdir()
     code = _daemon_code(work / "daemon.beat") + _heartbeat(work / "solver.beat")
+    # The parent takes Ctrl-C as Python does by default even when the suite runs with SIGINT ignored
+    # (a shell starts a background job that way, and children inherit it).
     parent = (
+        "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "import sys\nfrom pathlib import Path\nfrom datasolver.solver import SandboxLimits, run_sandboxed\n"
         f"w = Path({str(work)!r})\n"
         f"run_sandboxed([sys.executable, '-c', {code!r}], cwd=w, write_dirs=[w], log_dir=w, "
