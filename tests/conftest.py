@@ -80,3 +80,38 @@ def screencast_report(screencast, tmp_path_factory: pytest.TempPathFactory):
 
     out = tmp_path_factory.mktemp("video-out")
     return analyze_path(screencast.path, out / "derived" / "video", image_root=out)
+
+
+@pytest.fixture(scope="session")
+def fork_server():
+    """One warm zygote per test session (per xdist worker), started from the main thread."""
+    from datasolver.solver.fork_server import ForkServer
+
+    server = ForkServer().start()
+    yield server
+    server.close()
+
+
+@pytest.fixture(params=["cold", "warm"])
+def sandbox_path(request: pytest.FixtureRequest):
+    """Run the test's sandboxed runs cold (a fresh interpreter each) and warm (forked from the zygote).
+
+    The sandbox and hostile tests use it, so every guarantee is checked on both paths.
+    """
+    import sys
+
+    from datasolver.solver.fork_server import use_fork_server
+
+    if request.param == "cold":
+        with use_fork_server(None):
+            yield "cold"
+        return
+    if sys.platform != "linux":
+        pytest.skip("the fork server is Linux only")
+    server = request.getfixturevalue("fork_server")
+    assert server.usable(), server.failure
+    before = server.runs_started
+    with use_fork_server(server):
+        yield "warm"
+    assert server.usable(), f"the zygote was lost during the test: {server.failure}"
+    request.node.user_properties.append(("warm_runs", server.runs_started - before))

@@ -41,6 +41,17 @@ def test_examples_are_solved_and_score_one(example_server, tmp_path):
     assert [r.requests for r in sorted(summary.tasks, key=lambda r: r.task_id)] == [6, 6, 6]
     assert summary.usage()["requests"] == 18 == len(example_server.requests)
     assert example_server.errors == []
+    # One run_solver per task, each forked from the batch's fork server.
+    assert summary.sandbox == {"fork_server": "on", "warm_runs": 3}
+
+
+def test_cold_runs_give_the_same_answers(example_server, tmp_path):
+    input_dir = copy_examples(tmp_path)
+    summary = run_batch_sync(make_config(example_server, input_dir, tmp_path, warm_runs=False))
+    assert summary.counts() == {"solved": 3, "fallback": 0, "failed": 0, "skipped": 0}
+    report = evaluate_dir(tmp_path / "out", examples.gold_dir())
+    assert {t.task_id: t.score for t in report.tasks if t.task_id in EXAMPLE_IDS} == dict.fromkeys(EXAMPLE_IDS, 1.0)
+    assert summary.sandbox == {"fork_server": "off", "warm_runs": 0}
 
 
 def test_summary_file_records_every_task_and_usage(example_server, tmp_path):

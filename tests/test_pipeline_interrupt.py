@@ -35,7 +35,10 @@ SCRIPT = textwrap.dedent(
     async def sleeper(scratch, client, output_dir, **kwargs):
         from datasolver.solver import SandboxLimits, run_sandboxed
         work = Path(scratch) / "workdir"
-        code = f"open({str(work / 'started')!r}, 'w').write('x'); import time; time.sleep(300)  # {token}"
+        # It appends to `beat` until it dies (a warm run's command line is the fork server's, so the
+        # token alone cannot tell whether it still runs).
+        code = (f"open({str(work / 'started')!r}, 'w').write('x'); import time\\n"
+                f"while True:\\n    open({str(work / 'beat')!r}, 'a').write('.'); time.sleep(0.05)  # {token}")
         await asyncio.to_thread(run_sandboxed, [sys.executable, "-c", code], cwd=work, write_dirs=[work],
                                 log_dir=Path(scratch) / "tmp", limits=SandboxLimits(timeout_s=300))
         raise AssertionError("the sandboxed run should have been stopped")
@@ -86,3 +89,7 @@ def test_interrupting_a_batch_ends_a_sandboxed_run_in_a_thread(tmp_path, signum)
         pytest.fail(f"the batch was still waiting for its sandboxed run 30 s after the signal:\n{out.decode()[-2000:]}")
     assert proc.returncode != 0
     assert _alive_with(token) == [], "the sandboxed run outlived the batch"
+    beat = started[0].with_name("beat")
+    size = beat.stat().st_size
+    time.sleep(0.5)
+    assert beat.stat().st_size == size, "the sandboxed run outlived the batch (it still writes)"

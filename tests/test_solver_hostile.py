@@ -26,6 +26,9 @@ from datasolver.solver.solve import rerun_solver
 from datasolver.solver.testing import call_json, make_tiny_task, set_query
 from datasolver.solver.tools.solver_file import read_lines, write_lines
 
+# Every test runs cold and warm (forked from the fork server's zygote): tests/conftest.py.
+pytestmark = pytest.mark.usefixtures("sandbox_path")
+
 SECRET = "TOP-SECRET-GOLD-ANSWER"
 
 
@@ -213,20 +216,24 @@ def test_a_setsid_daemon_dies_with_the_run(tmp_path: Path) -> None:
 
 @needs_pidns
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_the_run_dies_with_its_parent(tmp_path: Path, sig: signal.Signals) -> None:
+def test_the_run_dies_with_its_parent(tmp_path: Path, sig: signal.Signals, sandbox_path: str) -> None:
     work = tmp_path / "work"
     work.mkdir()
     code = _daemon_code(work / "daemon.beat") + _heartbeat(work / "solver.beat")
     # The parent takes Ctrl-C as Python does by default even when the suite runs with SIGINT ignored
     # (a shell starts a background job that way, and children inherit it).
+    run = (f"run_sandboxed([sys.executable, '-c', {code!r}], cwd=w, write_dirs=[w], log_dir=w, "
+           "limits=SandboxLimits(timeout_s=120))\n")
+    if sandbox_path == "warm":  # the parent's own fork server: it (and the run) must die with the parent
+        run = ("from datasolver.solver.fork_server import ForkServer, use_fork_server\n"
+               "with ForkServer() as fs, use_fork_server(fs):\n"
+               f"    assert fs.usable(), fs.failure\n    print(fs.pid, flush=True)\n    {run}")
     parent = (
         "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "import sys\nfrom pathlib import Path\nfrom datasolver.solver import SandboxLimits, run_sandboxed\n"
-        f"w = Path({str(work)!r})\n"
-        f"run_sandboxed([sys.executable, '-c', {code!r}], cwd=w, write_dirs=[w], log_dir=w, "
-        "limits=SandboxLimits(timeout_s=120))\n"
+        f"w = Path({str(work)!r})\n" + run
     )
-    proc = subprocess.Popen([sys.executable, "-c", parent])
+    proc = subprocess.Popen([sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
         while not (work / "solver.beat").exists() and time.monotonic() < deadline and proc.poll() is None:
@@ -236,9 +243,24 @@ def test_the_run_dies_with_its_parent(tmp_path: Path, sig: signal.Signals) -> No
         proc.wait(timeout=30)
         assert _stops_beating(work / "solver.beat"), f"solver.py survived its parent's {sig.name}"
         assert _stops_beating(work / "daemon.beat"), f"a daemon of solver.py survived its parent's {sig.name}"
+        if sandbox_path == "warm":
+            zygote_pid = int(proc.stdout.readline())
+            deadline = time.monotonic() + 10
+            while _alive(zygote_pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not _alive(zygote_pid), "the fork server outlived its parent"
     finally:
         proc.kill()
         proc.wait()
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` is a live process (not gone, not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
 
 
 @needs_pidns

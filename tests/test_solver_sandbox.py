@@ -11,6 +11,9 @@ import pytest
 
 from datasolver.solver import SandboxLimits, landlock_abi, run_sandboxed
 
+# Every test runs cold and warm (forked from the fork server's zygote): tests/conftest.py.
+pytestmark = pytest.mark.usefixtures("sandbox_path")
+
 needs_landlock = pytest.mark.skipif(landlock_abi() < 1, reason="Landlock is not available on this kernel")
 
 

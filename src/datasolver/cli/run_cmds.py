@@ -97,6 +97,10 @@ class Duration(click.ParamType):
 @click.option("--votes", type=click.IntRange(min=1), default=1, show_default=True,
               help="Independent solves per task: stop when two give the same answer (the metric's column "
                    "signature), else take the majority. The first solve runs at temperature 0.")
+@click.option("--warm-runs/--cold-runs", default=True, show_default=True,
+              help="Fork each sandboxed solver.py run from a per-batch fork server that has pandas, duckdb and "
+                   "datasolver.data imported (same sandbox; falls back to cold runs when it is unusable), or "
+                   "start a fresh interpreter for every run. Local executor only.")
 @click.option("--vote-temperature", type=click.FloatRange(0.0, 2.0), default=0.7, show_default=True,
               help="Temperature of every solve after the first (with --votes > 1).")
 def run_command(
@@ -107,7 +111,7 @@ def run_command(
     doc_llm: bool, max_attempts: int | None, prompt_budget: int | None, task_token_budget: int | None,
     attempt_temperature_step: float | None, executor: str, ray_address: str | None, ray_cpus: float,
     with_report: bool, vision: bool, vision_images: int, video_judges: int,
-    votes: int, vote_temperature: float,
+    votes: int, vote_temperature: float, warm_runs: bool,
 ) -> None:
     """Solve every task of INPUT_DIR into OUTPUT_DIR/<task_id>/prediction.csv.
 
@@ -133,7 +137,7 @@ def run_command(
         task_timeout_s=task_timeout, time_budget_s=time_budget,
         task_ids=tuple(t.strip() for t in task_ids.split(",") if t.strip()) if task_ids else None,
         force=force, scratch_dir=scratch_dir, keep_scratch=keep_scratch, doc_llm=doc_llm, limits=limits,
-        votes=VotePolicy(votes, vote_temperature),
+        votes=VotePolicy(votes, vote_temperature), warm_runs=warm_runs,
     )
     runner = None
     if executor == "ray":

@@ -26,6 +26,7 @@ from datasolver.pipeline.resume import split_for_resume
 from datasolver.pipeline.summary import RunSummary, TaskRecord, write_summary
 from datasolver.pipeline.task import TaskSolver
 from datasolver.solver import prediction_path, stop_all_runs
+from datasolver.solver.fork_server import ForkServer, use_fork_server
 
 # Threads per worker: a task's own blocking step plus the agent's tool runs, with room to spare.
 _THREADS_PER_WORKER = 2
@@ -73,21 +74,35 @@ async def run_batch(
         progress.task_finished(record)
 
     batch = BatchRun(config, scratch_root, temporary, budget, progress, finished, solver)
+    runner = executor or LocalExecutor()
+    # Started here, on the thread that lives as long as the batch: the zygote dies with that thread.
+    server = ForkServer().start() if config.warm_runs and isinstance(runner, LocalExecutor) and todo else None
     progress.start(len(todo), len(done))
     try:
-        await (executor or LocalExecutor()).run(todo, batch)
+        with use_fork_server(server):
+            await runner.run(todo, batch)
     except BaseException:
         # Interrupted (Ctrl-C, SIGTERM, cancelled): runs still going in worker threads end now,
         # instead of holding the process until their own timeouts.
         stop_all_runs()
         raise
     finally:
+        summary.sandbox = _sandbox_record(server, config.warm_runs)
+        if server is not None:
+            server.close()
         progress.close()
         summary.finish(time.monotonic() - started)
         write_summary(summary, config.summary_path)
         if temporary and not config.keep_scratch:
             shutil.rmtree(scratch_root, ignore_errors=True)
     return summary
+
+
+def _sandbox_record(server: ForkServer | None, wanted: bool) -> dict[str, object]:
+    """What the summary says of how solver.py runs were started."""
+    if server is None:
+        return {"fork_server": "off" if not wanted else "not used (this executor or no task)", "warm_runs": 0}
+    return {"fork_server": server.failure or "on", "warm_runs": server.runs_started}
 
 
 def run_batch_sync(

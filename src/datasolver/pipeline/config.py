@@ -69,6 +69,9 @@ class RunConfig:
     limits: Limits | None = None
     votes: VotePolicy = field(default_factory=VotePolicy)
     """Independent solves per task and the temperature of all but the first (see pipeline.votes)."""
+    warm_runs: bool = True
+    """Local executor: fork sandboxed solver.py runs from a per-batch fork server (pandas, duckdb and
+    datasolver.data already imported) instead of a fresh interpreter each; cold when it is unusable."""
 
     def __post_init__(self) -> None:
         if self.workers < 1:

@@ -69,6 +69,8 @@ class RunSummary:
     discovery_errors: list[dict[str, str]] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
     """The run's model call policy and agent settings (no endpoint URL, no key): replay and report read it."""
+    sandbox: dict[str, Any] = field(default_factory=dict)
+    """How solver.py runs were started: `fork_server` (on / off / why unusable) and `warm_runs`."""
 
     def add(self, record: TaskRecord) -> None:
         self.tasks.append(record)
@@ -106,6 +108,7 @@ class RunSummary:
             "usage": self.usage(),
             "discovery_errors": self.discovery_errors,
             "settings": self.settings,
+            "sandbox": self.sandbox,
             "tasks": [r.to_json() for r in sorted(self.tasks, key=lambda r: r.task_id)],
         }
 

@@ -18,10 +18,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Mapping
+from typing import Literal, Mapping, Protocol
 
 from datasolver.solver import sandbox_cgroup, sandbox_launch
 from datasolver.solver.errors import SandboxError
+from datasolver.solver.fork_server import ForkServer, current_fork_server
 from datasolver.solver.sandbox_policy import launch_config
 from datasolver.solver.sandbox_watch import TreeWatch, kill_tree
 
@@ -91,6 +92,7 @@ class SandboxRun:
     guards: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     killed_for: str | None = None  # a tree-wide budget (memory, disk) the parent enforced
+    warm: bool = False  # forked from the fork server's zygote rather than a fresh interpreter
 
     @property
     def signal_name(self) -> str | None:
@@ -153,12 +155,17 @@ def run_sandboxed(
     env: Mapping[str, str] | None = None,
     extra_env: Mapping[str, str] | None = None,
     read_dirs: list[Path] | None = None,
+    fork_server: ForkServer | None | Literal[False] = None,
 ) -> SandboxRun:
     """Run `argv` confined to writing beneath `write_dirs`; output comes back through pipes.
 
     Reads are confined to `read_allowlist(read_dirs or [cwd], write_dirs)`. `env` defaults to
     os.environ and is always scrubbed; HOME/TMPDIR point at `log_dir` (one of `write_dirs`; the
     parent writes nothing there). Raises SandboxError only when the sandbox cannot be set up.
+
+    `fork_server` (default: the one in use, `fork_server.use_fork_server`; False: never) forks a
+    `python SCRIPT` / `python -c CODE` run from a warm zygote instead of starting a fresh
+    interpreter, under the same sandbox; when it cannot, or dies during the run, the run goes cold.
     """
     log_dir = Path(log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -170,23 +177,35 @@ def run_sandboxed(
     run_env.setdefault("PYTHONIOENCODING", "utf-8")
     run_env["PYTHONUNBUFFERED"] = "1"  # output survives a kill
     run_env["PYTHONDONTWRITEBYTECODE"] = "1"
+    server = current_fork_server() if fork_server is None else (fork_server or None)
+    if server is not None:
+        run = _run(argv, cwd, write_dirs, limits, read_dirs, run_env, notes, server)
+        if run is not None:
+            return run
+    return _run(argv, cwd, write_dirs, limits, read_dirs, run_env, notes, None)
 
+
+def _run(argv: list[str], cwd: Path, write_dirs: list[Path], limits: SandboxLimits, read_dirs: list[Path] | None,
+         run_env: dict[str, str], notes: list[str], server: ForkServer | None) -> SandboxRun | None:
+    """One run, warm through `server` or cold; None when the warm run could not start or was lost."""
     status_r, status_w = os.pipe()
     config = launch_config(write_dirs, limits, read_dirs=read_dirs or [Path(cwd)], status_fd=status_w)
     group, group_kind = sandbox_cgroup.create(limits.tree_memory_bytes, limits.max_processes)
     if group is not None:
         config["cgroup_procs"] = group.procs_files  # the launcher joins before it forks anything
-    command = [sys.executable, "-S", "-E", sandbox_launch.__file__, json.dumps(config), "--", *argv]
-
     started = time.monotonic()
+    proc: _Process
     try:
-        # Output comes back through pipes, never through files the sandbox could swap for a
-        # symlink or a FIFO; the launcher's facts come through a pipe solver.py never holds.
-        proc = subprocess.Popen(
-            command, cwd=cwd, env=run_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, pass_fds=(status_w,),
-            start_new_session=True,  # own process group: one killpg ends every descendant
-        )
+        if server is not None:
+            warm = server.spawn(argv, cwd=Path(cwd), env=run_env, config=config, status_w=status_w)
+            if warm is None:
+                os.close(status_r)
+                if group is not None:
+                    group.remove()
+                return None
+            proc = warm
+        else:
+            proc = _ColdProcess(argv, cwd, run_env, config, status_w)
     except OSError as exc:
         os.close(status_r)
         if group is not None:
@@ -195,7 +214,7 @@ def run_sandboxed(
     finally:
         os.close(status_w)
     out, err, status = _Tail(), _Tail(), _Tail(STATUS_BYTES)
-    streams = {proc.stdout.fileno(): out, proc.stderr.fileno(): err, status_r: status}
+    streams = {proc.stdout_fd: out, proc.stderr_fd: err, status_r: status}
     watch = TreeWatch(proc.pid, limits.tree_memory_bytes, limits.disk_bytes, [Path(d) for d in write_dirs],
                       cgroup=group)
     stop = threading.Event()
@@ -210,15 +229,18 @@ def run_sandboxed(
             _live_runs.pop(proc.pid, None)
         # Whatever the solver left running goes too, on every path out (timeout, exit, exception,
         # KeyboardInterrupt); in a PID namespace the launcher's death ends every process in it.
-        kill_tree(proc.pid)
-        proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
+        lost = getattr(proc, "lost", False) and not stop.is_set()  # a stopped run is not redone
+        if not getattr(proc, "lost", False):
+            kill_tree(proc.pid)
+        proc.release()
         os.close(status_r)
         oom_kills = group.oom_kills() if group is not None else 0
         peak = (group.memory_peak() if group is not None else None) or 0
         if group is not None:
             group.remove()
+    if lost:  # the zygote died during the run (and the run with it)
+        notes.append("the fork server died during the run; it ran again cold")
+        return None
     duration = time.monotonic() - started
     if oom_kills and not (killed_for or timed_out):  # a burst that ended between two polls
         killed_for = watch.over_budget()
@@ -229,7 +251,7 @@ def run_sandboxed(
         guards["tree_cgroup"] = group_kind
     else:
         guards.setdefault("cgroup_error", group_kind)
-    notes += _guard_notes(guards, limits)
+    notes = notes + _guard_notes(guards, limits)
     if killed_for:
         notes.append(f"killed: {killed_for}")
     return SandboxRun(
@@ -241,7 +263,54 @@ def run_sandboxed(
         stderr=err.text(),
         guards=guards,
         notes=notes,
+        warm=server is not None,
     )
+
+
+class _Process(Protocol):
+    """What the supervisor needs of a run, cold (a launcher child of ours) or warm (a zygote's child)."""
+
+    pid: int
+    stdout_fd: int
+    stderr_fd: int
+    returncode: int | None
+
+    def ended(self) -> bool: ...
+
+    def release(self) -> None: ...
+
+
+class _ColdProcess:
+    """A fresh launcher (`python -S -E sandbox_launch.py CONFIG -- argv`), a child of this process."""
+
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str], config: dict, status_w: int) -> None:
+        command = [sys.executable, "-S", "-E", sandbox_launch.__file__, json.dumps(config), "--", *argv]
+        # Output comes back through pipes, never through files the sandbox could swap for a
+        # symlink or a FIFO; the launcher's facts come through a pipe solver.py never holds.
+        self._popen = subprocess.Popen(
+            command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, pass_fds=(status_w,),
+            start_new_session=True,  # own process group: one killpg ends every descendant
+        )
+        self.pid = self._popen.pid
+        self.stdout_fd, self.stderr_fd = self._popen.stdout.fileno(), self._popen.stderr.fileno()
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.returncode
+
+    def ended(self) -> bool:
+        """Whether the launcher has ended, without reaping it: until it is reaped its pid (and
+        process group id) cannot be reused, so killing its tree can never hit another process."""
+        try:
+            return os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:
+            return True
+
+    def release(self) -> None:
+        self._popen.wait()
+        self._popen.stdout.close()
+        self._popen.stderr.close()
 
 
 class _Tail:
@@ -266,7 +335,7 @@ class _Tail:
         return text if self.total <= self.limit else "…" + text
 
 
-def _supervise(proc: subprocess.Popen, streams: dict[int, _Tail], timeout_s: float,
+def _supervise(proc: _Process, streams: dict[int, _Tail], timeout_s: float,
                watch: TreeWatch) -> tuple[bool, str | None]:
     """Drain the pipes until the process ends: (the timeout killed it, why the watch killed it).
 
@@ -284,7 +353,7 @@ def _supervise(proc: subprocess.Popen, streams: dict[int, _Tail], timeout_s: flo
         while open_fds:
             now = time.monotonic()
             if drain_until is None:
-                ended = _ended(proc.pid)
+                ended = proc.ended()
                 if not ended and now >= deadline:
                     timed_out = True
                     kill_tree(proc.pid)
@@ -305,7 +374,7 @@ def _supervise(proc: subprocess.Popen, streams: dict[int, _Tail], timeout_s: flo
                 else:
                     sel.unregister(key.fd)
                     open_fds.discard(key.fd)
-    while drain_until is None and not _ended(proc.pid):  # every pipe closed while the process runs on
+    while drain_until is None and not proc.ended():  # every pipe closed while the process runs on
         now = time.monotonic()
         if now >= deadline:
             timed_out = True
@@ -316,15 +385,6 @@ def _supervise(proc: subprocess.Popen, streams: dict[int, _Tail], timeout_s: flo
             break
         time.sleep(min(_POLL_S, deadline - now))
     return timed_out, killed_for
-
-
-def _ended(pid: int) -> bool:
-    """Whether the launcher has ended, without reaping it: until it is reaped its pid (and
-    process group id) cannot be reused, so killing its tree can never hit another process."""
-    try:
-        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-    except ChildProcessError:
-        return True
 
 
 def _guard_notes(guards: dict, limits: SandboxLimits) -> list[str]:

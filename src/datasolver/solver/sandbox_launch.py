@@ -279,8 +279,14 @@ def join_cgroup(config: dict, status: dict) -> None:
         status["cgroup_error"] = f"could not join the run's cgroup: {exc}"
 
 
-def spawn_contained(config: dict, command: list[str]) -> int:
-    """Contain the tree (see the module docstring) and run `command` in it; returns an exit code."""
+def spawn_contained(config: dict, command: list[str], become=None) -> int:
+    """Contain the tree (see the module docstring) and run `command` in it; returns an exit code.
+
+    `become(config, command, status) -> exit code` is what the process that turns into the command
+    does; by default `confine_and_exec`. The fork server passes one that confines the same way and
+    then runs Python code in place instead of exec (zygote.py).
+    """
+    become = become or confine_and_exec
     status: dict = {"pid_namespace": False, "network_namespace": False, "outer_uid": os.getuid()}
     join_cgroup(config, status)
     die_with_parent()
@@ -295,14 +301,14 @@ def spawn_contained(config: dict, command: list[str]) -> int:
         except OSError as exc:
             status["namespace_error"] = str(exc)
     if not status["pid_namespace"]:
-        return confine_and_exec(config, command, status)
+        return become(config, command, status)
     report_r, report_w = os.pipe()
     first = os.fork()
     if first == 0:  # the namespace's first process: it reaps, relays, and takes the namespace down
         try:
             os.close(report_r)
             die_with_parent()
-            os._exit(_namespace_init(config, command, status, report_w))
+            os._exit(_namespace_init(config, command, status, report_w, become))
         except BaseException:  # never return into the launcher's own stack
             os._exit(EXIT_SETUP_FAILED)
     os.close(report_w)
@@ -321,7 +327,7 @@ def spawn_contained(config: dict, command: list[str]) -> int:
     return os.waitstatus_to_exitcode(wait_status)
 
 
-def _namespace_init(config: dict, command: list[str], status: dict, report_fd: int) -> int:
+def _namespace_init(config: dict, command: list[str], status: dict, report_fd: int, become) -> int:
     """PID 1 of the namespace: run the command as PID 2 (PID 1 ignores default-action signals
     such as SIGXCPU), reap every orphan, and report the command's raw wait status."""
     command_pid = os.fork()
@@ -329,7 +335,7 @@ def _namespace_init(config: dict, command: list[str], status: dict, report_fd: i
         try:
             os.close(report_fd)
             die_with_parent()
-            os._exit(confine_and_exec(config, command, status))
+            os._exit(become(config, command, status))
         except BaseException:
             os._exit(EXIT_SETUP_FAILED)
     if config.get("status_fd") is not None:
@@ -381,14 +387,21 @@ def confine(config: dict, status: dict | None = None) -> dict:
 
 def confine_and_exec(config: dict, command: list[str], status: dict | None = None) -> int:
     """Restrict this process as `config` says, report it, exec `command`; returns only on failure."""
+    if not confine_and_report(config, status):
+        return EXIT_SETUP_FAILED
+    os.execvp(command[0], command)  # the environment was scrubbed by the parent
+    return EXIT_SETUP_FAILED  # not reached
+
+
+def confine_and_report(config: dict, status: dict | None = None) -> bool:
+    """`confine`, then `report_status`; False (the reason on stderr) when a required restriction failed."""
     try:
         status = confine(config, status)
     except SetupFailed as exc:
         print(f"datasolver sandbox: {exc}", file=sys.stderr)
-        return EXIT_SETUP_FAILED
+        return False
     report_status(config, status)
-    os.execvp(command[0], command)  # the environment was scrubbed by the parent
-    return EXIT_SETUP_FAILED  # not reached
+    return True
 
 
 def apply_rlimits(limits: dict) -> dict:
