@@ -7,15 +7,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from datasolver.agent.brief import TaskBrief
+from datasolver.agent.knowledge import compact_knowledge, described_tables
 from datasolver.agent.limits import Limits
 from datasolver.agent.prompts import render_prompt
 from datasolver.agent.video import pick_frames, user_content
 from datasolver.llm import system_message, user_message
 
 NO_KNOWLEDGE = "(this task has no knowledge.md)"
+KNOWLEDGE_OMITTED = (" Column types and example values that the table descriptions below already give are "
+                     "left out here; `\\knowledge` (explore_data) shows the file verbatim.")
 
 
 def build_system_prompt(limits: Limits = Limits()) -> str:
@@ -23,13 +27,17 @@ def build_system_prompt(limits: Limits = Limits()) -> str:
     return render_prompt("rules", max_requests=limits.max_requests_per_attempt)
 
 
-def build_knowledge_prompt(knowledge: str, evidence_hints: str = "", *, video: bool = False) -> str:
-    """Layer (b): knowledge.md in full, evidence hints when other stages produced them, and the
-    fixed video rules when the task has media."""
+def build_knowledge_prompt(knowledge: str, evidence_hints: str = "", *, video: bool = False,
+                           described: Collection[str] = ()) -> str:
+    """Layer (b): knowledge.md (less the column types and examples that the descriptions of the
+    `described` tables already give: agent.knowledge), evidence hints when other stages produced
+    them, and the fixed video rules when the task has media."""
     evidence = render_prompt("evidence", evidence_hints=evidence_hints.strip()) if evidence_hints.strip() else ""
     if video:
         evidence += render_prompt("video_rules")
-    return render_prompt("knowledge", knowledge=knowledge.strip() or NO_KNOWLEDGE, evidence=evidence)
+    compact = compact_knowledge(knowledge, described)
+    omitted = KNOWLEDGE_OMITTED if compact != knowledge else ""
+    return render_prompt("knowledge", knowledge=compact.strip() or NO_KNOWLEDGE, evidence=evidence, omitted=omitted)
 
 
 def build_task_prompt(brief: TaskBrief) -> str:
@@ -46,7 +54,8 @@ def build_task_prompt(brief: TaskBrief) -> str:
 def build_user_prompt(brief: TaskBrief, evidence_hints: str = "") -> str:
     """Layers (b) and (c) as one text; the `\\lint` summary joins the evidence hints."""
     evidence = "\n\n".join(part.strip() for part in (evidence_hints, brief.lint) if part.strip())
-    knowledge = build_knowledge_prompt(brief.knowledge, evidence, video=bool(brief.video.strip()))
+    knowledge = build_knowledge_prompt(brief.knowledge, evidence, video=bool(brief.video.strip()),
+                                       described=described_tables(brief.digest, brief.folded))
     return knowledge.rstrip() + "\n\n" + build_task_prompt(brief)
 
 

@@ -30,13 +30,15 @@ def explore_data(ctx: ToolContext, query: str, limit: Annotated[int, Field(ge=1)
     table's columns, types and 5 sample rows (aliases accepted). `\\lint` checks knowledge.md
     against the data (names that do not exist, example SQL that fails or returns nothing, stated
     values that never occur). `\\joins <A> <B>` lists candidate join keys between two tables with
-    the share of A's keys found in B and the fan-out (most B rows per key). Anything else is run as
+    the share of A's keys found in B and the fan-out (most B rows per key). `\\knowledge` shows
+    knowledge.md verbatim (the prompt leaves out column types and examples the table
+    descriptions already give). Anything else is run as
     read-only SQL: the answer starts with `rows: <returned> of <total>`, then the column names,
     then the rows, and notes any rewrite applied to the SQL. Do not answer from a preview: the
     final query belongs in solver.py.
 
     Args:
-        query: `\\tables`, `\\schema <table>`, `\\lint`, `\\joins <A> <B>`, or one read-only SQL statement (DuckDB dialect; table and column names with spaces or Chinese characters in double quotes).
+        query: `\\tables`, `\\schema <table>`, `\\lint`, `\\joins <A> <B>`, `\\knowledge`, or one read-only SQL statement (DuckDB dialect; table and column names with spaces or Chinese characters in double quotes).
         limit: Maximum rows to show for SQL (at most 500).
     """
     text = query.strip()
@@ -74,6 +76,9 @@ def _command(ctx: ToolContext, text: str) -> ToolResult:
         if not knowledge.strip():
             return ToolResult("this task has no knowledge.md")
         return ToolResult(lint_knowledge(ctx.open_catalog(), knowledge).render())
+    if word == "\\knowledge" and not rest.strip():
+        knowledge = load_task(ctx.layout.root).knowledge()
+        return ToolResult(knowledge if knowledge.strip() else "this task has no knowledge.md")
     if word == "\\joins":
         tables = _words(rest)
         if len(tables) != 2:
@@ -81,7 +86,8 @@ def _command(ctx: ToolContext, text: str) -> ToolResult:
                                     "(double-quote a name with spaces).")
         return ToolResult(render_joins(*join_candidates(ctx.open_catalog(), *tables)))
     return ToolResult.retry(
-        f"unknown command {word!r}: use `\\tables`, `\\schema <table>`, `\\lint`, `\\joins <A> <B>`, or plain SQL.")
+        f"unknown command {word!r}: use `\\tables`, `\\schema <table>`, `\\lint`, `\\joins <A> <B>`, `\\knowledge`, "
+        "or plain SQL.")
 
 
 def _words(text: str) -> list[str]:
