@@ -182,7 +182,10 @@ def test_solver_py_runs_the_same_warm_and_cold(tmp_path: Path, fork_server: Fork
 
 
 def test_the_server_in_use_follows_the_context(fork_server: ForkServer) -> None:
-    assert current_fork_server() is None
-    with use_fork_server(fork_server):
-        assert current_fork_server() is fork_server
-    assert current_fork_server() is None
+    outer = current_fork_server()  # the session's (tests run warm by default; see conftest)
+    with use_fork_server(None):
+        assert current_fork_server() is None
+        with use_fork_server(fork_server):
+            assert current_fork_server() is fork_server
+        assert current_fork_server() is None
+    assert current_fork_server() is outer

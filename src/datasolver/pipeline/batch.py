@@ -26,7 +26,7 @@ from datasolver.pipeline.resume import split_for_resume
 from datasolver.pipeline.summary import RunSummary, TaskRecord, write_summary
 from datasolver.pipeline.task import TaskSolver
 from datasolver.solver import prediction_path, stop_all_runs
-from datasolver.solver.fork_server import ForkServer, use_fork_server
+from datasolver.solver.fork_server import ForkServer, current_fork_server, use_fork_server
 
 # Threads per worker: a task's own blocking step plus the agent's tool runs, with room to spare.
 _THREADS_PER_WORKER = 2
@@ -75,8 +75,12 @@ async def run_batch(
 
     batch = BatchRun(config, scratch_root, temporary, budget, progress, finished, solver)
     runner = executor or LocalExecutor()
-    # Started here, on the thread that lives as long as the batch: the zygote dies with that thread.
-    server = ForkServer().start() if config.warm_runs and isinstance(runner, LocalExecutor) and todo else None
+    # A fork server the caller already runs is shared (its owner closes it); else one is started
+    # here, on the thread that lives as long as the batch: the zygote dies with that thread.
+    warm = config.warm_runs and isinstance(runner, LocalExecutor) and bool(todo)
+    shared = current_fork_server() if warm else None
+    server = shared or (ForkServer().start() if warm else None)
+    runs_before = server.runs_started if server is not None else 0
     progress.start(len(todo), len(done))
     try:
         with use_fork_server(server):
@@ -87,8 +91,8 @@ async def run_batch(
         stop_all_runs()
         raise
     finally:
-        summary.sandbox = _sandbox_record(server, config.warm_runs)
-        if server is not None:
+        summary.sandbox = _sandbox_record(server, config.warm_runs, runs_before)
+        if server is not None and server is not shared:
             server.close()
         progress.close()
         summary.finish(time.monotonic() - started)
@@ -98,11 +102,11 @@ async def run_batch(
     return summary
 
 
-def _sandbox_record(server: ForkServer | None, wanted: bool) -> dict[str, object]:
-    """What the summary says of how solver.py runs were started."""
+def _sandbox_record(server: ForkServer | None, wanted: bool, runs_before: int = 0) -> dict[str, object]:
+    """What the summary says of how this batch's solver.py runs were started."""
     if server is None:
         return {"fork_server": "off" if not wanted else "not used (this executor or no task)", "warm_runs": 0}
-    return {"fork_server": server.failure or "on", "warm_runs": server.runs_started}
+    return {"fork_server": server.failure or "on", "warm_runs": server.runs_started - runs_before}
 
 
 def run_batch_sync(
