@@ -222,3 +222,15 @@ def test_nearest_names_are_listed_once(tmp_path):
             cat.resolve("kg_relation")
     nearest = str(err.value).split("Nearest: ")[1].split(".")[0].split(", ")
     assert len(nearest) == len(set(nearest))
+
+
+def test_a_profile_example_is_the_first_non_null_value_in_file_order(tmp_path):
+    # any_value() answered differently from run to run once a table spans several row groups (a
+    # parallel scan), so the same data gave different prompts: a replayed run diverged at request 1.
+    from datasolver.data import profile_table
+
+    rows = ["city,day"] + [",Mon"] + [f"c{i % 997},{('Tue', 'Wed', 'Thu')[i % 3]}" for i in range(400_000)]
+    task = write_task(tmp_path, files={"csv/visits.csv": "\n".join(rows) + "\n"})
+    with Catalog.open(task) as cat:
+        examples = {tuple(c.example for c in profile_table(cat, "visits").columns) for _ in range(5)}
+    assert examples == {("c0", "Mon")}

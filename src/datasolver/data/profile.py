@@ -64,7 +64,10 @@ def profile_table(catalog, name: str) -> TableProfile:
     parts = ["count(*)"]
     for column, ctype, *_ in described:
         ident = quote_ident(column)
-        parts += [f"count({ident})", f"count(DISTINCT {ident})", f"CAST(any_value({ident}) AS VARCHAR)"]
+        # The first non-NULL value in file order: any_value() differs from run to run on a parallel
+        # scan, and the prompt (and a replayed run) must not.
+        parts += [f"count({ident})", f"count(DISTINCT {ident})",
+                  f"CAST(arg_min({ident}, rowid) FILTER (WHERE {ident} IS NOT NULL) AS VARCHAR)"]
         if is_ranged(ctype):
             parts += [f"CAST(min({ident}) AS VARCHAR)", f"CAST(max({ident}) AS VARCHAR)"]
     row = _fetch(catalog, f"SELECT {', '.join(parts)} FROM {quote_ident(table)}")[0]
