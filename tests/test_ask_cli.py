@@ -75,11 +75,22 @@ def test_ask_json_says_when_no_query_backed_the_answer(data: Path, model) -> Non
     assert backed["backed_by_query"] is True and not any("no query" in n for n in backed["notes"])
 
 
+def test_plain_ask_warns_on_stderr_when_no_query_backed_the_answer(data: Path, model) -> None:
+    model([text("North sold the most, I think.")])
+    result = invoke("ask", str(data), "Which region sold most?")
+    assert (result.exit_code, result.stdout) == (0, "North sold the most, I think.\n")
+    assert result.stderr.startswith("note: no query backed this answer")
+    model([tool_call("query", {"sql": "SELECT region FROM sales ORDER BY amount DESC LIMIT 1"}),
+           tool_call("final_answer", {"answer": "{DATA}"})])
+    backed = invoke("ask", str(data), "Which region sold most?")
+    assert (backed.stdout, backed.stderr) == ("North\n", "")
+
+
 def test_ask_without_question_asks_the_task_question(tmp_path: Path, model) -> None:
     task = write_task(tmp_path, question="How many rows?", files={"csv/t.csv": "a\n1\n2\n"})
     server = model([text("2")])
     result = invoke("ask", str(task))
-    assert (result.exit_code, result.output) == (0, "2\n")
+    assert (result.exit_code, result.stdout) == (0, "2\n")  # stderr: the no-query note
     assert server.requests[0]["messages"][1]["content"] == "How many rows?"
 
 

@@ -19,7 +19,7 @@ from datasolver.ask.errors import (
 from datasolver.ask.golden import GoldenItem, GoldenReport, GoldenResult, load_golden, run_golden
 from datasolver.ask.graph import Graph, find_graphs, symmetric_types
 from datasolver.ask.handles import Handle, HandleTable
-from datasolver.ask.loop import Analyst, AskResult, Step
+from datasolver.ask.loop import NO_QUERY_NOTE, Analyst, AskResult, Step
 from datasolver.ask.package import DataPackage, open_package
 from datasolver.ask.question import CleanQuestion, clean_question, require_question
 from datasolver.ask.render import answer_data, describe_handle, render_table
@@ -28,6 +28,7 @@ from datasolver.ask.service import ask_data, ask_data_async
 from datasolver.ask.toolbox import AskToolbox, FinalAnswer
 
 __all__ = [
+    "NO_QUERY_NOTE",
     "Analyst",
     "AskConfig",
     "AskError",
