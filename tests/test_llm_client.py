@@ -342,3 +342,19 @@ def test_cancellation_is_traced_and_propagates(server_factory: Any, tmp_path: An
     with pytest.raises(asyncio.TimeoutError):
         run(go())
     assert trace.read()[-1]["error_type"] == "CancelledError"
+
+
+def test_clients_share_one_tls_context(monkeypatch: Any) -> None:
+    # Loading the CA bundle cost ~25 ms of CPU for every client (one per task) before.
+    import httpx
+
+    from datasolver.llm import client as client_module
+
+    made = []
+    real = httpx.create_ssl_context
+    monkeypatch.setattr(httpx, "create_ssl_context", lambda *a, **k: made.append(1) or real(*a, **k))
+    client_module._tls_context.cache_clear()
+    settings = LLMSettings(base_url="http://127.0.0.1:9/v1", api_key=KEY, model="m")
+    first, second = client_module._make_sdk(settings), client_module._make_sdk(settings)
+    assert len(made) == 1 and first is not second
+    client_module._tls_context.cache_clear()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
+import ssl
 import re
 import time
 from collections.abc import Callable
@@ -369,10 +371,18 @@ def chat_sync(
     return asyncio.run(_once())
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context per process (CA bundle, SSL_CERT_FILE / SSL_CERT_DIR read once): each new
+    client loading the CA bundle again cost ~25 ms of CPU, once per task and per helper client."""
+    return httpx.create_ssl_context()
+
+
 def _make_sdk(settings: LLMSettings, task_id: str | None = None) -> openai.AsyncOpenAI:
-    http_client = None
     if settings.transport is not None:  # answered in-process (replay): no socket is opened
         http_client = httpx.AsyncClient(transport=settings.transport(task_id))
+    else:  # the SDK's own defaults (limits, redirects, proxies from the environment), shared TLS context
+        http_client = openai.DefaultAsyncHttpxClient(verify=_tls_context())
     return openai.AsyncOpenAI(
         http_client=http_client,
         base_url=settings.base_url,
