@@ -3,18 +3,17 @@ repeated-error rule, against the scripted server."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 
-from datasolver.agent import Limits, SolveOutcome, solve_task
+from datasolver.agent import Limits
 from datasolver.agent.governor import ErrorStreak, must_submit_reason
-from datasolver.agent.testing import edit_query_turn, fake_client
-from datasolver.llm import TraceWriter
-from datasolver.llm.fake import ScriptedServer, text, tool_call
+from datasolver.agent.testing import edit_query_turn
+from datasolver.llm.fake import text, tool_call
 from datasolver.solver import prepare_task
 from datasolver.solver.testing import make_tiny_task
+from tests.test_agent_attempts import solve as run_solve
 
 CITIES = 'result = run_sql("SELECT DISTINCT city FROM orders ORDER BY city")'
 
@@ -24,16 +23,9 @@ def scratch(tmp_path: Path) -> Path:
     return prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
 
 
-def solve(scratch: Path, script, limits: Limits) -> tuple[SolveOutcome, ScriptedServer, list[dict]]:
-    trace = TraceWriter(scratch.parent.parent / "logs", scratch.name)
-    with ScriptedServer(script) as server:
-        async def go() -> SolveOutcome:
-            async with fake_client(server.base_url, trace) as client:
-                return await solve_task(scratch, client, scratch.parent.parent / "out", limits=limits)
-
-        outcome = asyncio.run(go())
-    assert server.errors == []
-    return outcome, server, trace.read()
+def solve(scratch: Path, script, limits: Limits):
+    """test_agent_attempts' runner, keeping the send-backs `limits` asks for."""
+    return run_solve(scratch, script, limits, send_backs=limits.send_backs)
 
 
 def explore(sql: str):

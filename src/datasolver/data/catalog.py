@@ -233,8 +233,7 @@ class Catalog:
         with self._lock:
             entry = self._entries[self.resolve(name)]
             if not entry.loaded:
-                source = entry.source
-                listed = source.columns or (source.list_columns() if source.list_columns is not None else None)
+                listed = entry.source.columns  # CSV header, SQLite schema, JSON head: read at registration
                 if listed or not load:
                     return list(listed) if listed else None
         self.load([entry.name], timeout_s=timeout_s)

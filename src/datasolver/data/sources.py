@@ -41,7 +41,6 @@ class Source:
     rows_exact: bool = False
     origin: str | None = None
     count_rows: Callable[[], int | None] | None = None  # cheap count before loading
-    list_columns: Callable[[], list[str] | None] | None = None  # cheap column names before loading
     count_is_exact: bool = False
 
 
@@ -85,8 +84,9 @@ def _within(budget: InputBudget, path: Path, relpath: str, reg: Registration,
     if reason := budget.refusal(size):
         reg.skipped.append((relpath, reason))
         return
-    _guarded(relpath, reg, register, *args)
-    if any(s.relpath == relpath for s in reg.sources):
+    before = len(reg.sources)
+    _guarded(relpath, reg, register, *args)  # on failure it removes what the file registered
+    if len(reg.sources) > before:
         budget.spend(size)
 
 
@@ -227,5 +227,4 @@ def _sqlite_source(path: Path, relpath: str, name: str, kind: str, columns: list
     source = Source(kind, path, relpath, name, read, columns=columns)
     source.count_rows = lambda: sqlite_source.count_rows(path, name)
     source.count_is_exact = True
-    source.list_columns = lambda: sqlite_source.column_names(path, name)
     return source

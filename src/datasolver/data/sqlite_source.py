@@ -68,19 +68,6 @@ def count_rows(path: Path, name: str) -> int | None:
         return None
 
 
-def column_names(path: Path, name: str) -> list[str] | None:
-    """The column names of one table or view from SQLite's schema (no row is read)."""
-    try:
-        conn = _connect(path)
-        try:
-            rows = conn.execute(f"PRAGMA table_info({quote_ident(name)})").fetchall()
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError:
-        return None
-    return [str(row[1]) for row in rows] or None
-
-
 def read_object(path: Path, name: str) -> TextTable:
     """All rows of one table or view as an Arrow table (text columns marked for inference)."""
     try:
