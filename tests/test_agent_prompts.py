@@ -12,9 +12,12 @@ from datasolver.agent import (
     TaskBrief,
     build_messages,
     build_task_prompt,
+    build_user_prompt,
+    estimate_tokens,
     gather_brief,
     render_prompt,
 )
+from datasolver.agent.assemble import KNOWLEDGE_OMITTED
 from datasolver.agent.prompts import placeholders, template_names
 from datasolver.errors import PromptError
 from datasolver.agent.tables import describe_tables
@@ -86,10 +89,19 @@ def test_opening_messages_hold_all_three_layers(scratch: Path) -> None:
     assert "cities: 2 rows, in json/; no NULLs" in text  # NULL counts of 0 said once per table
     assert "  country VARCHAR, = FR" in text  # a 1-distinct column: its value, no range
     assert f"# Question\n{TINY_QUESTION}\n" in text
-    assert "`workdir/solver.py` is ready" in text
+    assert "solver.py is ready: read_solver" in text
     assert text.index("# Task knowledge") < text.index("# Tables") < text.index("# Question")
     assert "Evidence hints" not in text  # only when other stages produced some
     assert not LEFTOVER.search(rules)
+
+
+def test_the_fixed_text_of_the_first_prompt_is_short() -> None:
+    # The rules (system message) already say how to quote names, that the example SQL may be wrong
+    # and how solver.py is finished; the first user message only labels its parts and says once
+    # how to read a column line.
+    brief = TaskBrief(task_id="t", question="q", knowledge="k", tree="t", tables="x")
+    assert estimate_tokens(build_user_prompt(brief)) <= 80
+    assert estimate_tokens(KNOWLEDGE_OMITTED) <= 20
 
 
 def test_evidence_hints_are_included_when_given(scratch: Path) -> None:

@@ -90,9 +90,13 @@ def test_the_task_token_budget_ends_the_task_with_a_reason(scratch: Path) -> Non
     assert outcome.usage["total_tokens"] >= 5_000 and len(server.requests) < 10
 
 
-def test_a_window_smaller_than_the_task_prompt_ends_with_both_numbers(scratch: Path) -> None:
+def test_a_window_smaller_than_the_task_prompt_ends_with_both_numbers(tmp_path: Path) -> None:
     # Attempt 1 learns the window from the 400 and cannot cut the task prompt; the prompt is refitted
     # (relevance votes, folded tables) for attempt 2, which still cannot fit: the task ends.
+    task = make_tiny_task(tmp_path / "input")  # a knowledge.md long enough that the prompt is over the smallest budget
+    notes = "".join(f"- Orders of shop {i} are counted once per order id.\n" for i in range(12))
+    (task / "context" / "knowledge.md").write_text("amount is in euros.\n" + notes, encoding="utf-8")
+    scratch = prepare_task(task, tmp_path / "scratch")
     outcome, server, events = solve(scratch, handler=lambda request: text("orders"), limits=Limits(max_attempts=4),
                                     server_options={"context_window": 600})
     assert outcome.status == "failed" and outcome.attempts == 2

@@ -18,8 +18,7 @@ from datasolver.agent.video import pick_frames, user_content
 from datasolver.llm import system_message, user_message
 
 NO_KNOWLEDGE = "(this task has no knowledge.md)"
-KNOWLEDGE_OMITTED = (" Column types and example values that the table descriptions below already give are "
-                     "left out here; `\\knowledge` (explore_data) shows the file verbatim.")
+KNOWLEDGE_OMITTED = " less what Tables shows (`\\knowledge` prints it verbatim)"
 
 
 def build_system_prompt(limits: Limits = Limits()) -> str:

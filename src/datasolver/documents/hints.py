@@ -33,7 +33,7 @@ def document_table_hints(task_scratch_dir: Path) -> str:
     entries = load_manifest(out_dir)["tables"]
     if not entries:
         return ""
-    lines = ["Document tables (extracted from documents; query them like any other table):"]
+    lines = ["Document tables:"]
     for e in entries:
         columns = list(e.get("columns") or [])
         shown = ", ".join(columns[:MAX_COLUMNS_SHOWN])
