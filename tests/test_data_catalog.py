@@ -57,6 +57,25 @@ def test_registration_is_lazy_and_a_query_loads_only_its_tables(three_sources):
         assert loaded == {"orders_2024"}
 
 
+def test_a_catalog_opens_duckdb_only_when_a_table_is_needed(three_sources, monkeypatch):
+    import datasolver.data.catalog as catalog_module
+
+    opened = []
+    real_connect = catalog_module.duckdb.connect
+    monkeypatch.setattr(catalog_module.duckdb, "connect",
+                        lambda *a, **k: opened.append(k.get("read_only", False)) or real_connect(*a, **k))
+    with Catalog.open(three_sources) as cat:
+        assert len(cat.tables()) == 5 and cat.names()
+        assert opened == []  # listing reads file metadata, no database (each connect costs ~20-50 ms)
+        assert cat.query("SELECT id FROM members").rows == [(1,), (2,)]
+        assert opened == [False, True]  # one loader connection, then the read-only one
+        assert cat.query("SELECT count(*) FROM members").rows == [(2,)]
+        assert opened == [False, True]
+    with Catalog.open(three_sources) as cat:
+        assert cat.query("SELECT 1 AS one").rows == [(1,)]  # no table needed: the empty file is made once
+        assert opened[2:] == [False, True]
+
+
 def test_sql_repair_through_the_catalog(tmp_path):
     task = write_task(tmp_path, files={"csv/财务.csv": "企业名称,营业总收入\n甲,10\n乙,20\n丙,30\n"})
     with Catalog.open(task) as cat:

@@ -123,8 +123,9 @@ class Catalog:
         self._dir = Path(tempfile.mkdtemp(prefix="datasolver-catalog-", dir=cache_dir))
         self._finalizer = weakref.finalize(self, shutil.rmtree, self._dir, True)
         self._db_path = self._dir / "catalog.duckdb"
-        duckdb.connect(str(self._db_path), config=self._config(LOADER_CONFIG)).close()
-        self._ro: duckdb.DuckDBPyConnection | None = self._open_read_only()
+        # Opened on first need (each DuckDB connect costs 20-50 ms; a catalog that is only listed,
+        # as for solver.py's scaffold, needs none).
+        self._ro: duckdb.DuckDBPyConnection | None = None
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -185,8 +186,9 @@ class Catalog:
         source = entry.source
         rows, exact, columns = source.rows, source.rows_exact, source.columns
         if entry.loaded:
-            rows, exact = self._ro.execute(f"SELECT count(*) FROM {quote_ident(entry.name)}").fetchall()[0][0], True
-            columns = [c for c, *_ in self._ro.execute(f"DESCRIBE {quote_ident(entry.name)}").fetchall()]
+            reader = self._reader()
+            rows, exact = reader.execute(f"SELECT count(*) FROM {quote_ident(entry.name)}").fetchall()[0][0], True
+            columns = [c for c, *_ in reader.execute(f"DESCRIBE {quote_ident(entry.name)}").fetchall()]
         elif rows is None and source.count_rows is not None:
             rows, exact = source.count_rows(), source.count_is_exact
             source.rows, source.rows_exact = rows, exact
@@ -350,9 +352,6 @@ class Catalog:
             with self._state:
                 self._rw = None
                 rw.close()
-            ro = self._open_read_only()
-            with self._state:
-                self._ro = ro
 
     def _load_one(self, rw: duckdb.DuckDBPyConnection, entry: _Entry) -> None:
         try:
@@ -381,6 +380,16 @@ class Catalog:
     def _drop_alias_entries(self, entry: _Entry) -> None:
         for key in [k for k, v in self._lookup.items() if v == entry.name]:
             del self._lookup[key]
+
+    def _reader(self) -> duckdb.DuckDBPyConnection:
+        """The read-only connection (call with self._lock held), opened again after a load."""
+        if self._ro is None:
+            if not self._db_path.exists():  # nothing loaded yet: an empty database to read
+                duckdb.connect(str(self._db_path), config=self._config(LOADER_CONFIG)).close()
+            ro = self._open_read_only()
+            with self._state:
+                self._ro = ro
+        return self._ro
 
     def _open_read_only(self) -> duckdb.DuckDBPyConnection:
         conn = duckdb.connect(str(self._db_path), read_only=True, config=self._config(locked_connection_config()))
@@ -437,7 +446,7 @@ class Catalog:
                 if text != sql:
                     check_read_only(text)  # a rewrite must pass the same guard
                 self._check_stopped(sql)
-                rel = self._ro.sql(text)
+                rel = self._reader().sql(text)
                 if rel is None:
                     raise duckdb.InvalidInputException("the statement returned no result")
                 if not suspicious_ok and _has_bracket_list_column(rel):
@@ -457,7 +466,7 @@ class Catalog:
                 raise self._query_error(exc, sql, failed) from exc
 
     def _known_columns(self) -> list[str]:
-        rows = self._ro.execute("SELECT DISTINCT column_name FROM duckdb_columns() WHERE NOT internal").fetchall()
+        rows = self._reader().execute("SELECT DISTINCT column_name FROM duckdb_columns() WHERE NOT internal").fetchall()
         return [r[0] for r in rows]
 
     def describe(self, name: str, sample_rows: int = 5, timeout_s: float | None = None) -> str:
@@ -467,10 +476,10 @@ class Catalog:
             self._ensure_loaded([table])
             if self._entries[table].error:
                 raise QueryError(f"table {table} could not be loaded: {self._entries[table].error}")
-            cols = self._ro.execute(f"DESCRIBE {quote_ident(table)}").fetchall()
-            sample = self._ro.sql(f"SELECT * FROM {quote_ident(table)}").limit(sample_rows)
+            cols = self._reader().execute(f"DESCRIBE {quote_ident(table)}").fetchall()
+            sample = self._reader().sql(f"SELECT * FROM {quote_ident(table)}").limit(sample_rows)
             rows = sample.fetchall()
-            total = self._ro.execute(f"SELECT count(*) FROM {quote_ident(table)}").fetchall()[0][0]
+            total = self._reader().execute(f"SELECT count(*) FROM {quote_ident(table)}").fetchall()[0][0]
             info = self._info(self._entries[table])
         return render_describe(info, [(c[0], c[1]) for c in cols], rows, total)
 
@@ -480,7 +489,7 @@ class Catalog:
         with self._lock, self._operation(None), _interruptible(self, sql):
             self._ensure_loaded(self.referenced_tables(sql))
             try:
-                self._ro.execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS {sql}")
+                self._reader().execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS {sql}")
             except duckdb.Error as exc:
                 raise self._query_error(exc, sql) from exc
             self._session_views[name] = sql
@@ -488,12 +497,13 @@ class Catalog:
     def drop_temp_view(self, name: str) -> None:
         """Forget a session view made by `create_temp_view` (a no-op for unknown names)."""
         with self._lock:
-            if self._session_views.pop(name, None) is not None:
+            if self._session_views.pop(name, None) is not None and self._ro is not None:
                 self._ro.execute(f"DROP VIEW IF EXISTS {quote_ident(name)}")
 
     def connection(self) -> duckdb.DuckDBPyConnection:
         """The read-only locked connection (valid until the next lazy load); for profiling helpers."""
-        return self._ro
+        with self._lock:
+            return self._reader()
 
     # ----------------------------------------------------------------- lifecycle
     def close(self) -> None:

@@ -313,7 +313,10 @@ def main(argv: list[str]) -> int:
     if threads != 1:
         return 1
     Zygote(control).serve()
-    return 0
+    # Nothing to flush or clean up here, and the interpreter's teardown of the preloaded modules
+    # (pandas, pyarrow, duckdb) took ~0.7 s that the batch's close waited for.
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
