@@ -270,6 +270,7 @@ def test_per_call_overrides_and_extra_body_merge(server_factory: Any, sleeps: li
                 await client.chat(
                     Q, max_retries=0, temperature=0.7, max_tokens=50, enable_thinking=False,
                     extra_body={"top_k": 20, "chat_template_kwargs": {"other": 1}},
+                    extra_headers={"X-Route": "pool-b"}, extra_query={"tenant": "t1"},
                 )
             with pytest.raises(LLMConfigError, match="with_options"):
                 await client.chat(Q, base_url="http://elsewhere/v1")
@@ -279,6 +280,9 @@ def test_per_call_overrides_and_extra_body_merge(server_factory: Any, sleeps: li
     body = server.requests[0]
     assert body["temperature"] == 0.7 and body["max_tokens"] == 50 and body["top_k"] == 20
     assert body["chat_template_kwargs"] == {"other": 1, "enable_thinking": False}
+    assert not {"extra_body", "extra_headers", "extra_query"} & set(body)  # options, not JSON fields
+    received = [r for r in server.records if r.path.startswith("/v1/chat/completions")][0]
+    assert {k.lower(): v for k, v in received.headers.items()}["x-route"] == "pool-b" and received.path.endswith("?tenant=t1")
 
 
 def test_with_options_shares_usage_and_overrides_retries(server_factory: Any, sleeps: list[float]) -> None:
