@@ -435,16 +435,17 @@ class Catalog:
 
     def _run_statement(self, sql: str, fetch: Callable[[duckdb.DuckDBPyRelation], T],
                        timeout_s: float | None) -> RepairOutcome[T]:
-        check_read_only(sql)
         with self._lock, self._operation(timeout_s):
             referenced = self.referenced_tables(sql)
             self._ensure_loaded(referenced)
+            # Parsed on the connection the query will use: one DuckDB database fewer per process.
+            check_read_only(sql, self._reader())
             failed = [n for n in referenced if self._entries[n].error]
             suspicious_ok = False
 
             def run(text: str) -> T:
                 if text != sql:
-                    check_read_only(text)  # a rewrite must pass the same guard
+                    check_read_only(text, self._reader())  # a rewrite must pass the same guard
                 self._check_stopped(sql)
                 rel = self._reader().sql(text)
                 if rel is None:
