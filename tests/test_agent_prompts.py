@@ -149,6 +149,24 @@ def test_profiles_past_the_character_budget_become_one_line(scratch: Path) -> No
     assert "cities: 2 rows, in json/ [not profiled to save time, use \\schema]; columns: city, country" in text
 
 
+def test_the_profiled_tables_load_together_and_those_past_the_budget_do_not(scratch: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    loads: list[list[str]] = []
+    real_load = Catalog.load
+
+    def load(self, names=None, timeout_s=None):
+        loads.append(list(names or []))
+        return real_load(self, names, timeout_s)
+
+    monkeypatch.setattr(Catalog, "load", load)
+    with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
+        describe_tables(catalog)
+        assert loads[0] == ["orders", "cities"]  # one loader connection for both
+    with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
+        describe_tables(catalog, max_chars=50)  # cities is past the budget: listed, never loaded
+        assert not any(t.loaded for t in catalog.tables() if t.name == "cities")
+
+
 def test_unreadable_files_are_reported(tmp_path: Path) -> None:
     task = make_tiny_task(tmp_path / "input")
     (task / "context" / "csv" / "broken.csv").write_bytes(b"")
