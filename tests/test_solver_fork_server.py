@@ -45,6 +45,14 @@ def test_the_zygote_is_single_threaded_when_ready(fork_server: ForkServer) -> No
     assert fork_server.threads == 1
 
 
+def test_a_warm_run_finds_the_preloaded_objects_frozen(work: Path, fork_server: ForkServer) -> None:
+    code = "import gc, sys\nprint(gc.get_freeze_count() > 10000, 'pandas.io.formats.csvs' in sys.modules)"
+    cold, warm = both(work, ["-c", code], fork_server)
+    assert cold.stdout.split() == ["False", "False"]
+    # Outside the collector's view: a run's full collection copies none of the zygote's pages.
+    assert warm.stdout.split() == ["True", "True"]
+
+
 @pytest.mark.parametrize("code", [
     "import sys\nprint('out', sys.argv, sys.path[0] == '', __name__)\nprint('err', file=sys.stderr)",
     "def f():\n    return 1 / 0\nprint('before')\nf()",
