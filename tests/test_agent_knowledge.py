@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from datasolver.agent.knowledge import compact_knowledge
+from datasolver.agent.knowledge import compact_knowledge, merge_knowledge
+from datasolver.agent.tables import TableDigest, TableEntry
+from datasolver.data import TableInfo, TableProfile
+from datasolver.data.profile import ColumnProfile
 from datasolver.solver import SolverToolbox, prepare_task
 from datasolver.solver.testing import make_tiny_task
 
@@ -71,8 +74,8 @@ def test_units_stay_and_bare_type_words_go_for_a_described_family() -> None:
     assert "字段: 含义 (单位/格式)\n- 地块名称: 出让地块名称或编号\n- 成交总价: 土地成交总价 (元)\n" \
            "- 建筑密度(%): 建筑密度 (百分数的数值，如 30.0 表示 30%)\n" in text
     # a listing of tables all described in full: one line (the table section says it all)
-    assert "## 本任务中的表\n\n(a listing of 1 tables: name, kind, scope, rows; every one is described under " \
-           "Tables below)\n" in text and "| 27 |" not in text
+    assert "## 本任务中的表\n\n(a listing of the 1 tables: name, kind, scope, rows; all are under Tables)\n" in text
+    assert "| 27 |" not in text
 
 
 def test_a_listing_naming_a_table_not_described_stays() -> None:
@@ -89,3 +92,103 @@ def test_knowledge_command_shows_the_file_verbatim(tmp_path: Path) -> None:
     with SolverToolbox(root) as box:
         result = box.call("explore_data", {"query": "\\knowledge"})
     assert result.ok and result.text == "amount is in euros.\n"
+
+
+# --- merge_knowledge: meanings said once, on the column lines of the table section -------------
+
+def column(name: str, ctype: str = "BIGINT", distinct: int = 2, lo: str | None = "1", hi: str | None = "2",
+           example: str | None = None) -> ColumnProfile:
+    return ColumnProfile(name, ctype, 0, distinct, example or lo, lo, hi)
+
+
+def entry(name: str, columns: list[ColumnProfile], aliases: tuple[str, ...] = (), source: str = "csv/x.csv",
+          profiled: bool = True) -> TableEntry:
+    info = TableInfo(name, "table", source, name, 2, [c.name for c in columns], list(aliases))
+    return TableEntry(info, TableProfile(name, 2, source, columns, list(aliases)) if profiled else None)
+
+
+def falcon_digest(**marks) -> TableDigest:
+    marks_columns = marks.get("columns", [column("MarkID"), column("MarkObtained")])
+    return TableDigest((entry("marks", marks_columns, ("df_marks",)),
+                        entry("loans", [column("Loan_ID", "VARCHAR", lo=None, hi=None, example="LP001002")])))
+
+
+def test_a_described_tables_meanings_move_onto_its_column_lines() -> None:
+    digest = falcon_digest()
+    merged = merge_knowledge(FALCON, digest)
+    assert merged.notes == {"marks": {"MarkID": "成绩记录ID", "MarkObtained": "所得分数"}, "loans": {"Loan_ID": "贷款编号"}}
+    # the list is gone; heading, key line and prose stay where they were
+    assert "MarkID" not in merged.text and "列名" not in merged.text and "Loan_ID" not in merged.text
+    assert "本任务的数据来自公开数据集。" in merged.text
+    assert "### 表 `Marks`（240 行）\n\n外键：StudentID → Students.studentid\n\n### 表 `Loans`" in merged.text
+    tables = digest.render(notes=merged.notes)
+    assert "  MarkID BIGINT, unique, 1 .. 2 — 成绩记录ID\n  MarkObtained BIGINT, unique, 1 .. 2 — 所得分数" in tables
+    assert "  Loan_ID VARCHAR, unique, e.g. LP001002 — 贷款编号" in tables
+
+
+def test_a_list_naming_a_column_the_table_lacks_stays_in_the_knowledge() -> None:
+    digest = falcon_digest(columns=[column("MarkID")])  # no MarkObtained in the data
+    merged = merge_knowledge(FALCON, digest)
+    assert "列名: 释义\n- MarkID: 成绩记录ID\n- MarkObtained: 所得分数\n" in merged.text  # compacted, not merged
+    assert "marks" not in merged.notes and merged.notes == {"loans": {"Loan_ID": "贷款编号"}}
+    assert "—" not in digest.render(notes=merged.notes).split("loans:")[0]
+
+
+def test_a_folded_or_unprofiled_tables_list_stays_verbatim() -> None:
+    merged = merge_knowledge(FALCON, falcon_digest(), folded=["marks"])
+    assert "| MarkID | 整数 | 成绩记录ID | 1；2；3 |" in merged.text and "marks" not in merged.notes
+    unprofiled = TableDigest((entry("marks", [column("MarkID"), column("MarkObtained")], profiled=False),))
+    assert "| MarkID | 整数 | 成绩记录ID | 1；2；3 |" in merge_knowledge(FALCON, unprofiled).text
+
+
+FAMILY = """## 表的类型与字段
+
+### 全国企业财务表
+
+表名形如 `全国企业<YYYY>年财务表`，每行一家企业。
+
+| 字段 | 含义 | 单位/格式 |
+|---|---|---|
+| 企业名称 | 企业全称 | 文本 |
+| 营业总收入 | 年度营业总收入 | 亿元 |
+| 时间（月份） | 统计月份 | 文本，如“2021年09月” |
+
+说明：金额为数值列。
+"""
+
+
+def finance(name: str, aliases: tuple[str, ...] = (), month: str = "时间(月份)") -> TableEntry:
+    return entry(name, [column("企业名称", "VARCHAR", lo=None, hi=None, example="龙光集团有限公司"),
+                        column("营业总收入", "DOUBLE", lo="-2.0", hi="6767551.51"),
+                        column(month, "VARCHAR", lo=None, hi=None, example="2021年09月")], aliases)
+
+
+def test_a_family_list_lands_once_on_its_schema_groups_lines() -> None:
+    # the name pattern of the section matches 全国企业2019年财务表, and 财务表(全国企业2020年) read as
+    # 全国企业2020年财务表; `时间（月份）` matches the data's `时间(月份)` after normalization
+    digest = TableDigest((finance("全国企业2019年财务表"),
+                          finance("财务表_全国企业2020年_", ("财务表(全国企业2020年)",))))
+    merged = merge_knowledge(FAMILY, digest)
+    assert "字段:" not in merged.text and "年度营业总收入" not in merged.text
+    assert "表名形如 `全国企业<YYYY>年财务表`，每行一家企业。\n\n说明：金额为数值列。\n" in merged.text
+    tables = digest.render(notes=merged.notes)
+    assert "These 2 tables share one schema" in tables
+    assert "  营业总收入 DOUBLE, ≤2 distinct, -2.0 .. 6767551.51 — 年度营业总收入 (亿元)\n" in tables
+    assert "  时间(月份) VARCHAR, ≤2 distinct, e.g. 2021年09月 — 统计月份 (文本，如“2021年09月”)\n" in tables
+    assert "  企业名称 VARCHAR, ≤2 distinct, e.g. 龙光集团有限公司 — 企业全称\n" in tables  # 文本 alone is a type
+    assert tables.count("年度营业总收入") == 1
+
+
+def test_a_family_list_stays_when_its_group_holds_a_table_it_is_not_about() -> None:
+    # 某公司财务 has the same schema (one group line) but is not a 全国企业…年财务表: the meaning
+    # cannot stand on the shared line, so the list stays in the knowledge
+    digest = TableDigest((finance("全国企业2019年财务表"), finance("某公司财务")))
+    merged = merge_knowledge(FAMILY, digest)
+    assert merged.notes == {}
+    assert "- 营业总收入: 年度营业总收入 (亿元)" in merged.text
+
+
+def test_a_name_that_differs_beyond_normalization_keeps_the_list() -> None:
+    digest = TableDigest((finance("全国企业2019年财务表", month="时间月份"),))
+    merged = merge_knowledge(FAMILY, digest)
+    assert merged.notes == {} and "- 时间（月份）: 统计月份" in merged.text

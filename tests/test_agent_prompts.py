@@ -100,8 +100,23 @@ def test_the_fixed_text_of_the_first_prompt_is_short() -> None:
     # and how solver.py is finished; the first user message only labels its parts and says once
     # how to read a column line.
     brief = TaskBrief(task_id="t", question="q", knowledge="k", tree="t", tables="x")
-    assert estimate_tokens(build_user_prompt(brief)) <= 80
+    assert estimate_tokens(build_user_prompt(brief)) <= 90
     assert estimate_tokens(KNOWLEDGE_OMITTED) <= 20
+
+
+def test_a_tables_column_meanings_are_said_once_on_its_column_lines(tmp_path: Path) -> None:
+    task = make_tiny_task(tmp_path / "input")
+    (task / "context" / "knowledge.md").write_text(
+        "# 数据说明\n\n### 表 `orders`\n\n主键：order_id\n\n| 字段 | 类型 | 含义 | 单位 |\n|---|---|---|---|\n"
+        "| order_id | 整数 | 订单编号 | |\n| city | 文本 | 下单城市 | |\n| amount | 小数 | 订单金额 | 欧元 |\n"
+        "\nExample SQL (may be wrong): SELECT sum(amount) FROM orders;\n", encoding="utf-8")
+    _, user = build_messages(brief_of(prepare_task(task, tmp_path / "scratch")))
+    text = user["content"]
+    assert "### 表 `orders`\n\n主键：order_id\n\nExample SQL (may be wrong): SELECT sum(amount) FROM orders;\n" in text
+    assert "  amount DOUBLE, 3 distinct, 3.0 .. 10.5, 1 NULL — 订单金额 (欧元)\n" in text
+    assert "  city VARCHAR, 3 distinct, e.g. Paris — 下单城市\n" in text
+    assert text.count("订单金额") == 1 and "| amount |" not in text and "字段" not in text
+    assert "`\\knowledge` prints it verbatim" in text
 
 
 def test_evidence_hints_are_included_when_given(scratch: Path) -> None:

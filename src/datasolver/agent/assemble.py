@@ -11,7 +11,7 @@ from collections.abc import Collection
 from typing import Any
 
 from datasolver.agent.brief import TaskBrief
-from datasolver.agent.knowledge import compact_knowledge, described_tables
+from datasolver.agent.knowledge import compact_knowledge, described_tables, merge_knowledge
 from datasolver.agent.limits import Limits
 from datasolver.agent.prompts import render_prompt
 from datasolver.agent.video import pick_frames, user_content
@@ -31,31 +31,36 @@ def build_knowledge_prompt(knowledge: str, evidence_hints: str = "", *, video: b
     """Layer (b): knowledge.md (less the column types and examples that the descriptions of the
     `described` tables already give: agent.knowledge), evidence hints when other stages produced
     them, and the fixed video rules when the task has media."""
+    return _knowledge_prompt(knowledge, compact_knowledge(knowledge, described), evidence_hints, video)
+
+
+def _knowledge_prompt(knowledge: str, compact: str, evidence_hints: str, video: bool) -> str:
     evidence = render_prompt("evidence", evidence_hints=evidence_hints.strip()) if evidence_hints.strip() else ""
     if video:
         evidence += render_prompt("video_rules")
-    compact = compact_knowledge(knowledge, described)
     omitted = KNOWLEDGE_OMITTED if compact != knowledge else ""
     return render_prompt("knowledge", knowledge=compact.strip() or NO_KNOWLEDGE, evidence=evidence, omitted=omitted)
 
 
-def build_task_prompt(brief: TaskBrief) -> str:
-    """Layer (c): directory tree, table descriptions, document-table hints, the video timeline,
-    question, solver hint."""
+def build_task_prompt(brief: TaskBrief, tables: str | None = None) -> str:
+    """Layer (c): directory tree, table descriptions (`tables`, else the brief's), document-table
+    hints, the video timeline, question, solver hint."""
     documents = f"\n{brief.document_tables.strip()}\n" if brief.document_tables.strip() else ""
     if brief.video.strip():
         documents += render_prompt("video", timeline=brief.video.strip())
-    return render_prompt(
-        "task", tree=brief.tree, tables=brief.tables, document_tables=documents, question=brief.question
-    )
+    return render_prompt("task", tree=brief.tree, tables=brief.tables if tables is None else tables,
+                         document_tables=documents, question=brief.question)
 
 
 def build_user_prompt(brief: TaskBrief, evidence_hints: str = "") -> str:
-    """Layers (b) and (c) as one text; the `\\lint` summary joins the evidence hints."""
+    """Layers (b) and (c) as one text; the `\\lint` summary joins the evidence hints. A column
+    meaning of knowledge.md that can stand on a column line of the described tables is said there
+    only (`agent.knowledge.merge_knowledge`)."""
     evidence = "\n\n".join(part.strip() for part in (evidence_hints, brief.lint) if part.strip())
-    knowledge = build_knowledge_prompt(brief.knowledge, evidence, video=bool(brief.video.strip()),
-                                       described=described_tables(brief.digest, brief.folded))
-    return knowledge.rstrip() + "\n\n" + build_task_prompt(brief)
+    merged = merge_knowledge(brief.knowledge, brief.digest, brief.folded)
+    tables = brief.digest.render(brief.folded, merged.notes) if brief.digest is not None and merged.notes else None
+    knowledge = _knowledge_prompt(brief.knowledge, merged.text, evidence, bool(brief.video.strip()))
+    return knowledge.rstrip() + "\n\n" + build_task_prompt(brief, tables)
 
 
 def build_messages(brief: TaskBrief, limits: Limits = Limits(), evidence_hints: str = "") -> list[dict[str, Any]]:

@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 
 from datasolver.clip import clip
 from datasolver.data import Catalog, DataError, TableInfo, TableProfile, profile_table
-from datasolver.data.schema_groups import constant_value, group_by_schema, render_group, source_text
+from datasolver.data.schema_groups import (
+    ColumnNotes,
+    SchemaGroup,
+    constant_value,
+    group_by_schema,
+    render_group,
+    source_text,
+)
 
 MAX_COLUMNS_LISTED = 60
 # A generous guess of a profile's text before it is made (header; one line per column: type,
@@ -60,11 +67,16 @@ class TableDigest:
         profiled = [e.profile for e in self.entries if e.profile is not None]
         return [tuple(t.name for t in group.tables) for group in group_by_schema(profiled)]
 
-    def render(self, folded: Collection[str] = ()) -> str:
-        """Schema groups of the profiled tables, metadata-only lines, folded lines, unreadable files."""
+    def groups(self, folded: Collection[str] = ()) -> list[SchemaGroup]:
+        """The schema groups that `render(folded)` describes in full (profiled, not folded)."""
         fold = set(folded)
-        profiled = [e.profile for e in self.entries if e.profile is not None and e.name not in fold]
-        blocks = [render_group(g) for g in group_by_schema(profiled)]
+        return group_by_schema([e.profile for e in self.entries if e.profile is not None and e.name not in fold])
+
+    def render(self, folded: Collection[str] = (), notes: ColumnNotes | None = None) -> str:
+        """Schema groups of the profiled tables, metadata-only lines, folded lines, unreadable files.
+        `notes` (table -> column -> text) end the column lines they name (`data.schema_groups`)."""
+        fold = set(folded)
+        blocks = [render_group(g, notes) for g in self.groups(fold)]
         blocks += [one_line(e.info, e.note) for e in self.entries if e.profile is None and e.name not in fold]
         folded_entries = [e for e in self.entries if e.name in fold]
         if folded_entries:

@@ -6,11 +6,15 @@ tables; each table then gets one line with what differs: name, rows, source, and
 the columns that are constant inside it (its district, its month). A column line omits what
 carries no information: a 1-distinct column shows its value instead of a range, a column
 without NULLs says nothing about NULLs (the table header says "no NULLs" once).
+
+A caller may attach a note to a column (its meaning, from the task's documentation): it ends the
+column's line as ` — note`. A group's column line carries a note only when every table of the
+group has that same note (`shared_notes`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from datasolver.data.profile import ColumnProfile, TableProfile, is_ranged
@@ -18,6 +22,9 @@ from datasolver.data.results import cell_text
 
 EXAMPLE_CHARS = 40
 CONSTANT_CHARS = 60
+NOTE_SEPARATOR = " — "
+
+ColumnNotes = Mapping[str, Mapping[str, str]]  # table name -> column name -> note
 
 
 @dataclass(frozen=True)
@@ -44,8 +51,16 @@ def constant_value(column: ColumnProfile) -> str | None:
     return None
 
 
-def column_line(column: ColumnProfile, rows: int) -> str:
-    """`name TYPE, 3 distinct, 1.5 .. 9, 2 NULL` with the uninformative parts left out."""
+def column_line(column: ColumnProfile, rows: int, note: str = "") -> str:
+    """`name TYPE, 3 distinct, 1.5 .. 9, 2 NULL` with the uninformative parts left out (and ` — note`)."""
+    return _with_note(_column_stats(column, rows), note)
+
+
+def _with_note(line: str, note: str) -> str:
+    return f"{line}{NOTE_SEPARATOR}{note}" if note else line
+
+
+def _column_stats(column: ColumnProfile, rows: int) -> str:
     parts = [f"{column.name} {column.type}"]
     constant = constant_value(column)
     if constant is not None:
@@ -80,15 +95,31 @@ def table_header(profile: TableProfile) -> str:
     return head
 
 
-def render_single(profile: TableProfile) -> str:
-    """One table: its header, then one compact line per column."""
-    return "\n".join([table_header(profile)] + [f"  {column_line(c, profile.rows)}" for c in profile.columns])
+def render_single(profile: TableProfile, notes: Mapping[str, str] | None = None) -> str:
+    """One table: its header, then one compact line per column (with its note, if any)."""
+    notes = notes or {}
+    return "\n".join([table_header(profile)]
+                     + [f"  {column_line(c, profile.rows, notes.get(c.name, ''))}" for c in profile.columns])
 
 
-def render_group(group: SchemaGroup) -> str:
-    """A group of one renders as a single table; larger groups as one schema block plus a line per table."""
+def shared_notes(group: SchemaGroup, notes: ColumnNotes | None) -> dict[str, str]:
+    """Column -> note for the columns that every table of the group has the same note for."""
+    if not notes:
+        return {}
+    shared = {}
+    for name, _ in group.columns:
+        found = {(notes.get(t.name) or {}).get(name) for t in group.tables}
+        if len(found) == 1 and (note := found.pop()):
+            shared[name] = note
+    return shared
+
+
+def render_group(group: SchemaGroup, notes: ColumnNotes | None = None) -> str:
+    """A group of one renders as a single table; larger groups as one schema block plus a line per
+    table. A column's line ends with its note when the group's tables share it (`shared_notes`)."""
+    shared = shared_notes(group, notes)
     if len(group.tables) == 1:
-        return render_single(group.tables[0])
+        return render_single(group.tables[0], shared)
     count = len(group.tables)
     every_constant = {
         name for name, _ in group.columns
@@ -97,9 +128,10 @@ def render_group(group: SchemaGroup) -> str:
     lines = [f"These {count} tables share one schema (statistics over all {count}):"]
     for index, (name, ctype) in enumerate(group.columns):
         if name in every_constant:
-            lines.append(f"  {name} {ctype}, one value per table (below)")
+            line = f"{name} {ctype}, one value per table (below)"
         else:
-            lines.append("  " + _merged_line(name, ctype, [t.columns[index] for t in group.tables]))
+            line = _merged_line(name, ctype, [t.columns[index] for t in group.tables])
+        lines.append("  " + _with_note(line, shared.get(name, "")))
     for table in group.tables:
         lines.append("  - " + member_line(table))
     return "\n".join(lines)
