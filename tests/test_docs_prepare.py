@@ -154,6 +154,15 @@ def test_hints_list_each_document_table(tmp_path: Path) -> None:
     assert document_table_hints(task / "derived") == "\n".join(hints)
 
 
+def test_a_table_described_elsewhere_gets_only_how_it_was_extracted(tmp_path: Path) -> None:
+    task = make_task(tmp_path)
+    prepare_documents(task)
+    full = document_table_hints(task).splitlines()
+    hints = document_table_hints(task, described=["办公室_2021_"]).splitlines()
+    assert hints[3] == "- 办公室_2021_: Markdown table"  # rows, source, columns stand on its table line
+    assert hints[:3] == full[:3]  # the others keep their full line
+
+
 def test_a_task_without_context_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(DocError, match="no context/ folder"):
         prepare_documents(tmp_path)

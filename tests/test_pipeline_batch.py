@@ -279,3 +279,14 @@ def test_a_task_the_model_cannot_solve_fails_alone_and_a_new_one_is_solved(tmp_p
     assert records["task_unscripted"].attempts == 5  # the agent's default, each one rejected
     assert "fallback skipped: solver.py was never edited" in records["task_unscripted"].reason
     assert (tmp_path / "out" / "task_extra" / "prediction.csv").read_text().splitlines()[0] == "total"
+
+
+def test_the_first_prompt_names_each_document_table_once(example_server, tmp_path):
+    # The brief reads the document-table hints itself; the pipeline does not repeat them as evidence.
+    input_dir = copy_examples(tmp_path)
+    run_batch_sync(make_config(example_server, input_dir, tmp_path, task_ids=("task_demo_weather",)))
+    first = example_server.requests[0]["messages"][1]["content"]
+    assert first.count("Document tables:") == 1
+    # its line under Tables gives rows, source and columns; the hint adds how it was extracted
+    assert "stations: 3 rows, in derived/ (doc/stations.md lines 6-10)" in first
+    assert "\n- stations: Markdown table\n" in first and "from doc/stations.md" not in first

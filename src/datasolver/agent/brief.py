@@ -50,7 +50,7 @@ def gather_brief(task_scratch_dir: Path, catalog: Catalog, limits: Limits = Limi
         knowledge=knowledge,
         tree=render_tree(root, limits.tree_max_lines, described=_table_files(root, catalog)),
         tables=digest.render(),
-        document_tables=_document_hints(root),
+        document_tables=_document_hints(root, digest.names()),
         digest=digest,
         video=video,
         video_frames=frames,
@@ -90,8 +90,10 @@ def _lint_summary(catalog: Catalog, knowledge: str) -> str:
     return report.render(max_lines=LINT_LINES) if report.findings else ""
 
 
-def _document_hints(root: Path) -> str:
+def _document_hints(root: Path, described: list[str]) -> str:
+    """The documents room's hints; a table of the digest (named under Tables with its rows, source
+    and columns) only gets its extraction method and key."""
     try:
-        return document_table_hints(root)
+        return document_table_hints(root, described)
     except DocError as exc:  # a broken manifest must not cost the task its prompt; say so instead
         return f"Document tables: hints unavailable ({type(exc).__name__}: {exc})"

@@ -1,7 +1,12 @@
-"""One line per document table for the Solver prompt (name, rows, source, columns, key)."""
+"""One line per document table for the Solver prompt (name, rows, source, columns, key).
+
+A table the prompt already describes elsewhere (its rows, source and columns stand on its table
+line) gets only what that line does not say: how it was extracted, and its key.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from datasolver.data.names import canonical_name
@@ -22,11 +27,13 @@ def derived_dir_of(path: Path) -> Path:
     return path if (path / MANIFEST).is_file() else path / "derived"
 
 
-def document_table_hints(task_scratch_dir: Path) -> str:
-    """Lines describing each document table, or "" when there is none.
+def document_table_hints(task_scratch_dir: Path, described: Collection[str] = ()) -> str:
+    """Lines describing each document table, or "" when there is none; a table named in
+    `described` (canonical names) gets only its extraction method and key.
 
     Accepts a task scratch dir (reads `derived/manifest.json`) or the derived dir itself.
     """
+    named = set(described)
     out_dir = derived_dir_of(task_scratch_dir)
     if not (out_dir / MANIFEST).is_file():
         return ""
@@ -41,6 +48,9 @@ def document_table_hints(task_scratch_dir: Path) -> str:
             shown += f", … (+{len(columns) - MAX_COLUMNS_SHOWN} more)"
         how = _METHOD_WORDS.get(e.get("method", ""), e.get("method", ""))
         key = f"; key {e['key']}" if e.get("key") else ""
+        if canonical_name(e["table"]) in named:
+            lines.append(f"- {canonical_name(e['table'])}: {how}{key}")
+            continue
         lines.append(
             f"- {canonical_name(e['table'])}: {e.get('rows', '?')} rows, from {e['source']} "
             f"({e.get('location', '')}, {how}){key}; columns: {shown}"

@@ -70,8 +70,6 @@ class PreparedTask:
     trace: TraceWriter
     usage: Usage
     scratch: Path | None = None
-    hints: str = ""
-    """Document-table lines for the agent's prompt."""
     untabled_documents: bool = False
     """Some document gave no table without a model (narrative prose: the model pass may help)."""
     video_seconds: float = 0.0
@@ -212,14 +210,13 @@ async def _documents(
     """Document tables (with the model pass when `settings`); a failure is traced, the task goes on."""
     assert prepared.scratch is not None
     try:
-        report, hints = await asyncio.to_thread(
+        report, _ = await asyncio.to_thread(  # the agent's brief reads the document-table hints itself
             prepare_task_documents, prepared.scratch, settings=settings, trace=prepared.trace,
             usage=prepared.usage, request_gate=request_gate,
         )
     except Exception as exc:  # a boundary: PDF/model parsers raise many types; the task goes on without
         prepared.trace.event("documents_failed", with_model=settings is not None, error=f"{type(exc).__name__}: {exc}")
         return
-    prepared.hints = hints
     prepared.untabled_documents = bool(report.skipped)
     prepared.record.document_tables = len(report.tables)
     prepared.trace.event("documents", with_model=settings is not None, summary=report.summary(),
@@ -257,7 +254,7 @@ async def _agent(
     grace = policy.votes * (2 * agent_limits.tool_timeout_s) + HARD_STOP_MARGIN_S
     client = LLMClient(settings, trace, prepared.usage, request_gate=request_gate, facts=facts)
     if policy.votes == 1:
-        solving = solve(scratch, client, output_dir, limits=agent_limits, trace=trace, evidence_hints=prepared.hints)
+        solving = solve(scratch, client, output_dir, limits=agent_limits, trace=trace)
     else:
         solving = _vote(prepared, solve, client, output_dir, agent_limits, policy)
     try:
@@ -309,7 +306,7 @@ async def _vote(
             share = (limits.deadline - time.monotonic()) / (policy.votes - number + 1)
             solve_limits = dataclasses.replace(limits, deadline=time.monotonic() + share)
         return await solve(scratch, client, folder, limits=solve_limits, trace=trace,
-                           evidence_hints=prepared.hints, chat_options={"temperature": temperature})
+                           chat_options={"temperature": temperature})
 
     vote = await solve_by_vote(once, policy, scratch / "votes", record.task_id, trace.event)
     record.vote = vote.to_json()
