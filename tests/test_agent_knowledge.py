@@ -74,7 +74,7 @@ def test_units_stay_and_bare_type_words_go_for_a_described_family() -> None:
     assert "字段: 含义 (单位/格式)\n- 地块名称: 出让地块名称或编号\n- 成交总价: 土地成交总价 (元)\n" \
            "- 建筑密度(%): 建筑密度 (百分数的数值，如 30.0 表示 30%)\n" in text
     # a listing of tables all described in full: one line (the table section says it all)
-    assert "## 本任务中的表\n\n(a listing of the 1 tables: name, kind, scope, rows; all are under Tables)\n" in text
+    assert "## 本任务中的表\n\n(a listing of the 1 tables, all under Tables)\n" in text
     assert "| 27 |" not in text
 
 

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.agent import TaskBrief, fit_brief, first_prompt_tokens, gather_brief
+from datasolver.agent import TaskBrief, estimate_tokens, fit_brief, first_prompt_tokens, gather_brief
 from datasolver.agent.relevance import lexical_relevance, rank_least_relevant_first, vote_table_relevance
 from datasolver.agent.tables import FOLDED_HEADING
-from datasolver.data import Catalog
+from datasolver.data import Catalog, TableProfile
+from datasolver.data.profile import ColumnProfile
+from datasolver.data.schema_groups import group_by_schema, render_group
 from datasolver.llm import LLMClient, LLMSettings
 from datasolver.llm.fake import ScriptedServer, text
 from datasolver.solver import prepare_task
@@ -44,7 +46,7 @@ def test_same_schema_tables_share_one_description(brief: TaskBrief) -> None:
     assert "These 6 tables share one schema (statistics over all 6):" in tables
     assert tables.count("amount DOUBLE") == 1  # the schema once, not six times
     assert "  amount DOUBLE, ≤3 distinct, 0.5 .. 52.5" in tables  # range over all six (as numbers)
-    assert "  month VARCHAR, one value per table (below)" in tables
+    assert "  month VARCHAR, one value per table" in tables
     assert "  - sales_2024_03: 3 rows, in csv/; month=2024-03" in tables  # what differs, one line
     # A table of its own keeps its column lines; a NULL is counted, no "no NULLs" on its header.
     assert "stores: 2 rows, in csv/\n  store VARCHAR, unique, e.g. A" in tables
@@ -107,7 +109,7 @@ def test_votes_rank_before_word_overlap(brief: TaskBrief) -> None:
     assert votes["stores"] == 3 and votes["sales_2024_01"] == 1 and votes["sales_2024_03"] == 0
     order = rank_least_relevant_first(brief.digest, QUESTION, votes)
     assert order[-2:] == ["sales_2024_01", "stores"]
-    fitted = fit_brief(brief, first_prompt_tokens(brief) - 10, relevance=votes)
+    fitted = fit_brief(brief, first_prompt_tokens(brief) - 5, relevance=votes)
     assert "stores" not in fitted.folded  # voted relevant: the monthly group folds instead
     assert len(fitted.folded) == 6 and "sales_2024_01" in fitted.folded
 
@@ -148,3 +150,23 @@ def test_solve_task_votes_and_folds_only_over_the_budget(tmp_path: Path) -> None
     fitted = [e for e in trace.read() if e["event"] == "prompt_fitted"]
     assert len(fitted) == 1 and fitted[0]["folded"] == ["weather"] and fitted[0]["budget"] == unfolded - 30
     assert fitted[0]["tokens_before"] == unfolded and fitted[0]["tokens_after"] <= unfolded - 30
+
+
+def test_constant_columns_named_once_per_group_when_that_is_shorter() -> None:
+    def month_table(district: str, month: str) -> TableProfile:
+        return TableProfile(f"{district}{month}商品房成交价格表", 3, "csv/x.csv", [
+            ColumnProfile("项目名称", "VARCHAR", 0, 3, "信达金茂府"),
+            ColumnProfile("区域", "VARCHAR", 0, 1, district),
+            ColumnProfile("年月", "VARCHAR", 0, 1, month)])
+
+    tables = [month_table(d, m) for d in ("广州市天河区", "广州市越秀区") for m in ("2019年11月", "2019年12月")]
+    text = render_group(group_by_schema(tables)[0], measure=estimate_tokens)
+    # the constant columns' names stand once, in the legend above the table lines
+    assert "  tables (name: rows, source; 区域 | 年月):\n" \
+           "  - 广州市天河区2019年11月商品房成交价格表: 3 rows, from csv/x.csv; 广州市天河区 | 2019年11月\n" in text
+    assert "区域=" not in text and text.count("年月") == 2  # its column line and the legend
+    # a short Latin name repeated is shorter than a legend: the name=value form stays
+    latin = [TableProfile(f"sales_{m}", 3, "csv/x.csv", [ColumnProfile("month", "VARCHAR", 0, 1, m)])
+             for m in ("2024_01", "2024_02")]
+    assert "  - sales_2024_01: 3 rows, from csv/x.csv; month=2024_01" in render_group(group_by_schema(latin)[0],
+                                                                                   measure=estimate_tokens)

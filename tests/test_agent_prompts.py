@@ -83,13 +83,15 @@ def test_opening_messages_hold_all_three_layers(scratch: Path) -> None:
     assert KNOWLEDGE.strip() in text
     assert "{{not_a_placeholder}}" in text
     # (c) tree, profiles, question, the solver.py hint.
-    assert "csv/\n    1 table file (61 B), named under Tables" in text and "knowledge.md  (" in text
+    # files that back a table are counted once (the table lines name them); knowledge.md is shown
+    assert "# Files\n2 table files (164 B), named under Tables\n" in text
     assert "orders: 4 rows, in csv/\n" in text  # the file is named after the table: only its folder
     assert "  amount DOUBLE, 3 distinct, 3.0 .. 10.5, 1 NULL" in text
     assert "cities: 2 rows, in json/; no NULLs" in text  # NULL counts of 0 said once per table
     assert "  country VARCHAR, = FR" in text  # a 1-distinct column: its value, no range
     assert f"# Question\n{TINY_QUESTION}\n" in text
-    assert "solver.py is ready: read_solver" in text
+    assert text.endswith(f"# Question\n{TINY_QUESTION}\n")  # how to finish solver.py: the rules say it
+    assert "Put your code where the line `result = None` stands" in rules
     assert text.index("# Task knowledge") < text.index("# Tables") < text.index("# Question")
     assert "Evidence hints" not in text  # only when other stages produced some
     assert not LEFTOVER.search(rules)
@@ -100,7 +102,7 @@ def test_the_fixed_text_of_the_first_prompt_is_short() -> None:
     # and how solver.py is finished; the first user message only labels its parts and says once
     # how to read a column line.
     brief = TaskBrief(task_id="t", question="q", knowledge="k", tree="t", tables="x")
-    assert estimate_tokens(build_user_prompt(brief)) <= 90
+    assert estimate_tokens(build_user_prompt(brief)) <= 70
     assert estimate_tokens(KNOWLEDGE_OMITTED) <= 20
 
 
@@ -144,7 +146,8 @@ def test_document_table_hints_reach_the_prompt(tmp_path: Path) -> None:
     assert brief.document_tables.startswith("Document tables")
     text = build_task_prompt(brief)
     assert brief.document_tables in text
-    assert "derived/" in brief.tree  # the extracted table file is part of the tree
+    # the document is listed; the extracted table counts with the others, the manifest is the hints
+    assert brief.tree == "context/\n  doc/\n    offices.md  (71 B)\n3 table files (196 B), named under Tables"
     assert "staff BIGINT" in brief.tables  # and profiled like any other table
 
 

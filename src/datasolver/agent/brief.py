@@ -15,6 +15,7 @@ from datasolver.agent.tree import render_tree
 from datasolver.agent.video import frame_paths, load_video_report, timeline_text
 from datasolver.data import Catalog, DataError, lint_knowledge, load_task
 from datasolver.documents import DocError, document_table_hints
+from datasolver.documents.manifest import MANIFEST
 
 
 LINT_LINES = 15
@@ -48,7 +49,8 @@ def gather_brief(task_scratch_dir: Path, catalog: Catalog, limits: Limits = Limi
         task_id=task.task_id,
         question=task.question,
         knowledge=knowledge,
-        tree=render_tree(root, limits.tree_max_lines, described=_table_files(root, catalog)),
+        tree=render_tree(root, limits.tree_max_lines, described=_table_files(root, catalog),
+                         shown=_shown_files(root, task.context_files().knowledge)),
         tables=digest.render(),
         document_tables=_document_hints(root, digest.names()),
         digest=digest,
@@ -67,6 +69,12 @@ def _table_files(root: Path, catalog: Catalog) -> set[Path]:
                 files.add(candidate)
                 break
     return files
+
+
+def _shown_files(root: Path, knowledge: Path | None) -> set[Path]:
+    """Files the prompt gives in other ways: knowledge.md (in full), the documents room's manifest
+    (its tables are the document-table lines)."""
+    return {path for path in (knowledge, root / "derived" / MANIFEST) if path is not None}
 
 
 def _video(root: Path) -> tuple[str, tuple[Path, ...]]:

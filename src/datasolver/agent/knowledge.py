@@ -35,7 +35,7 @@ from datasolver.agent.tables import TableDigest
 from datasolver.data.schema_groups import shared_notes
 
 TABLE_HEADERS = {"表名", "表", "table", "table name"}
-LISTING_NOTE = "(a listing of the {n} tables: name, kind, scope, rows; all are under Tables)"
+LISTING_NOTE = "(a listing of the {n} tables, all under Tables)"
 NAME_HEADERS = {"列名", "字段", "字段名", "列", "column", "column name", "field", "field name"}
 TYPE_HEADERS = {"类型", "数据类型", "字段类型", "type", "data type", "dtype"}
 EXAMPLE_HEADERS = {"示例值", "示例", "样例", "例子", "example", "examples", "sample", "samples", "sample values",

@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from datasolver.agent.tokens import estimate_tokens
 from datasolver.clip import clip
 from datasolver.data import Catalog, DataError, TableInfo, TableProfile, profile_table
 from datasolver.data.schema_groups import (
@@ -76,7 +77,7 @@ class TableDigest:
         """Schema groups of the profiled tables, metadata-only lines, folded lines, unreadable files.
         `notes` (table -> column -> text) end the column lines they name (`data.schema_groups`)."""
         fold = set(folded)
-        blocks = [render_group(g, notes) for g in self.groups(fold)]
+        blocks = [render_group(g, notes, estimate_tokens) for g in self.groups(fold)]
         blocks += [one_line(e.info, e.note) for e in self.entries if e.profile is None and e.name not in fold]
         folded_entries = [e for e in self.entries if e.name in fold]
         if folded_entries:

@@ -13,18 +13,26 @@ SHOWN_FOLDERS = ("context", "derived")
 FILES_PER_FOLDER = 25  # beyond this a folder's remaining files are summarized in one line
 
 
-def render_tree(task_scratch_dir: Path, max_lines: int = 120, described: Collection[Path] = ()) -> str:
+def render_tree(task_scratch_dir: Path, max_lines: int = 120, described: Collection[Path] = (),
+                shown: Collection[Path] = ()) -> str:
     """`context/` and `derived/` as an indented tree with file sizes (symlinks followed).
 
     Files in `described` (those backing a table, which the table descriptions name with their
-    source file) are only counted, one line per folder, so the prompt does not list them twice.
+    source file) are only counted, in one last line for the whole tree, so the prompt does not
+    list them twice; files in `shown` (whose content the prompt gives elsewhere: knowledge.md, the
+    document-table manifest) are left out. A folder that holds nothing else is not shown.
     """
     root = Path(task_scratch_dir)
     lines: list[str] = []
     skip = {os.path.normpath(p) for p in described}
+    hide = {os.path.normpath(p) for p in shown}
+    tables = [0, 0]  # table files seen, their bytes
     for folder in SHOWN_FOLDERS:
         if (root / folder).is_dir():
-            _walk(root / folder, f"{folder}/", 0, lines, skip)
+            _walk(root / folder, f"{folder}/", 0, lines, skip, tables, hide)
+    if tables[0]:
+        lines.append(f"{tables[0]} table file{'s' if tables[0] > 1 else ''} ({human_size(tables[1])}), "
+                     "named under Tables")
     if not lines:
         return "(no context files)"
     if len(lines) > max_lines:
@@ -33,30 +41,34 @@ def render_tree(task_scratch_dir: Path, max_lines: int = 120, described: Collect
     return "\n".join(lines)
 
 
-def _walk(folder: Path, label: str, depth: int, lines: list[str], skip: set[str]) -> None:
+def _walk(folder: Path, label: str, depth: int, lines: list[str], skip: set[str], tables: list[int],
+          hide: set[str]) -> None:
+    """Append the folder's lines (its label only when something in it is listed); count table files."""
     indent = "  " * depth
-    lines.append(f"{indent}{label}")
+    start = len(lines)
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as exc:
-        lines.append(f"{indent}  (unreadable: {exc.strerror})")
+        lines += [f"{indent}{label}", f"{indent}  (unreadable: {exc.strerror})"]
         return
     visible = [e for e in entries if not e.name.startswith(".")]
     for entry in (e for e in visible if e.is_dir()):
-        _walk(Path(entry.path), f"{entry.name}/", depth + 1, lines, skip)
+        _walk(Path(entry.path), f"{entry.name}/", depth + 1, lines, skip, tables, hide)
     files = [e for e in visible if not e.is_dir()]
-    tables = [e for e in files if os.path.normpath(e.path) in skip]
-    if tables:
-        total = sum(_bytes_of(e) for e in tables)
-        lines.append(f"{indent}  {len(tables)} table file{'s' if len(tables) > 1 else ''} "
-                     f"({human_size(total)}), named under Tables")
-        files = [e for e in files if os.path.normpath(e.path) not in skip]
+    backing = [e for e in files if os.path.normpath(e.path) in skip]
+    tables[0] += len(backing)
+    tables[1] += sum(_bytes_of(e) for e in backing)
+    files = [e for e in files if os.path.normpath(e.path) not in skip | hide]
+    self_lines = []
     for entry in files[:FILES_PER_FOLDER]:
-        lines.append(f"{indent}  {entry.name}  ({_size_of(entry)})")
+        self_lines.append(f"{indent}  {entry.name}  ({_size_of(entry)})")
     if len(files) > FILES_PER_FOLDER:
         rest = files[FILES_PER_FOLDER:]
         total = sum(_bytes_of(e) for e in rest)
-        lines.append(f"{indent}  … {len(rest)} more files ({human_size(total)})")
+        self_lines.append(f"{indent}  … {len(rest)} more files ({human_size(total)})")
+    lines += self_lines
+    if len(lines) > start:  # something in this folder is listed: show the folder above it
+        lines.insert(start, f"{indent}{label}")
 
 
 def _bytes_of(entry: os.DirEntry[str]) -> int:

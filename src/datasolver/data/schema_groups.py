@@ -14,7 +14,7 @@ group has that same note (`shared_notes`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from datasolver.data.profile import ColumnProfile, TableProfile, is_ranged
@@ -114,9 +114,10 @@ def shared_notes(group: SchemaGroup, notes: ColumnNotes | None) -> dict[str, str
     return shared
 
 
-def render_group(group: SchemaGroup, notes: ColumnNotes | None = None) -> str:
+def render_group(group: SchemaGroup, notes: ColumnNotes | None = None, measure: Callable[[str], int] = len) -> str:
     """A group of one renders as a single table; larger groups as one schema block plus a line per
-    table. A column's line ends with its note when the group's tables share it (`shared_notes`)."""
+    table. A column's line ends with its note when the group's tables share it (`shared_notes`).
+    `measure` (characters, or a caller's token estimate) picks the shorter form of the table lines."""
     shared = shared_notes(group, notes)
     if len(group.tables) == 1:
         return render_single(group.tables[0], shared)
@@ -128,20 +129,32 @@ def render_group(group: SchemaGroup, notes: ColumnNotes | None = None) -> str:
     lines = [f"These {count} tables share one schema (statistics over all {count}):"]
     for index, (name, ctype) in enumerate(group.columns):
         if name in every_constant:
-            line = f"{name} {ctype}, one value per table (below)"
+            line = f"{name} {ctype}, one value per table"
         else:
             line = _merged_line(name, ctype, [t.columns[index] for t in group.tables])
         lines.append("  " + _with_note(line, shared.get(name, "")))
-    for table in group.tables:
-        lines.append("  - " + member_line(table))
-    return "\n".join(lines)
+    # The values of the columns constant in every table: `name=value` on each table's line, or,
+    # when shorter, the names once in a legend and the values alone (in column order).
+    named = ["  - " + member_line(table) for table in group.tables]
+    constants = [name for name, _ in group.columns if name in every_constant]
+    legend = [f"  tables (name: rows, source; {' | '.join(constants)}):"] if constants else []
+    legend += ["  - " + member_line(table, constants) for table in group.tables]
+    shorter = legend if constants and measure("\n".join(legend)) < measure("\n".join(named)) else named
+    return "\n".join(lines + shorter)
 
 
-def member_line(profile: TableProfile) -> str:
-    """`name: 14 rows, from db/x.db; 区域=南京市建邺区, 年月=2019年02月` (constant columns only)."""
+def member_line(profile: TableProfile, positional: Sequence[str] = ()) -> str:
+    """`name: 14 rows, from db/x.db; 区域=南京市建邺区, 年月=2019年02月` (constant columns only);
+    the `positional` columns' values come first, alone, joined by ` | `."""
     head = f"{profile.name}: {profile.rows} rows, {source_text(profile.name, profile.source_file, profile.origin)}"
-    constants = [f"{c.name}={value}" for c in profile.columns if (value := constant_value(c)) is not None]
-    return head + ("; " + ", ".join(constants) if constants else "")
+    values = {c.name: value for c in profile.columns if (value := constant_value(c)) is not None}
+    parts = []
+    if positional:
+        parts.append(" | ".join(values[name] for name in positional))
+    others = [f"{name}={value}" for name, value in values.items() if name not in positional]
+    if others:
+        parts.append(", ".join(others))
+    return head + "".join(f"; {part}" for part in parts)
 
 
 def _column(profile: TableProfile, name: str) -> ColumnProfile:
