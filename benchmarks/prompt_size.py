@@ -5,10 +5,11 @@ document tables, no model), gathers the agent's brief and fits it to the prompt 
 `solve_task` does without votes (word-overlap relevance), then counts with the agent's own token
 estimate (`datasolver.agent.estimate_tokens`), rules excluded on both sides:
 
-- prompt: the first user message the agent sends (knowledge, files, tables, question, hint);
+- prompt: the first user message the agent sends (knowledge, files, tables, question);
 - baseline: knowledge.md + every table's full engine profile (`TableProfile.render`, one line per
   column: type, nullable, distinct, range, example) + the question;
-- tables: the compact table section vs the full profiles alone;
+- tables: the compact table section vs the full profiles alone (without the knowledge.md column
+  meanings that the prompt puts at the end of column lines; those are counted on their own);
 - needed named: every table the oracle's gold SQL reads (oracle.jsonl) appears by its canonical
   name in the prompt.
 
@@ -26,6 +27,7 @@ import tempfile
 from pathlib import Path
 
 from datasolver.agent import Limits, build_user_prompt, estimate_tokens, first_prompt_tokens, fit_brief, gather_brief
+from datasolver.agent.knowledge import merge_knowledge
 from datasolver.data import Catalog, profile_table
 from datasolver.documents import prepare_documents
 from datasolver.solver import prepare_task
@@ -42,11 +44,14 @@ def measure(task_dir: Path, scratch_root: Path, budget: int, needed: list[str]) 
         full = "\n\n".join(profile_table(catalog, info.name).render() for info in catalog.tables())
         baseline = "\n\n".join([brief.knowledge, full, brief.question])
         missing = [n for n in needed if catalog.resolve(n) not in prompt]
+        notes = merge_knowledge(brief.knowledge, brief.digest, brief.folded).notes
+        with_notes = brief.digest.render(brief.folded, notes) if brief.digest is not None else brief.tables
     return {
         "task_id": brief.task_id, "tables": len(brief.digest.entries) if brief.digest else 0,
         "folded": len(brief.folded), "prompt": first_prompt_tokens(brief), "baseline": estimate_tokens(baseline),
         "table_text": estimate_tokens(brief.tables), "full_profiles": estimate_tokens(full),
         "knowledge": estimate_tokens(brief.knowledge), "needed": len(needed), "missing": missing,
+        "meanings": estimate_tokens(with_notes) - estimate_tokens(brief.tables),
     }
 
 
@@ -73,15 +78,18 @@ def main() -> None:
                   f"baseline {r['baseline']:>6}  {r['prompt'] / r['baseline']:.2f}x   table text {r['table_text']:>5} "
                   f"full profiles {r['full_profiles']:>5}  {r['table_text'] / r['full_profiles']:.2f}x   "
                   f"needed named {r['needed'] - len(r['missing'])}/{r['needed']}", flush=True)
-    total = {k: sum(r[k] for r in rows) for k in ("prompt", "baseline", "table_text", "full_profiles", "knowledge")}
+    total = {k: sum(r[k] for r in rows)
+             for k in ("prompt", "baseline", "table_text", "full_profiles", "knowledge", "meanings")}
     needed = sum(r["needed"] for r in rows)
     missing = [f"{r['task_id']}:{m}" for r in rows for m in r["missing"]]
     print(f"\n{len(rows)} tasks, budget {args.budget} tokens")
     print(f"first prompt / baseline: {total['prompt']} / {total['baseline']} = {total['prompt'] / total['baseline']:.2f}x")
     print(f"table text / full profiles: {total['table_text']} / {total['full_profiles']} = "
           f"{total['table_text'] / total['full_profiles']:.2f}x")
-    print(f"knowledge.md (verbatim in both): {total['knowledge']} tokens = "
-          f"{total['knowledge'] / total['baseline']:.0%} of the baseline")
+    print(f"knowledge.md (verbatim in the baseline): {total['knowledge']} tokens = "
+          f"{total['knowledge'] / total['baseline']:.0%} of the baseline; its column meanings on the prompt's "
+          f"column lines: {total['meanings']} tokens")
+    print(f"largest prompt: {max(r['prompt'] for r in rows)} tokens")
     print(f"needed tables named: {needed - len(missing)}/{needed}" + (f"  MISSING {missing}" if missing else ""))
 
 
