@@ -38,6 +38,7 @@ def test_event_fields_and_scrubbing(tmp_path: Path) -> None:
         note=f"key is {KEY} here",
         headers={"Authorization": "Bearer abc.def", "Content-Type": "json"},
         nested=[{"api_key": "whatever"}, "curl -H 'Authorization: Bearer tok123'"],
+        shouted="BEARER tok456 and bEaReR tok789", url="see https://ann:pw@host.example/v1 and http://h/v1",
         usage=Usage(requests=1),
         short="x marks",  # too short a "secret" to scrub by substring
     )
@@ -48,6 +49,8 @@ def test_event_fields_and_scrubbing(tmp_path: Path) -> None:
     assert record["note"] == "key is *** here"
     assert record["headers"] == {"Authorization": "***", "Content-Type": "json"}
     assert record["nested"] == [{"api_key": "***"}, "curl -H 'Authorization: Bearer ***'"]
+    assert record["shouted"] == "BEARER *** and bEaReR ***"
+    assert record["url"] == "see https://***@host.example/v1 and http://h/v1"
     assert record["usage"]["requests"] == 1
     assert record["short"] == "x marks"
     assert KEY not in line and "tok123" not in line

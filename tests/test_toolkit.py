@@ -56,6 +56,17 @@ def test_a_tool_is_its_typed_function_and_docstring() -> None:
     assert tool.validate({"name": "x"}).limit == 5
 
 
+def test_a_schema_is_built_once_and_each_caller_gets_its_own_copy(monkeypatch) -> None:
+    tool = Tool(lookup)
+    built = []
+    real = tool.args_model.model_json_schema
+    monkeypatch.setattr(tool.args_model, "model_json_schema", lambda *a, **k: built.append(1) or real(*a, **k))
+    first = tool.schema()
+    first["function"]["parameters"]["properties"].clear()  # a caller changing its copy
+    assert tool.schema()["function"]["parameters"]["properties"]["limit"]["default"] == 5
+    assert len(built) == 1
+
+
 def test_the_solver_tools_have_no_twin_argument_models() -> None:
     import datasolver.solver.tools as tools
 

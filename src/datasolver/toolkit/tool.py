@@ -11,6 +11,8 @@ only the error root.
 
 from __future__ import annotations
 
+import copy
+
 import inspect
 import re
 from collections.abc import Callable, Sequence
@@ -76,6 +78,7 @@ class Tool(Generic[C]):
     """What to do next after an error, in this tool's own words (appended to the message)."""
     args_model: type[BaseModel] = field(init=False, repr=False, compare=False)
     parameter_docs: dict[str, str] = field(init=False, repr=False, compare=False)
+    _schema: dict[str, Any] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         head, params = split_docstring(self.function)
@@ -85,14 +88,16 @@ class Tool(Generic[C]):
         object.__setattr__(self, "args_model", _args_model(self.function, self.name, params))
 
     def schema(self) -> dict[str, Any]:
-        """OpenAI function-calling entry: {"type": "function", "function": {...}}."""
-        params = inline_schema(self.args_model.model_json_schema())
-        params.pop("description", None)
-        params.setdefault("properties", {})
-        params.setdefault("required", [])
-        params["additionalProperties"] = False
-        return {"type": "function", "function": {"name": self.name, "description": self.description,
-                                                 "parameters": params}}
+        """OpenAI function-calling entry: {"type": "function", "function": {...}} (a fresh copy)."""
+        if not self._schema:  # pydantic builds it in ~5-20 ms; every task asks again
+            params = inline_schema(self.args_model.model_json_schema())
+            params.pop("description", None)
+            params.setdefault("properties", {})
+            params.setdefault("required", [])
+            params["additionalProperties"] = False
+            self._schema.update(type="function", function={"name": self.name, "description": self.description,
+                                                           "parameters": params})
+        return copy.deepcopy(self._schema)
 
     def validate(self, args: BaseModel | dict[str, Any]) -> BaseModel:
         """The arguments as this tool's model (ValidationError when they do not fit)."""
