@@ -192,3 +192,29 @@ def test_a_name_that_differs_beyond_normalization_keeps_the_list() -> None:
     digest = TableDigest((finance("全国企业2019年财务表", month="时间月份"),))
     merged = merge_knowledge(FAMILY, digest)
     assert merged.notes == {} and "- 时间（月份）: 统计月份" in merged.text
+
+
+SPLIT_CELL = """### 表 `customers`（2 行）
+
+| 列名 | 类型 | 释义 | 示例值 |
+|---|---|---|---|
+| customer_id | 整数 | 客户ID | 9747；2207 |
+| address | 文本 | 地址 | 23, Nayar Path；51/302, Buch Chowk
+Srinagar...；941
+Anne Street ... |
+| area | 文本 | 区域 | Udupi；Aligarh |
+
+外键：无
+"""
+
+
+def test_a_cell_broken_over_lines_stays_in_its_row() -> None:
+    # an example value with line breaks inside a table whose rows end with `|`: the lines belong to
+    # the row (the whole list merges; no fragment of it is left behind)
+    columns = [column("customer_id"), column("address", "VARCHAR", lo=None, hi=None, example="23, Nayar Path"),
+               column("area", "VARCHAR", lo=None, hi=None, example="Udupi")]
+    merged = merge_knowledge(SPLIT_CELL, TableDigest((entry("customers", columns),)))
+    assert merged.notes == {"customers": {"customer_id": "客户ID", "address": "地址", "area": "区域"}}
+    assert merged.text == "### 表 `customers`（2 行）\n\n外键：无\n"
+    # a table the prompt does not describe keeps every line as written
+    assert compact_knowledge(SPLIT_CELL, described=[]) == SPLIT_CELL

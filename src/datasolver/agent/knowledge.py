@@ -10,6 +10,8 @@ line of the table section (a table's own column line, or a schema group's line w
 group's tables get the same meaning), the meanings become notes on those column lines and the list
 leaves the knowledge text. A name is matched as written, or after Unicode normalization (NFKC:
 full-width parentheses, trailing spaces, case); a list with a name that matches no column stays.
+A cell broken over lines (an example value with line breaks, in a table whose rows end with `|`)
+is read as part of its row.
 
 Which tables a section is about: the backticked table names in its heading (`### 表 \\`Marks\\``),
 else every table whose name ends with the heading (a family of same-schema tables, e.g.
@@ -62,9 +64,10 @@ class MergedKnowledge:
 class _Block:
     """A Markdown table of knowledge.md and the section it stands in."""
 
-    lines: list[str]
+    lines: list[str]  # one per row: a cell broken over lines is joined back into its row
     heading: str
     prose: str  # the section's text before the table, from its heading on
+    raw: list[str] = field(default_factory=list)  # the lines as written
 
 
 def described_tables(digest: TableDigest | None, folded: Collection[str] = ()) -> list[str]:
@@ -134,16 +137,27 @@ def _parse(knowledge: str) -> list[str | _Block]:
         if match:
             heading, prose = match["title"], []
         if line.lstrip().startswith("|"):
+            start = i
             block = []
-            while i < len(lines) and lines[i].lstrip().startswith("|"):
-                block.append(lines[i])
+            while i < len(lines) and (lines[i].lstrip().startswith("|") or _continues(block, lines[i])):
+                if lines[i].lstrip().startswith("|"):
+                    block.append(lines[i])
+                else:
+                    block[-1] += " " + lines[i].strip()
                 i += 1
-            parts.append(_Block(block, heading, "\n".join(prose)))
+            parts.append(_Block(block, heading, "\n".join(prose), lines[start:i]))
             continue
         parts.append(line)
         prose.append(line)
         i += 1
     return parts
+
+
+def _continues(block: list[str], line: str) -> bool:
+    """Whether `line` (not starting with `|`) is the rest of the block's last row: a cell broken
+    over lines, in a table whose header ends with `|` while that row does not yet."""
+    return (bool(block) and bool(line.strip()) and not _HEADING.match(line)
+            and block[0].rstrip().endswith("|") and not block[-1].rstrip().endswith("|"))
 
 
 def _render(parts: list[str | _Block], knowledge: str, block_lines) -> str:
@@ -157,7 +171,9 @@ def _render(parts: list[str | _Block], knowledge: str, block_lines) -> str:
 def _compacted(block: _Block, names: set[str]) -> list[str]:
     if _lists_described_tables(block.lines, names):
         return [LISTING_NOTE.format(n=len(block.lines) - 2)]
-    return _column_table(block.lines) if _describes(block, names) else block.lines
+    if _describes(block, names) and (rows := _column_table(block.lines)) is not block.lines:
+        return rows
+    return block.raw
 
 
 def _describes(block: _Block, names: set[str]) -> bool:
