@@ -173,7 +173,7 @@ def test_a_family_list_lands_once_on_its_schema_groups_lines() -> None:
     assert "表名形如 `全国企业<YYYY>年财务表`，每行一家企业。\n\n说明：金额为数值列。\n" in merged.text
     tables = digest.render(notes=merged.notes)
     assert "These 2 tables share one schema" in tables
-    assert "  营业总收入 DOUBLE, ≤2 distinct, -2.0 .. 6767551.51 — 年度营业总收入 (亿元)\n" in tables
+    assert "  营业总收入 DOUBLE, ≤2 distinct, -2.0 .. 6767552 — 年度营业总收入 (亿元)\n" in tables
     assert "  时间(月份) VARCHAR, ≤2 distinct, e.g. 2021年09月 — 统计月份 (文本，如“2021年09月”)\n" in tables
     assert "  企业名称 VARCHAR, ≤2 distinct, e.g. 龙光集团有限公司 — 企业全称\n" in tables  # 文本 alone is a type
     assert tables.count("年度营业总收入") == 1

@@ -170,3 +170,23 @@ def test_constant_columns_named_once_per_group_when_that_is_shorter() -> None:
              for m in ("2024_01", "2024_02")]
     assert "  - sales_2024_01: 3 rows, from csv/x.csv; month=2024_01" in render_group(group_by_schema(latin)[0],
                                                                                    measure=estimate_tokens)
+
+
+def test_long_decimal_ranges_are_rounded_outward_and_stay_bounds() -> None:
+    share = ColumnProfile("share", "DOUBLE", 0, 38, "35.9876794773503", "35.9876794773503", "53.9751945668015")
+    growth = ColumnProfile("growth", "DOUBLE", 0, 38, "-8.42300777431605", "-8.42300777431605", "3.97717097504667")
+    gdp = ColumnProfile("gdp", "DOUBLE", 0, 38, "3.4551462808397497", "3.4551462808397497", "27720.709")
+    price = ColumnProfile("price", "DOUBLE", 0, 38, "12.32", "12.32", "995.98")  # short: as it is
+    ids = ColumnProfile("id", "BIGINT", 0, 38, "1", "1234567891", "9876543219")  # integers: exact
+    constant = ColumnProfile("rate", "DOUBLE", 0, 1, "0.123456789", "0.123456789", "0.123456789")
+    text = render_group(group_by_schema([TableProfile("t", 38, "csv/t.csv",
+                                                      [share, growth, gdp, price, ids, constant])])[0])
+    assert "  share DOUBLE, unique, 35.98 .. 53.98\n" in text  # floor the min, ceil the max: 4 digits
+    assert "  growth DOUBLE, unique, -8.424 .. 3.978\n" in text
+    assert "  gdp DOUBLE, unique, 3.455 .. 27721\n" in text  # integer digits are never rounded off
+    assert "  price DOUBLE, unique, 12.32 .. 995.98\n" in text
+    assert "  id BIGINT, unique, 1234567891 .. 9876543219\n" in text
+    assert "  rate DOUBLE, = 0.123456789" in text  # a value, not a bound: exact
+    wide = [TableProfile(f"m{i}", 38, "csv/t.csv", [ColumnProfile("share", "DOUBLE", 0, 38, lo, lo, hi)])
+            for i, (lo, hi) in enumerate([("35.9876794773503", "40.5"), ("30.25", "53.9751945668015")])]
+    assert "  share DOUBLE, ≤38 distinct, 30.25 .. 53.98" in render_group(group_by_schema(wide)[0])

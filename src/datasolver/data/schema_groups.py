@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
 
 from datasolver.data.profile import ColumnProfile, TableProfile, is_ranged
 from datasolver.data.results import cell_text
@@ -23,6 +24,8 @@ from datasolver.data.results import cell_text
 EXAMPLE_CHARS = 40
 CONSTANT_CHARS = 60
 NOTE_SEPARATOR = " — "
+LONG_DIGITS = 6  # a floating-point bound with more significant digits than this is rounded outward
+RANGE_DIGITS = 4  # to this many
 
 ColumnNotes = Mapping[str, Mapping[str, str]]  # table name -> column name -> note
 
@@ -71,7 +74,7 @@ def _column_stats(column: ColumnProfile, rows: int) -> str:
         return ", ".join(parts)
     parts.append("unique" if column.distinct == rows and column.nulls == 0 else f"{column.distinct} distinct")
     if column.min is not None and column.min != column.max:
-        parts.append(f"{column.min} .. {column.max}")
+        parts.append(f"{outward(column.min, column.type, up=False)} .. {outward(column.max, column.type, up=True)}")
     elif column.example is not None:
         parts.append(f"e.g. {cell_text(column.example, EXAMPLE_CHARS)}")
     if column.nulls:
@@ -167,7 +170,7 @@ def _merged_line(name: str, ctype: str, columns: list[ColumnProfile]) -> str:
     parts.append(f"≤{most} distinct")
     low, high = _merged_range(ctype, columns)
     if low is not None and low != high:
-        parts.append(f"{low} .. {high}")
+        parts.append(f"{outward(low, ctype, up=False)} .. {outward(high, ctype, up=True)}")
     else:
         example = next((c.example for c in columns if c.example is not None), None)
         if example is not None:
@@ -176,6 +179,24 @@ def _merged_line(name: str, ctype: str, columns: list[ColumnProfile]) -> str:
     if nulls:
         parts.append(f"{nulls} NULL in all")
     return ", ".join(parts)
+
+
+def outward(text: str, ctype: str, *, up: bool) -> str:
+    """A bound of a floating-point range with more than RANGE_DIGITS significant digits, rounded
+    away from the range's inside (floor for the min, ceiling for the max) to RANGE_DIGITS digits,
+    integer digits never rounded off: still a true bound, without 16 digits of noise. Any other
+    bound (integers, dates, short decimals, text that is no number) as it is."""
+    if not ctype.upper().startswith(("DOUBLE", "FLOAT", "REAL")):
+        return text
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return text
+    if not value.is_finite() or len(value.as_tuple().digits) <= LONG_DIGITS:
+        return text
+    exponent = min(value.adjusted() - RANGE_DIGITS + 1, 0)
+    rounded = value.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_CEILING if up else ROUND_FLOOR)
+    return format(rounded, "f")
 
 
 def _merged_range(ctype: str, columns: list[ColumnProfile]) -> tuple[str | None, str | None]:
