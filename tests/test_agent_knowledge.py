@@ -218,3 +218,10 @@ def test_a_cell_broken_over_lines_stays_in_its_row() -> None:
     assert merged.text == "### 表 `customers`（2 行）\n\n外键：无\n"
     # a table the prompt does not describe keeps every line as written
     assert compact_knowledge(SPLIT_CELL, described=[]) == SPLIT_CELL
+
+
+def test_a_list_naming_one_column_twice_stays() -> None:
+    # two rows for the same column (one as written, one full-width) cannot share one line's note
+    twice = FAMILY.replace("| 时间（月份） | 统计月份 |", "| 时间(月份) | 统计年月 | 文本 |\n| 时间（月份） | 统计月份 |")
+    merged = merge_knowledge(twice, TableDigest((finance("全国企业2019年财务表"),)))
+    assert merged.notes == {} and "- 时间(月份): 统计年月\n- 时间（月份）: 统计月份" in merged.text

@@ -217,10 +217,10 @@ def _block_notes(block: _Block, digest: TableDigest, profiles: dict) -> dict[str
     notes: dict[str, dict[str, str]] = {}
     for entry in tables:
         columns = [c.name for c in profiles[entry.name].columns]
-        for name, note in rows:
-            column = _resolve(name, columns)
-            if column is None:
-                return None
+        resolved = [_resolve(name, columns) for name, _ in rows]
+        if None in resolved or len(set(resolved)) < len(resolved):  # a name no column has, or one column twice
+            return None
+        for column, (_, note) in zip(resolved, rows):
             if note:
                 notes.setdefault(entry.name, {})[column] = note
     return notes
