@@ -11,7 +11,7 @@ from collections.abc import Collection
 from typing import Any
 
 from datasolver.agent.brief import TaskBrief
-from datasolver.agent.knowledge import compact_knowledge, described_tables, merge_knowledge
+from datasolver.agent.knowledge import compact_knowledge, merge_knowledge
 from datasolver.agent.limits import Limits
 from datasolver.agent.prompts import render_prompt
 from datasolver.agent.video import pick_frames, user_content

@@ -119,7 +119,7 @@ def merge_knowledge(knowledge: str, digest: TableDigest | None, folded: Collecti
             break
         for key in clash:
             candidates.pop(key, None)
-    merged = {key for key in candidates}
+    merged = set(candidates)
     text = _render(parts, knowledge,
                    lambda block: [] if id(block) in merged else _compacted(block, names))
     return MergedKnowledge(text, {t: dict(c) for t, c in notes.items() if c})
