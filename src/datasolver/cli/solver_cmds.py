@@ -36,7 +36,7 @@ def prepare_command(task_dir: Path, scratch_dir: Path, copy_context: bool, no_ll
         except LLMConfigError:
             settings = None  # no model configured: the deterministic path alone
     root = prepare_task(task_dir, scratch_dir, link_context=not copy_context)
-    report, _ = prepare_task_documents(root, settings=settings)
+    report = prepare_task_documents(root, settings=settings)
     if report.tables or report.skipped:
         click.echo(report.summary(), err=True)
     click.echo(root)

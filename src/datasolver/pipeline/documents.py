@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from datasolver.documents import DocReport, PrepareOptions, document_table_hints, prepare_documents, prepare_documents_async
+from datasolver.documents import DocReport, PrepareOptions, prepare_documents, prepare_documents_async
 from datasolver.llm import LLMClient, LLMSettings, RequestGate, TraceWriter, Usage
 from datasolver.solver import write_scaffold
 
@@ -22,8 +22,9 @@ def prepare_task_documents(
     trace: TraceWriter | None = None,
     usage: Usage | None = None,
     request_gate: RequestGate | None = None,
-) -> tuple[DocReport, str]:
-    """Write `derived/` tables and return (report, hints for the agent's prompt). Blocking.
+) -> DocReport:
+    """Write `derived/` tables and return the report (the agent's brief reads the document-table
+    hints itself). Blocking.
 
     When tables were written, solver.py is re-scaffolded so its table list names them.
     """
@@ -33,7 +34,7 @@ def prepare_task_documents(
         report = asyncio.run(_with_model(task_scratch_dir, settings, trace, usage, request_gate))
     if report.tables:
         write_scaffold(task_scratch_dir)
-    return report, document_table_hints(task_scratch_dir)
+    return report
 
 
 async def _with_model(

@@ -210,7 +210,7 @@ async def _documents(
     """Document tables (with the model pass when `settings`); a failure is traced, the task goes on."""
     assert prepared.scratch is not None
     try:
-        report, _ = await asyncio.to_thread(  # the agent's brief reads the document-table hints itself
+        report = await asyncio.to_thread(
             prepare_task_documents, prepared.scratch, settings=settings, trace=prepared.trace,
             usage=prepared.usage, request_gate=request_gate,
         )
