@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import ipaddress
+import os
+import pickle
+import shutil
 import socket
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
 DEV_TASKS = SHARED / "tasks" / "dev"
+T = TypeVar("T")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -64,22 +70,48 @@ def dev_tasks() -> Path:
     return DEV_TASKS
 
 
+def made_once_per_run(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], T]) -> T:
+    """`make(folder)` once per test run, however many xdist workers there are: the first worker
+    to get here makes it under a file lock and pickles the result (an exact copy of the object);
+    the others wait for the lock and unpickle it. The folder is shared, so treat it as read-only."""
+    import fcntl  # POSIX; the media tests need Linux tools anyway
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, above each worker's popen-gwN
+    folder, lock_path = root / f"once-{name}", root / f"once-{name}.lock"
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = folder / "made.pickle"
+        if done.is_file():
+            return pickle.loads(done.read_bytes())
+        shutil.rmtree(folder, ignore_errors=True)  # a worker whose make() failed may have left half
+        folder.mkdir()
+        made = make(folder)
+        done.write_bytes(pickle.dumps(made))
+        return made
+
+
 @pytest.fixture(scope="session")
 def screencast(tmp_path_factory: pytest.TempPathFactory):
-    """The four-state narrated screencast of tests/videomedia.py, made once per session."""
+    """The four-state narrated screencast of tests/videomedia.py, made once per test run
+    (drawing, encoding and speech cost ~2 CPU-s)."""
     from tests.videomedia import make, require_media_tools
 
     require_media_tools(speech=True)
-    return make(tmp_path_factory.mktemp("media") / "briefing.mp4")
+    return made_once_per_run(tmp_path_factory, "screencast", lambda folder: make(folder / "briefing.mp4"))
 
 
 @pytest.fixture(scope="session")
 def screencast_report(screencast, tmp_path_factory: pytest.TempPathFactory):
-    """`analyze_path` over the screencast with OCR and ASR (uncached), made once per session."""
+    """`analyze_path` over the screencast with OCR and ASR (uncached), made once per test run
+    (~7 CPU-s, which each xdist worker paid before)."""
     from datasolver.video import analyze_path
 
-    out = tmp_path_factory.mktemp("video-out")
-    return analyze_path(screencast.path, out / "derived" / "video", image_root=out)
+    def analyze(out: Path):
+        return analyze_path(screencast.path, out / "derived" / "video", image_root=out)
+
+    return made_once_per_run(tmp_path_factory, "screencast-report", analyze)
 
 
 @pytest.fixture(scope="session")
