@@ -9,6 +9,7 @@ from sqlglot import exp
 
 from datasolver.clip import clip
 from datasolver.data import DataError
+from datasolver.data.names import quote_ident, quote_literal
 from datasolver.solver.answer_checks.model import AnswerContext, CheckFinding
 
 MAX_CONJUNCTS = 8  # filters re-run without, for an empty result
@@ -137,7 +138,7 @@ def text_cells_not_in_data(ctx: AnswerContext, limit: int = MAX_CELLS_LOOKED_UP)
     if not cells:
         return [], 0
     missing = set(cells)
-    values = ", ".join("(" + _quote(c) + ")" for c in cells)
+    values = ", ".join("(" + quote_literal(c) + ")" for c in cells)
     for table in ctx.catalog.tables():
         if not missing:
             break
@@ -180,9 +181,9 @@ def _nearest_values(ctx: AnswerContext, part: exp.Expression) -> list[str]:
     for table in _tables_of(ctx, part):
         if column.name not in {name for name, _ in _column_types(ctx, table)}:
             continue
-        quoted = '"' + column.name.replace('"', '""') + '"'
-        sql = (f'SELECT DISTINCT CAST({quoted} AS VARCHAR) AS v FROM "{table}" WHERE {quoted} IS NOT NULL '
-               f"ORDER BY jaro_winkler_similarity(lower(v), lower({_quote(target)})) DESC, v "
+        quoted = quote_ident(column.name)
+        sql = (f"SELECT DISTINCT CAST({quoted} AS VARCHAR) AS v FROM {quote_ident(table)} WHERE {quoted} IS NOT NULL "
+               f"ORDER BY jaro_winkler_similarity(lower(v), lower({quote_literal(target)})) DESC, v "
                f"LIMIT {NEAREST_VALUES}")
         try:
             return [row[0] for row in ctx.catalog.query(sql, limit=NEAREST_VALUES).rows]
@@ -207,7 +208,7 @@ def _tables_of(ctx: AnswerContext, part: exp.Expression) -> list[str]:
 def _column_types(ctx: AnswerContext, table: str) -> list[tuple[str, str]]:
     assert ctx.catalog is not None
     try:
-        result = ctx.catalog.query(f'SELECT * FROM "{table}" LIMIT 0', limit=1)
+        result = ctx.catalog.query(f"SELECT * FROM {quote_ident(table)} LIMIT 0", limit=1)
     except DataError:
         return []
     return list(zip(result.columns, (str(t) for t in result.types)))
@@ -219,7 +220,3 @@ def _numeric(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
