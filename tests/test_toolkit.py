@@ -147,3 +147,5 @@ def test_run_solvers_own_settings_cap_its_timeout_and_give_the_sandbox_grace() -
     args = run_solver.validate({"timeout": 600})
     assert run_solver.prepare(args, 90).timeout == 90
     assert run_solver.prepare(run_solver.validate({"timeout": 60}), 90).timeout == 60
+    assert run_solver.prepare(args, 2.5).timeout == 2.5  # fractions of a second, both ways
+    assert run_solver.validate({"timeout": 0.25}).timeout == 0.25

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-
-import math
 from typing import Annotated
 
 from pydantic import BaseModel, Field
@@ -27,7 +25,7 @@ def run_solver(
     ctx: ToolContext,
     self_check: bool = True,
     show_rows: Annotated[int, Field(ge=0)] = 5,
-    timeout: Annotated[int, Field(ge=1)] = 120,
+    timeout: Annotated[float, Field(gt=0)] = 120,
 ) -> ToolResult:
     """Run workdir/solver.py; when it assigns a DataFrame to `result`, prediction.csv is written.
 
@@ -38,7 +36,7 @@ def run_solver(
     Args:
         self_check: After OK, show shape, column names, non-null counts and first rows. Failed answer checks are always shown, one `CHECK <name>: …` line each (helper or constant columns, duplicate rows, an empty result and which filter emptied it, all-NULL columns, a LIMIT that cut a tie, typed-in values, numbers with units, early rounding).
         show_rows: How many rows of prediction.csv to show after OK.
-        timeout: Wall-clock seconds before the run is killed (at most 600).
+        timeout: Wall-clock seconds before the run is killed (fractions allowed; at most 600).
     """
     limits = dataclasses.replace(ctx.limits, timeout_s=float(min(timeout, MAX_TIMEOUT_S)))
     run = run_solver_script(ctx.layout, limits)
@@ -54,5 +52,4 @@ def run_solver(
 
 def cap_timeout(args: BaseModel, tool_timeout_s: float) -> BaseModel:
     """run_solver's own timeout may not exceed the loop's tool timeout."""
-    cap = max(1, math.floor(tool_timeout_s))
-    return args.model_copy(update={"timeout": cap}) if getattr(args, "timeout", 0) > cap else args
+    return args.model_copy(update={"timeout": tool_timeout_s}) if getattr(args, "timeout", 0) > tool_timeout_s else args
