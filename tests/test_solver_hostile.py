@@ -267,11 +267,13 @@ def _alive(pid: int) -> bool:
 def test_a_fork_bomb_is_bounded(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
+    # Each child holds its process slot until the parent is gone (EOF on a pipe only the parent
+    # writes to): no sleep, and no child outlives the parent even without the sandbox's kill.
     code = (
-        "import os, time\nn = 0\n"
+        "import os\nn = 0\nr, w = os.pipe()\n"
         "try:\n"
         "    for _ in range(600):\n"
-        "        if os.fork() == 0:\n            time.sleep(30); os._exit(0)\n"
+        "        if os.fork() == 0:\n            os.close(w); os.read(r, 1); os._exit(0)\n"
         "        n += 1\n"
         "except OSError as exc:\n    print('refused', exc.errno)\n"
         "print(n)\n"
@@ -290,14 +292,17 @@ def test_a_fork_bomb_is_bounded(tmp_path: Path) -> None:
 def test_memory_is_bounded_for_the_tree_not_per_process(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
+    # The children hold their memory until the parent is gone; the parent waits on a pipe it
+    # writes to itself, i.e. until it is killed (for memory, or else at the sandbox's timeout).
     code = (
-        "import os, time\n"
+        "import os\nr, w = os.pipe()\n"
         "for _ in range(4):\n"
         "    if os.fork() == 0:\n"
+        "        os.close(w)\n"
         "        block = bytearray(150 << 20)\n"  # zero-filled: resident once touched
         "        for i in range(0, len(block), 4096): block[i] = 1\n"
-        "        time.sleep(30); os._exit(0)\n"
-        "time.sleep(30)\n"
+        "        os.read(r, 1); os._exit(0)\n"
+        "os.read(r, 1)\n"
     )
     run = sandboxed(work, code, tree_memory_bytes=300 << 20)
     assert run.killed_for and "memory" in run.killed_for, (run.killed_for, run.guards)
