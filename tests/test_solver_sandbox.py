@@ -25,18 +25,23 @@ def sandboxed(tmp_path: Path, code: str, **limits):
 
 
 def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
-    # A light script (no datasolver imports), so the child is started well inside the timeout.
     # The grandchild appends to a file every 20 ms; once the tree is killed the file stops growing.
+    # The run's clock reaches the timeout once the grandchild beats, however loaded the machine;
+    # the child waits on a pipe it writes to itself, i.e. until it is killed.
     beat = tmp_path / "work" / "child.beat"
     child = f"import time\nwhile True:\n    open({str(beat)!r}, 'a').write('.'); time.sleep(0.02)\n"
-    code = ("import os, subprocess, sys, time\n"
+    code = ("import os, subprocess, sys\n"
             f"subprocess.Popen([sys.executable, '-c', {child!r}])\n"
-            "time.sleep(60)\n")
+            "r, w = os.pipe()\nos.read(r, 1)\n")
+
+    def clock() -> float:
+        return time.monotonic() + (3600.0 if beat.exists() else 0.0)
+
     run = run_sandboxed([sys.executable, "-c", code], cwd=_work(tmp_path), write_dirs=[_work(tmp_path)],
-                        log_dir=_work(tmp_path), limits=SandboxLimits(timeout_s=2.5))
+                        log_dir=_work(tmp_path), limits=SandboxLimits(timeout_s=60), clock=clock)
     assert run.timed_out
     if not beat.exists():
-        pytest.skip("the machine was too loaded to start the grandchild within the timeout")
+        pytest.skip("the machine was too loaded to start the grandchild within 60 s")
     for _ in range(50):  # the kill is sent at the timeout; give the kernel a moment to reap
         size = beat.stat().st_size
         time.sleep(0.1)

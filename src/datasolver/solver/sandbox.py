@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Mapping, Protocol
@@ -156,6 +157,7 @@ def run_sandboxed(
     extra_env: Mapping[str, str] | None = None,
     read_dirs: list[Path] | None = None,
     fork_server: ForkServer | None | Literal[False] = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> SandboxRun:
     """Run `argv` confined to writing beneath `write_dirs`; output comes back through pipes.
 
@@ -166,6 +168,7 @@ def run_sandboxed(
     `fork_server` (default: the one in use, `fork_server.use_fork_server`; False: never) forks a
     `python SCRIPT` / `python -c CODE` run from a warm zygote instead of starting a fresh
     interpreter, under the same sandbox; when it cannot, or dies during the run, the run goes cold.
+    `clock` is what `limits.timeout_s` is measured on (a test can make the deadline come when it wants).
     """
     log_dir = Path(log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -179,14 +182,15 @@ def run_sandboxed(
     run_env["PYTHONDONTWRITEBYTECODE"] = "1"
     server = current_fork_server() if fork_server is None else (fork_server or None)
     if server is not None:
-        run = _run(argv, cwd, write_dirs, limits, read_dirs, run_env, notes, server)
+        run = _run(argv, cwd, write_dirs, limits, read_dirs, run_env, notes, server, clock)
         if run is not None:
             return run
-    return _run(argv, cwd, write_dirs, limits, read_dirs, run_env, notes, None)
+    return _run(argv, cwd, write_dirs, limits, read_dirs, run_env, notes, None, clock)
 
 
 def _run(argv: list[str], cwd: Path, write_dirs: list[Path], limits: SandboxLimits, read_dirs: list[Path] | None,
-         run_env: dict[str, str], notes: list[str], server: ForkServer | None) -> SandboxRun | None:
+         run_env: dict[str, str], notes: list[str], server: ForkServer | None,
+         clock: Callable[[], float] = time.monotonic) -> SandboxRun | None:
     """One run, warm through `server` or cold; None when the warm run could not start or was lost."""
     status_r, status_w = os.pipe()
     config = launch_config(write_dirs, limits, read_dirs=read_dirs or [Path(cwd)], status_fd=status_w)
@@ -221,7 +225,7 @@ def _run(argv: list[str], cwd: Path, write_dirs: list[Path], limits: SandboxLimi
     with _live_lock:
         _live_runs[proc.pid] = stop
     try:
-        timed_out, killed_for = _supervise(proc, streams, limits.timeout_s, watch)
+        timed_out, killed_for = _supervise(proc, streams, limits.timeout_s, watch, clock)
         if stop.is_set():
             timed_out, killed_for = False, STOPPED_REASON
     finally:
@@ -335,14 +339,15 @@ class _Tail:
         return text if self.total <= self.limit else "…" + text
 
 
-def _supervise(proc: _Process, streams: dict[int, _Tail], timeout_s: float,
-               watch: TreeWatch) -> tuple[bool, str | None]:
+def _supervise(proc: _Process, streams: dict[int, _Tail], timeout_s: float, watch: TreeWatch,
+               clock: Callable[[], float] = time.monotonic) -> tuple[bool, str | None]:
     """Drain the pipes until the process ends: (the timeout killed it, why the watch killed it).
 
     Once it has ended the pipes are read for a short grace only: a descendant that still holds
-    them cannot keep the parent waiting.
+    them cannot keep the parent waiting. The timeout and the grace are measured on `clock`; the
+    watch samples on its own (real) clock.
     """
-    deadline = time.monotonic() + timeout_s
+    deadline = clock() + timeout_s
     open_fds = set(streams)
     timed_out, killed_for = False, None
     drain_until: float | None = None  # set once the process has ended
@@ -351,13 +356,13 @@ def _supervise(proc: _Process, streams: dict[int, _Tail], timeout_s: float,
             os.set_blocking(fd, False)
             sel.register(fd, selectors.EVENT_READ)
         while open_fds:
-            now = time.monotonic()
+            now = clock()
             if drain_until is None:
                 ended = proc.ended()
                 if not ended and now >= deadline:
                     timed_out = True
                     kill_tree(proc.pid)
-                elif not ended and (killed_for := watch.over_budget(now)):
+                elif not ended and (killed_for := watch.over_budget()):
                     kill_tree(proc.pid)
                 if ended or timed_out or killed_for:
                     drain_until = now + _EXIT_GRACE_S
@@ -375,12 +380,12 @@ def _supervise(proc: _Process, streams: dict[int, _Tail], timeout_s: float,
                     sel.unregister(key.fd)
                     open_fds.discard(key.fd)
     while drain_until is None and not proc.ended():  # every pipe closed while the process runs on
-        now = time.monotonic()
+        now = clock()
         if now >= deadline:
             timed_out = True
             kill_tree(proc.pid)
             break
-        if killed_for := watch.over_budget(now):
+        if killed_for := watch.over_budget():
             kill_tree(proc.pid)
             break
         time.sleep(min(_POLL_S, deadline - now))
