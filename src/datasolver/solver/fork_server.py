@@ -58,6 +58,7 @@ class WarmProcess:
     def __init__(self, pid: int, sock: socket.socket, stdout: int, stderr: int) -> None:
         self.pid, self._sock = pid, sock
         self.stdout_fd, self.stderr_fd = stdout, stderr
+        self.end_fd: int | None = sock.fileno()  # the zygote's report of the end arrives here
         self.returncode: int | None = None
         self.lost = False  # the zygote died before reporting the end (the run died with it)
         try:
@@ -101,6 +102,7 @@ class WarmProcess:
             if fd is not None:
                 os.close(fd)
         self._pidfd = None
+        self.end_fd = None
         self._sock.close()
 
 

@@ -10,6 +10,7 @@ import functools
 import json
 import os
 import re
+import select
 import selectors
 import signal
 import subprocess
@@ -277,6 +278,7 @@ class _Process(Protocol):
     pid: int
     stdout_fd: int
     stderr_fd: int
+    end_fd: int | None  # readable once the run has ended (None: the supervisor polls)
     returncode: int | None
 
     def ended(self) -> bool: ...
@@ -298,6 +300,10 @@ class _ColdProcess:
         )
         self.pid = self._popen.pid
         self.stdout_fd, self.stderr_fd = self._popen.stdout.fileno(), self._popen.stderr.fileno()
+        try:
+            self.end_fd: int | None = os.pidfd_open(self.pid)  # readable at exit; reaps nothing
+        except (AttributeError, OSError):
+            self.end_fd = None
 
     @property
     def returncode(self) -> int | None:
@@ -315,6 +321,9 @@ class _ColdProcess:
         self._popen.wait()
         self._popen.stdout.close()
         self._popen.stderr.close()
+        if self.end_fd is not None:
+            os.close(self.end_fd)
+            self.end_fd = None
 
 
 class _Tail:
@@ -355,6 +364,8 @@ def _supervise(proc: _Process, streams: dict[int, _Tail], timeout_s: float, watc
         for fd in open_fds:
             os.set_blocking(fd, False)
             sel.register(fd, selectors.EVENT_READ)
+        if proc.end_fd is not None:  # wake at the end itself, not at the next poll
+            sel.register(proc.end_fd, selectors.EVENT_READ)
         while open_fds:
             now = clock()
             if drain_until is None:
@@ -366,10 +377,14 @@ def _supervise(proc: _Process, streams: dict[int, _Tail], timeout_s: float, watc
                     kill_tree(proc.pid)
                 if ended or timed_out or killed_for:
                     drain_until = now + _EXIT_GRACE_S
+                    if proc.end_fd is not None:
+                        sel.unregister(proc.end_fd)
             elif now >= drain_until:
                 break
             until = deadline if drain_until is None else drain_until
             for key, _ in sel.select(timeout=min(_POLL_S, max(0.0, until - now))):
+                if key.fd not in open_fds:
+                    continue  # the end: the next round sees it
                 try:
                     chunk = os.read(key.fd, 1 << 16)
                 except BlockingIOError:
@@ -388,8 +403,17 @@ def _supervise(proc: _Process, streams: dict[int, _Tail], timeout_s: float, watc
         if killed_for := watch.over_budget():
             kill_tree(proc.pid)
             break
-        time.sleep(min(_POLL_S, deadline - now))
+        _wait_for_end(proc, min(_POLL_S, deadline - now))
     return timed_out, killed_for
+
+
+def _wait_for_end(proc: _Process, timeout_s: float) -> None:
+    """Until the run ends or `timeout_s` passes: its pipes can close (at exit) a moment before the
+    end is reported, and a blind poll would add up to one interval to every run."""
+    if proc.end_fd is None:
+        time.sleep(timeout_s)
+    else:
+        select.select([proc.end_fd], [], [], timeout_s)
 
 
 def _guard_notes(guards: dict, limits: SandboxLimits) -> list[str]:
