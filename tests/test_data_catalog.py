@@ -76,6 +76,35 @@ def test_a_catalog_opens_duckdb_only_when_a_table_is_needed(three_sources, monke
         assert opened[2:] == [False, True]
 
 
+def test_a_second_catalog_reads_the_tables_a_first_one_loaded(three_sources, tmp_path):
+    with Catalog.open(three_sources) as first:
+        assert first.loaded_file() is None  # nothing loaded yet
+        first.load()
+        shared = first.loaded_file()
+        assert shared is not None and shared.is_file()
+        # The files change after the first catalog loaded them: the second one, opened on the
+        # loaded database, still answers from it (it did not read the files again).
+        (three_sources / "context" / "csv" / "Members.csv").write_text("id,name\n9,Zed\n", encoding="utf-8")
+        with Catalog.open(three_sources, loaded=shared) as second:
+            assert all(info.loaded for info in second.tables())
+            assert second.query("SELECT name FROM members ORDER BY id").rows == [("Ann",), ("Bob",)]
+            assert second.query("SELECT count(*) FROM df_members").rows == [(2,)]  # aliases too
+        with Catalog.open(three_sources) as fresh:
+            assert fresh.query("SELECT name FROM members").rows == [("Zed",)]
+
+
+def test_a_loaded_database_missing_a_table_is_not_used(three_sources):
+    with Catalog.open(three_sources) as first:
+        first.load(["members"])
+        assert first.loaded_file() is None  # not every table is in it
+        partial = first._db_path
+        with Catalog.open(three_sources, loaded=partial) as second:
+            assert not any(info.loaded for info in second.tables())
+            assert second.query("SELECT n FROM df_公司名单_最终_").rows == [(5,)]
+    with Catalog.open(three_sources, loaded=three_sources / "no-such.duckdb") as third:
+        assert third.query("SELECT count(*) FROM members").rows == [(2,)]
+
+
 def test_sql_repair_through_the_catalog(tmp_path):
     task = write_task(tmp_path, files={"csv/财务.csv": "企业名称,营业总收入\n甲,10\n乙,20\n丙,30\n"})
     with Catalog.open(task) as cat:

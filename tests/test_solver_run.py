@@ -103,6 +103,18 @@ def test_each_fact_is_said_once_by_its_check_line(tmp_path: Path, task_input: Pa
     assert "CHECK " not in bare.text
 
 
+def test_a_run_queries_the_tables_the_agents_catalog_loaded(toolbox, task_input: Path) -> None:
+    set_query(toolbox, 'result = run_sql("SELECT count(*) AS n FROM orders")')
+    orders = task_input / "context" / "csv" / "orders.csv"
+    catalog = toolbox.context.open_catalog()
+    catalog.load(["orders"])  # its 4 rows; cities is not loaded yet
+    orders.write_text("order_id,city,amount\n9,Oslo,1\n", encoding="utf-8")
+    # Not every table loaded: the run reads the files itself (and sees the file as it is now).
+    assert run(toolbox).ok and toolbox.layout.prediction.read_text(encoding="utf-8") == "n\n1\n"
+    catalog.load()  # every table loaded, as the agent's brief does: the run queries them as loaded
+    assert run(toolbox).ok and toolbox.layout.prediction.read_text(encoding="utf-8") == "n\n4\n"
+
+
 def test_failed_sql_puts_the_error_first(toolbox) -> None:
     set_query(toolbox, 'result = run_sql("SELECT no_such_column FROM orders")')
     result = run(toolbox)

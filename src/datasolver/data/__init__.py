@@ -3,7 +3,7 @@
 The library is the product; the CLI, the solver tools and the generated solver.py are its callers.
 """
 
-from datasolver.data.catalog import Catalog, SkippedSource, TableInfo
+from datasolver.data.catalog import LOADED_ENV, Catalog, SkippedSource, TableInfo
 from datasolver.data.errors import (
     DataError,
     QueryError,
@@ -24,6 +24,7 @@ from datasolver.data.results import QueryResult, render_result
 from datasolver.data.tasks import Task, TaskDiscovery, discover_tasks, load_task
 
 __all__ = [
+    "LOADED_ENV",
     "InputLimits",
     "human_size",
     "JoinCandidate",

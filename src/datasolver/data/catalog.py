@@ -13,6 +13,7 @@ caller gets `QueryInterrupted`. The catalog stays usable.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import resource
 import shutil
@@ -58,6 +59,7 @@ def _memory_config() -> dict[str, str]:
         return {}
     return {"memory_limit": f"{max(64, int(soft * MEMORY_SHARE_OF_RLIMIT) >> 20)}MB"}
 DERIVED_DIR = "derived"
+LOADED_ENV = "DATASOLVER_LOADED_CATALOG"  # how a sandboxed solver.py run learns its parent's loaded tables
 STOP_REPEAT_S = 0.02  # how often a stopped operation's connections are interrupted again
 T = TypeVar("T")
 NAMES_LISTED = 10  # an unknown table's message lists this many names when none is close
@@ -102,7 +104,7 @@ class Catalog:
     """One task's tables. Use `Catalog.open(task_or_data_dir)`; close it (or use `with`)."""
 
     def __init__(self, registration: Registration, cache_dir: Path | None = None,
-                 timeout_s: float | None = None) -> None:
+                 timeout_s: float | None = None, loaded: Path | None = None) -> None:
         self.timeout_s = timeout_s  # default per-operation timeout; None = no limit
         self._lock = threading.RLock()  # held for a whole operation
         # Never held while SQL runs, so interrupt() can always take it: guards which connections
@@ -126,15 +128,38 @@ class Catalog:
         # Opened on first need (each DuckDB connect costs 20-50 ms; a catalog that is only listed,
         # as for solver.py's scaffold, needs none).
         self._ro: duckdb.DuckDBPyConnection | None = None
+        if loaded is not None:
+            self._read_loaded(Path(loaded))
+
+    def _read_loaded(self, path: Path) -> None:
+        """Query `path` read-only when it holds every table and alias of this catalog (another
+        catalog of the same folder loaded them): nothing is read from the files again. Anything
+        less, or a file DuckDB cannot open, is ignored."""
+        try:
+            conn = duckdb.connect(str(path), read_only=True, config=self._config(locked_connection_config()))
+        except duckdb.Error:
+            return
+        present = {row[0] for row in conn.execute(
+            "SELECT table_name FROM duckdb_tables() UNION ALL SELECT view_name FROM duckdb_views() WHERE NOT internal"
+        ).fetchall()}
+        if not {n for e in self._entries.values() for n in (e.name, *e.aliases)} <= present:
+            conn.close()
+            return
+        self._db_path, self._ro = path, conn  # never written: every table is loaded already
+        for entry in self._entries.values():
+            entry.loaded = True
 
     # ----------------------------------------------------------------- construction
     @classmethod
     def open(cls, path: Path | str, cache_dir: Path | str | None = None, extra_derived: list[Path] | None = None,
-             timeout_s: float | None = None, input_limits: InputLimits | None = None) -> Catalog:
+             timeout_s: float | None = None, input_limits: InputLimits | None = None,
+             loaded: Path | str | None = None) -> Catalog:
         """Register every table under a task dir (its context/ plus derived/) or a plain data folder.
 
         `timeout_s` is the default limit of each query, describe or load (see `interrupt`).
         `input_limits` caps the table files' bytes (default: `InputLimits.from_env()`).
+        `loaded` (default: `$DATASOLVER_LOADED_CATALOG`) is another catalog's `loaded_file()` for
+        the same folder: it is queried read-only instead of loading the files again.
         """
         path = Path(path)
         if not path.is_dir():
@@ -145,7 +170,9 @@ class Catalog:
         derived_dirs = [path / DERIVED_DIR] if context != path else []
         for derived in derived_dirs + list(extra_derived or []):
             register_derived(Path(derived), reg)
-        return cls(reg, Path(cache_dir) if cache_dir else None, timeout_s=timeout_s)
+        loaded = loaded if loaded is not None else os.environ.get(LOADED_ENV) or None
+        return cls(reg, Path(cache_dir) if cache_dir else None, timeout_s=timeout_s,
+                   loaded=Path(loaded) if loaded else None)
 
     def _assign_names(self, sources: list[Source]) -> None:
         namings = assign_table_names([(source.source_name, source.path.stem) for source in sources])
@@ -169,6 +196,16 @@ class Catalog:
         with self._lock:
             loaded = [SkippedSource(e.source.relpath, p) for e in self._entries.values() for p in e.problems]
             return list(self._notes) + loaded
+
+    def loaded_file(self) -> Path | None:
+        """The DuckDB file holding every table of this catalog, once all are loaded and none failed
+        (None before): another process may open it with `Catalog.open(..., loaded=…)`. Valid while
+        this catalog is open and loads nothing more."""
+        with self._lock:
+            entries = list(self._entries.values())
+            if entries and all(e.loaded for e in entries) and self._db_path.is_file():
+                return self._db_path
+            return None
 
     def names(self) -> list[str]:
         return [name for name, e in self._entries.items() if not e.error]

@@ -12,6 +12,7 @@ from typing import Literal
 
 import datasolver
 from datasolver.clip import clip
+from datasolver.data import LOADED_ENV
 from datasolver.solver import safe_files
 from datasolver.solver.checks import PREDICTION_MAX_BYTES
 from datasolver.solver.layout import PREDICTION_NAME, ScratchLayout
@@ -38,8 +39,13 @@ class SolverRun:
         return list(self.sandbox.notes)
 
 
-def run_solver_script(task_scratch_dir: Path | ScratchLayout, limits: SandboxLimits = SandboxLimits()) -> SolverRun:
-    """Run solver.py from the task scratch folder; a stale prediction never survives a run."""
+def run_solver_script(task_scratch_dir: Path | ScratchLayout, limits: SandboxLimits = SandboxLimits(),
+                      loaded_catalog: Path | None = None) -> SolverRun:
+    """Run solver.py from the task scratch folder; a stale prediction never survives a run.
+
+    `loaded_catalog` (a catalog's `loaded_file()`, inside the scratch folder) lets solver.py query
+    the tables the caller already loaded instead of reading every file again on each run.
+    """
     layout = task_scratch_dir if isinstance(task_scratch_dir, ScratchLayout) else ScratchLayout.of(task_scratch_dir)
     layout.require()
     if not safe_files.is_regular(layout.solver_py):
@@ -56,7 +62,7 @@ def run_solver_script(task_scratch_dir: Path | ScratchLayout, limits: SandboxLim
         log_dir=layout.tmp,
         read_dirs=[layout.root],
         limits=limits,
-        extra_env={"PYTHONPATH": python_path},
+        extra_env={"PYTHONPATH": python_path, **({LOADED_ENV: str(loaded_catalog)} if loaded_catalog else {})},
     )
     if run.timed_out or run.returncode != 0:
         clear_prediction(layout)

@@ -39,7 +39,8 @@ def run_solver(
         timeout: Wall-clock seconds before the run is killed (fractions allowed; at most 600).
     """
     limits = dataclasses.replace(ctx.limits, timeout_s=float(min(timeout, MAX_TIMEOUT_S)))
-    run = run_solver_script(ctx.layout, limits)
+    # The tables the agent's catalog already loaded are queried as they are, not read again.
+    run = run_solver_script(ctx.layout, limits, loaded_catalog=ctx.open_catalog().loaded_file())
     report = prediction = None
     if run.status == "OK" and run.prediction is not None and ctx.answer_checks:
         prediction = check_prediction(run.prediction, answer_checked=True)
