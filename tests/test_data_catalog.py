@@ -105,6 +105,27 @@ def test_a_loaded_database_missing_a_table_is_not_used(three_sources):
         assert third.query("SELECT count(*) FROM members").rows == [(2,)]
 
 
+def test_a_loaded_tables_listing_is_what_duckdb_holds_without_asking_it_again(tmp_path, monkeypatch):
+    task = write_task(tmp_path, files={
+        "json/cased.json": json.dumps([{"a": 1, "A": 2}, {"a": 3, "A": 4}]),  # DuckDB renames one
+        "csv/dup.csv": "a,a,b\n1,2,3\n4,5,6\n7,8,9\n",
+    })
+    with Catalog.open(task) as cat:
+        cat.load()
+        conn = cat.connection()
+        held = {name: (conn.execute(f'SELECT count(*) FROM "{name}"').fetchall()[0][0],
+                       [c for c, *_ in conn.execute(f'DESCRIBE "{name}"').fetchall()]) for name in cat.names()}
+        assert held == {"cased": (2, ["a", "a_1"]), "dup": (3, ["a", "a_1", "b"])}
+
+        def no_query(self):
+            raise AssertionError("listing a loaded table asked DuckDB again")
+
+        monkeypatch.setattr(Catalog, "_reader", no_query)
+        assert {i.name: (i.rows, i.columns) for i in cat.tables()} == held
+        assert (cat.table("dup").rows, cat.table("dup").rows_exact) == (3, True)
+        monkeypatch.undo()
+
+
 def test_sql_repair_through_the_catalog(tmp_path):
     task = write_task(tmp_path, files={"csv/财务.csv": "企业名称,营业总收入\n甲,10\n乙,20\n丙,30\n"})
     with Catalog.open(task) as cat:

@@ -98,6 +98,7 @@ class _Entry:
     loaded: bool = False
     error: str | None = None
     problems: list[str] = field(default_factory=list)
+    shape: tuple[int, list[str]] | None = None  # rows and columns as loaded (a loaded table never changes)
 
 
 class Catalog:
@@ -223,9 +224,11 @@ class Catalog:
         source = entry.source
         rows, exact, columns = source.rows, source.rows_exact, source.columns
         if entry.loaded:
-            reader = self._reader()
-            rows, exact = reader.execute(f"SELECT count(*) FROM {quote_ident(entry.name)}").fetchall()[0][0], True
-            columns = [c for c, *_ in reader.execute(f"DESCRIBE {quote_ident(entry.name)}").fetchall()]
+            if entry.shape is None:  # loaded by another catalog (see `loaded_file`): read it once
+                reader = self._reader()
+                entry.shape = (reader.execute(f"SELECT count(*) FROM {quote_ident(entry.name)}").fetchall()[0][0],
+                               [c for c, *_ in reader.execute(f"DESCRIBE {quote_ident(entry.name)}").fetchall()])
+            (rows, columns), exact = entry.shape, True
         elif rows is None and source.count_rows is not None:
             rows, exact = source.count_rows(), source.count_is_exact
             source.rows, source.rows_exact = rows, exact
@@ -398,6 +401,10 @@ class Catalog:
             for alias in entry.aliases:
                 rw.execute(f"CREATE VIEW {quote_ident(alias)} AS SELECT * FROM {quote_ident(entry.name)}")
             entry.problems = loaded.problems
+            # Read once here, so listing a loaded table needs no query (DuckDB may rename a column
+            # that differs from another only in case; the rows are the Arrow table's).
+            columns = [c for c, *_ in rw.execute(f"DESCRIBE {quote_ident(entry.name)}").fetchall()]
+            entry.shape = (loaded.table.num_rows, columns)
             entry.loaded = True
         except (QueryInterrupted, duckdb.InterruptException):
             # Stopped, not broken: the table stays loadable for the next operation. The loader
