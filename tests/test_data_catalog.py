@@ -116,6 +116,8 @@ def test_a_loaded_tables_listing_is_what_duckdb_holds_without_asking_it_again(tm
         held = {name: (conn.execute(f'SELECT count(*) FROM "{name}"').fetchall()[0][0],
                        [c for c, *_ in conn.execute(f'DESCRIBE "{name}"').fetchall()]) for name in cat.names()}
         assert held == {"cased": (2, ["a", "a_1"]), "dup": (3, ["a", "a_1", "b"])}
+        with Catalog.open(task, loaded=cat.loaded_file()) as second:  # read once from the shared file
+            assert {i.name: (i.rows, i.columns) for i in second.tables()} == held
 
         def no_query(self):
             raise AssertionError("listing a loaded table asked DuckDB again")
