@@ -128,6 +128,14 @@ def test_a_loaded_tables_listing_is_what_duckdb_holds_without_asking_it_again(tm
         monkeypatch.undo()
 
 
+def test_the_scratch_database_is_not_fsynced(three_sources):
+    with Catalog.open(three_sources) as cat:
+        cat.load()
+        assert cat.connection().execute("SELECT current_setting('fsync_mode')").fetchall() == [("NONE",)]
+        with Catalog.open(three_sources, loaded=cat.loaded_file()) as second:  # the same settings
+            assert second.query("SELECT count(*) FROM members").rows == [(2,)]
+
+
 def test_sql_repair_through_the_catalog(tmp_path):
     task = write_task(tmp_path, files={"csv/财务.csv": "企业名称,营业总收入\n甲,10\n乙,20\n丙,30\n"})
     with Catalog.open(task) as cat:

@@ -48,6 +48,9 @@ LOADER_CONFIG = {
     "autoload_known_extensions": False,
     "enable_external_access": False,
 }
+# The database is a scratch copy, removed with the catalog: a crash loses nothing worth an fsync
+# at each loader checkpoint (the 40-task dev oracle run, one task at a time: ~10-20% less wall time).
+SCRATCH_DATABASE = {"fsync_mode": "NONE"}
 # Under an address-space rlimit (the solver sandbox) DuckDB's default of 80% of RAM would hit the
 # rlimit and fail instead of spilling to disk; keep DuckDB well inside it.
 MEMORY_SHARE_OF_RLIMIT = 0.5
@@ -444,7 +447,7 @@ class Catalog:
     @staticmethod
     def _config(base: dict) -> dict:
         # Both connections to one file must share their settings, or DuckDB refuses the second.
-        return {**base, **_memory_config()}
+        return {**base, **SCRATCH_DATABASE, **_memory_config()}
 
     def _close_read_only(self) -> None:
         with self._state:
