@@ -140,7 +140,25 @@ def test_a_past_deadline_starts_no_attempt(scratch: Path) -> None:
     assert outcome.reason.startswith("deadline passed before attempt 1")
 
 
-def test_tasks_share_one_event_loop(tmp_path: Path) -> None:
+def test_tasks_share_one_event_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    import datasolver.agent.solve as solve_module
+
+    # Briefs are built in turns, at most as many at once as there are CPUs (here: one).
+    monkeypatch.setattr(solve_module, "_BRIEF_TURNS", threading.BoundedSemaphore(1))
+    building, most = [0], [0]
+    real_gather = solve_module.gather_brief
+
+    def counting_gather(*args, **kwargs):
+        building[0] += 1
+        most[0] = max(most[0], building[0])
+        try:
+            return real_gather(*args, **kwargs)
+        finally:
+            building[0] -= 1
+
+    monkeypatch.setattr(solve_module, "gather_brief", counting_gather)
     scratches = []
     for name, question in (("task_a", "Count orders per city (alpha)"), ("task_b", "Count orders per city (beta)")):
         task = make_tiny_task(tmp_path / "input", name)
@@ -160,3 +178,4 @@ def test_tasks_share_one_event_loop(tmp_path: Path) -> None:
     assert [o.task_id for o in outcomes] == ["task_a", "task_b"]
     for name in ("task_a", "task_b"):
         assert (tmp_path / "out" / name / "prediction.csv").read_text(encoding="utf-8") == EXPECTED_CSV
+    assert most == [1]

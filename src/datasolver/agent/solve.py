@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,7 +132,7 @@ async def solve_task(
     catalog = await asyncio.to_thread(Catalog.open, layout.root, cache_dir=layout.cache,
                                       timeout_s=limits.tool_timeout_s * QUERY_SHARE_OF_TOOL_TIMEOUT)
     try:
-        brief = await asyncio.to_thread(gather_brief, layout.root, catalog, limits)
+        brief = await asyncio.to_thread(_gather_brief_in_turn, layout.root, catalog, limits)
         evidence_hints = await _with_video_verdict(brief, client, limits, trace, evidence_hints)
         with SolverToolbox(layout.root, catalog=catalog, answer_checks=answer_checks) as toolbox:
             session = _Session(layout, brief, client, toolbox, catalog, Path(output_dir), limits, trace,
@@ -143,6 +145,18 @@ async def solve_task(
     if trace is not None:
         trace.event(EVENT_SOLVE_END, **{k: v for k, v in outcome.as_dict().items() if k != "attempt_results"})
     return outcome
+
+
+# Building a brief is CPU work (loading and profiling every table). More at once than there are
+# CPUs only slows each of them down, and they all finish together: the tasks then stay in step and
+# their later CPU bursts (explore queries, solver.py runs) collide as well. In turns, they start
+# talking to the model one after the other. A process-wide bound: the CPUs are the process's.
+_BRIEF_TURNS = threading.BoundedSemaphore(max(1, os.cpu_count() or 1))
+
+
+def _gather_brief_in_turn(root: Path, catalog: Catalog, limits: Limits) -> TaskBrief:
+    with _BRIEF_TURNS:
+        return gather_brief(root, catalog, limits)
 
 
 async def _with_video_verdict(brief: TaskBrief, client: LLMClient, limits: Limits, trace: TraceWriter | None,
