@@ -45,6 +45,16 @@ def test_examples_are_solved_and_score_one(example_server, tmp_path):
     assert summary.sandbox == {"fork_server": "on", "warm_runs": 3}
 
 
+def test_a_batch_without_a_shared_fork_server_starts_its_own(example_server, tmp_path):
+    from datasolver.solver.fork_server import use_fork_server
+
+    input_dir = copy_examples(tmp_path)
+    with use_fork_server(None):  # not the test session's zygote: the batch makes and starts one
+        summary = run_batch_sync(make_config(example_server, input_dir, tmp_path))
+    assert summary.counts()["solved"] == 3
+    assert summary.sandbox == {"fork_server": "on", "warm_runs": 3}
+
+
 def test_cold_runs_give_the_same_answers(example_server, tmp_path):
     input_dir = copy_examples(tmp_path)
     summary = run_batch_sync(make_config(example_server, input_dir, tmp_path, warm_runs=False))

@@ -40,6 +40,29 @@ def work(tmp_path: Path) -> Path:
     return path
 
 
+def test_a_server_starts_once_when_prestarted_or_first_used(work: Path) -> None:
+    from datasolver.solver.fork_server import prestart_fork_server
+
+    server = ForkServer()
+    try:
+        assert server.pid is None
+        with use_fork_server(server):
+            prestart_fork_server()  # the batch's thread, once a task's model has answered
+            pid = server.pid
+            assert pid is not None
+            prestart_fork_server()
+            assert server.start() is server and server.pid == pid  # started once
+    finally:
+        server.close()
+    never_prestarted = ForkServer()
+    try:
+        _, warm = both(work, ["-c", "print('hi')"], never_prestarted)  # the first run starts it
+        assert warm.stdout == "hi\n"
+    finally:
+        never_prestarted.close()
+    prestart_fork_server()  # no server in use: nothing to start
+
+
 def test_the_zygote_is_single_threaded_when_ready(fork_server: ForkServer) -> None:
     assert fork_server.usable(), fork_server.failure
     assert fork_server.threads == 1

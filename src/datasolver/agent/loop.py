@@ -43,6 +43,7 @@ from datasolver.llm import (
 )
 from datasolver.llm.window import reply_tokens
 from datasolver.solver.answer_checks import CheckReport
+from datasolver.solver.fork_server import prestart_fork_server
 from datasolver.toolkit import ToolOutcome, ToolRunner
 
 # Why an attempt ended.
@@ -292,6 +293,9 @@ def record_answer(conv: Conversation, result: ChatResult, run: AttemptRun, state
 async def run_tools(conv: Conversation, calls: list[ToolCall], run: AttemptRun, state: AttemptResult) -> None:
     """Step 3: run the calls in order (an edit then a run must see each other) and append results."""
     limit = run.result_chars()
+    # The model has answered: solver.py runs are near. The batch's zygote starts now (on this, the
+    # batch's, thread), its imports overlapping model turns rather than the first tasks' briefs.
+    prestart_fork_server()
     for call in calls:
         outcome = await run.runner.run(call)
         if len(outcome.text) > limit:  # a small window keeps shorter results than the runner's limit

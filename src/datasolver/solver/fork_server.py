@@ -1,7 +1,8 @@
 """The parent side of the fork server: start a zygote (zygote.py) for a batch and hand it runs.
 
-A `ForkServer` is started once per batch, from the thread that lives as long as the batch (the
-zygote dies with that thread: PR_SET_PDEATHSIG), with a scrubbed environment and the thread pools
+A `ForkServer` is made once per batch and started from the thread that lives as long as the batch
+(the zygote dies with that thread: PR_SET_PDEATHSIG) once the first task has its brief
+(`prestart_fork_server`), with a scrubbed environment and the thread pools
 of the preloaded libraries at one thread. `run_sandboxed` uses it for `python SCRIPT` and
 `python -c CODE` commands of this interpreter when one is in use (`use_fork_server`, or its
 `fork_server` argument); anything else, a zygote that is not ready, failed or has died, runs cold
@@ -39,6 +40,15 @@ _current: contextvars.ContextVar[ForkServer | None] = contextvars.ContextVar("da
 def current_fork_server() -> ForkServer | None:
     """The fork server of the batch this code runs in (asyncio tasks and to_thread inherit it)."""
     return _current.get()
+
+
+def prestart_fork_server() -> None:
+    """Start the fork server in use unless it has started: call from the batch's thread when
+    solver.py runs are near but at least one model turn away (a task has its brief), so that the
+    zygote's imports (~0.6 CPU-s) overlap the model's answer instead of the first tasks' briefs."""
+    server = _current.get()
+    if server is not None:
+        server.start()
 
 
 @contextlib.contextmanager
@@ -115,19 +125,27 @@ class ForkServer:
         self._proc: subprocess.Popen | None = None
         self._control: socket.socket | None = None
         self._lock = threading.Lock()
+        self._starting = threading.Lock()
         self._ready: bool | None = None  # None: not heard from yet
         self.failure = ""  # why it is not used (empty while usable)
         self.threads: int | None = None  # threads the zygote had when ready (must be 1)
         self.runs_started = 0
 
     def start(self) -> ForkServer:
-        """Start the zygote (it imports in the background; the first run waits until it is ready)."""
+        """Start the zygote (it imports in the background; the first run waits until it is ready).
+        Starting again does nothing; a run on a server never started starts it first."""
+        with self._starting:
+            if self._proc is None and self._ready is None:
+                self._start()
+        return self
+
+    def _start(self) -> None:
         from datasolver.solver.sandbox import scrub_env
 
         if sys.platform != "linux" or not hasattr(os, "pidfd_open"):
             self.failure = "the fork server needs Linux with pidfd_open"
             self._ready = False
-            return self
+            return
         env, _ = scrub_env(os.environ if self._env is None else self._env)
         env.update(_SINGLE_THREAD_ENV)
         env.update(PYTHONIOENCODING="utf-8", PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
@@ -143,11 +161,10 @@ class ForkServer:
         except OSError as exc:
             mine.close()
             self.failure, self._ready = f"cannot start the fork server: {exc}", False
-            return self
+            return
         finally:
             theirs.close()
         self._control = mine
-        return self
 
     @property
     def pid(self) -> int | None:
@@ -159,6 +176,8 @@ class ForkServer:
             return self._wait_ready()
 
     def _wait_ready(self) -> bool:
+        if self._ready is None and self._control is None:
+            self.start()
         if self._ready is None:
             assert self._control is not None
             self._control.settimeout(READY_TIMEOUT_S)
