@@ -172,9 +172,10 @@ def test_a_killed_zygote_falls_back_to_cold_runs(work: Path) -> None:
 
 def test_a_zygote_killed_during_a_run_means_the_run_is_redone_cold(work: Path) -> None:
     marker = work / "started"
-    # The first (warm) run marks itself and waits; the second (cold) one finds the mark and ends.
-    code = (f"import time\nopen({str(marker)!r}, 'a').write('x')\n"
-            f"if len(open({str(marker)!r}).read()) == 1:\n    time.sleep(30)\nprint('done')")
+    # The first (warm) run marks itself and waits on an event nothing sets (it dies with the
+    # zygote); the second (cold) one finds the mark and ends.
+    code = (f"import threading\nopen({str(marker)!r}, 'a').write('x')\n"
+            f"if len(open({str(marker)!r}).read()) == 1:\n    threading.Event().wait()\nprint('done')")
     with ForkServer() as server:
         assert server.usable()
 
