@@ -77,8 +77,8 @@ async def run_batch(
     runner = executor or LocalExecutor()
     # A fork server the caller already runs is shared (its owner closes it); else one is made here
     # and started on this thread, which lives as long as the batch (the zygote dies with it), once
-    # the first task has its brief (`prestart_fork_server`): its imports then overlap the model's
-    # first answer instead of slowing the first briefs (a run that comes first starts it itself).
+    # the first task's model has answered (`prestart_fork_server`): its imports then overlap model
+    # turns instead of slowing the first briefs (a run that comes first starts it itself).
     warm = config.warm_runs and isinstance(runner, LocalExecutor) and bool(todo)
     shared = current_fork_server() if warm else None
     server = shared or (ForkServer() if warm else None)

@@ -1,7 +1,7 @@
 """The parent side of the fork server: start a zygote (zygote.py) for a batch and hand it runs.
 
 A `ForkServer` is made once per batch and started from the thread that lives as long as the batch
-(the zygote dies with that thread: PR_SET_PDEATHSIG) once the first task has its brief
+(the zygote dies with that thread: PR_SET_PDEATHSIG) once the first task's model has answered
 (`prestart_fork_server`), with a scrubbed environment and the thread pools
 of the preloaded libraries at one thread. `run_sandboxed` uses it for `python SCRIPT` and
 `python -c CODE` commands of this interpreter when one is in use (`use_fork_server`, or its
@@ -44,8 +44,8 @@ def current_fork_server() -> ForkServer | None:
 
 def prestart_fork_server() -> None:
     """Start the fork server in use unless it has started: call from the batch's thread when
-    solver.py runs are near but at least one model turn away (a task has its brief), so that the
-    zygote's imports (~0.6 CPU-s) overlap the model's answer instead of the first tasks' briefs."""
+    solver.py runs are near (a task's model has answered), so that the zygote's imports (~0.6
+    CPU-s) overlap model turns instead of the first tasks' briefs."""
     server = _current.get()
     if server is not None:
         server.start()

@@ -149,7 +149,7 @@ class ScriptedServer:
     @property
     def requests(self) -> list[Any]:
         """The JSON bodies of the chat-completion requests received so far."""
-        return [r.body for r in self.records if r.path.partition("?")[0].endswith(_COMPLETIONS_PATH)]
+        return [r.body for r in self.records if _path_only(r.path).endswith(_COMPLETIONS_PATH)]
 
     def remaining(self, key: str | None = None) -> int:
         """Turns not yet served for ``key`` (None: the unkeyed script)."""
@@ -329,12 +329,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
         owner = self.server.owner
         owner._record(self._received(None, None))
-        if self._route().endswith(_MODELS_PATH):
+        if _path_only(self.path).endswith(_MODELS_PATH):
             data = [{"id": owner.model, "object": "model", "created": 0, "owned_by": "datasolver"}]
             if owner.report_window == "models" and owner.context_window:
                 data[0]["max_model_len"] = owner.context_window
             self._send_json(200, {"object": "list", "data": data})
-        elif self._route() == _PROPS_PATH and owner.report_window == "props" and owner.context_window:
+        elif _path_only(self.path) == _PROPS_PATH and owner.report_window == "props" and owner.context_window:
             self._send_json(200, {"default_generation_settings": {"n_ctx": owner.context_window},
                                   "total_slots": 1, "model_path": owner.model})
         else:
@@ -350,7 +350,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             owner._record(self._received(raw.decode("utf-8", "replace"), None))
             self._send_json(400, _error_body(400, "request body is not JSON"))
             return
-        if not self._route().endswith(_COMPLETIONS_PATH):
+        if not _path_only(self.path).endswith(_COMPLETIONS_PATH):
             owner._record(self._received(body, None))
             self._send_json(404, _error_body(404, f"no route POST {self.path}"))
             return
@@ -391,10 +391,6 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self._send_raw(200, turn.body.encode("utf-8"), turn.content_type)
         else:
             self._send_json(200, owner._completion(body, turn))
-
-    def _route(self) -> str:
-        """The path without its query string (servers route on the path alone)."""
-        return self.path.partition("?")[0].rstrip("/")
 
     def _received(self, body: Any, key: str | None) -> ReceivedRequest:
         return ReceivedRequest(
@@ -445,3 +441,8 @@ def _tokens(s: str) -> int:
 
 def _error_body(status: int, message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": "scripted_error", "code": status}}
+
+
+def _path_only(path: str) -> str:
+    """A request path without its query string (servers route on the path alone)."""
+    return path.partition("?")[0].rstrip("/")

@@ -18,6 +18,11 @@ TIE_WINDOW = 100  # rows fetched past LIMIT k to count a tie
 MAX_CELLS_LOOKED_UP = 200
 
 
+# What both diagnoses of a filter that matched nothing advise.
+_FIX_THE_FILTER = (" The filter whose removal brings rows back is the one to fix: match the data's exact "
+                   "spelling, case and format.")
+
+
 def empty_result(ctx: AnswerContext) -> list[CheckFinding]:
     if ctx.rows:
         return _null_answer(ctx) if ctx.every_cell_null() else []
@@ -34,8 +39,7 @@ def empty_result(ctx: AnswerContext) -> list[CheckFinding]:
         parts.append("without " + _without_line(ctx, part, count))
     if parts:
         detail = " Re-run without each filter: " + "; ".join(parts) + "."
-        advice = (" The filter whose removal brings rows back is the one to fix: match the data's exact "
-                  "spelling, case and format. If none does, check the join keys.")
+        advice = _FIX_THE_FILTER + " If none does, check the join keys."
     else:
         detail = " The query has no WHERE filter to test."
         advice = " Check the join keys (a look-alike key matches nothing) and the table."
@@ -70,8 +74,7 @@ def _null_answer(ctx: AnswerContext) -> list[CheckFinding]:
             parts.append(f"`{select}` matches 0 rows" + ("; without " + "; without ".join(tried) if tried else ""))
     if parts:
         detail = " " + ". ".join(parts) + "."
-        advice = (" The filter whose removal brings rows back is the one to fix: match the data's exact "
-                  "spelling, case and format.")
+        advice = _FIX_THE_FILTER
     else:
         detail = " No filter of the SQL matches zero rows."
         advice = (" Check the column the values come from (a wrong column, a join that found nothing, a "
