@@ -313,3 +313,26 @@ def test_a_profile_example_is_the_first_non_null_value_in_file_order(tmp_path):
     with Catalog.open(task) as cat:
         examples = {tuple(c.example for c in profile_table(cat, "visits").columns) for _ in range(5)}
     assert examples == {("c0", "Mon")}
+
+
+def test_distinct_counts_are_the_same_whichever_way_a_table_is_counted(tmp_path, monkeypatch):
+    # Small tables count distinct values as list_unique(list(col)) (count(DISTINCT) has a fixed
+    # cost per column that dominated profiling); the counts must be exactly count(DISTINCT)'s.
+    import datasolver.data.profile as profile
+
+    values = [(1, 0.0, "a", "2024-01-01"), (2, -0.0, "A", None), (3, None, "a ", "2024-01-01"),
+              (None, 1.5, None, "2024-01-02"), (2, 1.5, "a", None)]
+    records = [{"k": 1, "tags": [1, 2], "meta": {"x": 1}}, {"k": 2, "tags": [1, 2], "meta": {"x": None}},
+               {"k": 3, "tags": None, "meta": {"x": 1}}]
+    task = write_task(tmp_path, files={
+        "db.sqlite": sqlite_file({"mixed": ("n INTEGER, f REAL, s TEXT, d TEXT", values)}),
+        "nested.json": json.dumps(records)})
+    with Catalog.open(task) as cat:
+        def counts(max_rows: int) -> dict:
+            monkeypatch.setattr(profile, "LIST_COUNT_MAX_ROWS", max_rows)
+            return {(t, c.name): c.distinct for t in cat.names() for c in profile.profile_table(cat, t).columns}
+
+        by_list, by_distinct = counts(10_000), counts(0)
+        reference = {(t, c): cat.query(f'SELECT count(DISTINCT "{c}") FROM "{t}"').rows[0][0] for t, c in by_list}
+    assert by_list == by_distinct == reference
+    assert len(reference) == 7 and reference[("mixed", "s")] == 3

@@ -11,6 +11,10 @@ from datasolver.data.errors import QueryError
 from datasolver.data.names import quote_ident
 from datasolver.data.results import cell_text
 
+# count(DISTINCT) builds a hash table per column: a fixed ~2 ms each, most of a small table's
+# profile. list_unique(list(col)) counts the same set (DuckDB's equality, NULLs left out) 5-12x
+# cheaper up to ~10k rows and slower past ~20k (293 dev tables: 6.1 -> 0.5 CPU-s).
+LIST_COUNT_MAX_ROWS = 10_000
 _RANGED = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "DOUBLE", "FLOAT", "DECIMAL", "DATE", "TIMESTAMP")
 
 
@@ -61,12 +65,14 @@ def profile_table(catalog, name: str) -> TableProfile:
     catalog.load([table])
     info = catalog.table(table)
     described = _fetch(catalog, f"DESCRIBE {quote_ident(table)}")
+    small = info.rows is not None and info.rows <= LIST_COUNT_MAX_ROWS
     parts = ["count(*)"]
     for column, ctype, *_ in described:
         ident = quote_ident(column)
+        distinct = f"list_unique(list({ident}))" if small else f"count(DISTINCT {ident})"
         # The first non-NULL value in file order: any_value() differs from run to run on a parallel
         # scan, and the prompt (and a replayed run) must not.
-        parts += [f"count({ident})", f"count(DISTINCT {ident})",
+        parts += [f"count({ident})", distinct,
                   f"CAST(arg_min({ident}, rowid) FILTER (WHERE {ident} IS NOT NULL) AS VARCHAR)"]
         if is_ranged(ctype):
             parts += [f"CAST(min({ident}) AS VARCHAR)", f"CAST(max({ident}) AS VARCHAR)"]
