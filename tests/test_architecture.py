@@ -66,3 +66,14 @@ def test_the_engine_and_the_leaves_import_no_room_above_them() -> None:
     assert allowed["errors"] == set() and allowed["clip"] == set()
     for leaf in ("data", "llm", "eval", "prompts"):
         assert allowed[leaf] == {"errors", "clip"}, leaf
+
+
+def test_the_ray_actors_module_imports_nothing_heavy() -> None:
+    # A Ray actor's process imports its class's module; this one must start in a blink.
+    import subprocess
+    import sys
+
+    probe = ("import sys, datasolver.request_slots; "
+             "print(sorted(m for m in ('pandas', 'duckdb', 'openai', 'datasolver.pipeline') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

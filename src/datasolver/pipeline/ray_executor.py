@@ -37,6 +37,7 @@ from datasolver.pipeline.errors import PipelineError
 from datasolver.pipeline.executor import BatchRun, internal_error
 from datasolver.pipeline.summary import TaskRecord
 from datasolver.pipeline.task import TaskSetup, TaskSolver, planned, run_task
+from datasolver.request_slots import RequestSlots
 
 RAY_MISSING = "the Ray executor needs Ray: pip install 'datasolver[ray]'"
 
@@ -52,45 +53,6 @@ def import_ray() -> Any:
     except ImportError as exc:
         raise RayUnavailable(RAY_MISSING) from exc
     return ray
-
-
-class RequestSlots:
-    """At most `limit` model requests at a time across the cluster (a Ray actor; async methods).
-
-    A request acquires a slot with a token and releases it with the same token; a release that
-    comes before its grant (the request was cancelled while waiting) withdraws the request.
-    """
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.held: set[str] = set()
-        self.withdrawn: set[str] = set()
-        self.granted = 0
-        self.peak = 0
-        self._changed = asyncio.Condition()
-
-    async def acquire(self, token: str) -> bool:
-        async with self._changed:
-            await self._changed.wait_for(lambda: len(self.held) < self.limit or token in self.withdrawn)
-            if token in self.withdrawn:
-                self.withdrawn.discard(token)
-                return False
-            self.held.add(token)
-            self.granted += 1
-            self.peak = max(self.peak, len(self.held))
-            return True
-
-    async def release(self, token: str) -> None:
-        async with self._changed:
-            if token in self.held:
-                self.held.discard(token)
-            else:
-                self.withdrawn.add(token)
-            self._changed.notify_all()
-
-    async def stats(self) -> dict[str, int]:
-        """limit, slots held now, slots granted so far, and the most held at once."""
-        return {"limit": self.limit, "held": len(self.held), "granted": self.granted, "peak": self.peak}
 
 
 def slot_gate(slots: Any) -> RequestGate:
