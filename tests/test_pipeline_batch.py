@@ -166,7 +166,7 @@ def test_malformed_task_folders_are_listed_in_the_summary(example_server, tmp_pa
 def test_the_deadline_stops_a_slow_task_and_its_fallback_answers(tmp_path):
     # The model edits solver.py, then stalls (a minute) before run_solver: the agent stops at the
     # deadline and its fallback runs the edited solver.py. The agent's clock stands still at the
-    # start, so preparing and the first turns cost none of the task's 5 s however busy the
+    # start, so preparing and the first turns cost none of the task's 1 s however busy the
     # machine; only the stalled request waits them out.
     import time
 
@@ -184,7 +184,7 @@ def test_the_deadline_stops_a_slow_task_and_its_fallback_answers(tmp_path):
 
     start = time.monotonic()
     with ScriptedServer(handler=slow_before_run) as server:
-        config = make_config(server, input_dir, tmp_path, task_timeout_s=5.0, task_ids=("task_demo_sales",),
+        config = make_config(server, input_dir, tmp_path, task_timeout_s=1.0, task_ids=("task_demo_sales",),
                              limits=Limits(clock=lambda: start))
         summary = run_batch_sync(config)
     (record,) = summary.tasks
