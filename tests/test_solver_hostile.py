@@ -177,24 +177,43 @@ needs_pidns = pytest.mark.skipif(not kernel_features().get("namespaces"),
 needs_landlock = pytest.mark.skipif(landlock_abi() < 1, reason="Landlock is not available on this kernel")
 needs_seccomp = pytest.mark.skipif(not kernel_features().get("seccomp"), reason="no seccomp filter for this platform")
 
-def _beating(path: Path, quiet_s: float = 0.4) -> bool:
-    """Whether something still appends to `path` (its size changes within `quiet_s`)."""
-    before = path.stat().st_size
-    time.sleep(quiet_s)
-    return path.stat().st_size != before
+
+def _holders(path: Path) -> set[int]:
+    """Live processes (zombies aside) that hold `path` open. The host's /proc lists the processes
+    of every PID namespace, a run's included, whatever their command line (a warm run's is the
+    zygote's)."""
+    target, found = str(path.resolve()), set()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            fds = os.listdir(f"/proc/{entry.name}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                held = os.readlink(f"/proc/{entry.name}/fd/{fd}") == target
+            except OSError:
+                continue
+            if held and _alive(int(entry.name)):
+                found.add(int(entry.name))
+    return found
 
 
-def _stops_beating(path: Path, within_s: float = 10.0) -> bool:
+def _all_gone(path: Path, within_s: float = 10.0) -> bool:
+    """Whether every process holding `path` open has exited within `within_s`."""
     deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        if not _beating(path):
-            return True
-    return False
+    while _holders(path):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def _heartbeat(path: Path) -> str:
-    """Code that appends to `path` every 20 ms forever."""
-    return f"import time\nwhile True:\n    open({str(path)!r}, 'a').write('.'); time.sleep(0.02)\n"
+    """Code that holds `path` open and appends a line to it every 20 ms forever."""
+    return (f"import time\nbeat = open({str(path)!r}, 'a', buffering=1)\n"
+            "while True:\n    beat.write('.\\n'); time.sleep(0.02)\n")
 
 
 def _daemon_code(beat: Path) -> str:
@@ -209,9 +228,10 @@ def _daemon_code(beat: Path) -> str:
 def test_a_setsid_daemon_dies_with_the_run(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    run = sandboxed(work, _daemon_code(work / "daemon.beat"))
+    run = sandboxed(work, _daemon_code(work / "daemon.beat"))  # returns once the daemon has beaten
     assert run.returncode == 0, run.stderr
-    assert not _beating(work / "daemon.beat"), "a setsid daemon outlived the run"
+    assert (work / "daemon.beat").exists()
+    assert _all_gone(work / "daemon.beat"), "a setsid daemon outlived the run"
 
 
 @needs_pidns
@@ -239,10 +259,11 @@ def test_the_run_dies_with_its_parent(tmp_path: Path, sig: signal.Signals, sandb
         while not (work / "solver.beat").exists() and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
         assert (work / "solver.beat").exists(), "the sandboxed run did not start"
+        assert _holders(work / "solver.beat") and _holders(work / "daemon.beat")  # both are running
         proc.send_signal(sig)
         proc.wait(timeout=30)
-        assert _stops_beating(work / "solver.beat"), f"solver.py survived its parent's {sig.name}"
-        assert _stops_beating(work / "daemon.beat"), f"a daemon of solver.py survived its parent's {sig.name}"
+        assert _all_gone(work / "solver.beat"), f"solver.py survived its parent's {sig.name}"
+        assert _all_gone(work / "daemon.beat"), f"a daemon of solver.py survived its parent's {sig.name}"
         if sandbox_path == "warm":
             zygote_pid = int(proc.stdout.readline())
             deadline = time.monotonic() + 10
