@@ -548,6 +548,15 @@ class Catalog:
             if self._session_views.pop(name, None) is not None and self._ro is not None:
                 self._ro.execute(f"DROP VIEW IF EXISTS {quote_ident(name)}")
 
+    def own_rows(self, sql: str) -> list[tuple]:
+        """Every row of the engine's own SQL (profiles, lint checks), never a user's: no guard, no
+        repair, no row cap, over tables already loaded. DuckDB's errors become a QueryError."""
+        with self._lock:
+            try:
+                return self._reader().execute(sql).fetchall()
+            except duckdb.Error as exc:
+                raise QueryError(compact_error(exc, sql), sql) from exc
+
     def connection(self) -> duckdb.DuckDBPyConnection:
         """The read-only locked connection (valid until the next lazy load); for profiling helpers."""
         with self._lock:

@@ -202,7 +202,7 @@ def _occurs(catalog: Catalog, tables: list[str], column_key: str, value: str) ->
         sql = (f"SELECT 1 FROM {quote_ident(table)} WHERE CAST({quote_ident(real)} AS VARCHAR) = "
                f"{quote_literal(value)} LIMIT 1")
         try:
-            if catalog.query(sql, limit=1).rows:
+            if _own_rows(catalog, table, sql):
                 return True
         except DataError:
             return True  # cannot tell: say nothing
@@ -219,10 +219,11 @@ def _unlike(catalog: Catalog, tables: list[str], column_key: str, value: str) ->
             continue
         column = quote_ident(real)
         shape = _SHAPE_SQL.format(c=column)
+        # The first row in file order: any_value() picks by scan order, and findings go into prompts.
         sql = (f"SELECT bool_or({shape} = {_SHAPE_SQL.format(c=quote_literal(value))}), "
-               f"any_value(CAST({column} AS VARCHAR)) FROM {quote_ident(table)} WHERE {column} IS NOT NULL")
+               f"arg_min(CAST({column} AS VARCHAR), rowid) FROM {quote_ident(table)} WHERE {column} IS NOT NULL")
         try:
-            rows = catalog.query(sql, limit=1).rows
+            rows = _own_rows(catalog, table, sql)
         except DataError:
             return None
         if not rows or rows[0][0] is None:
@@ -231,6 +232,13 @@ def _unlike(catalog: Catalog, tables: list[str], column_key: str, value: str) ->
             return None
         seen = seen or rows[0][1]
     return seen
+
+
+def _own_rows(catalog: Catalog, table: str, sql: str) -> list[tuple]:
+    """Rows of a lint check's own SQL over `table` (loaded first): not a user's query, so it needs
+    neither the guard nor repair."""
+    catalog.load([table])
+    return catalog.own_rows(sql)
 
 
 def _one_line(text: str) -> str:

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import duckdb
-
-from datasolver.data.duck_errors import compact_error
-from datasolver.data.errors import QueryError
 from datasolver.data.names import quote_ident
 from datasolver.data.results import cell_text
 
@@ -64,7 +60,7 @@ def profile_table(catalog, name: str) -> TableProfile:
     table = catalog.resolve(name)
     catalog.load([table])
     info = catalog.table(table)
-    described = _fetch(catalog, f"DESCRIBE {quote_ident(table)}")
+    described = catalog.own_rows(f"DESCRIBE {quote_ident(table)}")
     small = info.rows is not None and info.rows <= LIST_COUNT_MAX_ROWS
     parts = ["count(*)"]
     for column, ctype, *_ in described:
@@ -76,7 +72,7 @@ def profile_table(catalog, name: str) -> TableProfile:
                   f"CAST(arg_min({ident}, rowid) FILTER (WHERE {ident} IS NOT NULL) AS VARCHAR)"]
         if is_ranged(ctype):
             parts += [f"CAST(min({ident}) AS VARCHAR)", f"CAST(max({ident}) AS VARCHAR)"]
-    row = _fetch(catalog, f"SELECT {', '.join(parts)} FROM {quote_ident(table)}")[0]
+    row = catalog.own_rows(f"SELECT {', '.join(parts)} FROM {quote_ident(table)}")[0]
     total, pos, columns = row[0], 1, []
     for column, ctype, *_ in described:
         non_null, distinct, example = row[pos : pos + 3]
@@ -87,14 +83,6 @@ def profile_table(catalog, name: str) -> TableProfile:
             pos += 2
         columns.append(ColumnProfile(column, ctype, total - non_null, distinct, example, low, high))
     return TableProfile(table, total, info.source_file, columns, info.aliases, info.origin)
-
-
-def _fetch(catalog, sql: str) -> list[tuple]:
-    """Rows of our own profiling SQL; DuckDB's errors (an odd column type) become a QueryError."""
-    try:
-        return catalog.connection().execute(sql).fetchall()
-    except duckdb.Error as exc:
-        raise QueryError(compact_error(exc, sql), sql) from exc
 
 
 def render_profiles(catalog, names: list[str] | None = None) -> str:
