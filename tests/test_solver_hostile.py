@@ -327,7 +327,7 @@ def test_memory_is_bounded_for_the_tree_not_per_process(tmp_path: Path) -> None:
     )
     run = sandboxed(work, code, tree_memory_bytes=300 << 20)
     assert run.killed_for and "memory" in run.killed_for, (run.killed_for, run.guards)
-    assert not run.timed_out and run.duration_s < 25
+    assert not run.timed_out  # the memory watch ended it, not the sandbox's timeout
 
 
 def _memory_group_available() -> bool:
