@@ -111,3 +111,30 @@ def test_awkward_file_names(tmp_path):
         assert cat.query("SELECT a FROM t_2024_sales__final_").rows == [(1,)]
         assert cat.query('SELECT a FROM "公司名单(最终)"').rows == [(2,)]  # original name alias
         assert cat.query("SELECT a FROM emoji__").rows == [(3,)]
+
+
+def test_columns_settled_as_text_early_get_the_types_the_full_check_gives(tmp_path, monkeypatch):
+    # A column whose first values hold a character no check accepts is VARCHAR without asking
+    # DuckDB; every other column still gets the whole-column check. Spaces DuckDB's trim() strips
+    # (U+3000, U+00A0) and the letters of true/false, e, T must not settle a column as text.
+    import pyarrow as pa
+
+    import datasolver.data.infer_types as infer_types
+
+    columns = {
+        "cjk": ["北京", "1"], "zs_int": ["\u3000123", "\xa045 "], "sci": ["1e5", "-2.5E-3"],
+        "bool": [" TRUE", "false"], "ts": ["2021-01-01T00:00:00", "2021-01-02 03:04"], "word": ["true", "x"],
+        "tab": ["\t1", "2"], "kelvin": ["\u212a", "1"], "late": ["1"] * 1200 + ["abc"], "blank": ["", " "],
+    }
+    rows = max(len(v) for v in columns.values())
+    lines = [",".join(columns)] + [",".join(v[i] if i < len(v) else "" for v in columns.values()) for i in range(rows)]
+    task = write_task(tmp_path, files={"t.csv": "\n".join(lines) + "\n"})
+    with Catalog.open(task) as cat:
+        shortcut = _types(cat, "t")
+    settled = {c for c, v in columns.items() if infer_types.surely_text(pa.chunked_array([v]))}
+    monkeypatch.setattr(infer_types, "surely_text", lambda column: False)
+    with Catalog.open(write_task(tmp_path, name="task_2", files={"t.csv": "\n".join(lines) + "\n"})) as cat:
+        full = _types(cat, "t")
+    assert shortcut == full
+    assert settled == {"cjk", "word", "tab", "kelvin"}  # "late" is text, but only past the head
+    assert full["zs_int"] == "BIGINT" and full["bool"] == "BOOLEAN" and full["ts"] == "TIMESTAMP"

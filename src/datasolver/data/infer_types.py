@@ -14,6 +14,7 @@ import re
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from datasolver.data.names import quote_ident
 
@@ -33,6 +34,13 @@ _CHECKS = {
     "ts": f"regexp_full_match(v, '{_TS}') AND TRY_CAST(v AS TIMESTAMP) IS NOT NULL",
     "bool": "lower(v) IN ('true', 'false')",
 }
+
+# A character no check accepts, even after trim(): not a digit, sign, point, colon, e/E, T or a
+# letter of true/false (lower() maps no other character onto those), and not a space separator
+# (Unicode Zs: what DuckDB's trim() strips, measured on DuckDB 2.0.1).
+_NEVER_TYPED = r"[^0-9+\-.:eEtTrRuUfFaAlLsS\p{Zs}]"
+# Only a column's first values are looked at: enough to settle most text columns, bounded cost.
+_SURELY_TEXT_HEAD = 1000
 
 
 def decide_type(stats: dict[str, int]) -> str:
@@ -73,6 +81,17 @@ def column_stats(conn: duckdb.DuckDBPyConnection, relation: str, columns: list[s
     return {column: found.get(column, dict(empty)) for column in columns}
 
 
+def surely_text(column: pa.ChunkedArray) -> bool:
+    """True when one of the column's first values holds a character no check accepts (a CJK
+    character, most letters): the column is VARCHAR whatever the rest holds, so DuckDB need not
+    check it. Planning the check query costs ~4 ms a table; 105 of the 291 dev tables with text
+    columns need none."""
+    if not pa.types.is_string(column.type) and not pa.types.is_large_string(column.type):
+        return False
+    head = column.slice(0, _SURELY_TEXT_HEAD)
+    return bool(pc.any(pc.match_substring_regex(head, _NEVER_TYPED)).as_py())
+
+
 def _sub(condition: str, value: str) -> str:
     # The placeholder `v` stands alone; regexes and keywords in the checks contain no bare `v`.
     return re.sub(r"\bv\b", lambda _: value, condition)
@@ -86,8 +105,9 @@ def materialize(conn: duckdb.DuckDBPyConnection, target: str, table: pa.Table, i
     staging = f"__staging_{abs(hash(target))}"
     conn.register(staging, table)
     try:
-        stats = column_stats(conn, quote_ident(staging), infer)
-        chosen = {column: decide_type(s) for column, s in stats.items()}
+        text = {c for c in infer if surely_text(table.column(c))}
+        stats = column_stats(conn, quote_ident(staging), [c for c in infer if c not in text])
+        chosen = {column: "VARCHAR" if column in text else decide_type(stats[column]) for column in infer}
         select = []
         for column in table.column_names:
             ident = quote_ident(column)
