@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.processes import all_gone, holders
+
 
 pytestmark = [pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only"), pytest.mark.slow]
 
@@ -35,10 +37,10 @@ SCRIPT = textwrap.dedent(
     async def sleeper(scratch, client, output_dir, **kwargs):
         from datasolver.solver import SandboxLimits, run_sandboxed
         work = Path(scratch) / "workdir"
-        # It appends to `beat` until it dies (a warm run's command line is the fork server's, so the
+        # It holds `beat` open until it dies (a warm run's command line is the fork server's, so the
         # token alone cannot tell whether it still runs).
-        code = (f"open({str(work / 'started')!r}, 'w').write('x'); import time\\n"
-                f"while True:\\n    open({str(work / 'beat')!r}, 'a').write('.'); time.sleep(0.05)  # {token}")
+        code = (f"beat = open({str(work / 'beat')!r}, 'a'); open({str(work / 'started')!r}, 'w').write('x')\\n"
+                f"import time\\nwhile True:\\n    time.sleep(0.05)  # {token}")
         await asyncio.to_thread(run_sandboxed, [sys.executable, "-c", code], cwd=work, write_dirs=[work],
                                 log_dir=Path(scratch) / "tmp", limits=SandboxLimits(timeout_s=300))
         raise AssertionError("the sandboxed run should have been stopped")
@@ -80,6 +82,7 @@ def test_interrupting_a_batch_ends_a_sandboxed_run_in_a_thread(tmp_path, signum)
         time.sleep(0.1)
         started = list((tmp_path / "scratch").glob("**/workdir/started"))
     assert started, f"the sandboxed run never started: {proc.communicate(timeout=30)[0].decode()[-2000:]}"
+    assert holders(started[0].with_name("beat")), "the run does not hold its file: the check below would be blind"
     proc.send_signal(signum)
     try:
         out, _ = proc.communicate(timeout=30)  # the run's own timeout is 300 s
@@ -89,7 +92,4 @@ def test_interrupting_a_batch_ends_a_sandboxed_run_in_a_thread(tmp_path, signum)
         pytest.fail(f"the batch was still waiting for its sandboxed run 30 s after the signal:\n{out.decode()[-2000:]}")
     assert proc.returncode != 0
     assert _alive_with(token) == [], "the sandboxed run outlived the batch"
-    beat = started[0].with_name("beat")
-    size = beat.stat().st_size
-    time.sleep(0.5)
-    assert beat.stat().st_size == size, "the sandboxed run outlived the batch (it still writes)"
+    assert all_gone(started[0].with_name("beat")), "the sandboxed run outlived the batch (it holds its file)"

@@ -25,6 +25,7 @@ from datasolver.solver.checks import HEAD_ROWS, check_prediction
 from datasolver.solver.solve import rerun_solver
 from datasolver.solver.testing import call_json, make_tiny_task, set_query
 from datasolver.solver.tools.solver_file import read_lines, write_lines
+from tests.processes import alive, all_gone, holders
 
 # Every test runs cold and warm (forked from the fork server's zygote): tests/conftest.py.
 pytestmark = pytest.mark.usefixtures("sandbox_path")
@@ -178,38 +179,6 @@ needs_landlock = pytest.mark.skipif(landlock_abi() < 1, reason="Landlock is not 
 needs_seccomp = pytest.mark.skipif(not kernel_features().get("seccomp"), reason="no seccomp filter for this platform")
 
 
-def _holders(path: Path) -> set[int]:
-    """Live processes (zombies aside) that hold `path` open. The host's /proc lists the processes
-    of every PID namespace, a run's included, whatever their command line (a warm run's is the
-    zygote's)."""
-    target, found = str(path.resolve()), set()
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            fds = os.listdir(f"/proc/{entry.name}/fd")
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                held = os.readlink(f"/proc/{entry.name}/fd/{fd}") == target
-            except OSError:
-                continue
-            if held and _alive(int(entry.name)):
-                found.add(int(entry.name))
-    return found
-
-
-def _all_gone(path: Path, within_s: float = 10.0) -> bool:
-    """Whether every process holding `path` open has exited within `within_s`."""
-    deadline = time.monotonic() + within_s
-    while _holders(path):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 def _heartbeat(path: Path) -> str:
     """Code that holds `path` open and appends a line to it every 20 ms forever."""
     return (f"import time\nbeat = open({str(path)!r}, 'a', buffering=1)\n"
@@ -231,7 +200,7 @@ def test_a_setsid_daemon_dies_with_the_run(tmp_path: Path) -> None:
     run = sandboxed(work, _daemon_code(work / "daemon.beat"))  # returns once the daemon has beaten
     assert run.returncode == 0, run.stderr
     assert (work / "daemon.beat").exists()
-    assert _all_gone(work / "daemon.beat"), "a setsid daemon outlived the run"
+    assert all_gone(work / "daemon.beat"), "a setsid daemon outlived the run"
 
 
 @needs_pidns
@@ -259,29 +228,20 @@ def test_the_run_dies_with_its_parent(tmp_path: Path, sig: signal.Signals, sandb
         while not (work / "solver.beat").exists() and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
         assert (work / "solver.beat").exists(), "the sandboxed run did not start"
-        assert _holders(work / "solver.beat") and _holders(work / "daemon.beat")  # both are running
+        assert holders(work / "solver.beat") and holders(work / "daemon.beat")  # both are running
         proc.send_signal(sig)
         proc.wait(timeout=30)
-        assert _all_gone(work / "solver.beat"), f"solver.py survived its parent's {sig.name}"
-        assert _all_gone(work / "daemon.beat"), f"a daemon of solver.py survived its parent's {sig.name}"
+        assert all_gone(work / "solver.beat"), f"solver.py survived its parent's {sig.name}"
+        assert all_gone(work / "daemon.beat"), f"a daemon of solver.py survived its parent's {sig.name}"
         if sandbox_path == "warm":
             zygote_pid = int(proc.stdout.readline())
             deadline = time.monotonic() + 10
-            while _alive(zygote_pid) and time.monotonic() < deadline:
+            while alive(zygote_pid) and time.monotonic() < deadline:
                 time.sleep(0.05)
-            assert not _alive(zygote_pid), "the fork server outlived its parent"
+            assert not alive(zygote_pid), "the fork server outlived its parent"
     finally:
         proc.kill()
         proc.wait()
-
-
-def _alive(pid: int) -> bool:
-    """Whether `pid` is a live process (not gone, not a zombie)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except OSError:
-        return False
 
 
 @needs_pidns
