@@ -13,6 +13,7 @@ from datasolver.pipeline import load_summary, run_batch_sync
 from tests.test_pipeline_fixtures import copy_examples, examples_server, make_config
 
 ray = pytest.importorskip("ray", reason="the Ray executor's tests need the optional 'ray' package")
+pytestmark = pytest.mark.xdist_group("ray")  # one worker starts the module's local Ray, once
 
 from datasolver.pipeline.ray_executor import RayExecutor  # noqa: E402
 

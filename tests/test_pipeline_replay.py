@@ -21,6 +21,7 @@ from datasolver.pipeline.replay_compare import first_divergence, make_normalizer
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "src" / "datasolver" / "examples"
 DEV_REPLAY_TASKS = 3
+pytestmark = pytest.mark.xdist_group("replay")  # one worker records the module's run, once
 
 
 def record_run(input_dir: Path, answers: dict[str, ScriptedAnswer], out: Path, logs: Path,

@@ -30,6 +30,8 @@ from datasolver.solver import prepare_task
 from tests.test_pipeline_fixtures import VIDEO_EXAMPLE, copy_examples, make_config, settings_for, snapshot
 from tests.videomedia import require_media_tools
 
+pytestmark = pytest.mark.xdist_group("video-example")  # one worker analyses the example video, once
+
 JUDGE_MARK = "does this task's video directly show the final answer"
 
 
