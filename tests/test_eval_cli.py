@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -33,7 +34,7 @@ def _run(*args: str | Path):
 
 def test_commands_registered() -> None:
     assert {c.name for c in COMMANDS} == {"eval", "eval-compare"}
-    assert all(cli.commands[c.name] is c for c in COMMANDS)
+    assert all(cli.get_command(click.Context(cli), c.name) is c for c in COMMANDS)
     assert all(c.help for c in COMMANDS)
 
 

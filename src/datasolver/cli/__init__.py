@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
 from datasolver import __version__
 from datasolver.errors import DatasolverError
 from datasolver.signals import EXIT_CODE, Terminated, terminate_unwinds
+
+# Each command module owns its commands (its COMMANDS list); this map is the only wiring. A
+# module is imported when one of its commands runs (or help lists them all), so `datasolver mcp`
+# or `datasolver tables` starts without the pipeline and the LLM SDK (~0.5 CPU-s less).
+COMMAND_MODULES = {
+    "tables": "data_cmds", "sql": "data_cmds",
+    "eval": "eval_cmd", "eval-compare": "eval_cmd",
+    "prepare": "solver_cmds", "tool": "solver_cmds", "solve": "solver_cmds", "doctor": "solver_cmds",
+    "docs": "docs_cmds",
+    "run": "run_cmds", "demo": "run_cmds",
+    "replay": "replay_cmds", "report": "replay_cmds",
+    "ask": "ask_cmds", "ask-golden": "ask_cmds", "mcp": "mcp_cmd",
+    "video": "video_cmds",
+}
 
 USER_ERRORS = (DatasolverError, OSError)
 """What a person can cause and fix (bad input, a missing model, an unwritable folder): printed as
@@ -19,6 +35,16 @@ class _Group(click.Group):
     SIGTERM unwinds every command like Ctrl-C (temp folders are removed on the way out) and
     exits with status 143.
     """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMAND_MODULES})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in COMMAND_MODULES:
+            module = importlib.import_module(f"datasolver.cli.{COMMAND_MODULES[name]}")
+            for command in module.COMMANDS:
+                self.commands.setdefault(command.name, command)
+        return self.commands.get(name)
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -40,18 +66,6 @@ def cli() -> None:
     Every table in a task's context (CSV, JSON, SQLite, documents) is queryable
     under one canonical DuckDB name. Run `datasolver COMMAND --help` for details.
     """
-
-
-def _register() -> None:
-    # Each command module owns its commands; this list is the only wiring.
-    from datasolver.cli import ask_cmds, data_cmds, docs_cmds, eval_cmd, replay_cmds, run_cmds, solver_cmds, video_cmds
-
-    for module in (data_cmds, eval_cmd, solver_cmds, docs_cmds, run_cmds, replay_cmds, ask_cmds, video_cmds):
-        for command in module.COMMANDS:
-            cli.add_command(command)
-
-
-_register()
 
 
 def main() -> None:

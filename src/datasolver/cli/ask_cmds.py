@@ -1,4 +1,4 @@
-"""`datasolver ask`, `ask-golden` and `mcp`: the text-answer analyst and the MCP server for people."""
+"""`datasolver ask` and `ask-golden`: the text-answer analyst for people."""
 
 from __future__ import annotations
 
@@ -108,47 +108,4 @@ def ask_golden_command(questions: Path, data_dir: Path | None, json_out: Path | 
         click.echo(f"Results written to {json_out}")
 
 
-@click.command("mcp")
-@click.argument("path", metavar="DATA_OR_TASK_DIR", type=_DIR)
-@click.option("--http", "http_port", type=click.IntRange(1, 65535), metavar="PORT",
-              help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.")
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Interface to bind with --http. Anything but loopback needs --allow-remote.")
-@click.option("--allow-remote", is_flag=True,
-              help="Allow a non-loopback --host. Every request must then carry `Authorization: Bearer TOKEN` "
-                   "and a Host (and Origin, from browsers) naming this machine or an --allowed-host.")
-@click.option("--token", envvar="DATASOLVER_MCP_TOKEN", metavar="TOKEN",
-              help="Bearer token for --http (env DATASOLVER_MCP_TOKEN). With --allow-remote and no token, one is "
-                   "generated and printed on stderr. On loopback it is checked only when given.")
-@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
-              help="Another Host name (or address) clients may use to reach a remote server (repeat).")
-@click.option("--query-timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
-              metavar="SECONDS", help="Interrupt any one query after this long; the client gets a timeout error.")
-@click.option("--allow-write", is_flag=True,
-              help="Task folders: also offer edit_solver and run_solver (they change solver.py in a scratch copy).")
-@click.option("--symmetric", multiple=True, metavar="TYPE", help="A relation type that holds both ways (repeat).")
-def mcp_command(path: Path, http_port: int | None, host: str, allow_remote: bool, token: str | None,
-                allowed_hosts: tuple[str, ...], query_timeout: float, allow_write: bool,
-                symmetric: tuple[str, ...]) -> None:
-    """Serve the engine's tools over MCP (stdio, or streamable HTTP with --http): list_tables,
-    describe_table, query (results kept as @N handles), filter, group, sort, join, related,
-    render. For a task folder (task.json + context/) also the solver tools on a scratch copy:
-    explore_data and read_solver, plus edit_solver and run_solver with --allow-write.
-    Read-only: the input folder is never written. No model is needed here. Ctrl-C or SIGTERM
-    stops the server and removes its temporary folders.
-    """
-    from datasolver.mcp_http import plan_exposure
-    from datasolver.mcp_server import build_server
-
-    exposure = None
-    if http_port is not None:
-        # Checked before any work: a refused remote bind opens nothing.
-        exposure, generated = plan_exposure(host, http_port, allow_remote=allow_remote, token=token,
-                                            allowed_hosts=allowed_hosts)
-        if generated:
-            click.echo(f"bearer token (send `Authorization: Bearer <token>`): {exposure.token}", err=True)
-    with build_server(path, allow_write=allow_write, symmetric=symmetric, query_timeout_s=query_timeout) as server:
-        server.run(http_port, host, exposure)
-
-
-COMMANDS = [ask_command, ask_golden_command, mcp_command]
+COMMANDS = [ask_command, ask_golden_command]

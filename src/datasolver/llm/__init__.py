@@ -3,7 +3,6 @@ usage accounting and JSONL traces. ``datasolver.llm.fake`` holds the scripted te
 
 from __future__ import annotations
 
-from .client import LLMClient, RequestGate, chat_sync
 from .errors import (
     LLMAuthError,
     LLMBadRequestError,
@@ -81,3 +80,15 @@ __all__ = [
     "unknown_tool_message",
     "user_message",
 ]
+
+# The client imports the OpenAI SDK (~0.3 CPU-s). Most importers of this room (the tool kit, the
+# MCP server, a sandbox parent) need only messages, traces and settings: it loads on first use.
+_CLIENT_NAMES = ("LLMClient", "RequestGate", "chat_sync")
+
+
+def __getattr__(name: str) -> object:
+    if name in _CLIENT_NAMES:
+        from . import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
