@@ -112,9 +112,8 @@ def test_a_loaded_tables_listing_is_what_duckdb_holds_without_asking_it_again(tm
     })
     with Catalog.open(task) as cat:
         cat.load()
-        conn = cat.connection()
-        held = {name: (conn.execute(f'SELECT count(*) FROM "{name}"').fetchall()[0][0],
-                       [c for c, *_ in conn.execute(f'DESCRIBE "{name}"').fetchall()]) for name in cat.names()}
+        held = {name: (cat.own_rows(f'SELECT count(*) FROM "{name}"')[0][0],
+                       [c for c, *_ in cat.own_rows(f'DESCRIBE "{name}"')]) for name in cat.names()}
         assert held == {"cased": (2, ["a", "a_1"]), "dup": (3, ["a", "a_1", "b"])}
         with Catalog.open(task, loaded=cat.loaded_file()) as second:  # read once from the shared file
             assert {i.name: (i.rows, i.columns) for i in second.tables()} == held
@@ -131,7 +130,7 @@ def test_a_loaded_tables_listing_is_what_duckdb_holds_without_asking_it_again(tm
 def test_the_scratch_database_is_not_fsynced(three_sources):
     with Catalog.open(three_sources) as cat:
         cat.load()
-        assert cat.connection().execute("SELECT current_setting('fsync_mode')").fetchall() == [("NONE",)]
+        assert cat.own_rows("SELECT current_setting('fsync_mode')") == [("NONE",)]
         with Catalog.open(three_sources, loaded=cat.loaded_file()) as second:  # the same settings
             assert second.query("SELECT count(*) FROM members").rows == [(2,)]
 

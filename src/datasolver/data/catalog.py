@@ -557,11 +557,6 @@ class Catalog:
             except duckdb.Error as exc:
                 raise QueryError(compact_error(exc, sql), sql) from exc
 
-    def connection(self) -> duckdb.DuckDBPyConnection:
-        """The read-only locked connection (valid until the next lazy load); for profiling helpers."""
-        with self._lock:
-            return self._reader()
-
     # ----------------------------------------------------------------- lifecycle
     def close(self) -> None:
         with self._lock:

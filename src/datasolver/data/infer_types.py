@@ -105,7 +105,8 @@ def materialize(conn: duckdb.DuckDBPyConnection, target: str, table: pa.Table, i
     staging = f"__staging_{abs(hash(target))}"
     conn.register(staging, table)
     try:
-        text = {c for c in infer if surely_text(table.column(c))}
+        # (A name held twice cannot be looked up: such a column keeps the DuckDB check.)
+        text = {c for c in infer if table.schema.get_field_index(c) >= 0 and surely_text(table.column(c))}
         stats = column_stats(conn, quote_ident(staging), [c for c in infer if c not in text])
         chosen = {column: "VARCHAR" if column in text else decide_type(stats[column]) for column in infer}
         select = []
