@@ -12,7 +12,6 @@ only the error root.
 from __future__ import annotations
 
 import copy
-
 import inspect
 import re
 from collections.abc import Callable, Sequence
