@@ -54,6 +54,12 @@ SCRATCH_DATABASE = {"fsync_mode": "NONE"}
 # Under an address-space rlimit (the solver sandbox) DuckDB's default of 80% of RAM would hit the
 # rlimit and fail instead of spilling to disk; keep DuckDB well inside it.
 MEMORY_SHARE_OF_RLIMIT = 0.5
+# Queries run on one thread: DuckDB's parallel aggregates, joins and sorts with ties give rows back
+# in whichever order the threads finish, so a query without ORDER BY would show the model other
+# first rows on each run and a replay would diverge on them (7 of the 10 multi-row dev oracle
+# queries varied at 4 threads). Tasks run in parallel anyway; loading stays multi-threaded.
+# Cost on one large query: benchmarks/query_threads.py.
+ONE_ORDER = {"threads": 1}
 
 
 def _memory_config() -> dict[str, str]:
@@ -140,7 +146,7 @@ class Catalog:
         catalog of the same folder loaded them): nothing is read from the files again. Anything
         less, or a file DuckDB cannot open, is ignored."""
         try:
-            conn = duckdb.connect(str(path), read_only=True, config=self._config(locked_connection_config()))
+            conn = duckdb.connect(str(path), read_only=True, config=self._reader_config())
         except duckdb.Error:
             return
         present = {row[0] for row in conn.execute(
@@ -439,7 +445,7 @@ class Catalog:
         return self._ro
 
     def _open_read_only(self) -> duckdb.DuckDBPyConnection:
-        conn = duckdb.connect(str(self._db_path), read_only=True, config=self._config(locked_connection_config()))
+        conn = duckdb.connect(str(self._db_path), read_only=True, config=self._reader_config())
         for name, sql in self._session_views.items():
             conn.execute(f"CREATE TEMP VIEW {quote_ident(name)} AS {sql}")
         return conn
@@ -448,6 +454,10 @@ class Catalog:
     def _config(base: dict) -> dict:
         # Both connections to one file must share their settings, or DuckDB refuses the second.
         return {**base, **SCRATCH_DATABASE, **_memory_config()}
+
+    @classmethod
+    def _reader_config(cls) -> dict:
+        return {**cls._config(locked_connection_config()), **ONE_ORDER}
 
     def _close_read_only(self) -> None:
         with self._state:
