@@ -56,9 +56,9 @@ SCRATCH_DATABASE = {"fsync_mode": "NONE"}
 MEMORY_SHARE_OF_RLIMIT = 0.5
 # Queries run on one thread: DuckDB's parallel aggregates, joins and sorts with ties give rows back
 # in whichever order the threads finish, so a query without ORDER BY would show the model other
-# first rows on each run and a replay would diverge on them (7 of the 10 multi-row dev oracle
-# queries varied at 4 threads). Tasks run in parallel anyway; loading stays multi-threaded.
-# Cost on one large query: benchmarks/query_threads.py.
+# first rows on each run and a replay would diverge on them (8 of 32 dev oracle queries on 2
+# cores). Tasks run in parallel anyway; loading stays multi-threaded. benchmarks/query_threads.py
+# measures both sides.
 ONE_ORDER = {"threads": 1}
 
 
@@ -452,7 +452,9 @@ class Catalog:
 
     @staticmethod
     def _config(base: dict) -> dict:
-        # Both connections to one file must share their settings, or DuckDB refuses the second.
+        # Connections to one file open at once in one process must share their settings, or DuckDB
+        # refuses the second: a catalog never holds its loader and reader together, and a second
+        # catalog on `loaded_file()` opens it as a reader.
         return {**base, **SCRATCH_DATABASE, **_memory_config()}
 
     @classmethod
