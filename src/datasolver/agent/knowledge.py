@@ -260,7 +260,7 @@ def _column_rows(block: list[str]) -> list[tuple[str, str]] | None:
     header = _cells(block[0])
     if header[0].lower() not in NAME_HEADERS:
         return None
-    keep = [j for j, h in enumerate(header) if j > 0 and h.lower() not in TYPE_HEADERS | EXAMPLE_HEADERS]
+    keep = _kept_columns(header)
     units = {j for j in keep if header[j].lower() in UNIT_HEADERS}
     rows = []
     for row in block[2:]:
@@ -272,6 +272,11 @@ def _column_rows(block: list[str]) -> list[tuple[str, str]] | None:
     return rows
 
 
+def _kept_columns(header: list[str]) -> list[int]:
+    """Positions of a column list's cells that say what a profile cannot (not name, type, example)."""
+    return [j for j, h in enumerate(header) if j > 0 and h.lower() not in TYPE_HEADERS | EXAMPLE_HEADERS]
+
+
 def _column_table(block: list[str]) -> list[str]:
     """A column list as `name: meaning (unit; …)` lines, types and examples left out; any other
     Markdown table unchanged."""
@@ -279,7 +284,7 @@ def _column_table(block: list[str]) -> list[str]:
     if rows is None:
         return block
     header = _cells(block[0])
-    keep = [h for j, h in enumerate(header) if j > 0 and h.lower() not in TYPE_HEADERS | EXAMPLE_HEADERS]
+    keep = [header[j] for j in _kept_columns(header)]
     if not keep:
         return [f"{header[0]}:"] + [f"- {name}" for name, _ in rows]
     return [f"{header[0]}: {_meaning(keep)}"] + [f"- {name}: {note}" if note else f"- {name}" for name, note in rows]

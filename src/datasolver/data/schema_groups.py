@@ -182,7 +182,7 @@ def _merged_line(name: str, ctype: str, columns: list[ColumnProfile]) -> str:
 
 
 def outward(text: str, ctype: str, *, up: bool) -> str:
-    """A bound of a floating-point range with more than RANGE_DIGITS significant digits, rounded
+    """A bound of a floating-point range with more than LONG_DIGITS significant digits, rounded
     away from the range's inside (floor for the min, ceiling for the max) to RANGE_DIGITS digits,
     integer digits never rounded off: still a true bound, without 16 digits of noise. Any other
     bound (integers, dates, short decimals, text that is no number) as it is."""
