@@ -24,8 +24,10 @@ file matches the help texts).
 
 
 def _help(command: click.Command, name: str, parent: click.Context | None) -> str:
-    ctx = click.Context(command, info_name=name, parent=parent, terminal_width=WIDTH,
-                        max_content_width=WIDTH)
+    # The group's context_settings (`-h` beside `--help`) as `datasolver …` itself applies them;
+    # click caches a command's help option from the first context that asks for it.
+    settings = {**command.context_settings, "terminal_width": WIDTH, "max_content_width": WIDTH}
+    ctx = click.Context(command, info_name=name, parent=parent, **settings)
     return command.get_help(ctx).rstrip()
 
 
@@ -33,7 +35,8 @@ def render_reference() -> str:
     """Markdown: the group's help, then each command's help in name order."""
     from datasolver.cli import cli
 
-    root = click.Context(cli, info_name="datasolver", terminal_width=WIDTH, max_content_width=WIDTH)
+    root = click.Context(cli, info_name="datasolver", terminal_width=WIDTH, max_content_width=WIDTH,
+                         **cli.context_settings)
     parts = [HEADER, "## datasolver\n", "```text", _help(cli, "datasolver", None), "```\n"]
     for name in cli.list_commands(root):
         command = cli.get_command(root, name)
