@@ -153,3 +153,36 @@ def test_tools_prompt_lists_every_tool_and_the_call_format() -> None:
                                                "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}}]
     prompt = tools_prompt(tools)
     assert "## explore_data" in prompt and "Run SQL." in prompt and '"query"' in prompt and "<tool_call>" in prompt
+
+
+# -- a query written in a reply with no call (the real small model's habit) ---------------------
+
+from datasolver.llm.text_calls import written_query  # noqa: E402
+
+
+@pytest.mark.parametrize("reply, query", [
+    ("The answer:\n```sql\nSELECT title FROM paper WHERE year = 2020 ORDER BY title ASC\n```\nDone.",
+     "SELECT title FROM paper WHERE year = 2020 ORDER BY title ASC"),
+    ("```sql\nSELECT count(*) FROM paper;\nSELECT title FROM paper;\n```", "SELECT title FROM paper"),
+    ("```python\nresult = run_sql(\"SELECT title FROM paper WHERE year = 2020\")\n```",
+     "SELECT title FROM paper WHERE year = 2020"),
+    ('```python\ndf = run_sql("""\nWITH t AS (SELECT 1 AS a)\nSELECT a FROM t\n""")\nresult = df\n```',
+     "WITH t AS (SELECT 1 AS a)\nSELECT a FROM t"),
+    ("first\n```sql\nSELECT 1\n```\nthen the final one\n```sql\n-- final\nSELECT 2\n```", "SELECT 2"),
+    ("```\nSELECT name FROM author\n```", "SELECT name FROM author"),
+])
+def test_a_written_query_is_read_from_sql_and_python_blocks(reply: str, query: str) -> None:
+    assert written_query(reply) == query
+
+
+@pytest.mark.parametrize("reply", [
+    "```python\nresult = None\n```",
+    "```python\nimport pandas as pd\nresult = pd.read_csv('/data/papers.csv')\n```",
+    "I will first look at the paper table, then filter by year and sort the titles.",
+    "| Result |\n|---|\n| Adaptive Joins |",
+    "```sql\nSELECT title FROM paper WHERE year = 2020",  # cut off: no closing fence
+    "```sql\nDROP TABLE paper\n```",
+    "```json\n{\"sql\": \"SELECT 1\"}\n```",
+])
+def test_no_query_is_read_from_code_without_one(reply: str) -> None:
+    assert written_query(reply) is None

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from datasolver.solver import RESULT_LINE, SolverToolbox, prepare_task, restore_scaffold
+from datasolver.solver.scaffold import QUERY_AREA_END, QUERY_AREA_START
 from datasolver.solver.hashline import line_hash, split_lines
 from datasolver.solver.testing import call_json, make_tiny_task, result_line_address
 
@@ -154,3 +155,52 @@ def test_restore_scaffold_undoes_edits_and_removes_prediction(toolbox) -> None:
     restore_scaffold(toolbox.layout.root)
     assert toolbox.layout.solver_py.read_text(encoding="utf-8") == pristine
     assert not toolbox.layout.prediction.exists()
+
+
+# -- the easier edit: one SQL string for the whole query area ------------------------------------
+
+def test_sql_replaces_the_query_area_code_and_keeps_its_comments(toolbox) -> None:
+    before = solver_lines(toolbox)
+    result = edit(toolbox, sql="SELECT city, count(*) AS n FROM orders GROUP BY city")
+    assert result.ok, result.text
+    after = solver_lines(toolbox)
+    start, end = after.index(QUERY_AREA_START), after.index(QUERY_AREA_END)
+    area = after[start + 1:end]
+    assert [line for line in area if line.startswith("# Question: ")] and RESULT_LINE not in after
+    code = [line for line in area if not line.startswith("#")]
+    assert code == ['result = run_sql("""', "SELECT city, count(*) AS n FROM orders GROUP BY city", '""")']
+    assert after[:start] == before[:before.index(QUERY_AREA_START)]  # loading and saving untouched
+    assert after[end:] == before[before.index(QUERY_AREA_END):]
+    assert "Query area replaced" in result.text and "run_solver" in result.text
+    run = call_json(toolbox, "run_solver", "{}")
+    assert run.text.splitlines()[0] == "OK", run.text
+
+
+def test_sql_again_replaces_the_previous_query_and_any_code_the_model_wrote(toolbox) -> None:
+    number, digest = result_line_address(toolbox)
+    assert edit(toolbox, start_line=number, start_hash=digest, new_content="x = 1\nresult = None").ok
+    assert edit(toolbox, sql="SELECT 1 AS a").ok
+    assert edit(toolbox, sql="  SELECT 2 AS b;  ").ok
+    area = solver_lines(toolbox)
+    code = [line for line in area[area.index(QUERY_AREA_START) + 1:area.index(QUERY_AREA_END)]
+            if not line.startswith("#")]
+    assert code == ['result = run_sql("""', "SELECT 2 AS b;", '""")']
+
+
+def test_sql_with_a_line_address_or_nothing_at_all_is_a_retry(toolbox) -> None:
+    number, digest = result_line_address(toolbox)
+    both = edit(toolbox, sql="SELECT 1", start_line=number, start_hash=digest, new_content="result = 1")
+    assert both.kind == "retry" and "either" in both.text
+    neither = edit(toolbox)
+    assert neither.kind == "retry" and "sql" in neither.text and "start_line" in neither.text
+    empty = edit(toolbox, sql="   ")
+    assert empty.kind == "retry"
+    assert RESULT_LINE in solver_lines(toolbox)  # unchanged
+
+
+def test_sql_when_the_query_area_markers_are_gone_is_a_retry(toolbox) -> None:
+    lines = solver_lines(toolbox)
+    start = lines.index(QUERY_AREA_START) + 1
+    assert edit(toolbox, start_line=start, start_hash=line_hash(lines[start - 1]), new_content="# gone").ok
+    gone = edit(toolbox, sql="SELECT 1")
+    assert gone.kind == "retry" and "start_line" in gone.text

@@ -12,12 +12,12 @@ EXPECTED = {
     "explore_data": {"query": None, "limit": 50},
     "read_solver": {"offset": 1, "limit": 400},
     "edit_solver": {
-        "start_line": None, "start_hash": None, "new_content": None,
+        "sql": None, "start_line": None, "start_hash": None, "new_content": None,
         "end_line": None, "end_hash": None, "insert_after": False,
     },
     "run_solver": {"self_check": True, "show_rows": 5, "timeout": 120},
 }
-REQUIRED = {"explore_data": ["query"], "read_solver": [], "edit_solver": ["start_line", "start_hash", "new_content"],
+REQUIRED = {"explore_data": ["query"], "read_solver": [], "edit_solver": [],
             "run_solver": []}
 
 

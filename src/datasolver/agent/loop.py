@@ -17,6 +17,7 @@ shrinks by at least the ratio the error states, or the attempt ends naming both 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -41,6 +42,7 @@ from datasolver.llm import (
     assistant_message,
     user_message,
 )
+from datasolver.llm.text_calls import ID_PREFIX, written_query
 from datasolver.llm.window import reply_tokens
 from datasolver.solver.answer_checks import CheckReport
 from datasolver.solver.fork_server import prestart_fork_server
@@ -66,6 +68,15 @@ EVENT_REPEATED_ERROR = "repeated_error"
 REPEATED_ERROR = "repeated_error"  # the same tool error three times in a row ended the attempt
 RUN_SOLVER = "run_solver"
 EXPLORE_DATA = "explore_data"
+EDIT_SOLVER = "edit_solver"
+EVENT_QUERY_ADOPTED = "query_adopted"
+VIA_WRITTEN = "written"  # a call made for the model from the query its reply wrote (tool_call events' `via`)
+PROBE_ROWS = 5  # rows the explore_data test of a written query asks for
+WRITTEN_QUERY_RUN = ("(Your reply wrote an SQL query instead of calling a tool: it was put into solver.py "
+                     "and run for you, as these calls. Next time call the tools yourself.)")
+WRITTEN_QUERY_FAILED = ("(Your reply wrote an SQL query instead of calling a tool: it was tested with "
+                        "explore_data and failed, so solver.py is unchanged. Fix the query, then call "
+                        "edit_solver with {\"sql\": \"…\"} and run_solver.)")
 _ROWS_LINE = re.compile(r"^rows: \d+ of (\d+)")
 CUT_OFF = "length"  # the finish_reason of a reply stopped by the output token limit
 # After a context-length 400, aim this far below the stated ratio (our estimate is not the
@@ -92,6 +103,7 @@ class AttemptResult:
     compactions: int = 0
     cut_offs: int = 0
     sent_back: int = 0
+    adopted: int = 0  # replies whose written SQL query was tested and run for the model
     tool_kinds: dict[str, int] = field(default_factory=dict)  # outcome kind → count
     checks: list[str] = field(default_factory=list)  # the latest run_solver's failed answer checks
     check_lines: list[str] = field(default_factory=list)  # its CHECK lines worth a send-back
@@ -184,6 +196,8 @@ async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> Attem
             state.cut_offs += 1
             run.event(EVENT_CUT_OFF, attempt=number, request_id=result.request_id)
             conv.append(user_message(render_prompt("cut_off")))
+            continue
+        if not calls and not run.has_prediction() and await adopt_written_query(conv, result, run, state):
             continue
         if not calls and state.sent_back < run.limits.send_backs and not run.has_prediction():
             state.sent_back += 1
@@ -292,30 +306,71 @@ def record_answer(conv: Conversation, result: ChatResult, run: AttemptRun, state
 
 async def run_tools(conv: Conversation, calls: list[ToolCall], run: AttemptRun, state: AttemptResult) -> None:
     """Step 3: run the calls in order (an edit then a run must see each other) and append results."""
-    limit = run.result_chars()
     # The model has answered: solver.py runs are near. The batch's zygote starts now (on this, the
     # batch's, thread), its imports overlapping model turns rather than the first tasks' briefs.
     prestart_fork_server()
     for call in calls:
         outcome = await run.runner.run(call)
-        if len(outcome.text) > limit:  # a small window keeps shorter results than the runner's limit
-            hint = "read on with read_solver's offset" if call.name == "read_solver" else "ask for fewer rows or columns"
-            outcome.text = clip(outcome.text, limit, note=hint)
-        state.tool_calls += 1
-        state.tool_kinds[outcome.kind] = state.tool_kinds.get(outcome.kind, 0) + 1
-        if outcome.name == RUN_SOLVER:
-            state.run_ok = outcome.ok
-            note_checks(run, state, outcome)
-        elif outcome.name == EXPLORE_DATA and outcome.ok and _returned_rows(outcome.text):
-            run.last_rows_query = str(getattr(outcome.args, "query", "")).strip() or run.last_rows_query
-        repeats = state.error_streak.see(outcome.ok, outcome.text)
-        if repeats >= REPEATS_TO_WARN:
-            outcome.text += repetition_note(outcome.name, outcome.kind, repeats)
-            run.event(EVENT_REPEATED_ERROR, attempt=state.number, name=outcome.name, error_kind=outcome.kind,
-                      count=repeats, error=outcome.text[:500])
-        conv.append(outcome.message())
-        if repeats >= REPEATS_TO_STOP:
+        if not take_outcome(conv, call, outcome, run, state):
             return  # the loop ends the attempt before the next request
+
+
+def take_outcome(conv: Conversation, call: ToolCall, outcome: ToolOutcome, run: AttemptRun,
+                 state: AttemptResult, *, note: str = "") -> bool:
+    """Count one tool outcome, append its result (after ``note``); False when the same error came
+    REPEATS_TO_STOP times in a row."""
+    limit = run.result_chars()
+    if len(outcome.text) > limit:  # a small window keeps shorter results than the runner's limit
+        hint = "read on with read_solver's offset" if call.name == "read_solver" else "ask for fewer rows or columns"
+        outcome.text = clip(outcome.text, limit, note=hint)
+    state.tool_calls += 1
+    state.tool_kinds[outcome.kind] = state.tool_kinds.get(outcome.kind, 0) + 1
+    if outcome.name == RUN_SOLVER:
+        state.run_ok = outcome.ok
+        note_checks(run, state, outcome)
+    elif outcome.name == EXPLORE_DATA and outcome.ok and _returned_rows(outcome.text):
+        run.last_rows_query = str(getattr(outcome.args, "query", "")).strip() or run.last_rows_query
+    repeats = state.error_streak.see(outcome.ok, outcome.text)
+    if repeats >= REPEATS_TO_WARN:
+        outcome.text += repetition_note(outcome.name, outcome.kind, repeats)
+        run.event(EVENT_REPEATED_ERROR, attempt=state.number, name=outcome.name, error_kind=outcome.kind,
+                  count=repeats, error=outcome.text[:500])
+    if note:
+        outcome.text = f"{note}\n{outcome.text}"
+    conv.append(outcome.message())
+    return repeats < REPEATS_TO_STOP
+
+
+async def adopt_written_query(conv: Conversation, result: ChatResult, run: AttemptRun, state: AttemptResult) -> bool:
+    """A reply with no call that wrote an SQL query (an ```sql block, `run_sql("…")` in code):
+    the query is tested with explore_data; when it runs it goes into solver.py (edit_solver's
+    `sql`) and run_solver runs it, else the model sees the error and solver.py stays as it was.
+    The reply is recorded as having made those calls, so the history, the trace and a replay
+    show them. False when the reply wrote no query."""
+    query = written_query(result.content)
+    if query is None:
+        return False
+    prestart_fork_server()
+    ids = (f"{ID_PREFIX}written_{result.request_id}_{n}" for n in range(1, 4))
+    probe = ToolCall(next(ids), EXPLORE_DATA, json.dumps({"query": query, "limit": PROBE_ROWS}), via=VIA_WRITTEN)
+    tested = await run.runner.run(probe)
+    if tested.ok:
+        calls = [ToolCall(next(ids), EDIT_SOLVER, json.dumps({"sql": query}), via=VIA_WRITTEN),
+                 ToolCall(next(ids), RUN_SOLVER, "{}", via=VIA_WRITTEN)]
+    else:
+        calls = [probe]
+    state.adopted += 1
+    run.event(EVENT_QUERY_ADOPTED, attempt=state.number, request_id=result.request_id, query=query[:2000],
+              ran=tested.ok, calls=[c.name for c in calls])
+    conv.messages[-1] = assistant_message(result.content, calls)  # the reply, as the calls it stood for
+    if not tested.ok:
+        take_outcome(conv, probe, tested, run, state, note=WRITTEN_QUERY_FAILED)
+        return True
+    for n, call in enumerate(calls):
+        outcome = await run.runner.run(call)
+        if not take_outcome(conv, call, outcome, run, state, note=WRITTEN_QUERY_RUN if n == 0 else ""):
+            break
+    return True
 
 
 def govern(conv: Conversation, run: AttemptRun, state: AttemptResult) -> None:

@@ -1,46 +1,26 @@
 """How relevant each table is to the question: the existing relevance votes, or word overlap.
 
-`lexical_relevance` costs nothing: the question's words (Latin words, and character pairs of CJK
-text) found in a table's name, origin, column names and constant values. `vote_table_relevance`
+`lexical_relevance` costs nothing: the question's words (`data.terms`: Latin words, and character
+pairs of CJK text) found in a table's name, origin, column names and constant values. `vote_table_relevance`
 asks the model through the documents room's relevance votes (N parallel votes) and returns the
 number of votes that kept each table. Folding (`agent.fit`) ranks by votes, then by overlap.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from datasolver.agent.tables import TableDigest, one_line
+from datasolver.data.terms import term_overlap
 from datasolver.documents import tally_votes
 
 if TYPE_CHECKING:
     from datasolver.llm import LLMClient
 
-_WORD = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_]|[-./](?=[A-Za-z0-9_])){2,}")
-_CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
-
-
-def question_terms(text: str) -> set[str]:
-    """Lower-cased Latin words of 3+ characters (`2024-03` is one word) and every pair of adjacent
-    CJK characters."""
-    terms = {w.lower() for w in _WORD.findall(text)}
-    for run in _CJK_RUN.findall(text):
-        terms.update(run[i : i + 2] for i in range(len(run) - 1))
-        if len(run) == 1:
-            terms.add(run)
-    return terms
-
-
 def lexical_relevance(question: str, digest: TableDigest) -> dict[str, float]:
     """Per table: how many of the question's terms occur in its name, columns and constants."""
-    terms = question_terms(question)
-    scores = {}
-    for entry in digest.entries:
-        text = entry.search_text().lower()
-        scores[entry.name] = float(sum(1 for t in terms if t in text))
-    return scores
+    return term_overlap(question, {entry.name: entry.search_text() for entry in digest.entries})
 
 
 async def vote_table_relevance(

@@ -244,3 +244,48 @@ def _unfence(text: str) -> str:
 
 def _numbered(raw: list[tuple[str, str]], id_prefix: str) -> list[ToolCall]:
     return [ToolCall(f"{id_prefix}{i}", name, args, via=VIA_TEXT) for i, (name, args) in enumerate(raw, 1)]
+
+
+# -- a query written in a reply with no call -----------------------------------------------------
+
+_CLOSED_FENCE = re.compile(r"```[ \t]*([\w-]*)[ \t]*\n(.*?)```", re.DOTALL)
+_SQL_START = re.compile(r"^\s*(?:SELECT|WITH)\b", re.IGNORECASE)
+_RUN_SQL_LITERAL = re.compile(r"""run_sql\(\s*(?:[rR]?)("{3}|'{3}|"|')(.*?)\1\s*\)""", re.DOTALL)
+_CODE_LANGUAGES = {"python", "py", "python3"}
+_SQL_LANGUAGES = {"sql", "duckdb", "sqlite", "postgresql", "mysql"}
+
+
+def written_query(content: str) -> str | None:
+    """The SQL query a reply wrote instead of calling a tool, or None.
+
+    Read, last one first: a closed ```sql block (or an unlabelled block that starts with SELECT
+    or WITH), or the string given to `run_sql(…)` in a ```python block. A block of several
+    statements gives its last one. Code that is not one of these (pandas reading a file, a bare
+    `result = None`) gives None.
+    """
+    for fence in reversed(list(_CLOSED_FENCE.finditer(content or ""))):
+        language, body = fence.group(1).lower(), fence.group(2)
+        if language in _SQL_LANGUAGES or (not language and _SQL_START.match(body)):
+            query = _last_statement(body)
+        elif language in _CODE_LANGUAGES or not language:
+            literals = _RUN_SQL_LITERAL.findall(body)
+            query = _last_statement(literals[-1][1]) if literals else None
+        else:
+            continue
+        if query and _SQL_START.match(query):
+            return query
+    return None
+
+
+def _last_statement(sql: str) -> str | None:
+    """The last statement, without the comment lines that lead it."""
+    statements = [_uncommented(s) for s in sql.split(";")]
+    statements = [s for s in statements if s]
+    return statements[-1] if statements else None
+
+
+def _uncommented(sql: str) -> str:
+    lines = sql.strip().splitlines()
+    while lines and (not lines[0].strip() or lines[0].strip().startswith("--")):
+        lines.pop(0)
+    return "\n".join(lines).strip()

@@ -115,6 +115,21 @@ def with_query(scaffold: str, sql: str) -> str:
     return "\n".join(lines[:index] + [query_code(sql)] + lines[index + 1:])
 
 
+def replace_query_area(lines: list[str], code: str) -> list[str] | None:
+    """``lines`` of solver.py with the query area's code (everything after its leading comment
+    lines) replaced by ``code``; None when the area's markers are gone."""
+    try:
+        start, end = lines.index(QUERY_AREA_START), lines.index(QUERY_AREA_END)
+    except ValueError:
+        return None
+    if end < start:
+        return None
+    comments = start + 1
+    while comments < end and lines[comments].lstrip().startswith("#"):
+        comments += 1
+    return lines[:comments] + code.split("\n") + lines[end:]
+
+
 def _one_line(text: str) -> str:
     # Anything the tokenizer treats as a line break, or cannot take at all, becomes a space.
     return re.sub(r"[\x00-\x1f\x7f\u2028\u2029\x85]+", " ", text).strip()

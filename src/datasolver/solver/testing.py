@@ -34,6 +34,29 @@ def make_tiny_task(parent: Path, task_id: str = "task_tiny") -> Path:
     return task
 
 
+PAPER_QUESTION = "What are the titles of the papers published in 2020? List them alphabetically."
+PAPER_SQL = "SELECT title FROM paper WHERE year = 2020 ORDER BY title ASC"  # the right answer
+
+
+def make_paper_task(parent: Path, task_id: str = "task_paper") -> Path:
+    """A small academic task (authors, papers, who wrote what) whose answer is PAPER_SQL."""
+    task = Path(parent) / task_id
+    (task / "context" / "csv").mkdir(parents=True)
+    (task / "task.json").write_text(
+        json.dumps({"task_id": task_id, "difficulty": "easy", "question": PAPER_QUESTION}), encoding="utf-8"
+    )
+    tables = {
+        "author": "aid,name\n1,Ada Lovelace\n2,Alan Turing\n3,Grace Hopper\n",
+        "paper": ("pid,title,year\n10,Zebra Streams,2020\n11,Adaptive Joins,2020\n12,Old Indexes,2019\n"
+                  "13,Median Sketches,2020\n14,Future Plans,2021\n"),
+        "writes": "aid,pid\n1,10\n2,11\n3,12\n1,13\n2,14\n",
+    }
+    for name, text in tables.items():
+        (task / "context" / "csv" / f"{name}.csv").write_text(text, encoding="utf-8")
+    (task / "context" / "knowledge.md").write_text("year is the year of publication.\n", encoding="utf-8")
+    return task
+
+
 def call_json(toolbox: SolverToolbox, name: str, json_args: str) -> ToolResult:
     """Call a tool the way the agent does: JSON text in, validated against the tool's model."""
     return toolbox.call(name, json.loads(json_args))

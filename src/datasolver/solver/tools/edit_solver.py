@@ -11,7 +11,13 @@ from pydantic import AfterValidator, Field
 
 from datasolver.clip import clip
 from datasolver.solver.hashline import join_lines, line_hash, normalize_newlines, render_lines
-from datasolver.solver.scaffold import SAVE_BLOCK_START
+from datasolver.solver.scaffold import (
+    QUERY_AREA_END,
+    QUERY_AREA_START,
+    SAVE_BLOCK_START,
+    query_code,
+    replace_query_area,
+)
 from datasolver.solver.tools.base import ToolContext
 from datasolver.solver.tools.solver_file import MISSING_SOLVER, read_lines, write_lines
 from datasolver.toolkit import ToolResult
@@ -34,14 +40,15 @@ LineNumber = Annotated[int, Field(ge=1)]
 
 def edit_solver(
     ctx: ToolContext,
-    start_line: LineNumber,
-    start_hash: Hash,
-    new_content: str,
+    sql: str | None = None,
+    start_line: LineNumber | None = None,
+    start_hash: Hash | None = None,
+    new_content: str | None = None,
     end_line: LineNumber | None = None,
     end_hash: Hash | None = None,
     insert_after: bool = False,
 ) -> ToolResult:
-    """Edit workdir/solver.py: replace lines start_line..end_line with new_content, or insert after start_line.
+    """Edit workdir/solver.py: give `sql` alone to make it the query area's one query, or replace lines start_line..end_line with new_content, or insert after start_line.
 
     Lines are addressed by the number and two-letter hash shown by read_solver. The edit is
     rejected, with the file unchanged, when a hash does not match the current line or when the
@@ -49,6 +56,7 @@ def edit_solver(
     edit; use those hashes for the next edit.
 
     Args:
+        sql: One SQL query that answers the question; it replaces all code in the query area. Leave the line fields out.
         start_line: First line to replace, or the line to insert after.
         start_hash: The two-letter hash of start_line, as shown by read_solver.
         new_content: The new lines (any number, joined by newlines, with their indentation). An empty string deletes the lines.
@@ -59,6 +67,15 @@ def edit_solver(
     lines = read_lines(ctx.layout)
     if lines is None:
         return ToolResult.failed(MISSING_SOLVER)
+    if sql is not None:
+        if start_line is not None or start_hash is not None or new_content is not None or end_line is not None:
+            return ToolResult.retry("Give either `sql` alone or start_line, start_hash and new_content, not both. "
+                                    "solver.py is unchanged.")
+        return _replace_query(ctx, lines, sql)
+    if start_line is None or start_hash is None or new_content is None:
+        return ToolResult.retry(
+            "Nothing to edit: give `sql` (one SQL query that answers the question), or start_line, start_hash "
+            "and new_content (line numbers and hashes as read_solver shows them). solver.py is unchanged.")
     problem = _check_address(lines, start_line, start_hash, "start") or (
         _check_end(lines, start_line, end_line, end_hash, insert_after)
     )
@@ -92,6 +109,25 @@ def edit_solver(
     shown_from = first - WINDOW
     shown_to = (first + len(new) - 1 if new else first - 1) + WINDOW
     return ToolResult(text + "\n" + render_lines(proposed, shown_from, shown_to))
+
+
+def _replace_query(ctx: ToolContext, lines: list[str], sql: str) -> ToolResult:
+    """The query area's code becomes one run_sql call of ``sql``."""
+    if not sql.strip():
+        return ToolResult.retry("sql is empty: send the SQL query that answers the question. solver.py is unchanged.")
+    proposed = replace_query_area(lines, query_code(sql))
+    if proposed is None:
+        return ToolResult.retry("The query area's marker lines are gone, so `sql` cannot find where to go: "
+                                "edit by line with start_line, start_hash and new_content (read_solver first). "
+                                "solver.py is unchanged.")
+    syntax = _syntax_problem(proposed)
+    if syntax:
+        return ToolResult.retry(syntax)
+    write_lines(ctx.layout, proposed)
+    first = proposed.index(QUERY_AREA_START) + 1
+    last = proposed.index(QUERY_AREA_END) + 1
+    return ToolResult(f"Query area replaced with your SQL; solver.py now has {len(proposed)} lines. "
+                      f"Call run_solver to run it.\n" + render_lines(proposed, first, last))
 
 
 def _check_address(lines: list[str], number: int, given: str | None, which: str) -> str | None:

@@ -12,6 +12,7 @@ from datasolver.solver.checks import check_prediction
 from datasolver.solver.run_report import render_run
 from datasolver.solver.runner import run_solver_script
 from datasolver.solver.tools.base import ToolContext
+from datasolver.solver.tools.next_step import no_output_next_step
 from datasolver.toolkit import ToolResult
 
 MAX_TIMEOUT_S = 600
@@ -47,6 +48,8 @@ def run_solver(
         report = check_answer(ctx.layout, prediction, ctx.open_catalog())
     text = render_run(run, self_check=self_check, show_rows=min(show_rows, MAX_SHOW_ROWS), checks=report,
                       prediction=prediction)
+    if run.status == "NO OUTPUT":
+        text += "\n" + no_output_next_step(ctx.layout, ctx.open_catalog())
     # The check report rides along for the program (the agent's send-back), not for the model.
     return ToolResult(text, "ok" if run.status == "OK" else "failed", value=report)
 
