@@ -11,7 +11,7 @@ from datasolver.agent.errors import LimitsError
 
 _OPTIONAL = frozenset({"deadline", "clock"})
 WINDOW_MARGIN_SHARE = 20  # 5% of a known window is kept free for the token estimate's error
-_NULLABLE = frozenset({"task_token_budget"})
+_NULLABLE = frozenset({"task_token_budget", "tool_reply_tokens"})
 _NON_NEGATIVE = frozenset({"send_backs"})
 _FLOATS = frozenset({"attempt_temperature_step", "max_temperature"})
 
@@ -41,6 +41,10 @@ class Limits:
     reserve_seconds: int = 90
     deadline: float | None = None
     task_token_budget: int | None = None  # prompt + completion tokens of the whole task
+    # max_tokens of a reply while a tool call is expected (nothing submitted yet), once the model
+    # has shown it does not think (its first reply had no reasoning); None: no cap. A small model's
+    # prose plan costs minutes on a CPU server; a cut reply lifts the cap for the rest of the attempt.
+    tool_reply_tokens: int | None = 512
     # From attempt 2 on the temperature rises by this step per attempt, up to max_temperature.
     attempt_temperature_step: float = 0.3
     max_temperature: float = 1.0

@@ -110,6 +110,7 @@ class AttemptResult:
     checks_sent_back: int = 0  # times the model was sent back over failed checks (at most once)
     run_ok: bool = False  # the latest run_solver of this attempt said OK
     must_submit: str | None = None  # why the governor told the model to submit now
+    cap_lifted: bool = False  # a reply was cut off: no tool_reply_tokens cap for the rest of the attempt
     error_streak: ErrorStreak = field(default_factory=ErrorStreak, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -131,6 +132,7 @@ class AttemptRun:
     trace: TraceWriter | None = None
     chat_options: dict[str, Any] = field(default_factory=dict)  # extra keywords for client.chat
     has_prediction: Callable[[], bool] = lambda: False  # whether prediction.csv is written
+    thinks: bool | None = None  # whether the model's replies carry reasoning (learnt from its first reply)
     last_rows_query: str | None = None  # the latest explore_data SQL that returned rows (any attempt)
     started: float = field(default_factory=time.monotonic)  # when solving the task began
 
@@ -194,6 +196,7 @@ async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> Attem
         calls = record_answer(conv, result, run, state)
         if not calls and result.finish_reason == CUT_OFF and state.cut_offs < run.limits.cut_off_retries:
             state.cut_offs += 1
+            state.cap_lifted = True
             run.event(EVENT_CUT_OFF, attempt=number, request_id=result.request_id)
             conv.append(user_message(render_prompt("cut_off")))
             continue
@@ -240,12 +243,16 @@ async def call_model(
 ) -> ChatResult:
     """Step 2: one request; a context-length 400 shrinks the history (never re-sent unchanged)."""
     shrinks = 0
+    options = dict(run.chat_options)
+    cap = reply_cap(run, state)
+    if cap is not None:
+        options["max_tokens"] = cap
     while True:
         state.requests += 1
         sent_len = len(conv.messages)
         try:
             async with asyncio.timeout(run.limits.seconds_left()):
-                result = await run.client.chat(conv.messages, run.tools, attempt=state.number, **run.chat_options)
+                result = await run.client.chat(conv.messages, run.tools, attempt=state.number, **options)
         except LLMContextLengthError as exc:
             if shrinks >= run.limits.context_shrinks or state.requests >= run.limits.max_requests_per_attempt:
                 raise
@@ -253,7 +260,24 @@ async def call_model(
             await shrink_to_fit(conv, run, state, exc, tools_tokens)
             continue
         conv.note_reported(result.usage.prompt_tokens, sent_len, tools_tokens)
+        if run.thinks is None or result.reasoning:
+            run.thinks = bool(result.reasoning)
         return result
+
+
+def reply_cap(run: AttemptRun, state: AttemptResult) -> int | None:
+    """The max_tokens of the next request while a tool call is expected, or None for the usual.
+
+    Only for a model known not to think (a thinking model's reasoning needs the room), while
+    nothing is submitted, and until a reply of this attempt was cut off.
+    """
+    cap = run.limits.tool_reply_tokens
+    if cap is None or run.thinks is not False or state.cap_lifted or "max_tokens" in run.chat_options:
+        return None
+    if run.has_prediction():
+        return None
+    usual = run.client.settings.max_tokens
+    return cap if usual is None else min(cap, usual)
 
 
 async def shrink_to_fit(

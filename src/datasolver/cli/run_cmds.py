@@ -3,6 +3,7 @@ scripted model). Thin over datasolver.pipeline: parse flags, one library call, p
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tempfile
 from pathlib import Path
@@ -74,6 +75,9 @@ class Duration(click.ParamType):
 @click.option("--prompt-budget", type=click.IntRange(min=500), default=None,
               help="Estimated tokens for the first prompt; above it the tables least relevant to the question "
                    "are folded to one line each (still queryable). Default: 10000, sized for a 32k-context model.")
+@click.option("--tool-reply-tokens", type=click.IntRange(min=0), default=None,
+              help="max_tokens of a reply while a tool call is expected (nothing submitted yet) from a model "
+                   "that does not think; a reply cut there gets the usual room next. 0: no cap. Default: 512.")
 @click.option("--task-token-budget", type=click.IntRange(min=1), default=None,
               help="End a task (with a reason) once its requests used this many tokens, prompt plus completion.")
 @click.option("--attempt-temperature-step", type=click.FloatRange(min=0.0), default=None,
@@ -108,7 +112,8 @@ def run_command(
     time_budget: float | None, task_ids: str | None, force: bool, logs_dir: Path | None,
     scratch_dir: Path | None, keep_scratch: bool, api_url: str | None, api_key: str | None,
     model: str | None, tool_mode: str | None, context_window: int | None, max_tokens: int | None,
-    doc_llm: bool, max_attempts: int | None, prompt_budget: int | None, task_token_budget: int | None,
+    doc_llm: bool, max_attempts: int | None, prompt_budget: int | None, tool_reply_tokens: int | None,
+    task_token_budget: int | None,
     attempt_temperature_step: float | None, executor: str, ray_address: str | None, ray_cpus: float,
     with_report: bool, vision: bool, vision_images: int, video_judges: int,
     votes: int, vote_temperature: float, warm_runs: bool,
@@ -131,6 +136,8 @@ def run_command(
                                   "task_token_budget": task_token_budget,
                                   "attempt_temperature_step": attempt_temperature_step}
     limits = Limits(**{k: v for k, v in changes.items() if v is not None})  # type: ignore[arg-type]
+    if tool_reply_tokens is not None:
+        limits = dataclasses.replace(limits, tool_reply_tokens=tool_reply_tokens or None)  # 0: no cap
     config = RunConfig(
         input_dir=input_dir or default_input_dir(), output_dir=output,
         logs_dir=logs_dir or default_logs_dir(output), settings=settings, workers=workers,

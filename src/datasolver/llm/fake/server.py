@@ -59,6 +59,8 @@ class ScriptedServer:
     ("models") or llama.cpp's ``/props`` ("props"). ``one_at_a_time`` serves one completion at a
     time and, like llama.cpp, finishes a delayed answer after its client has gone;
     ``disconnects`` counts the clients that closed their connection while waiting for an answer.
+    ``honor_max_tokens`` cuts a text answer longer than the request's ``max_tokens`` (counted as
+    len/4) there, with finish_reason "length", as a real server does.
     """
 
     def __init__(
@@ -74,6 +76,7 @@ class ScriptedServer:
         wording: str = OPENAI_WORDING,
         report_window: str | None = None,
         one_at_a_time: bool = False,
+        honor_max_tokens: bool = False,
     ) -> None:
         if script is not None and isinstance(script, (str, bytes)):
             raise TypeError("script must be a sequence of turns or a mapping key -> turns")
@@ -83,6 +86,7 @@ class ScriptedServer:
         self.context_window = context_window
         self.wording = wording
         self.report_window = report_window
+        self.honor_max_tokens = honor_max_tokens
         self.errors: list[str] = []
         self.disconnects = 0
         self.overflows = 0  # requests refused for the context window
@@ -247,6 +251,9 @@ class ScriptedServer:
         finish = "stop"
         if isinstance(turn, Text):
             message["content"] = turn.content
+            limit = body.get("max_tokens")
+            if self.honor_max_tokens and isinstance(limit, int) and _tokens(turn.content) > limit:
+                message["content"], finish = turn.content[: limit * _CHARS_PER_TOKEN], "length"
         else:
             message["content"] = turn.content
             message["tool_calls"] = [
