@@ -13,6 +13,8 @@ estimate (`datasolver.agent.estimate_tokens`), rules excluded on both sides:
 - needed named: every table the oracle's gold SQL reads (oracle.jsonl) appears by its canonical
   name in the prompt.
 
+Last, the rules (system message) and the tool schemas, the same for every task, are counted once.
+
     python benchmarks/prompt_size.py [--tasks ../shared/tasks/dev] [--budget 10000] [--limit N]
 
 A smaller --budget shows relevance folding (least relevant schema groups become one line each).
@@ -27,10 +29,12 @@ import tempfile
 from pathlib import Path
 
 from datasolver.agent import Limits, build_user_prompt, estimate_tokens, first_prompt_tokens, fit_brief, gather_brief
+from datasolver.agent.assemble import build_system_prompt
+from datasolver.agent.tokens import estimate_tools_tokens
 from datasolver.agent.knowledge import merge_knowledge
 from datasolver.data import Catalog, profile_table
 from datasolver.documents import prepare_documents
-from datasolver.solver import prepare_task
+from datasolver.solver import prepare_task, tool_schemas
 
 DEFAULT_TASKS = Path(__file__).resolve().parents[1] / ".." / "shared" / "tasks" / "dev"
 
@@ -91,6 +95,8 @@ def main() -> None:
           f"column lines: {total['meanings']} tokens")
     print(f"largest prompt: {max(r['prompt'] for r in rows)} tokens")
     print(f"needed tables named: {needed - len(missing)}/{needed}" + (f"  MISSING {missing}" if missing else ""))
+    print(f"the same for every task (not counted above): rules {estimate_tokens(build_system_prompt(Limits()))} "
+          f"tokens, tool schemas {estimate_tools_tokens(tool_schemas())} tokens")
 
 
 if __name__ == "__main__":

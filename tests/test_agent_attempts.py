@@ -51,7 +51,7 @@ def test_a_model_that_never_runs_or_edits_fails_without_fallback(scratch: Path) 
     outcome, server, events = solve(scratch, [text("The answer is Paris."), text("Paris.")], Limits(max_attempts=2))
     assert (outcome.status, outcome.attempts, outcome.requests, outcome.prediction) == ("failed", 2, 2, None)
     assert outcome.reason == (
-        "attempt 2 ended (answered) without prediction.csv; fallback skipped: solver.py was never edited "
+        "attempt 2 ended (answered with prose) without prediction.csv; fallback skipped: solver.py was never edited "
         "and no explore query returned rows")
     assert not published(scratch).exists()
     assert [e["ran"] for e in events if e["event"] == "fallback"] == [False]
@@ -72,7 +72,7 @@ def test_an_edit_never_run_is_saved_by_the_fallback(scratch: Path) -> None:
     script = [edit_query_turn(scratch, COUNT_BY_CITY), text("I edited solver.py.")]
     outcome, _, events = solve(scratch, script, Limits(max_attempts=1))
     assert (outcome.status, outcome.reason) == (
-        "fallback", "attempt 1 ended (answered) without prediction.csv; fallback ran the last edited solver.py")
+        "fallback", "attempt 1 ended (answered with prose) without prediction.csv; fallback ran the last edited solver.py")
     assert outcome.prediction == published(scratch)
     assert outcome.prediction.read_text(encoding="utf-8") == EXPECTED_CSV
     [fallback] = [e for e in events if e["event"] == "fallback"]
@@ -97,7 +97,7 @@ def test_five_failed_attempts_then_fallback(scratch: Path) -> None:
     outcome, server, events = solve(scratch, handler=handler)
     assert seen_pristine == [True] * 5  # the scaffold was restored before every attempt
     assert (outcome.status, outcome.attempts, outcome.requests) == ("fallback", 5, 15)
-    assert outcome.reason == "attempt 5 ended (answered) without prediction.csv; fallback ran the last edited solver.py"
+    assert outcome.reason == "attempt 5 ended (answered with prose) without prediction.csv; fallback ran the last edited solver.py"
     assert published(scratch).read_text(encoding="utf-8") == "attempt\n5\n"  # the last edit ran
     kinds = [e["event"] for e in events]
     assert kinds.count("attempt_start") == 5 and kinds.count("fallback") == 1

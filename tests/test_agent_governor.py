@@ -58,7 +58,7 @@ def test_the_fallback_runs_the_last_explore_query_that_returned_rows(scratch: Pa
               text("Lyon, Nice and Paris.")]  # the second after the prose send-back
     outcome, _, events = solve(scratch, script, Limits(max_attempts=1))
     assert outcome.status == "fallback"
-    assert outcome.reason == ("attempt 1 ended (answered) without prediction.csv; "
+    assert outcome.reason == ("attempt 1 ended (answered with prose) without prediction.csv; "
                               "fallback ran the last explore query that returned rows")
     assert outcome.prediction.read_text(encoding="utf-8") == "city\nLyon\nNice\nParis\n"
     [fallback] = [e for e in events if e["event"] == "fallback"]

@@ -64,6 +64,27 @@ CASES = [
       ["order_id", "amount"], [["1", "10.5 EUR"], ["2", "3.0 EUR"], ["3", "7.0 EUR"]]),
      ("SELECT order_id, amount FROM orders WHERE amount IS NOT NULL",
       ["order_id", "amount"], [["1", "10.5"], ["2", "3.0"], ["3", "7.0"]])),
+    # The three cases the checks once missed (issue 25): a helper row_number() defined in a CTE
+    # and kept under another name, ...
+    ("helper_column", "Which 2 orders have the largest amounts? Give their ids.",
+     ("WITH r AS (SELECT order_id, row_number() OVER (ORDER BY amount DESC NULLS LAST) AS pos FROM orders) "
+      "SELECT order_id, pos FROM r WHERE pos <= 2", ["order_id", "pos"], [["1", "1"], ["3", "2"]]),
+     ("WITH r AS (SELECT order_id, row_number() OVER (ORDER BY amount DESC NULLS LAST) AS pos FROM orders) "
+      "SELECT order_id FROM r WHERE pos <= 2", ["order_id"], [["1"], ["3"]])),
+    # ... a literal column echoing a value of the question (not quoted, no equality filter), ...
+    ("constant_column", "How many orders came from Paris?",
+     ("SELECT 'Paris' AS city, count(*) AS n FROM orders WHERE city ILIKE 'paris'", ["city", "n"], [["Paris", "2"]]),
+     ("SELECT count(*) AS n FROM orders WHERE city ILIKE 'paris'", ["n"], [["2"]])),
+    ("constant_column", "How many orders were over 5 euros, and how many cities had them?",
+     ("SELECT 5 AS threshold, count(*) AS n, count(DISTINCT city) AS cities FROM orders WHERE amount > 5",
+      ["threshold", "n", "cities"], [["5", "2", "1"]]),
+     ("SELECT count(*) AS n, count(DISTINCT city) AS cities FROM orders WHERE amount > 5",
+      ["n", "cities"], [["2", "1"]])),
+    # ... and a one-row answer repeated by UNION ALL although its WHERE lists values.
+    ("duplicate_rows", "How many orders came from Paris or Lyon?",
+     ("SELECT count(*) AS n FROM orders WHERE city IN ('Paris', 'Lyon') UNION ALL "
+      "SELECT count(*) AS n FROM orders WHERE city IN ('Paris', 'Lyon')", ["n"], [["3"], ["3"]]),
+     ("SELECT count(*) AS n FROM orders WHERE city IN ('Paris', 'Lyon')", ["n"], [["3"]])),
     ("early_rounding", "What is the average order amount?",
      ("SELECT ROUND(avg(amount), 0) AS a FROM orders", ["a"], [["7.0"]]),
      ("SELECT avg(amount) AS a FROM orders", ["a"], [["6.833333333333333"]])),

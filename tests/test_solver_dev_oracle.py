@@ -1,4 +1,4 @@
-"""Every dev task: prepare → read_solver → edit_solver (oracle SQL) → run_solver OK → score 1.0.
+"""Every dev and dev-en task: prepare → read_solver → edit_solver (oracle SQL) → run_solver OK → 1.0.
 
 Tasks whose tables live in documents first run the documents stage (deterministic path) and
 re-render the scaffold; they skip while `datasolver.documents` is not there.
@@ -15,25 +15,30 @@ from datasolver.documents import prepare_documents
 from datasolver.solver import SolverToolbox, prepare_task, write_scaffold
 from datasolver.solver.testing import call_json, result_line_address
 
-ORACLE = Path(__file__).resolve().parents[1].parent / "shared" / "tasks" / "dev" / "oracle.jsonl"
+TASKS = Path(__file__).resolve().parents[1].parent / "shared" / "tasks"
+TASK_SETS = ("dev", "dev-en")
 
 
-def _oracle_entries() -> list[dict]:
-    if not ORACLE.is_file():
+def _oracle_entries(task_set: str) -> list[dict]:
+    oracle = TASKS / task_set / "oracle.jsonl"
+    if not oracle.is_file():
         return []
-    return [json.loads(line) for line in ORACLE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [json.loads(line) for line in oracle.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def _params() -> list:
-    params = [pytest.param(entry, id=entry["task_id"]) for entry in _oracle_entries()]
-    return params or [pytest.param(None, id="no-shared-tasks")]
+    params = [pytest.param(task_set, entry, id=entry["task_id"])
+              for task_set in TASK_SETS for entry in _oracle_entries(task_set)]
+    return params or [pytest.param(None, None, id="no-shared-tasks")]
 
 
-@pytest.mark.parametrize("entry", _params())
-def test_oracle_sql_through_the_tools_scores_one(entry: dict | None, dev_tasks: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("task_set", "entry"), _params())
+def test_oracle_sql_through_the_tools_scores_one(task_set: str | None, entry: dict | None, tmp_path: Path) -> None:
     from datasolver.eval import score_files
 
-    assert entry is not None
+    if entry is None:
+        pytest.skip(f"{TASKS} holds no dev tasks (only present beside the project's own checkout)")
+    dev_tasks = TASKS / task_set
     root = prepare_task(dev_tasks / "input" / entry["task_id"], tmp_path / "scratch")
     if any(t.get("format") == "doc" for t in entry["tables"].values()):
         prepare_documents(root)  # document tables into derived/
@@ -48,6 +53,19 @@ def test_oracle_sql_through_the_tools_scores_one(entry: dict | None, dev_tasks: 
         run = call_json(toolbox, "run_solver", "{}")
     assert run.text.splitlines()[0] == "OK", run.text
     # The right answer raises no answer check (no false positive; ties_cut would only inform).
-    assert run.value.names == [] and "\nCHECK " not in run.text, run.value.lines()
+    # One exception: a gold answer of NULLs only (task_en_yelp_17's filter spells the name with a
+    # curly apostrophe the data does not have) is an empty match, and empty_result says so.
+    gold = dev_tasks / "output" / entry["task_id"] / "gold.csv"
+    expected = ["empty_result"] if _only_nulls(gold) else []
+    assert run.value.names == expected, run.value.lines()
     score = score_files(root / "workdir" / "prediction.csv", dev_tasks / "output" / entry["task_id"] / "gold.csv")
     assert score.score == 1.0, score.reason
+
+
+def _only_nulls(gold: Path) -> bool:
+    """Whether every cell of a gold CSV below its header is empty."""
+    import csv
+
+    with gold.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))[1:]
+    return bool(rows) and all(cell.strip() == "" for row in rows for cell in row)

@@ -27,6 +27,7 @@ from typing import Any
 from datasolver.agent.compaction import compact
 from datasolver.agent.conversation import Conversation
 from datasolver.agent.governor import REPEATS_TO_STOP, REPEATS_TO_WARN, ErrorStreak, must_submit_reason, repetition_note
+from datasolver.agent.learnt import Learnt
 from datasolver.agent.limits import Limits
 from datasolver.agent.prompts import render_prompt
 from datasolver.agent.tokens import estimate_tools_tokens
@@ -84,6 +85,7 @@ CUT_OFF = "length"  # the finish_reason of a reply stopped by the output token l
 SHRINK_MARGIN = 0.97
 _SQL_BLOCK = re.compile(r"```\s*sql\b|\bSELECT\b[\s\S]*\bFROM\b", re.IGNORECASE)
 _CODE_BLOCK = re.compile(r"```")
+_TYPED_TABLE = re.compile(r"^\s*\|.*\|\s*$", re.MULTILINE)
 
 
 class ContextOverflow(Exception):
@@ -133,6 +135,7 @@ class AttemptRun:
     chat_options: dict[str, Any] = field(default_factory=dict)  # extra keywords for client.chat
     has_prediction: Callable[[], bool] = lambda: False  # whether prediction.csv is written
     thinks: bool | None = None  # whether the model's replies carry reasoning (learnt from its first reply)
+    learnt: Learnt = field(default_factory=Learnt)  # what every attempt so far found out, for the next one
     last_rows_query: str | None = None  # the latest explore_data SQL that returned rows (any attempt)
     started: float = field(default_factory=time.monotonic)  # when solving the task began
 
@@ -215,17 +218,28 @@ async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> Attem
         await run_tools(conv, calls, run, state)
 
 
+def reply_kind(reply: str) -> str:
+    """What a reply without a tool call held, in a few words (for the reason an attempt failed)."""
+    if _SQL_BLOCK.search(reply):
+        return "an SQL query that did not run"
+    if _CODE_BLOCK.search(reply):
+        return "a code block and no query"
+    if _TYPED_TABLE.search(reply):
+        return "a table typed as text"
+    return "prose" if reply.strip() else "an empty reply"
+
+
 def send_back_hint(reply: str) -> str:
     """Which tool the reply's content belongs in."""
     if _SQL_BLOCK.search(reply):
-        return ("An SQL query in a reply is not run: SQL belongs in solver.py. Call read_solver, then "
-                "edit_solver to replace the line `result = None` with `result = run_sql(\"\"\"<your SQL>\"\"\")`, "
-                "then call run_solver. Use explore_data first if you want to test the query.")
+        return ("An SQL query in a reply is not run: SQL belongs in solver.py. Call edit_solver with "
+                "{\"sql\": \"<your SQL>\"}, then run_solver. Use explore_data first if you want to test the query.")
     if _CODE_BLOCK.search(reply):
-        return ("Code in a reply is not run: put it in solver.py with edit_solver (call read_solver first "
-                "for the line numbers), then call run_solver.")
-    return ("Call a tool: explore_data to look at the data, read_solver and edit_solver to write the "
-            "query into solver.py, run_solver to run it and write prediction.csv.")
+        return ("Code in a reply is not run, and solver.py reads no files: the tables are queried with SQL. "
+                "Call edit_solver with {\"sql\": \"SELECT …\"} (or put Python code in solver.py by line number "
+                "and hash, from read_solver), then call run_solver.")
+    return ("Call a tool: explore_data to look at the data, edit_solver with {\"sql\": \"SELECT …\"} to put "
+            "the query into solver.py, run_solver to run it and write prediction.csv.")
 
 
 async def prepare_request(conv: Conversation, run: AttemptRun, state: AttemptResult, tools_tokens: int) -> None:
@@ -349,11 +363,13 @@ def take_outcome(conv: Conversation, call: ToolCall, outcome: ToolOutcome, run: 
         outcome.text = clip(outcome.text, limit, note=hint)
     state.tool_calls += 1
     state.tool_kinds[outcome.kind] = state.tool_kinds.get(outcome.kind, 0) + 1
+    rows = outcome.name == EXPLORE_DATA and outcome.ok and _returned_rows(outcome.text)
     if outcome.name == RUN_SOLVER:
         state.run_ok = outcome.ok
         note_checks(run, state, outcome)
-    elif outcome.name == EXPLORE_DATA and outcome.ok and _returned_rows(outcome.text):
+    elif rows:
         run.last_rows_query = str(getattr(outcome.args, "query", "")).strip() or run.last_rows_query
+    run.learnt.see(outcome, rows)
     repeats = state.error_streak.see(outcome.ok, outcome.text)
     if repeats >= REPEATS_TO_WARN:
         outcome.text += repetition_note(outcome.name, outcome.kind, repeats)

@@ -23,13 +23,16 @@ from datasolver.agent.assemble import build_messages, build_system_prompt
 from datasolver.agent.brief import TaskBrief, gather_brief
 from datasolver.agent.conversation import Conversation
 from datasolver.agent.fit import first_prompt_tokens, fit_brief
+from datasolver.agent.learnt import Learnt
 from datasolver.agent.limits import Limits
 from datasolver.agent.loop import (
+    ANSWERED,
     CONTEXT_OVERFLOW,
     DEADLINE,
     TOKEN_BUDGET,
     AttemptResult,
     AttemptRun,
+    reply_kind,
     run_attempt,
 )
 from datasolver.agent.prompts import render_prompt
@@ -212,6 +215,7 @@ class _Session:
         self.chat_options = chat_options
         self.run = AttemptRun(client, runner, toolbox.schemas(), limits, self._solver_view, client.usage,
                               trace, chat_options, has_prediction=layout.prediction.is_file, started=limits.clock())
+        self.run.learnt = Learnt(tuple(brief.digest.names()) if brief.digest is not None else ())
 
     async def fit(self) -> None:
         """Fit the first prompt to its budget (and to the server's window, when known)."""
@@ -294,6 +298,9 @@ class _Session:
         if number == 1 or not self.results:
             return list(self.opening)
         line = render_prompt("previous_attempt", attempt=number, how=_how_it_ended(self.results[-1])).strip()
+        learnt = self.run.learnt.lines()
+        if learnt:  # after the unchanged first message: a server's prompt cache still serves it
+            line += "\n" + render_prompt("learnt", lines=learnt).strip()
         last = self.opening[-1]
         return [*self.opening[:-1], user_message(f"{last['content'].rstrip()}\n\n{line}")]
 
@@ -405,6 +412,8 @@ def _how_it_ended(result: AttemptResult) -> str:
 def _why_rejected(result: AttemptResult) -> str:
     if result.error is not None:
         return f"attempt {result.number} ended with {result.error}"
+    if result.ended == ANSWERED:  # what the model's last reply held instead of a call
+        return f"attempt {result.number} ended (answered with {reply_kind(result.final_text)}) without prediction.csv"
     return f"attempt {result.number} ended ({result.ended}) without prediction.csv"
 
 

@@ -72,10 +72,13 @@ def constant_column(ctx: AnswerContext) -> list[CheckFinding]:
                 f"column {name!r} is {value!r} in all {len(ctx.rows)} row(s){ctx.sample_note('seen')}: the value "
                 f"your filter `{echoed}` "
                 "fixes, echoed back. Drop it unless the question asks for it.")))
-        elif len(ctx.columns) > 1 and len(value) >= 2 and value in quoted:
+        elif len(ctx.columns) > 1 and (
+                (len(value) >= 2 and value in quoted)
+                or (parsed is not None and parsed.is_literal_column(name) and _in_question(value, ctx.question))):
+            typed = " (a constant typed into the SELECT list)" if parsed is not None and parsed.is_literal_column(name) else ""
             found.append(CheckFinding("constant_column", (
                 f"column {name!r} is {value!r} in all {len(ctx.rows)} row(s){ctx.sample_note('seen')}, the value "
-                "the question names: "
+                f"the question names{typed}: "
                 "it repeats the question's filter. Drop it unless the question asks for it.")))
     return found
 
@@ -90,8 +93,9 @@ def duplicate_rows(ctx: AnswerContext) -> list[CheckFinding]:
     if not dupes:
         return []
     parsed = ctx.parsed
-    # One row per value the question lists (`name IN ('a', 'b')`): equal answers are expected.
-    if parsed is not None and len(ctx.rows) <= parsed.largest_value_list():
+    # One row per value the question lists (`name IN ('a', 'b')`): equal answers are expected,
+    # unless a UNION ALL repeats them (`… UNION ALL …` of a one-row answer).
+    if parsed is not None and not parsed.repeats_by_union_all() and len(ctx.rows) <= parsed.largest_value_list():
         return []
     worst = max(counts.values())
     return [CheckFinding("duplicate_rows", (
@@ -151,6 +155,16 @@ def _is_sequence(ctx: AnswerContext, index: int) -> bool:
         if cell.strip() != str(start + offset):
             return False
     return True
+
+
+def _in_question(value: str, question: str) -> bool:
+    """`value` stands in the question as a word of its own (case-insensitive; `5` is not in `50`,
+    and `5.0` is found as `5`)."""
+    words = {value.lower()}
+    if _is_number(value) and float(value.replace(",", "")).is_integer():
+        words.add(str(int(float(value.replace(",", "")))))
+    text = question.lower()
+    return any(re.search(r"(?<![\w.])" + re.escape(w) + r"(?![\w]|\.\d)", text) for w in words if w)
 
 
 def _is_number(text: str) -> bool:

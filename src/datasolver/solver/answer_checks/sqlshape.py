@@ -45,8 +45,26 @@ class ParsedSql:
         return isinstance(expr, exp.Column)
 
     def is_rank_column(self, name: str) -> bool:
+        """Output column `name` is a ROW_NUMBER()/RANK()…: computed in the SELECT list, or a
+        column of that name that a CTE or subquery defines as one (`WITH r AS (… row_number()
+        OVER (…) AS pos …) SELECT name, pos FROM r`)."""
         expr = self.outputs().get(name)
-        return expr is not None and isinstance(_unwrap_window(expr), _RANK_FUNCTIONS)
+        if expr is not None and isinstance(_unwrap_window(expr), _RANK_FUNCTIONS):
+            return True
+        if expr is not None and not isinstance(expr, (exp.Column, exp.Star)):
+            return False
+        wanted = name.lower()
+        return any(alias.alias.lower() == wanted and isinstance(_unwrap_window(alias.this), _RANK_FUNCTIONS)
+                   for alias in self.tree.find_all(exp.Alias))
+
+    def is_literal_column(self, name: str) -> bool:
+        """Output column `name` is a constant typed into the top-level SELECT list (`'Paris' AS city`)."""
+        expr = self.outputs().get(name)
+        return isinstance(expr, exp.Literal)
+
+    def repeats_by_union_all(self) -> bool:
+        """The top level is a UNION ALL: its branches can repeat rows whatever their WHERE lists."""
+        return isinstance(self.tree, exp.Union) and not self.tree.args.get("distinct")
 
     def equality_filters(self) -> list[tuple[str, str, exp.Expression]]:
         """(column name, literal text, the predicate) of every `column = literal` in a WHERE."""

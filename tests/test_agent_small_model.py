@@ -1,0 +1,133 @@
+"""The failures of a real small model (Qwen2.5-Coder-1.5B behind llama.cpp, issue 25), each
+pinned: a scripted OpenAI-compatible server plays replies in the style that model sent, and each
+run must reach an answer, or end with a reason that says what the model did. Before these
+changes every one of them ended "answered without prediction.csv".
+
+The model wrote its calls as JSON in the content (read as text calls). Its habits: run_solver
+first with the schema's default arguments; then no call but ```python\\nresult = None\\n```,
+pandas code reading a made-up CSV path, a long prose plan, or an invented "Result" table; and,
+now and then, exactly the right ```sql block after NO OUTPUT.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from datasolver.agent import Limits, SolveOutcome, solve_task
+from datasolver.agent.testing import fake_client
+from datasolver.eval import score_files
+from datasolver.llm import TraceWriter
+from datasolver.llm.fake import ScriptedServer, Text, text
+from datasolver.solver import prepare_task
+from datasolver.solver.testing import PAPER_SQL, make_paper_task
+from tests.conftest import SHARED
+
+ANSWER_CSV = "title\nAdaptive Joins\nMedian Sketches\nZebra Streams\n"
+
+# The replies, as the model wrote them.
+RUN_SOLVER_DEFAULTS = text(json.dumps({"name": "run_solver", "arguments": {"self_check": True, "show_rows": 5,
+                                                                           "timeout": 120}}))
+RESULT_NONE = text("```python\nresult = None\n```")
+MADE_UP_PATH = text("To answer, load the data and filter it:\n```python\nimport pandas as pd\n"
+                    "df = pd.read_csv('/data/papers/paper.csv')\n"
+                    "result = df[df['year'] == 2020].sort_values('title')[['title']]\n```")
+INVENTED_TABLE = text("Here is the result:\n\n| Result |\n|---|\n| Deep Learning Advances |\n| Quantum Data |\n")
+PROSE_PLAN = text(" ".join(["To solve this task I will first look at the paper table, then I will check which"
+                            " columns hold the year and the title, then filter the rows and sort them."] * 19))
+DONE = text("The titles of the papers published in 2020 are listed in prediction.csv.")
+
+
+def sql_block(sql: str) -> Text:
+    return text(f"The query is:\n```sql\n{sql}\n```")
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Path:
+    return prepare_task(make_paper_task(tmp_path / "input"), tmp_path / "scratch")
+
+
+def solve(scratch: Path, script, limits: Limits = Limits(max_attempts=1)):
+    trace = TraceWriter(scratch.parent.parent / "logs", scratch.name)
+    # A real server cuts a reply at max_tokens.
+    with ScriptedServer(script, honor_max_tokens=True) as server:
+        async def go() -> SolveOutcome:
+            async with fake_client(server.base_url, trace) as client:
+                return await solve_task(scratch, client, scratch.parent.parent / "out", limits=limits)
+
+        outcome = asyncio.run(go())
+    assert server.errors == []
+    return outcome, server, trace.read()
+
+
+def test_the_right_sql_block_after_no_output_is_the_answer(scratch: Path) -> None:
+    outcome, server, events = solve(scratch, [RUN_SOLVER_DEFAULTS, sql_block(PAPER_SQL), DONE])
+    assert outcome.status == "solved" and outcome.requests == 3
+    assert outcome.prediction.read_text(encoding="utf-8") == ANSWER_CSV
+    no_output = server.requests[1]["messages"][-1]["content"]
+    assert "NO OUTPUT" in no_output and 'edit_solver {"sql": ' in no_output  # the next step, ready to copy
+    assert 'explore_data {"query": "SELECT * FROM paper LIMIT 5"}' in no_output
+
+
+def test_result_none_is_sent_back_then_the_sql_block_answers(scratch: Path) -> None:
+    outcome, _, events = solve(scratch, [RUN_SOLVER_DEFAULTS, RESULT_NONE, sql_block(PAPER_SQL), DONE])
+    assert outcome.status == "solved"
+    assert outcome.prediction.read_text(encoding="utf-8") == ANSWER_CSV
+    assert [e["event"] for e in events].count("sent_back") == 1
+
+
+def test_a_long_prose_plan_is_cut_at_the_cap_and_the_sql_block_answers(scratch: Path) -> None:
+    outcome, server, events = solve(scratch, [RUN_SOLVER_DEFAULTS, PROSE_PLAN, sql_block(PAPER_SQL), DONE])
+    assert outcome.status == "solved"
+    assert server.requests[1]["max_tokens"] == Limits().tool_reply_tokens  # a call was expected
+    [cut] = [e for e in events if e["event"] == "cut_off"]
+    [response] = [e for e in events if e["event"] == "response" and e.get("request_id") == cut["request_id"]]
+    assert response["usage"]["completion_tokens"] <= Limits().tool_reply_tokens + 20  # not the whole 584 tokens
+
+
+def test_made_up_path_and_invented_table_end_with_a_reason_then_the_next_attempt_answers(scratch: Path) -> None:
+    script = [RUN_SOLVER_DEFAULTS, MADE_UP_PATH, INVENTED_TABLE,  # attempt 1: sent back once, then over
+              sql_block(PAPER_SQL), DONE]  # attempt 2
+    outcome, server, events = solve(scratch, script, Limits(max_attempts=2))
+    assert outcome.status == "solved" and outcome.attempts == 2
+    first = outcome.attempt_results[0]
+    assert (first.ended, first.sent_back) == ("answered", 1)
+    assert "Code in a reply is not run" in server.requests[2]["messages"][-1]["content"]  # the send-back said so
+    opening = next(r for r in server.requests[3:] if len(r["messages"]) == 2)["messages"][1]["content"]
+    assert "run_solver: NO OUTPUT" in opening  # attempt 2 starts from what attempt 1 met
+
+
+def test_a_model_that_never_writes_a_query_ends_with_what_it_wrote(scratch: Path) -> None:
+    outcome, _, _ = solve(scratch, [RUN_SOLVER_DEFAULTS, MADE_UP_PATH, INVENTED_TABLE])
+    assert outcome.status == "failed"
+    assert outcome.reason.startswith("attempt 1 ended (answered with a table typed as text) without prediction.csv")
+
+
+def test_a_wrong_table_in_the_sql_block_shows_the_error_and_the_fix_answers(scratch: Path) -> None:
+    script = [RUN_SOLVER_DEFAULTS, sql_block("SELECT title FROM Result WHERE year = 2020"),
+              sql_block(PAPER_SQL), DONE]
+    outcome, server, events = solve(scratch, script)
+    assert outcome.status == "solved"
+    adopted = [(e["ran"], e["query"]) for e in events if e["event"] == "query_adopted"]
+    assert adopted == [(False, "SELECT title FROM Result WHERE year = 2020"), (True, PAPER_SQL)]
+
+
+GEOGRAPHY = SHARED / "tasks" / "dev-en"
+GEOGRAPHY_TASK = "task_en_geography_24"
+
+
+def test_a_real_dev_en_task_is_answered_from_the_sql_block(tmp_path: Path) -> None:
+    oracle = GEOGRAPHY / "oracle.jsonl"
+    if not oracle.is_file():
+        pytest.skip(f"{GEOGRAPHY} is absent (only present beside the project's own checkout)")
+    entry = next(json.loads(line) for line in oracle.read_text(encoding="utf-8").splitlines()
+                 if GEOGRAPHY_TASK in line)
+    scratch = prepare_task(GEOGRAPHY / "input" / GEOGRAPHY_TASK, tmp_path / "scratch")
+    outcome, _, _ = solve(scratch, [RUN_SOLVER_DEFAULTS, RESULT_NONE, sql_block(entry["sql"]),
+                                    text("Done.")])
+    assert outcome.status == "solved"
+    score = score_files(outcome.prediction, GEOGRAPHY / "output" / GEOGRAPHY_TASK / "gold.csv")
+    assert score.score == 1.0, score.reason
