@@ -1,5 +1,6 @@
-"""The whole pipeline on the 40 dev tasks, driven by a scripted model that writes each task's
-oracle SQL into solver.py through the real tools; `datasolver eval` must give 1.0 everywhere.
+"""The whole pipeline on the 40 dev and the 40 dev-en tasks, driven by a scripted model that writes
+each task's oracle SQL into solver.py through the real tools; `datasolver eval` must give 1.0
+everywhere, in 4 requests a task (read_solver, edit_solver, run_solver, the closing sentence).
 Tasks whose table lives in a document depend on the documents room's deterministic path."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from click.testing import CliRunner
 from datasolver.cli import cli
 from datasolver.examples import ScriptedAnswer, solver_handler
 from datasolver.llm.fake import ScriptedServer
+from tests.conftest import SHARED
 
 
 def oracle_answers(dev_tasks) -> dict[str, ScriptedAnswer]:
@@ -20,8 +22,15 @@ def oracle_answers(dev_tasks) -> dict[str, ScriptedAnswer]:
     return {r["task_id"]: ScriptedAnswer(r["task_id"], r["sql"], r["question"]) for r in rows}
 
 
+REQUESTS_PER_TASK = 4  # a perfect model needs no more: read, edit, run, stop
+
+
 @pytest.mark.slow
-def test_run_with_the_oracle_script_scores_one_on_every_dev_task(dev_tasks, tmp_path):
+@pytest.mark.parametrize("task_set", ["dev", "dev-en"])
+def test_run_with_the_oracle_script_scores_one_on_every_dev_task(task_set, tmp_path):
+    dev_tasks = SHARED / "tasks" / task_set
+    if not (dev_tasks / "oracle.jsonl").is_file():
+        pytest.skip(f"{dev_tasks} is absent (only present beside the project's own checkout)")
     answers = oracle_answers(dev_tasks)
     assert len(answers) == 40
     out, logs = tmp_path / "out", tmp_path / "logs"
@@ -35,6 +44,7 @@ def test_run_with_the_oracle_script_scores_one_on_every_dev_task(dev_tasks, tmp_
     summary = json.loads((logs / "run_summary.json").read_text(encoding="utf-8"))
     not_solved = {t["task_id"]: t["reason"] for t in summary["tasks"] if t["status"] != "solved"}
     assert not_solved == {}
+    assert {t["task_id"]: t["requests"] for t in summary["tasks"]} == dict.fromkeys(answers, REQUESTS_PER_TASK)
     scored = CliRunner().invoke(cli, [
         "eval", str(out), str(dev_tasks / "output"), "--json", str(tmp_path / "eval.json"), "--no-explain"])
     assert scored.exit_code == 0, scored.output
