@@ -43,3 +43,12 @@ def sqlite_file(tables: dict[str, tuple[str, list[tuple]]], views: dict[str, str
         conn.close()
 
     return write
+
+
+def gold_is_only_nulls(gold: Path) -> bool:
+    """Whether every cell of a gold CSV below its header is empty (an answer of NULLs)."""
+    import csv
+
+    with gold.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))[1:]
+    return bool(rows) and all(cell.strip() == "" for row in rows for cell in row)

@@ -14,6 +14,7 @@ import pytest
 from datasolver.documents import prepare_documents
 from datasolver.solver import SolverToolbox, prepare_task, write_scaffold
 from datasolver.solver.testing import call_json, result_line_address
+from tests.datafiles import gold_is_only_nulls
 
 TASKS = Path(__file__).resolve().parents[1].parent / "shared" / "tasks"
 TASK_SETS = ("dev", "dev-en")
@@ -56,16 +57,8 @@ def test_oracle_sql_through_the_tools_scores_one(task_set: str | None, entry: di
     # One exception: a gold answer of NULLs only (task_en_yelp_17's filter spells the name with a
     # curly apostrophe the data does not have) is an empty match, and empty_result says so.
     gold = dev_tasks / "output" / entry["task_id"] / "gold.csv"
-    expected = ["empty_result"] if _only_nulls(gold) else []
+    expected = ["empty_result"] if gold_is_only_nulls(gold) else []
     assert run.value.names == expected, run.value.lines()
     score = score_files(root / "workdir" / "prediction.csv", dev_tasks / "output" / entry["task_id"] / "gold.csv")
     assert score.score == 1.0, score.reason
 
-
-def _only_nulls(gold: Path) -> bool:
-    """Whether every cell of a gold CSV below its header is empty."""
-    import csv
-
-    with gold.open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.reader(handle))[1:]
-    return bool(rows) and all(cell.strip() == "" for row in rows for cell in row)
