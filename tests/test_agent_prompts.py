@@ -91,7 +91,9 @@ def test_opening_messages_hold_all_three_layers(scratch: Path) -> None:
     assert "  country VARCHAR, = FR" in text  # a 1-distinct column: its value, no range
     assert f"# Question\n{TINY_QUESTION}\n" in text
     assert text.endswith(f"# Question\n{TINY_QUESTION}\n")  # how to finish solver.py: the rules say it
-    assert "Put your code where the line `result = None` stands" in rules
+    assert "put your code where the line `result = None` stands" in rules
+    assert '`{"sql": "SELECT …"}` makes one SQL query the answer' in rules  # the easy edit, and an example:
+    assert "# Example of a whole task" in rules
     assert text.index("# Task knowledge") < text.index("# Tables") < text.index("# Question")
     assert "Evidence hints" not in text  # only when other stages produced some
     assert not LEFTOVER.search(rules)
