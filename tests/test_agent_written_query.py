@@ -6,6 +6,7 @@ gives the same run. A failing query leaves solver.py alone and shows the error."
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ import pytest
 from datasolver.agent import Limits, SolveOutcome, solve_task
 from datasolver.agent.testing import fake_client
 from datasolver.llm import TraceWriter, parse_text_tool_calls
-from datasolver.llm.fake import ScriptedServer, text, tool_call
+from datasolver.llm.fake import ScriptedServer, garbage, text, tool_call
 from datasolver.solver import RESULT_LINE, prepare_task
 from datasolver.solver.testing import PAPER_SQL, make_paper_task
 
@@ -93,3 +94,14 @@ def test_a_text_mode_server_gets_the_same_calls_as_text(scratch: Path) -> None:
 
 def names_called(content: str) -> list[str]:
     return [call.name for call in parse_text_tool_calls(content).calls]
+
+
+def test_a_reply_cut_off_after_its_closed_sql_block_is_used(scratch: Path) -> None:
+    content = f"```sql\n{PAPER_SQL}\n```\nThis query selects the titles of the papers and then"
+    body = {"id": "x", "object": "chat.completion", "model": "fake-model",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "length"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 512}}
+    outcome, _, events = solve(scratch, [garbage(json.dumps(body)), text("Done.")])
+    assert outcome.status == "solved" and outcome.requests == 2
+    assert outcome.prediction.read_text(encoding="utf-8") == ANSWER_CSV
+    assert not [e for e in events if e["event"] == "cut_off"]

@@ -9,9 +9,12 @@ reported failed answer checks), the request cap, the task's token budget
 or the deadline is hit, or the model endpoint fails for good. Model misbehaviour ends an attempt;
 it never raises. A reply cut off by the output token limit (finish_reason "length", common while
 thinking) is not an answer: the model is told so and the loop goes on, a few times per attempt.
-Nor is a reply with no tool call while nothing is submitted (prose, a code block): it is sent back
-once, naming the tool to use. A context-length 400 is never re-sent unchanged: the history
-shrinks by at least the ratio the error states, or the attempt ends naming both numbers.
+Nor is a reply with no tool call while nothing is submitted: when it wrote an SQL query (a ```sql
+block, `run_sql("…")` in code) the query is tested and run for the model as if it had called the
+tools; anything else (prose, other code) is sent back once, naming the tool to use. While a call
+is expected, a model that does not think gets a capped reply length. A context-length 400 is
+never re-sent unchanged: the history shrinks by at least the ratio the error states, or the
+attempt ends naming both numbers.
 """
 
 from __future__ import annotations
@@ -197,13 +200,14 @@ async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> Attem
             state.ended = DEADLINE
             return state
         calls = record_answer(conv, result, run, state)
+        if not calls and result.finish_reason == CUT_OFF:
+            state.cap_lifted = True  # the next replies of this attempt get the usual room
+        if not calls and not run.has_prediction() and await adopt_written_query(conv, result, run, state):
+            continue  # (a cut reply too: its query block was closed, so the query is whole)
         if not calls and result.finish_reason == CUT_OFF and state.cut_offs < run.limits.cut_off_retries:
             state.cut_offs += 1
-            state.cap_lifted = True
             run.event(EVENT_CUT_OFF, attempt=number, request_id=result.request_id)
             conv.append(user_message(render_prompt("cut_off")))
-            continue
-        if not calls and not run.has_prediction() and await adopt_written_query(conv, result, run, state):
             continue
         if not calls and state.sent_back < run.limits.send_backs and not run.has_prediction():
             state.sent_back += 1
