@@ -8,8 +8,9 @@ table); then, for the "writes sql" model, the task's right query in a ```sql blo
 The "never sql" model repeats bad replies instead. It keeps no state: its step is the number of
 its own replies in the conversation, so every attempt starts over.
 
-For each model: tasks with a prediction, tasks at score 1.0 (official metric), requests (all
-tasks), and requests per task. The script runs against whatever datasolver it imports, so the
+Beside them, as the reference, the perfect scripted model (`datasolver.examples.solver_handler`:
+read_solver, edit_solver with the oracle SQL, run_solver, stop). For each model: tasks with a
+prediction, tasks at score 1.0 (official metric), requests (all tasks), and requests per task. The script runs against whatever datasolver it imports, so the
 same command in another checkout measures that checkout:
 
     python benchmarks/weak_model.py [--tasks ../shared/tasks/dev-en] [--limit N] [--work DIR]
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from datasolver.eval import evaluate_dir
+from datasolver.examples import ScriptedAnswer, solver_handler
 from datasolver.llm import LLMSettings
 from datasolver.llm.fake import ScriptedServer, text
 from datasolver.pipeline import RunConfig, run_batch_sync
@@ -67,11 +69,15 @@ def handler(questions: dict[str, tuple[int, str]], writes_sql: bool):
     return handle
 
 
-def run(tasks: Path, entries: list[dict], work: Path, writes_sql: bool) -> dict:
+def run(tasks: Path, entries: list[dict], work: Path, model: str) -> dict:
     shutil.rmtree(work, ignore_errors=True)
     questions = {e["question"]: (i, e["sql"]) for i, e in enumerate(entries)}
     options = {"honor_max_tokens": True} if "honor_max_tokens" in inspect.signature(ScriptedServer).parameters else {}
-    with ScriptedServer(handler=handler(questions, writes_sql), **options) as server:
+    if model == "perfect":
+        play = solver_handler([ScriptedAnswer(e["task_id"], e["sql"], e["question"]) for e in entries])
+    else:
+        play = handler(questions, writes_sql=model == "writes sql")
+    with ScriptedServer(handler=play, **options) as server:
         settings = LLMSettings(base_url=server.base_url, api_key="bench", model="weak", initial_backoff=0.0)
         config = RunConfig(input_dir=tasks / "input", output_dir=work / "pred", logs_dir=work / "logs",
                            settings=settings, workers=4, task_ids=tuple(e["task_id"] for e in entries),
@@ -99,9 +105,9 @@ def main() -> None:
         raise SystemExit(f"no oracle.jsonl in {args.tasks}")
     entries = [json.loads(line) for line in oracle.read_text(encoding="utf-8").splitlines() if line.strip()]
     entries = entries[: args.limit]
-    for name, writes_sql in (("writes sql", True), ("never sql", False)):
-        result = run(args.tasks, entries, args.work / name.replace(" ", "_"), writes_sql)
-        print(f"{name}: {json.dumps(result)}", flush=True)
+    for model in ("perfect", "writes sql", "never sql"):
+        result = run(args.tasks, entries, args.work / model.replace(" ", "_"), model)
+        print(f"{model}: {json.dumps(result)}", flush=True)
 
 
 if __name__ == "__main__":
