@@ -3,13 +3,11 @@ rows, the errors met), in a few lines after the unchanged first message."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
-from datasolver.agent import Limits, SolveOutcome, solve_task
-from datasolver.agent.testing import fake_client
-from datasolver.llm import TraceWriter
-from datasolver.llm.fake import ScriptedServer, text, tool_call
+from datasolver.agent import Limits
+from datasolver.agent.testing import solve_scripted
+from datasolver.llm.fake import text, tool_call
 from datasolver.solver import prepare_task
 from datasolver.solver.testing import PAPER_SQL, make_paper_task
 
@@ -24,14 +22,8 @@ def test_the_second_attempt_opens_with_what_the_first_learnt(tmp_path: Path) -> 
         text("The titles are listed above."), text("Done."),  # sent back once, then the attempt ends
         tool_call("edit_solver", {"sql": PAPER_SQL}), tool_call("run_solver", {}), text("Done."),
     ]
-    trace = TraceWriter(tmp_path / "logs", scratch.name)
-    with ScriptedServer(script) as server:
-        async def go() -> SolveOutcome:
-            async with fake_client(server.base_url, trace) as client:
-                return await solve_task(scratch, client, tmp_path / "out", limits=Limits(max_attempts=2))
-
-        outcome = asyncio.run(go())
-    assert server.errors == [] and outcome.status == "solved" and outcome.attempts == 2
+    outcome, server, _ = solve_scripted(scratch, script, limits=Limits(max_attempts=2))
+    assert outcome.status == "solved" and outcome.attempts == 2
     first, second = [r["messages"] for r in server.requests if len(r["messages"]) == 2]
     assert second[0] == first[0]  # the rules (system message) are unchanged
     assert second[1]["content"].startswith(first[1]["content"])  # the first message is the prefix
@@ -46,12 +38,6 @@ def test_the_second_attempt_opens_with_what_the_first_learnt(tmp_path: Path) -> 
 
 def test_nothing_learnt_adds_no_note(tmp_path: Path) -> None:
     scratch = prepare_task(make_paper_task(tmp_path / "input"), tmp_path / "scratch")
-    trace = TraceWriter(tmp_path / "logs", scratch.name)
-    with ScriptedServer(handler=lambda request: text("Paris.")) as server:
-        async def go() -> SolveOutcome:
-            async with fake_client(server.base_url, trace) as client:
-                return await solve_task(scratch, client, tmp_path / "out", limits=Limits(max_attempts=2))
-
-        asyncio.run(go())
+    _, server, _ = solve_scripted(scratch, handler=lambda request: text("Paris."), limits=Limits(max_attempts=2))
     openings = [r["messages"][1]["content"] for r in server.requests if len(r["messages"]) == 2]
     assert len(openings) == 2 and "learnt" not in openings[1] and "(This is attempt 2." in openings[1]

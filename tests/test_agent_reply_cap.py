@@ -3,15 +3,13 @@ does not think, until something is submitted; a reply cut by the cap lifts it fo
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 
-from datasolver.agent import Limits, SolveOutcome, solve_task
-from datasolver.agent.testing import fake_client
-from datasolver.llm import TraceWriter
-from datasolver.llm.fake import ScriptedServer, text, tool_call
+from datasolver.agent import Limits
+from datasolver.agent.testing import solve_scripted
+from datasolver.llm.fake import text, tool_call
 from datasolver.solver import prepare_task
 from datasolver.solver.testing import PAPER_SQL, make_paper_task
 
@@ -25,15 +23,9 @@ def scratch(tmp_path: Path) -> Path:
 
 
 def solve(scratch: Path, script, limits: Limits = Limits(max_attempts=1)):
-    trace = TraceWriter(scratch.parent.parent / "logs", scratch.name)
-    with ScriptedServer(script, honor_max_tokens=True) as server:
-        async def go() -> SolveOutcome:
-            async with fake_client(server.base_url, trace, max_tokens=USUAL) as client:
-                return await solve_task(scratch, client, scratch.parent.parent / "out", limits=limits)
-
-        outcome = asyncio.run(go())
-    assert server.errors == []
-    return outcome, [r["max_tokens"] for r in server.requests], trace.read()
+    outcome, server, events = solve_scripted(scratch, script, limits=limits, max_tokens=USUAL,
+                                             server_options={"honor_max_tokens": True})
+    return outcome, [r["max_tokens"] for r in server.requests], events
 
 
 def test_capped_while_a_call_is_expected_then_the_usual_room_once_submitted(scratch: Path) -> None:

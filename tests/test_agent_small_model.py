@@ -11,17 +11,15 @@ now and then, exactly the right ```sql block after NO OUTPUT.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
 import pytest
 
-from datasolver.agent import Limits, SolveOutcome, solve_task
-from datasolver.agent.testing import fake_client
+from datasolver.agent import Limits
+from datasolver.agent.testing import solve_scripted
 from datasolver.eval import score_files
-from datasolver.llm import TraceWriter
-from datasolver.llm.fake import ScriptedServer, Text, text
+from datasolver.llm.fake import Text, text
 from datasolver.solver import prepare_task
 from datasolver.solver.testing import PAPER_SQL, make_paper_task
 from tests.conftest import SHARED
@@ -51,16 +49,8 @@ def scratch(tmp_path: Path) -> Path:
 
 
 def solve(scratch: Path, script, limits: Limits = Limits(max_attempts=1)):
-    trace = TraceWriter(scratch.parent.parent / "logs", scratch.name)
     # A real server cuts a reply at max_tokens.
-    with ScriptedServer(script, honor_max_tokens=True) as server:
-        async def go() -> SolveOutcome:
-            async with fake_client(server.base_url, trace) as client:
-                return await solve_task(scratch, client, scratch.parent.parent / "out", limits=limits)
-
-        outcome = asyncio.run(go())
-    assert server.errors == []
-    return outcome, server, trace.read()
+    return solve_scripted(scratch, script, limits=limits, server_options={"honor_max_tokens": True})
 
 
 def test_the_right_sql_block_after_no_output_is_the_answer(scratch: Path) -> None:

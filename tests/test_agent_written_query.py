@@ -5,16 +5,14 @@ gives the same run. A failing query leaves solver.py alone and shows the error."
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
 import pytest
 
-from datasolver.agent import Limits, SolveOutcome, solve_task
-from datasolver.agent.testing import fake_client
-from datasolver.llm import TraceWriter, parse_text_tool_calls
-from datasolver.llm.fake import ScriptedServer, garbage, text, tool_call
+from datasolver.agent.testing import solve_scripted
+from datasolver.llm import parse_text_tool_calls
+from datasolver.llm.fake import garbage, text, tool_call
 from datasolver.solver import RESULT_LINE, prepare_task
 from datasolver.solver.testing import PAPER_SQL, make_paper_task
 
@@ -26,16 +24,8 @@ def scratch(tmp_path: Path) -> Path:
     return prepare_task(make_paper_task(tmp_path / "input"), tmp_path / "scratch")
 
 
-def solve(scratch: Path, script, limits: Limits = Limits(max_attempts=1), **settings):
-    trace = TraceWriter(scratch.parent.parent / "logs", scratch.name)
-    with ScriptedServer(script) as server:
-        async def go() -> SolveOutcome:
-            async with fake_client(server.base_url, trace, **settings) as client:
-                return await solve_task(scratch, client, scratch.parent.parent / "out", limits=limits)
-
-        outcome = asyncio.run(go())
-    assert server.errors == []
-    return outcome, server, trace.read()
+def solve(scratch: Path, script, **settings):
+    return solve_scripted(scratch, script, **settings)
 
 
 @pytest.mark.parametrize("reply", [

@@ -32,3 +32,29 @@ def edit_query_turn(task_scratch_dir: Path, code: str) -> ToolCalls:
     """A scripted turn: edit_solver replacing `result = None` (of the pristine scaffold) with ``code``."""
     number, digest = query_line(task_scratch_dir)
     return tool_call("edit_solver", {"start_line": number, "start_hash": digest, "new_content": code})
+
+
+def solve_scripted(
+    task_scratch_dir: Path, script: Any = None, *, handler: Any = None, limits: Any = None,
+    server_options: dict[str, Any] | None = None, **settings: Any,
+) -> tuple[Any, Any, list[dict[str, Any]]]:
+    """solve_task on a prepared scratch dir against a ScriptedServer playing ``script`` (or
+    ``handler``); returns (outcome, server, trace events). Output and logs go beside the scratch
+    root; the server must have seen only requests a strict server accepts."""
+    import asyncio
+
+    from datasolver.agent.limits import Limits
+    from datasolver.agent.solve import solve_task
+    from datasolver.llm.fake import ScriptedServer
+
+    base = Path(task_scratch_dir).parent.parent
+    trace = TraceWriter(base / "logs", Path(task_scratch_dir).name)
+    with ScriptedServer(script, handler, **(server_options or {})) as server:
+        async def go() -> Any:
+            async with fake_client(server.base_url, trace, **settings) as client:
+                return await solve_task(task_scratch_dir, client, base / "out",
+                                        limits=limits if limits is not None else Limits(max_attempts=1))
+
+        outcome = asyncio.run(go())
+    assert server.errors == [], server.errors
+    return outcome, server, trace.read()
