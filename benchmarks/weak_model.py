@@ -14,6 +14,7 @@ prediction, tasks at score 1.0 (official metric), requests (all tasks), and requ
 same command in another checkout measures that checkout:
 
     python benchmarks/weak_model.py [--tasks ../shared/tasks/dev-en] [--limit N] [--work DIR]
+                                    [--tool-reply-tokens N] [--models perfect,writes sql,never sql]
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def handler(questions: dict[str, tuple[int, str]], writes_sql: bool):
     return handle
 
 
-def run(tasks: Path, entries: list[dict], work: Path, model: str) -> dict:
+def run(tasks: Path, entries: list[dict], work: Path, model: str, limits: Any = None) -> dict:
     shutil.rmtree(work, ignore_errors=True)
     questions = {e["question"]: (i, e["sql"]) for i, e in enumerate(entries)}
     options = {"honor_max_tokens": True} if "honor_max_tokens" in inspect.signature(ScriptedServer).parameters else {}
@@ -81,7 +82,7 @@ def run(tasks: Path, entries: list[dict], work: Path, model: str) -> dict:
         settings = LLMSettings(base_url=server.base_url, api_key="bench", model="weak", initial_backoff=0.0)
         config = RunConfig(input_dir=tasks / "input", output_dir=work / "pred", logs_dir=work / "logs",
                            settings=settings, workers=4, task_ids=tuple(e["task_id"] for e in entries),
-                           doc_llm=False)
+                           doc_llm=False, **({"limits": limits} if limits is not None else {}))
         started = time.monotonic()
         summary = run_batch_sync(config)
         seconds = time.monotonic() - started
@@ -99,14 +100,22 @@ def main() -> None:
     parser.add_argument("--tasks", type=Path, default=DEFAULT_TASKS)
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--work", type=Path, default=Path(__file__).resolve().parent / "_work" / "weak_model")
+    parser.add_argument("--tool-reply-tokens", type=int, default=None,
+                        help="Limits.tool_reply_tokens for the run (0: no cap); default: the agent's")
+    parser.add_argument("--models", default="perfect,writes sql,never sql")
     args = parser.parse_args()
+    limits = None
+    if args.tool_reply_tokens is not None:
+        from datasolver.agent import Limits
+
+        limits = Limits(tool_reply_tokens=args.tool_reply_tokens or None)
     oracle = args.tasks / "oracle.jsonl"
     if not oracle.is_file():
         raise SystemExit(f"no oracle.jsonl in {args.tasks}")
     entries = [json.loads(line) for line in oracle.read_text(encoding="utf-8").splitlines() if line.strip()]
     entries = entries[: args.limit]
-    for model in ("perfect", "writes sql", "never sql"):
-        result = run(args.tasks, entries, args.work / model.replace(" ", "_"), model)
+    for model in args.models.split(","):
+        result = run(args.tasks, entries, args.work / model.replace(" ", "_"), model, limits)
         print(f"{model}: {json.dumps(result)}", flush=True)
 
 
