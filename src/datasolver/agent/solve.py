@@ -40,6 +40,7 @@ from datasolver.agent.tokens import estimate_tokens, estimate_tools_tokens
 from datasolver.data import Catalog
 from datasolver.llm import LLMClient, TraceWriter, user_message
 from datasolver.llm.window import reply_tokens
+from datasolver.sandbox import UnsafeFile, safe_files
 from datasolver.solver.scaffold import QUERY_AREA_END, QUERY_AREA_START
 from datasolver.solver import (
     SandboxLimits,
@@ -51,8 +52,6 @@ from datasolver.solver import (
     restore_scaffold,
     run_solver_script,
 )
-from datasolver.solver import safe_files
-from datasolver.solver.errors import UnsafeFile
 from datasolver.solver.scaffold import with_query
 from datasolver.toolkit import ToolRunner
 

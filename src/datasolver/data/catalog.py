@@ -38,7 +38,7 @@ from datasolver.data.infer_types import materialize
 from datasolver.data.input_limits import InputLimits
 from datasolver.data.names import assign_table_names, canonical_name, quote_ident
 from datasolver.data.relation import Relation
-from datasolver.data.results import QueryResult, render_describe
+from datasolver.data.results import QueryResult, TableInfo, render_describe
 from datasolver.data.sources import Registration, Source, register_derived, register_files, unreadable_reason
 from datasolver.data.sql_repair import RepairOutcome, execute_with_repair, unwrap_statement
 
@@ -73,22 +73,6 @@ STOP_REPEAT_S = 0.02  # how often a stopped operation's connections are interrup
 T = TypeVar("T")
 NAMES_LISTED = 10  # an unknown table's message lists this many names when none is close
 _MISSING_TABLE = re.compile(r"Table with name (.+?) does not exist")
-
-
-@dataclass
-class TableInfo:
-    """What a listing shows about one table. `rows` is None when unknown without loading."""
-
-    name: str
-    kind: str
-    source_file: str
-    source_name: str
-    rows: int | None
-    columns: list[str] | None
-    aliases: list[str] = field(default_factory=list)
-    origin: str | None = None
-    loaded: bool = False
-    rows_exact: bool = True
 
 
 @dataclass

@@ -9,12 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from datasolver.sandbox import UnsafeFile, safe_files
 from datasolver.solver.answer_checks import code, queries, shape
 from datasolver.solver.answer_checks.model import AnswerContext, CheckFinding, read_query_log
 from datasolver.solver.checks import PredictionCheck
-from datasolver.solver import safe_files
 from datasolver.solver.checks import PREDICTION_MAX_BYTES
-from datasolver.solver.errors import UnsafeFile
 from datasolver.solver.layout import ScratchLayout
 
 if TYPE_CHECKING:

@@ -12,7 +12,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from datasolver.solver.sandbox import SandboxLimits, kernel_features, run_sandboxed
+from datasolver.sandbox.policy import SandboxLimits
+from datasolver.sandbox.run import kernel_features, run_sandboxed
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,7 @@ class Protection:
 
 
 def sandbox_report(limits: SandboxLimits = SandboxLimits(timeout_s=60)) -> list[Protection]:
-    """Probe this machine and run one sandboxed no-op; return what protects a solver.py run here."""
+    """Probe this machine and run one sandboxed no-op; return what protects a sandboxed run here."""
     features = kernel_features()
     with tempfile.TemporaryDirectory(prefix="datasolver-doctor-") as scratch:
         work = Path(scratch)

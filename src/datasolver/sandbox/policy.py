@@ -1,4 +1,5 @@
-"""What a sandboxed run may touch: the launcher's configuration and the read allow-list.
+"""What a sandboxed run may touch and use: its limits (`SandboxLimits`), its environment
+(`scrub_env`), the launcher's configuration and the read allow-list.
 
 Reads (and executes) are allowed beneath: the folders of the run (the task scratch folder), the
 targets of the symlinks in its non-writable part (context/ links into the input: those files
@@ -11,13 +12,67 @@ folder, `/etc/shadow`, other tasks, gold answers beside the input) is unreadable
 from __future__ import annotations
 
 import os
+import re
 import site
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Literal, Mapping
 
-if TYPE_CHECKING:
-    from datasolver.solver.sandbox import SandboxLimits
+GiB = 1 << 30
+
+# Variables passed through (after the secret filter); everything else is dropped.
+_ENV_ALLOWED = re.compile(
+    r"^(PATH|LANG|LANGUAGE|LC_[A-Z_]+|TZ|TERM|PYTHONPATH|PYTHONHASHSEED|VIRTUAL_ENV"
+    r"|DATASOLVER_MAX_FILE_BYTES|DATASOLVER_MAX_INPUT_BYTES)$"  # the same input caps as the parent
+)
+# Names that look like credentials are never passed, even when a caller asks for them.
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|CERT", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Resource limits and isolation switches for one sandboxed run."""
+
+    timeout_s: float = 120.0
+    memory_bytes: int | None = 8 * GiB  # RLIMIT_AS: address space, not resident memory
+    cpu_seconds: int | None = None  # None: timeout × min(cpus, 8) + 10, a backstop only
+    file_size_bytes: int | None = 2 * GiB  # RLIMIT_FSIZE: largest single file written
+    max_processes: int | None = 256  # tasks (threads too) in the run's PID namespace: pid_max, RLIMIT_NPROC
+    tree_memory_bytes: int | None = 8 * GiB  # resident memory of the whole tree, sampled by the parent
+    disk_bytes: int | None = 8 * GiB  # bytes added beneath the writable folders during the run
+    landlock: Literal["required", "best_effort", "off"] = "best_effort"
+    confine_reads: bool = True  # Landlock read rules: only the allow-list (read_allowlist) is readable
+    block_unix_sockets: bool = True  # seccomp: socket(AF_UNIX) and io_uring refused
+    isolate_network: bool = True  # a network namespace (with the user + PID namespaces) when it works here
+
+    def resolved_cpu_seconds(self) -> int | None:
+        if self.cpu_seconds is not None:
+            return self.cpu_seconds
+        return int(self.timeout_s * min(os.cpu_count() or 1, 8)) + 10
+
+
+def scrub_env(
+    environ: Mapping[str, str], *, extra: Mapping[str, str] | None = None, home: Path | None = None
+) -> tuple[dict[str, str], list[str]]:
+    """An allow-listed environment with every key/token-like name removed.
+
+    Returns the environment and the names of requested extras that were refused.
+    """
+    env = {k: v for k, v in environ.items() if _ENV_ALLOWED.match(k) and not SECRET_NAME.search(k)}
+    refused = []
+    for key, value in (extra or {}).items():
+        if SECRET_NAME.search(key):
+            refused.append(key)
+        else:
+            env[key] = value
+    if home is not None:
+        # Caches that libraries write under $HOME or $TMPDIR land in the writable scratch.
+        for key in ("HOME", "TMPDIR", "TMP", "TEMP"):
+            env[key] = str(home)
+    env.setdefault("PATH", os.defpath)
+    return env, refused
+
 
 SYSTEM_DIRS = ("/usr/lib", "/usr/lib64", "/usr/local/lib", "/lib", "/lib64", "/usr/bin", "/bin", "/usr/share/zoneinfo",
                "/usr/share/locale", "/usr/lib/locale", "/etc/alternatives", "/etc/ssl/certs",
@@ -70,9 +125,9 @@ def _trusted_links(base: Path, writable: list[Path]) -> list[Path]:
     return links
 
 
-def launch_config(write_dirs: list[Path], limits: "SandboxLimits", *, read_dirs: list[Path],
+def launch_config(write_dirs: list[Path], limits: SandboxLimits, *, read_dirs: list[Path],
                   status_fd: int | None) -> dict:
-    """The launcher's JSON configuration (sandbox_launch.spawn_contained / confine_and_exec)."""
+    """The launcher's JSON configuration (launch.spawn_contained / confine_and_exec)."""
     config: dict = {
         "parent_pid": os.getpid(),
         "write_dirs": [str(Path(d).resolve()) for d in write_dirs],

@@ -1,6 +1,6 @@
 """Sandbox launcher: contain and restrict a process tree, then exec the real command.
 
-Run by path as `python -S -E sandbox_launch.py CONFIG_JSON -- CMD...` (see sandbox.py), or
+Run by path as `python -S -E launch.py CONFIG_JSON -- CMD...` (see run.py), or
 `--probe` to ask which kernel features work here. Two steps, usable on their own (a fork server
 calls them in a fresh child):
 

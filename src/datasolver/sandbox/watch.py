@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from datasolver.data import human_size
-from datasolver.solver.sandbox_cgroup import TreeCgroup
+from datasolver.sandbox.cgroup import TreeCgroup
+from datasolver.sizes import human_size
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
