@@ -40,10 +40,9 @@ from datasolver.agent.tokens import estimate_tokens, estimate_tools_tokens
 from datasolver.data import Catalog
 from datasolver.llm import LLMClient, TraceWriter, user_message
 from datasolver.llm.window import reply_tokens
-from datasolver.sandbox import UnsafeFile, safe_files
+from datasolver.sandbox import SandboxLimits, UnsafeFile, safe_files
 from datasolver.solver.scaffold import QUERY_AREA_END, QUERY_AREA_START
 from datasolver.solver import (
-    SandboxLimits,
     ScratchLayout,
     SolverToolbox,
     TaskStatus,
