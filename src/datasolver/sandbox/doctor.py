@@ -52,6 +52,13 @@ def sandbox_report(limits: SandboxLimits = SandboxLimits(timeout_s=60)) -> list[
         Protection("pathname unix sockets refused", bool(guards.get("unix_sockets_blocked")),
                    "seccomp filter on socket(AF_UNIX) and io_uring" if guards.get("unix_sockets_blocked")
                    else guards.get("seccomp_error", "no seccomp filter")),
+        Protection("kernel keyrings refused", bool(guards.get("keyrings_blocked")),
+                   "seccomp filter: add_key, request_key, keyctl fail with EPERM" if guards.get("keyrings_blocked")
+                   else guards.get("seccomp_error", "no seccomp filter")),
+        Protection("SysV IPC and POSIX message queues of other processes hidden", bool(guards.get("ipc_namespace")),
+                   "IPC namespace" if guards.get("ipc_namespace") else ns_error),
+        Protection("host name hidden", bool(guards.get("uts_namespace")),
+                   "UTS namespace (the run's host name is 'sandbox')" if guards.get("uts_namespace") else ns_error),
         Protection("signals and abstract unix sockets scoped", bool(guards.get("scoped")),
                    "Landlock ABI >= 6" if guards.get("scoped") else f"Landlock ABI {abi} < 6"),
         Protection("every descendant dies with the run", pid_ns,

@@ -43,7 +43,7 @@ class SandboxLimits:
     disk_bytes: int | None = 8 * GiB  # bytes added beneath the writable folders during the run
     landlock: Literal["required", "best_effort", "off"] = "best_effort"
     confine_reads: bool = True  # Landlock read rules: only the allow-list (read_allowlist) is readable
-    block_unix_sockets: bool = True  # seccomp: socket(AF_UNIX) and io_uring refused
+    block_unix_sockets: bool = True  # seccomp: socket(AF_UNIX), io_uring and the kernel keyring calls refused
     isolate_network: bool = True  # a network namespace (with the user + PID namespaces) when it works here
 
     def resolved_cpu_seconds(self) -> int | None:

@@ -376,8 +376,11 @@ def _guard_notes(guards: dict, limits: SandboxLimits) -> list[str]:
                      "parent links only")
     if limits.isolate_network and not guards.get("network_namespace"):
         notes.append("network namespace unavailable: only TCP is blocked (by Landlock, when present)")
+    elif not guards.get("ipc_namespace"):
+        notes.append("IPC namespace not used: SysV shared memory and message queues outside are reachable")
     if limits.block_unix_sockets and not guards.get("unix_sockets_blocked"):
-        notes.append(f"unix sockets not blocked ({guards.get('seccomp_error', 'no seccomp filter')})")
+        why = guards.get("seccomp_error", "no seccomp filter")
+        notes.append(f"unix sockets and kernel keyrings not blocked ({why})")
     return notes
 
 
