@@ -88,3 +88,31 @@ def test_the_kernel_keyring_calls_are_refused(tmp_path: Path) -> None:
     for name in ("keyctl", "add_key", "request_key"):
         assert f"{name} -1 Operation not permitted" in run.stdout, run.stdout
     assert run.guards["keyrings_blocked"] is True
+
+
+@needs_landlock
+@pytest.mark.usefixtures("sandbox_path")
+def test_a_folder_link_in_the_scratch_folder_opens_nothing_beyond_it(tmp_path: Path) -> None:
+    from datasolver.solver import prepare_task, rerun_solver
+    from datasolver.solver.testing import make_tiny_task
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("FOLDER-LINK-SECRET", encoding="utf-8")
+    root = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
+    (root / "context" / "csv" / "zz").symlink_to(outside)
+    (root / "context" / "csv" / "root").symlink_to("/")
+    solver_py = root / "workdir" / "solver.py"
+    code = solver_py.read_text(encoding="utf-8").replace("result = None", (
+        "got = []\n"
+        "for path in ('context/csv/zz/secret.txt', 'context/csv/root/etc/shadow', 'context/csv/root/etc/hostname'):\n"
+        "    try:\n        got.append(open(TASK_DIR / path).read()[:40])\n"
+        "    except OSError as exc:\n        got.append(type(exc).__name__)\n"
+        "print('GOT', got)\n"
+        "result = pd.DataFrame({'got': got})"), 1)
+    solver_py.write_text(code, encoding="utf-8")
+    run, _ = rerun_solver(root, tmp_path / "out")
+    assert run.status == "OK", run.error or run.sandbox.stderr
+    assert "GOT ['PermissionError', 'PermissionError', 'PermissionError']" in run.sandbox.stdout, run.sandbox.stdout
+    assert any("zz left out of the read allow-list" in n and "a folder" in n for n in run.notes), run.notes
+    assert any("root left out of the read allow-list" in n for n in run.notes), run.notes

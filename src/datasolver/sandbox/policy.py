@@ -3,7 +3,7 @@
 
 Reads (and executes) are allowed beneath: the folders of the run (the task scratch folder), the
 targets of the symlinks in its non-writable part (context/ links into the input: those files
-only, not their neighbours), the Python installation and its import paths, the datasolver
+only, not their neighbours; a link to a folder is left out with a note), the Python installation and its import paths, the datasolver
 package, system libraries and programs, a few files of /etc that the C library and Python read,
 `/dev/null`, `/dev/urandom` and the process's own `/proc/self`. Everything else (the home
 folder, `/etc/shadow`, other tasks, gold answers beside the input) is unreadable.
@@ -15,7 +15,7 @@ import os
 import re
 import site
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Mapping
 
@@ -97,22 +97,38 @@ def python_paths() -> list[str]:
     return sorted(str(Path(r).resolve()) for r in roots if r and os.path.exists(r))
 
 
-def read_allowlist(read_dirs: list[Path], write_dirs: list[Path]) -> tuple[list[str], list[str]]:
-    """(folders, single files) a run may read; write_dirs are readable through their own rule."""
+@dataclass(frozen=True)
+class ReadAllowlist:
+    """What a run may read: whole folders, single files, and the links left out (one note each)."""
+
+    folders: list[str]
+    files: list[str]
+    notes: list[str] = field(default_factory=list)
+
+
+def read_allowlist(read_dirs: list[Path], write_dirs: list[Path]) -> ReadAllowlist:
+    """The folders and single files a run may read; write_dirs are readable through their own rule.
+
+    A link in a read folder opens exactly its target when that is a regular file; a link to a
+    folder (`context/csv/zz -> /`) or to anything else is left out with a note, never allowed whole.
+    """
     writable = [Path(d).resolve() for d in write_dirs]
     folders = [str(Path(d).resolve()) for d in read_dirs] + python_paths()
     folders += [d for d in SYSTEM_DIRS if os.path.isdir(d)]
     files = [f for f in SYSTEM_FILES if os.path.exists(f)]
+    notes = []
     for base in read_dirs:
         for link in _trusted_links(Path(base), writable):
             target = link.resolve()
-            if target.is_dir():
-                folders.append(str(target))
-            elif target.is_file():
+            if target.is_file():
                 files.append(str(target))
+            elif target.exists():
+                kind = "a folder" if target.is_dir() else "not a regular file"
+                notes.append(f"link {link.relative_to(base)} left out of the read allow-list: its target {target} "
+                             f"is {kind} (only linked files are readable)")
     if os.path.isdir(PROC_SELF):
         folders.append(PROC_SELF)
-    return sorted(set(folders)), sorted(set(files))
+    return ReadAllowlist(sorted(set(folders)), sorted(set(files)), notes)
 
 
 def _trusted_links(base: Path, writable: list[Path]) -> list[Path]:
@@ -126,8 +142,9 @@ def _trusted_links(base: Path, writable: list[Path]) -> list[Path]:
 
 
 def launch_config(write_dirs: list[Path], limits: SandboxLimits, *, read_dirs: list[Path],
-                  status_fd: int | None) -> dict:
-    """The launcher's JSON configuration (launch.spawn_contained / confine_and_exec)."""
+                  status_fd: int | None) -> tuple[dict, list[str]]:
+    """The launcher's JSON configuration (launch.spawn_contained / confine_and_exec), and the notes
+    of what the read allow-list left out."""
     config: dict = {
         "parent_pid": os.getpid(),
         "write_dirs": [str(Path(d).resolve()) for d in write_dirs],
@@ -145,5 +162,7 @@ def launch_config(write_dirs: list[Path], limits: SandboxLimits, *, read_dirs: l
         },
     }
     if limits.confine_reads:
-        config["read_dirs"], config["read_files"] = read_allowlist(read_dirs, write_dirs)
-    return config
+        allowed = read_allowlist(read_dirs, write_dirs)
+        config["read_dirs"], config["read_files"] = allowed.folders, allowed.files
+        return config, allowed.notes
+    return config, []

@@ -141,7 +141,7 @@ def _run(argv: list[str], cwd: Path, write_dirs: list[Path], limits: SandboxLimi
          clock: Callable[[], float] = time.monotonic) -> SandboxRun | None:
     """One run, warm through `server` or cold; None when the warm run could not start or was lost."""
     status_r, status_w = os.pipe()
-    config = launch_config(write_dirs, limits, read_dirs=read_dirs or [Path(cwd)], status_fd=status_w)
+    config, allow_notes = launch_config(write_dirs, limits, read_dirs=read_dirs or [Path(cwd)], status_fd=status_w)
     group, group_kind = sandbox_cgroup.create(limits.tree_memory_bytes, limits.max_processes)
     if group is not None:
         config["cgroup_procs"] = group.procs_files  # the launcher joins before it forks anything
@@ -203,7 +203,7 @@ def _run(argv: list[str], cwd: Path, write_dirs: list[Path], limits: SandboxLimi
         guards["tree_cgroup"] = group_kind
     else:
         guards.setdefault("cgroup_error", group_kind)
-    notes = notes + _guard_notes(guards, limits)
+    notes = notes + allow_notes + _guard_notes(guards, limits)
     if killed_for:
         notes.append(f"killed: {killed_for}")
     return SandboxRun(
