@@ -6,6 +6,7 @@ Each runs cold and warm (forked from the fork server's zygote) where the sandbox
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import sys
 from pathlib import Path
@@ -116,3 +117,89 @@ def test_a_folder_link_in_the_scratch_folder_opens_nothing_beyond_it(tmp_path: P
     assert "GOT ['PermissionError', 'PermissionError', 'PermissionError']" in run.sandbox.stdout, run.sandbox.stdout
     assert any("zz left out of the read allow-list" in n and "a folder" in n for n in run.notes), run.notes
     assert any("root left out of the read allow-list" in n for n in run.notes), run.notes
+
+
+# ---- door 2: every parent-side read of what the sandbox wrote goes through the safe-file helpers ----
+
+ENV_SECRET = "sk-door-two-ENVIRON-SECRET"
+
+
+def planting_code(kind: str) -> str:
+    """Query-area code: the answer is right, and at exit solver.py, its pristine copy and the query
+    log become a link to the parent's /proc/self/environ (or a FIFO), for the parent to read."""
+    make = "_os.symlink('/proc/self/environ', _p)" if kind == "link" else "_os.mkfifo(_p)"
+    return ("import atexit as _atexit, os as _os\n"
+            "def _plant():\n"
+            "    for _p in (TASK_DIR / 'workdir' / 'solver.py', TASK_DIR / 'workdir' / '.solver.pristine.py',\n"
+            "               TASK_DIR / 'tmp' / 'run_sql.jsonl'):\n"
+            "        try:\n            _os.unlink(_p)\n        except OSError:\n            pass\n"
+            f"        {make}\n"
+            "_atexit.register(_plant)\n")
+
+
+def finishes(work, seconds: float = 180.0):
+    """`work()`'s value, run in a thread: a parent that blocks on a FIFO fails the test, not the session."""
+    import threading
+
+    box: dict = {}
+    thread = threading.Thread(target=lambda: box.setdefault("value", work()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "the parent blocked (a FIFO was opened, or a run outlived its timeout)"
+    return box.get("value")
+
+
+@pytest.mark.parametrize("kind", ["link", "fifo"])
+@pytest.mark.usefixtures("sandbox_path")
+def test_planted_links_and_fifos_leak_nothing_and_hang_nothing_in_tool_and_solve(
+        tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from datasolver.cli import cli
+    from datasolver.solver import SolverToolbox, prepare_task
+    from datasolver.solver.testing import make_tiny_task, set_query
+
+    monkeypatch.setenv("DATASOLVER_DOOR_TOKEN", ENV_SECRET)
+    root = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
+    with SolverToolbox(root) as box:
+        set_query(box, planting_code(kind) + "result = run_sql('SELECT 1 AS one')")
+        result = finishes(lambda: box.call("run_solver", {}))
+        assert result.text.splitlines()[0] == "OK", result.text
+        assert ENV_SECRET not in result.text
+        for tool in ("read_solver", "edit_solver"):  # the tools refuse the planted file, they do not follow it
+            args = {} if tool == "read_solver" else {"start_line": 1, "start_hash": "AA", "new_content": "x"}
+            assert ENV_SECRET not in finishes(lambda: box.call(tool, args)).text
+    solved = finishes(lambda: CliRunner().invoke(cli, ["solve", str(root), "--output", str(tmp_path / "out")]))
+    assert ENV_SECRET not in solved.output
+
+
+@pytest.mark.parametrize("kind", ["link", "fifo"])
+def test_planted_links_and_fifos_leak_nothing_and_hang_nothing_in_a_batch(
+        tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    from datasolver import examples
+    from datasolver.examples import solver_handler
+    from datasolver.llm.fake import ScriptedServer
+    from datasolver.pipeline import run_batch_sync
+    from datasolver.report import write_report
+    from tests.test_pipeline_fixtures import copy_examples, make_config
+
+    monkeypatch.setenv("DATASOLVER_DOOR_TOKEN", ENV_SECRET)
+    answers = examples.demo_answers()
+    sales = answers["task_demo_sales"]
+    # The planting code runs with the right answer; "never-named" is a check that never fires, so
+    # the scripted model runs it once and answers.
+    answers["task_demo_sales"] = dataclasses.replace(
+        sales, mistake="never-named", mistaken_code=planting_code(kind) + sales.query_code())
+    with ScriptedServer(handler=solver_handler(answers)) as server:
+        config = make_config(server, copy_examples(tmp_path), tmp_path, task_ids=("task_demo_sales",))
+        summary = finishes(lambda: run_batch_sync(config))
+    (record,) = summary.tasks
+    assert record.status == "solved", record.reason
+    trace = (tmp_path / "logs" / "task_demo_sales" / "trace.jsonl").read_text(encoding="utf-8")
+    assert ENV_SECRET not in trace
+    final = [json.loads(line) for line in trace.splitlines() if '"solver_final"' in line]
+    assert final and final[0]["code"] == "" and "not read" in final[0]["note"], final
+    report = write_report(tmp_path / "logs").read_text(encoding="utf-8")
+    assert ENV_SECRET not in report

@@ -209,7 +209,8 @@ class _Session:
                             interrupt=lambda: _interrupt(catalog))
         self.chat_options = chat_options
         self.run = AttemptRun(client, runner, toolbox.schemas(), limits, self._solver_view, client.usage,
-                              trace, chat_options, has_prediction=layout.prediction.is_file, started=limits.clock())
+                              trace, chat_options, started=limits.clock(),
+                              has_prediction=lambda: safe_files.is_regular(layout.prediction))
 
     async def fit(self) -> None:
         """Fit the first prompt to its budget (and to the server's window, when known)."""
