@@ -203,3 +203,27 @@ def test_planted_links_and_fifos_leak_nothing_and_hang_nothing_in_a_batch(
     assert final and final[0]["code"] == "" and "not read" in final[0]["note"], final
     report = write_report(tmp_path / "logs").read_text(encoding="utf-8")
     assert ENV_SECRET not in report
+
+
+# ---- door 4: bounded runs and queries ----
+
+@pytest.mark.usefixtures("sandbox_path")
+def test_a_run_solver_call_never_outlives_the_tasks_deadline(tmp_path: Path) -> None:
+    # run_solver asks for 120 s (the loop's tool timeout too); the task has 1.5 s left: the sandbox
+    # kills the run at 1.5 s, and the call waits no longer than that plus the tool's grace.
+    import asyncio
+
+    from datasolver.llm import ToolCall
+    from datasolver.solver import SolverToolbox, prepare_task
+    from datasolver.solver.testing import make_tiny_task, set_query
+    from datasolver.toolkit import ToolRunner
+
+    root = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
+    with SolverToolbox(root) as box:
+        set_query(box, "import time\ntime.sleep(3600)")
+        runner = ToolRunner(box, timeout_s=120, seconds_left=lambda: 1.5)
+        outcome = finishes(lambda: asyncio.run(runner.run(ToolCall("c1", "run_solver", '{"timeout": 120}'))))
+    assert outcome.text.splitlines()[0] == "FAILED", outcome.text
+    assert "timed out after 1.5 s" in outcome.text, outcome.text
+    assert ToolRunner(box, timeout_s=120, seconds_left=lambda: -3.0).call_timeout() == 0.0
+    assert ToolRunner(box, timeout_s=120, seconds_left=lambda: None).call_timeout() == 120

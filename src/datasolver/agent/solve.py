@@ -206,7 +206,7 @@ class _Session:
         self.results: list[AttemptResult] = []
         self.last_edited: str | None = None  # solver.py at the end of the latest attempt that changed it
         runner = ToolRunner(toolbox, trace, timeout_s=limits.tool_timeout_s, result_chars=limits.tool_result_chars,
-                            interrupt=lambda: _interrupt(catalog))
+                            interrupt=lambda: _interrupt(catalog), seconds_left=limits.seconds_left)
         self.chat_options = chat_options
         self.run = AttemptRun(client, runner, toolbox.schemas(), limits, self._solver_view, client.usage,
                               trace, chat_options, started=limits.clock(),
