@@ -227,3 +227,13 @@ def test_a_run_solver_call_never_outlives_the_tasks_deadline(tmp_path: Path) -> 
     assert "timed out after 1.5 s" in outcome.text, outcome.text
     assert ToolRunner(box, timeout_s=120, seconds_left=lambda: -3.0).call_timeout() == 0.0
     assert ToolRunner(box, timeout_s=120, seconds_left=lambda: None).call_timeout() == 120
+
+
+@pytest.mark.usefixtures("sandbox_path")
+def test_making_files_without_end_is_stopped_by_the_inode_bound(tmp_path: Path) -> None:
+    # Empty files and links take no disk space: only their count stops them.
+    code = ("import os\ni = 0\nwhile True:\n"
+            "    open(f'f{i}', 'w').close(); os.symlink('/nowhere', f'l{i}'); i += 1\n")
+    run = sandboxed(tmp_path, code, max_files=2_000)
+    assert run.killed_for is not None and "files, folders and links, over its limit of 2,000" in run.killed_for
+    assert any(note.startswith("killed: the run made") for note in run.notes)

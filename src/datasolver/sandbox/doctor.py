@@ -72,7 +72,8 @@ def sandbox_report(limits: SandboxLimits = SandboxLimits(timeout_s=60)) -> list[
                     f"(no cgroup: {guards.get('cgroup_error', 'unknown')})")
                    + f"; RLIMIT_AS {_gib(limits.memory_bytes)} per process"),
         Protection("disk written bounded", limits.disk_bytes is not None,
-                   f"parent samples the writable folders, limit {_gib(limits.disk_bytes)}; "
+                   f"parent samples the writable folders, limit {_gib(limits.disk_bytes)} and "
+                   f"{limits.max_files or 0:,} files; "
                    f"RLIMIT_FSIZE {_gib(limits.file_size_bytes)} per file"),
     ]
 

@@ -41,6 +41,7 @@ class SandboxLimits:
     max_processes: int | None = 256  # tasks (threads too) in the run's PID namespace: pid_max, RLIMIT_NPROC
     tree_memory_bytes: int | None = 8 * GiB  # resident memory of the whole tree, sampled by the parent
     disk_bytes: int | None = 8 * GiB  # bytes added beneath the writable folders during the run
+    max_files: int | None = 100_000  # files, folders and links added beneath the writable folders (inodes)
     landlock: Literal["required", "best_effort", "off"] = "best_effort"
     confine_reads: bool = True  # Landlock read rules: only the allow-list (read_allowlist) is readable
     block_unix_sockets: bool = True  # seccomp: socket(AF_UNIX), io_uring and the kernel keyring calls refused

@@ -168,7 +168,7 @@ def _run(argv: list[str], cwd: Path, write_dirs: list[Path], limits: SandboxLimi
     out, err, status = _Tail(), _Tail(), _Tail(STATUS_BYTES)
     streams = {proc.stdout_fd: out, proc.stderr_fd: err, status_r: status}
     watch = TreeWatch(proc.pid, limits.tree_memory_bytes, limits.disk_bytes, [Path(d) for d in write_dirs],
-                      cgroup=group)
+                      max_files=limits.max_files, cgroup=group)
     stop = threading.Event()
     with _live_lock:
         _live_runs[proc.pid] = stop
