@@ -237,3 +237,28 @@ def test_making_files_without_end_is_stopped_by_the_inode_bound(tmp_path: Path) 
     run = sandboxed(tmp_path, code, max_files=2_000)
     assert run.killed_for is not None and "files, folders and links, over its limit of 2,000" in run.killed_for
     assert any(note.startswith("killed: the run made") for note in run.notes)
+
+
+def test_the_parents_duckdb_has_a_memory_and_temp_share_and_refuses_huge_cells(tmp_path: Path) -> None:
+    from datasolver.data import CellTooLarge, Catalog
+    from datasolver.data.relation import MAX_CELL_BYTES
+    from datasolver.solver import SolverToolbox, prepare_task
+    from datasolver.solver.testing import make_tiny_task
+
+    root = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
+    with Catalog.open(root) as catalog:
+        ((memory, temp),) = catalog.own_rows(
+            "SELECT current_setting('memory_limit'), current_setting('max_temp_directory_size')")
+        assert memory.endswith("GiB") and float(memory.split()[0]) <= 4.0, memory  # not 80% of RAM
+        assert temp.endswith("GiB") and float(temp.split()[0]) <= 16.0, temp  # not 90% of the disk
+        with pytest.raises(CellTooLarge, match="column 's' has a cell of 2.0 MB, over the 1.0 MB"):
+            catalog.query(f"SELECT 1 AS n, repeat('x', {2 * MAX_CELL_BYTES}) AS s", limit=5)
+        with pytest.raises(CellTooLarge, match="200,000 items"):
+            catalog.query("SELECT range(0, 200000) AS l", limit=5)
+        fine = catalog.query(f"SELECT 1 AS n, repeat('x', {MAX_CELL_BYTES}) AS s, [1, 2] AS l", limit=5)
+        assert fine.rows == [(1, "x" * MAX_CELL_BYTES, [1, 2])] and fine.columns == ["n", "s", "l"]
+        twice = catalog.query("SELECT 'a' AS x, 'b' AS x", limit=5)  # a name held twice keeps both
+        assert twice.rows == [("a", "b")] and twice.columns == ["x", "x"]
+    with SolverToolbox(root) as box:
+        result = box.call("explore_data", {"query": f"SELECT repeat('x', {4 * MAX_CELL_BYTES}) AS s"})
+    assert result.kind == "failed" and "over the 1.0 MB a result cell may have" in result.text, result.text

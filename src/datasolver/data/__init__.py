@@ -5,6 +5,7 @@ The library is the product; the CLI, the solver tools and the generated solver.p
 
 from datasolver.data.catalog import LOADED_ENV, Catalog, SkippedSource
 from datasolver.data.errors import (
+    CellTooLarge,
     DataError,
     QueryError,
     QueryInterrupted,
@@ -24,6 +25,7 @@ from datasolver.data.results import QueryResult, TableInfo, render_result
 from datasolver.data.tasks import Task, TaskDiscovery, discover_tasks, load_task
 
 __all__ = [
+    "CellTooLarge",
     "LOADED_ENV",
     "InputLimits",
     "human_size",
