@@ -41,8 +41,8 @@ from datasolver.examples.mistakes import mistake_for, right_answer
 from datasolver.llm import LLMSettings
 from datasolver.llm.fake import ScriptedServer
 from datasolver.pipeline import RunConfig, VotePolicy, run_batch_sync
+from datasolver.sandbox import SandboxLimits
 from datasolver.solver import (
-    SandboxLimits,
     ScratchLayout,
     SolverToolbox,
     prepare_task,

@@ -117,9 +117,10 @@ def screencast_report(screencast, tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="session")
 def fork_server():
     """One warm zygote per test session (per xdist worker), started from the main thread."""
-    from datasolver.solver.fork_server import ForkServer
+    from datasolver.sandbox.fork_server import ForkServer
+    from datasolver.solver import SOLVER_PRELOAD
 
-    server = ForkServer().start()
+    server = ForkServer(preload=SOLVER_PRELOAD).start()
     yield server
     server.close()
 
@@ -135,7 +136,7 @@ def warm_runs_for_every_test(request: pytest.FixtureRequest):
     import os
     import sys
 
-    from datasolver.solver.fork_server import use_fork_server
+    from datasolver.sandbox.fork_server import use_fork_server
 
     if sys.platform != "linux" or os.environ.get("DATASOLVER_TEST_COLD_RUNS") == "1":
         yield None
@@ -153,7 +154,7 @@ def sandbox_path(request: pytest.FixtureRequest):
     """
     import sys
 
-    from datasolver.solver.fork_server import use_fork_server
+    from datasolver.sandbox.fork_server import use_fork_server
 
     if request.param == "cold":
         with use_fork_server(None):

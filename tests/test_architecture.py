@@ -1,4 +1,5 @@
-"""The map is checked: every import between rooms is one that docs/architecture.md allows."""
+"""The map is checked: every import between rooms is one that docs/architecture.md allows, and no
+module imports (at import time, inside a function or for type checking) a module that imports it back."""
 
 from __future__ import annotations
 
@@ -48,6 +49,87 @@ def actual_imports() -> dict[str, dict[str, list[str]]]:
     return found
 
 
+def _module_name(path: Path) -> str:
+    parts = ("datasolver", *path.relative_to(PACKAGE).with_suffix("").parts)
+    return ".".join(parts[:-1]) if parts[-1] == "__init__" else ".".join(parts)
+
+
+def module_imports() -> dict[str, set[str]]:
+    """Module → the package modules it imports anywhere in its text (a `from P import name` counts
+    as importing P.name when that is a module, else P; a package's __init__ is the module P)."""
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(parent + ([base] if base else []))
+                found = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            else:
+                continue
+            for target in found:
+                while target and target not in modules:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    targets.add(target)
+        graph[name] = targets
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that reach each other through imports (strongly connected, > 1)."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+    for root in sorted(graph):
+        if root in order:
+            continue
+        order[root] = low[root] = len(order)
+        stack.append(root)
+        walk = [(root, iter(sorted(graph[root])))]
+        while walk:  # iterative Tarjan: the import graph is deep enough to worry the recursion limit
+            node, edges = walk[-1]
+            for nxt in edges:
+                if nxt not in order:
+                    order[nxt] = low[nxt] = len(order)
+                    stack.append(nxt)
+                    walk.append((nxt, iter(sorted(graph.get(nxt, ())))))
+                    break
+                if nxt in stack:
+                    low[node] = min(low[node], order[nxt])
+            else:
+                walk.pop()
+                if walk:
+                    low[walk[-1][0]] = min(low[walk[-1][0]], low[node])
+                if low[node] == order[node]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        group.append(member)
+                        if member == node:
+                            break
+                    if len(group) > 1:
+                        cycles.append(sorted(group))
+    return cycles
+
+
+def test_no_module_imports_a_module_that_imports_it_back() -> None:
+    assert import_cycles(module_imports()) == []
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert import_cycles(graph) == [["a", "b", "c"]]
+    assert import_cycles({"a": {"b"}, "b": set()}) == []
+
+
 def test_the_table_names_every_room_of_the_package() -> None:
     rooms = {_room(p) for p in PACKAGE.rglob("*.py")} - {"__init__"}
     assert rooms == set(allowed_imports())
@@ -63,9 +145,19 @@ def test_every_import_between_rooms_is_allowed_by_the_map() -> None:
 
 def test_the_engine_and_the_leaves_import_no_room_above_them() -> None:
     allowed = allowed_imports()
-    assert allowed["errors"] == set() and allowed["clip"] == set()
-    for leaf in ("data", "llm", "eval", "prompts"):
+    assert allowed["errors"] == set() and allowed["clip"] == set() and allowed["sizes"] == set()
+    for leaf in ("llm", "eval", "prompts"):
         assert allowed[leaf] == {"errors", "clip"}, leaf
+    for ground in ("data", "sandbox"):  # the engine and the sandbox also show byte counts
+        assert allowed[ground] == {"errors", "clip", "sizes"}, ground
+
+
+def test_the_sandbox_knows_nothing_of_what_it_runs() -> None:
+    # The room runs solver.py and the documents' normalizer alike: no name of either in its code.
+    for path in (PACKAGE / "sandbox").rglob("*.py"):
+        code = "\n".join(line for line in path.read_text(encoding="utf-8").splitlines()
+                         if not line.lstrip().startswith("#"))
+        assert "datasolver.solver" not in code and "datasolver.documents" not in code, path
 
 
 def test_the_ray_actors_module_imports_nothing_heavy() -> None:

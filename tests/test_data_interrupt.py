@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from datasolver.ask import AskToolbox, open_package
 from datasolver.cli import cli
 from datasolver.data import Catalog, QueryInterrupted
-from datasolver.solver import SandboxLimits, SolverToolbox, prepare_task
+from datasolver.sandbox import SandboxLimits
+from datasolver.solver import SolverToolbox, prepare_task
 from tests.datafiles import write_task
 
 # 10^12 row combinations, each hashed: never finishes on its own (and no statistic can prove the

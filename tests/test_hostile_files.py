@@ -184,7 +184,7 @@ def test_the_input_caps_come_from_the_environment_and_keep_the_rest_loading(tmp_
 
 
 def test_the_sandbox_passes_the_input_caps_to_solver_py():
-    from datasolver.solver.sandbox import scrub_env
+    from datasolver.sandbox import scrub_env
 
     env, refused = scrub_env({"DATASOLVER_MAX_INPUT_BYTES": "1G", "DATASOLVER_MAX_FILE_BYTES": "512M",
                               "DATASOLVER_API_KEY": "sk-x", "HOME": "/root"})

@@ -46,7 +46,7 @@ def test_examples_are_solved_and_score_one(example_server, tmp_path):
 
 
 def test_a_batch_without_a_shared_fork_server_starts_its_own(example_server, tmp_path):
-    from datasolver.solver.fork_server import use_fork_server
+    from datasolver.sandbox.fork_server import use_fork_server
 
     input_dir = copy_examples(tmp_path)
     with use_fork_server(None):  # not the test session's zygote: the batch makes and starts one

@@ -35,7 +35,7 @@ SCRIPT = textwrap.dedent(
     token, marker = sys.argv[1], Path(sys.argv[2])
 
     async def sleeper(scratch, client, output_dir, **kwargs):
-        from datasolver.solver import SandboxLimits, run_sandboxed
+        from datasolver.sandbox import SandboxLimits, run_sandboxed
         work = Path(scratch) / "workdir"
         # It holds `beat` open until it dies (a warm run's command line is the fork server's, so the
         # token alone cannot tell whether it still runs).

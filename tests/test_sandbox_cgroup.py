@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from datasolver.solver import sandbox_cgroup
+from datasolver.sandbox import cgroup as sandbox_cgroup
 
 V1_MOUNTS = """\
 30 25 0:26 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory

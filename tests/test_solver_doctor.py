@@ -5,7 +5,7 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from datasolver.cli import cli
-from datasolver.solver.sandbox import kernel_features
+from datasolver.sandbox import kernel_features
 
 
 def test_doctor_reports_each_protection_as_the_kernel_allows() -> None:
@@ -17,6 +17,9 @@ def test_doctor_reports_each_protection_as_the_kernel_allows() -> None:
         "reads confined to the allow-list": features["landlock_abi"] >= 1,
         "signals and abstract unix sockets scoped": features["landlock_abi"] >= 6,
         "pathname unix sockets refused": bool(features.get("seccomp")),
+        "kernel keyrings refused": bool(features.get("seccomp")),
+        "SysV IPC and POSIX message queues of other processes hidden": bool(features.get("namespaces")),
+        "host name hidden": bool(features.get("namespaces")),
         "every descendant dies with the run": bool(features.get("namespaces")),
         "UDP and all other network": bool(features.get("namespaces")),
         "process count bounded for the tree": bool(features.get("namespaces")),

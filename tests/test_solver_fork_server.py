@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.solver import SandboxLimits, SolverToolbox, prepare_task, restore_scaffold, run_sandboxed
-from datasolver.solver.fork_server import ForkServer, current_fork_server, use_fork_server
+from datasolver.sandbox import SandboxLimits, run_sandboxed
+from datasolver.solver import SolverToolbox, prepare_task, restore_scaffold
+from datasolver.sandbox.fork_server import ForkServer, current_fork_server, use_fork_server
 from datasolver.solver.runner import run_solver_script
 from datasolver.solver.testing import make_tiny_task, set_query
 
@@ -41,7 +42,7 @@ def work(tmp_path: Path) -> Path:
 
 
 def test_a_server_starts_once_when_prestarted_or_first_used(work: Path) -> None:
-    from datasolver.solver.fork_server import prestart_fork_server
+    from datasolver.sandbox.fork_server import prestart_fork_server
 
     server = ForkServer()
     try:

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.solver import SandboxLimits, SolverToolbox, landlock_abi, prepare_task, restore_scaffold, run_sandboxed
-from datasolver.solver.sandbox import kernel_features
+from datasolver.sandbox import SandboxLimits, kernel_features, landlock_abi, run_sandboxed
+from datasolver.solver import SolverToolbox, prepare_task, restore_scaffold
 from datasolver.solver import runner as runner_module
 from datasolver.solver.checks import HEAD_ROWS, check_prediction
 from datasolver.solver.solve import rerun_solver
@@ -165,7 +165,7 @@ def test_publishing_never_copies_through_a_link(root: Path, victim: Path) -> Non
     layout = runner_module.ScratchLayout.of(root)
     layout.prediction.symlink_to(victim)  # as a background process of the run could
     from datasolver.solver.publish import publish_prediction
-    from datasolver.solver.errors import UnsafeFile
+    from datasolver.sandbox import UnsafeFile
 
     with pytest.raises(UnsafeFile):
         publish_prediction(layout.prediction, root.parent / "out", "task_tiny")
@@ -214,12 +214,12 @@ def test_the_run_dies_with_its_parent(tmp_path: Path, sig: signal.Signals, sandb
     run = (f"run_sandboxed([sys.executable, '-c', {code!r}], cwd=w, write_dirs=[w], log_dir=w, "
            "limits=SandboxLimits(timeout_s=120))\n")
     if sandbox_path == "warm":  # the parent's own fork server: it (and the run) must die with the parent
-        run = ("from datasolver.solver.fork_server import ForkServer, use_fork_server\n"
+        run = ("from datasolver.sandbox.fork_server import ForkServer, use_fork_server\n"
                "with ForkServer() as fs, use_fork_server(fs):\n"
                f"    assert fs.usable(), fs.failure\n    print(fs.pid, flush=True)\n    {run}")
     parent = (
         "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
-        "import sys\nfrom pathlib import Path\nfrom datasolver.solver import SandboxLimits, run_sandboxed\n"
+        "import sys\nfrom pathlib import Path\nfrom datasolver.sandbox import SandboxLimits, run_sandboxed\n"
         f"w = Path({str(work)!r})\n" + run
     )
     proc = subprocess.Popen([sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True)
@@ -291,7 +291,7 @@ def test_memory_is_bounded_for_the_tree_not_per_process(tmp_path: Path) -> None:
 
 
 def _memory_group_available() -> bool:
-    from datasolver.solver import sandbox_cgroup
+    from datasolver.sandbox import cgroup as sandbox_cgroup
 
     group, _ = sandbox_cgroup.create(64 << 20, 16)
     if group is None:
@@ -307,8 +307,8 @@ def test_the_kernel_bounds_the_trees_memory_even_between_samples(tmp_path: Path,
     # 0.5 s; switched off here) can miss. The run's cgroup holds the tree to 300 MiB regardless.
     from functools import partial
 
-    from datasolver.solver import sandbox as sandbox_module
-    from datasolver.solver.sandbox_watch import TreeWatch
+    from datasolver.sandbox import run as sandbox_module
+    from datasolver.sandbox.watch import TreeWatch
 
     monkeypatch.setattr(sandbox_module, "TreeWatch", partial(TreeWatch, every_s=3600.0))
     work = tmp_path / "work"

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.solver import NO_RESULT_MARKER, SolverToolbox, landlock_abi, prepare_task
+from datasolver.sandbox import landlock_abi
+from datasolver.solver import NO_RESULT_MARKER, SolverToolbox, prepare_task
 from datasolver.solver.testing import call_json, make_tiny_task, set_query
 
 # Every test runs cold and warm (forked from the fork server's zygote): tests/conftest.py.
@@ -218,7 +219,7 @@ def test_printed_output_is_shown(toolbox) -> None:
 
 
 def test_memory_limit_is_enforced(tmp_path: Path, task_input: Path) -> None:
-    from datasolver.solver import GiB, SandboxLimits
+    from datasolver.sandbox import GiB, SandboxLimits
 
     scratch = prepare_task(task_input, tmp_path / "scratch2")
     with SolverToolbox(scratch, limits=SandboxLimits(memory_bytes=4 * GiB)) as box:
@@ -228,7 +229,7 @@ def test_memory_limit_is_enforced(tmp_path: Path, task_input: Path) -> None:
 
 
 def test_environment_is_scrubbed_by_name() -> None:
-    from datasolver.solver.sandbox import scrub_env
+    from datasolver.sandbox import scrub_env
 
     env, refused = scrub_env(
         {"PATH": "/bin", "LANG": "C.UTF-8", "MODEL_API_KEY": "k", "HF_TOKEN": "t", "DB_PASSWORD": "p", "HOME": "/h"},

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.solver import SandboxLimits, landlock_abi, run_sandboxed
+from datasolver.sandbox import SandboxLimits, landlock_abi, run_sandboxed
 
 # Every test runs cold and warm (forked from the fork server's zygote): tests/conftest.py.
 pytestmark = pytest.mark.usefixtures("sandbox_path")

@@ -48,8 +48,8 @@ from datasolver.llm import (
 )
 from datasolver.llm.text_calls import ID_PREFIX, written_query
 from datasolver.llm.window import reply_tokens
+from datasolver.sandbox.fork_server import prestart_fork_server
 from datasolver.solver.answer_checks import CheckReport
-from datasolver.solver.fork_server import prestart_fork_server
 from datasolver.toolkit import ToolOutcome, ToolRunner
 
 # Why an attempt ended.

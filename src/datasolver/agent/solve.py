@@ -43,9 +43,9 @@ from datasolver.agent.tokens import estimate_tokens, estimate_tools_tokens
 from datasolver.data import Catalog
 from datasolver.llm import LLMClient, TraceWriter, user_message
 from datasolver.llm.window import reply_tokens
+from datasolver.sandbox import SandboxLimits, UnsafeFile, safe_files
 from datasolver.solver.scaffold import QUERY_AREA_END, QUERY_AREA_START
 from datasolver.solver import (
-    SandboxLimits,
     ScratchLayout,
     SolverToolbox,
     TaskStatus,
@@ -54,8 +54,6 @@ from datasolver.solver import (
     restore_scaffold,
     run_solver_script,
 )
-from datasolver.solver import safe_files
-from datasolver.solver.errors import UnsafeFile
 from datasolver.solver.scaffold import with_query
 from datasolver.toolkit import ToolRunner
 
@@ -211,10 +209,11 @@ class _Session:
         self.results: list[AttemptResult] = []
         self.last_edited: str | None = None  # solver.py at the end of the latest attempt that changed it
         runner = ToolRunner(toolbox, trace, timeout_s=limits.tool_timeout_s, result_chars=limits.tool_result_chars,
-                            interrupt=lambda: _interrupt(catalog))
+                            interrupt=lambda: _interrupt(catalog), seconds_left=limits.seconds_left)
         self.chat_options = chat_options
         self.run = AttemptRun(client, runner, toolbox.schemas(), limits, self._solver_view, client.usage,
-                              trace, chat_options, has_prediction=layout.prediction.is_file, started=limits.clock())
+                              trace, chat_options, started=limits.clock(),
+                              has_prediction=lambda: safe_files.is_regular(layout.prediction))
         self.run.learnt = Learnt(tuple(brief.digest.names()) if brief.digest is not None else ())
 
     async def fit(self) -> None:

@@ -15,7 +15,7 @@ from datasolver.ask.handles import Handle
 from datasolver.ask.package import DataPackage
 from datasolver.ask.prompts import render_prompt
 from datasolver.ask.question import require_question
-from datasolver.ask.reviewer import review_answer
+from datasolver.ask.reviewer import Step, review_answer
 from datasolver.ask.toolbox import FINAL_ANSWER, AskToolbox, FinalAnswer
 from datasolver.ask.tools import table_overview
 from datasolver.clip import clip
@@ -24,16 +24,6 @@ from datasolver.toolkit import ToolOutcome, ToolRunner
 
 
 NO_QUERY_NOTE = "no query backed this answer: the model answered without a stored result; check it against the data"
-
-
-@dataclass
-class Step:
-    """One tool call as the reviewer and the record see it."""
-
-    tool: str
-    arguments: dict[str, Any] | str
-    outcome: str
-    ok: bool
 
 
 @dataclass

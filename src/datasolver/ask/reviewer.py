@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -19,11 +19,20 @@ from datasolver.llm import parse_tool_arguments, user_message
 
 if TYPE_CHECKING:
     from datasolver.ask.config import AskConfig
-    from datasolver.ask.loop import Step
     from datasolver.ask.toolbox import FinalAnswer
     from datasolver.llm import LLMClient
 
 _REVISE_WORDS = ("revise", "reject", "send back", "sent back", "fail", "wrong", "incorrect")
+
+
+@dataclass
+class Step:
+    """One tool call as the reviewer and the record see it."""
+
+    tool: str
+    arguments: dict[str, Any] | str
+    outcome: str
+    ok: bool
 
 
 class ReviewVerdict(BaseModel):

@@ -87,7 +87,7 @@ def doctor_command() -> None:
     sandboxed no-op run. Exits 1 when writes are not confined (the sandbox's core guarantee).
     See docs/sandbox.md for what each protection stops.
     """
-    from datasolver.solver.doctor import sandbox_report
+    from datasolver.sandbox.doctor import sandbox_report
 
     report = sandbox_report()
     width = max(len(p.name) for p in report)

@@ -3,8 +3,9 @@
 The library is the product; the CLI, the solver tools and the generated solver.py are its callers.
 """
 
-from datasolver.data.catalog import LOADED_ENV, Catalog, SkippedSource, TableInfo
+from datasolver.data.catalog import LOADED_ENV, Catalog, SkippedSource
 from datasolver.data.errors import (
+    CellTooLarge,
     DataError,
     QueryError,
     QueryInterrupted,
@@ -20,10 +21,11 @@ from datasolver.data.lint import LintReport, lint_knowledge
 from datasolver.data.names import canonical_name
 from datasolver.data.relation import Relation
 from datasolver.data.profile import TableProfile, profile_table, render_profiles
-from datasolver.data.results import QueryResult, render_result
+from datasolver.data.results import QueryResult, TableInfo, render_result
 from datasolver.data.tasks import Task, TaskDiscovery, discover_tasks, load_task
 
 __all__ = [
+    "CellTooLarge",
     "LOADED_ENV",
     "InputLimits",
     "human_size",

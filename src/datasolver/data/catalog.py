@@ -13,6 +13,7 @@ caller gets `QueryInterrupted`. The catalog stays usable.
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import re
 import resource
@@ -38,7 +39,7 @@ from datasolver.data.infer_types import materialize
 from datasolver.data.input_limits import InputLimits
 from datasolver.data.names import assign_table_names, canonical_name, quote_ident
 from datasolver.data.relation import Relation
-from datasolver.data.results import QueryResult, render_describe
+from datasolver.data.results import QueryResult, TableInfo, render_describe
 from datasolver.data.sources import Registration, Source, register_derived, register_files, unreadable_reason
 from datasolver.data.sql_repair import RepairOutcome, execute_with_repair, unwrap_statement
 
@@ -62,33 +63,42 @@ MEMORY_SHARE_OF_RLIMIT = 0.5
 ONE_ORDER = {"threads": 1}
 
 
+# Outside a sandbox DuckDB would take 80% of RAM and 90% of the free disk per catalog, and a batch
+# opens one catalog per task at once: each gets a share sized for several (an eighth of the RAM,
+# 1-4 GiB; spilling beyond it goes to temp files, at most an eighth of the free disk, 1-16 GiB).
+CATALOGS_AT_ONCE = 8
+MEMORY_BOUNDS = (1 << 30, 4 << 30)
+TEMP_BOUNDS = (1 << 30, 16 << 30)
+
+
+@functools.cache
 def _memory_config() -> dict[str, str]:
+    """DuckDB's memory and temp-space caps for this process (the same for every connection of it:
+    DuckDB refuses a second connection to one file with other settings)."""
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft == resource.RLIM_INFINITY or soft <= 0:
-        return {}
-    return {"memory_limit": f"{max(64, int(soft * MEMORY_SHARE_OF_RLIMIT) >> 20)}MB"}
+    if soft != resource.RLIM_INFINITY and soft > 0:  # the solver sandbox: keep well inside the rlimit
+        memory = int(soft * MEMORY_SHARE_OF_RLIMIT)
+    else:
+        memory = _clamp(_physical_memory() // CATALOGS_AT_ONCE, MEMORY_BOUNDS)
+    temp = _clamp(shutil.disk_usage(tempfile.gettempdir()).free // CATALOGS_AT_ONCE, TEMP_BOUNDS)
+    return {"memory_limit": f"{max(64, memory >> 20)}MB", "max_temp_directory_size": f"{temp >> 20}MB"}
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+def _clamp(value: int, bounds: tuple[int, int]) -> int:
+    return max(bounds[0], min(bounds[1], value))
 DERIVED_DIR = "derived"
 LOADED_ENV = "DATASOLVER_LOADED_CATALOG"  # how a sandboxed solver.py run learns its parent's loaded tables
 STOP_REPEAT_S = 0.02  # how often a stopped operation's connections are interrupted again
 T = TypeVar("T")
 NAMES_LISTED = 10  # an unknown table's message lists this many names when none is close
 _MISSING_TABLE = re.compile(r"Table with name (.+?) does not exist")
-
-
-@dataclass
-class TableInfo:
-    """What a listing shows about one table. `rows` is None when unknown without loading."""
-
-    name: str
-    kind: str
-    source_file: str
-    source_name: str
-    rows: int | None
-    columns: list[str] | None
-    aliases: list[str] = field(default_factory=list)
-    origin: str | None = None
-    loaded: bool = False
-    rows_exact: bool = True
 
 
 @dataclass

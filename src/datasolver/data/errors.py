@@ -44,3 +44,7 @@ class SqlSyntaxError(QueryError):
 
 class QueryInterrupted(QueryError):
     """A query or its table load was stopped (timeout or `Catalog.interrupt()`); the catalog stays usable."""
+
+
+class CellTooLarge(QueryError):
+    """A result cell is over the size a fetched cell may have; refused before it became a Python value."""

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from datasolver.data.errors import DataError
+from datasolver.sizes import human_size
 
 FILE_ENV = "DATASOLVER_MAX_FILE_BYTES"
 TOTAL_ENV = "DATASOLVER_MAX_INPUT_BYTES"
@@ -23,16 +24,6 @@ DEFAULT_MAX_FILE_BYTES = 2 * GiB
 DEFAULT_MAX_TOTAL_BYTES = 4 * GiB
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
           "mib": 1 << 20, "g": GiB, "gb": GiB, "gib": GiB, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
-
-
-def human_size(size: int) -> str:
-    """`512 B`, `1.2 KB`, `340.0 MB` (powers of 1024)."""
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GB"  # pragma: no cover - the loop always returns
 
 
 def parse_size(text: str) -> int:

@@ -14,12 +14,19 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 import duckdb
 import pandas as pd
 
+from datasolver.data.errors import CellTooLarge
+from datasolver.data.names import quote_ident
 from datasolver.data.results import QueryResult
+from datasolver.sizes import human_size
 
 if TYPE_CHECKING:
     from datasolver.data.sql_repair import RepairOutcome
 
 T = TypeVar("T")
+# A fetched cell becomes a Python value in the parent process: one `repeat('x', 1e9)` took it past
+# 3.5 GB. Cells of the first rows are measured in DuckDB first and refused over these sizes.
+MAX_CELL_BYTES = 1 << 20
+MAX_CELL_ITEMS = 100_000  # elements of a LIST/ARRAY or MAP cell
 Runner = Callable[[str, Callable[[duckdb.DuckDBPyRelation], T]], "RepairOutcome[T]"]
 
 
@@ -64,8 +71,46 @@ def _first_rows(rel: duckdb.DuckDBPyRelation, limit: int) -> QueryResult:
     columns = list(rel.columns)
     types = [str(t) for t in rel.types]
     total = rel.aggregate("count(*)").fetchall()[0][0]
-    rows = rel.limit(limit).fetchall() if limit > 0 else []
+    rows = _guarded_rows(rel.limit(limit), columns, types) if limit > 0 else []
     return QueryResult(columns=columns, types=types, rows=rows, total_rows=total)
+
+
+def _size_of(ref: str, type_name: str) -> tuple[str, int, str] | None:
+    """(SQL measuring a cell, its cap, the unit) for a type whose cells can be of any size."""
+    upper = type_name.upper()
+    if upper.startswith(("VARCHAR", "JSON")):
+        return f"strlen({ref})", MAX_CELL_BYTES, "bytes"
+    if upper in ("BLOB", "BIT"):
+        return f"octet_length({ref})", MAX_CELL_BYTES, "bytes"
+    if upper.endswith("]"):
+        return f"len({ref})", MAX_CELL_ITEMS, "items"
+    if upper.startswith("MAP("):
+        return f"cardinality({ref})", MAX_CELL_ITEMS, "items"
+    return None  # fixed-size types; a STRUCT or UNION is not measured
+
+
+def _guarded_rows(head: duckdb.DuckDBPyRelation, columns: list[str], types: list[str]) -> list[tuple]:
+    """The rows of `head`; a cell over its cap is replaced in DuckDB (so it is never fetched) and
+    the fetch is refused with a CellTooLarge that names the column and its size."""
+    sized = {i: s for i, t in enumerate(types) if (s := _size_of(f"#{i + 1}", t)) is not None}
+    if not sized:
+        return head.fetchall()
+    exprs = []
+    for i, name in enumerate(columns):
+        ref = f"#{i + 1}"
+        value = ref if i not in sized else f"CASE WHEN {sized[i][0]} > {sized[i][1]} THEN NULL ELSE {ref} END"
+        exprs.append(f"{value} AS {quote_ident(name)}")
+    exprs += [f"{expr} AS {quote_ident(f'__datasolver_size_{i}')}" for i, (expr, _, _) in sized.items()]
+    fetched = head.project(", ".join(exprs)).fetchall()
+    width = len(columns)
+    for offset, (i, (_, cap, unit)) in enumerate(sized.items()):
+        largest = max((row[width + offset] or 0 for row in fetched), default=0)
+        if largest > cap:
+            size = human_size(largest) if unit == "bytes" else f"{largest:,} items"
+            cap_text = human_size(cap) if unit == "bytes" else f"{cap:,} items"
+            raise CellTooLarge(f"column {columns[i]!r} has a cell of {size}, over the {cap_text} a result cell may "
+                               "have; select a part of it (left(col, 1000), strlen(col), a count) instead")
+    return [row[:width] for row in fetched]
 
 
 def _missing(value: object) -> bool:

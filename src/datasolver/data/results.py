@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from datasolver.data.catalog import TableInfo
+from typing import Any
 
 CUT_MARKER = "…[cut]"
+
+
+@dataclass
+class TableInfo:
+    """What a listing shows about one table. `rows` is None when unknown without loading."""
+
+    name: str
+    kind: str
+    source_file: str
+    source_name: str
+    rows: int | None
+    columns: list[str] | None
+    aliases: list[str] = field(default_factory=list)
+    origin: str | None = None
+    loaded: bool = False
+    rows_exact: bool = True
 
 
 @dataclass

@@ -24,7 +24,7 @@ from typing import Generic, TypeVar
 import duckdb
 import sqlglot
 
-from datasolver.data.errors import QueryInterrupted
+from datasolver.data.errors import CellTooLarge, QueryInterrupted
 from datasolver.data.names import quote_ident
 
 T = TypeVar("T")
@@ -435,7 +435,7 @@ def unwrap_statement(sql: str) -> tuple[str, list[str]]:
 
 # Failures a rewrite cannot fix; retrying would only repeat a timeout or an OOM.
 _NOT_REPAIRABLE: tuple[type[BaseException], ...] = (
-    duckdb.InterruptException, duckdb.OutOfMemoryException, QueryInterrupted,
+    duckdb.InterruptException, duckdb.OutOfMemoryException, QueryInterrupted, CellTooLarge,
 )
 
 

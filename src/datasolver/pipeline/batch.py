@@ -25,8 +25,9 @@ from datasolver.pipeline.progress import NullProgress, Progress
 from datasolver.pipeline.resume import split_for_resume
 from datasolver.pipeline.summary import RunSummary, TaskRecord, write_summary
 from datasolver.pipeline.task import TaskSolver
-from datasolver.solver import prediction_path, stop_all_runs
-from datasolver.solver.fork_server import ForkServer, current_fork_server, use_fork_server
+from datasolver.sandbox import stop_all_runs
+from datasolver.sandbox.fork_server import ForkServer, current_fork_server, use_fork_server
+from datasolver.solver import SOLVER_PRELOAD, prediction_path
 
 # Threads per worker: a task's own blocking step plus the agent's tool runs, with room to spare.
 _THREADS_PER_WORKER = 2
@@ -81,7 +82,7 @@ async def run_batch(
     # turns instead of slowing the first briefs (a run that comes first starts it itself).
     warm = config.warm_runs and isinstance(runner, LocalExecutor) and bool(todo)
     shared = current_fork_server() if warm else None
-    server = shared or (ForkServer() if warm else None)
+    server = shared or (ForkServer(preload=SOLVER_PRELOAD) if warm else None)
     runs_before = server.runs_started if server is not None else 0
     progress.start(len(todo), len(done))
     try:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from datasolver.pipeline.config import FALLBACK_TIMEOUT_S
-from datasolver.solver import SandboxLimits, rerun_solver
+from datasolver.sandbox import SandboxLimits
+from datasolver.solver import rerun_solver
 
 
 def run_fallback(task_scratch_dir: Path, output_dir: Path, timeout_s: float = FALLBACK_TIMEOUT_S) -> tuple[Path | None, str]:

@@ -29,6 +29,7 @@ from datasolver.pipeline.fallback import run_fallback
 from datasolver.pipeline.summary import TaskRecord
 from datasolver.pipeline.video import has_media, prepare_task_video
 from datasolver.pipeline.votes import VotePolicy, solve_by_vote
+from datasolver.sandbox import UnsafeFile, safe_files
 from datasolver.solver import prepare_task, publish_prediction
 from datasolver.solver.layout import ScratchLayout
 
@@ -277,9 +278,15 @@ async def _agent(
 
 
 def _trace_final_solver(trace: TraceWriter, scratch: Path) -> None:
-    """The final solver.py in the trace (the report shows it; the scratch folder may be deleted)."""
+    """The final solver.py in the trace (the report shows it; the scratch folder may be deleted).
+
+    solver.py is the sandbox's to write: it is read without following a link or opening a FIFO
+    (a link to /proc/self/environ put the parent's environment in the trace and the report)."""
     try:
-        code = ScratchLayout.of(scratch).solver_py.read_text(encoding="utf-8", errors="replace")
+        code = safe_files.read_text(ScratchLayout.of(scratch).solver_py, errors="replace")
+    except UnsafeFile as exc:
+        trace.event("solver_final", code="", note=f"not read: {exc}")
+        return
     except OSError:
         return
     note = None

@@ -14,9 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from datasolver.solver import safe_files
+from datasolver.sandbox import UnsafeFile, safe_files
 from datasolver.solver.arrow_csv import read_clean_table
-from datasolver.solver.errors import UnsafeFile
 
 # Cells the scorer normalizes to empty (case-insensitive, trimmed).
 NULL_LIKE = frozenset({"", "null", "none", "nan", "nat", "<na>"})

@@ -17,13 +17,5 @@ class ScaffoldError(SolverError):
     """solver.py (or its pristine copy) cannot be written or restored."""
 
 
-class SandboxError(SolverError):
-    """The sandbox could not be set up (not: the solver failed inside it)."""
-
-
-class UnsafeFile(SolverError):
-    """A path the sandbox can write is a symlink, FIFO, folder or oversized file; the parent refuses it."""
-
-
 class UnknownTool(SolverError):
     """A tool name that is not one of the four solver tools (a programmer's mistake)."""

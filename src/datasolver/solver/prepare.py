@@ -8,8 +8,8 @@ import shutil
 from pathlib import Path
 
 from datasolver.data import Catalog, load_task
-from datasolver.solver import safe_files
-from datasolver.solver.errors import ScaffoldError, ScratchError, UnsafeFile
+from datasolver.sandbox import UnsafeFile, safe_files
+from datasolver.solver.errors import ScaffoldError, ScratchError
 from datasolver.solver.layout import ScratchLayout
 from datasolver.solver.runner import clear_prediction
 from datasolver.solver.scaffold import render_solver

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, get_args
 
-from datasolver.solver import safe_files
+from datasolver.sandbox import safe_files
 from datasolver.solver.checks import PREDICTION_MAX_BYTES
 from datasolver.solver.layout import PREDICTION_NAME
 

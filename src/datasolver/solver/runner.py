@@ -13,13 +13,15 @@ from typing import Literal
 import datasolver
 from datasolver.clip import clip
 from datasolver.data import LOADED_ENV
-from datasolver.solver import safe_files
+from datasolver.sandbox import SandboxLimits, SandboxRun, run_sandboxed, safe_files
+from datasolver.sandbox.fork_server import DATA_STACK
 from datasolver.solver.checks import PREDICTION_MAX_BYTES
-from datasolver.solver.layout import PREDICTION_NAME, ScratchLayout
-from datasolver.solver.sandbox import SandboxLimits, SandboxRun, run_sandboxed
-from datasolver.solver.scaffold import NO_RESULT_MARKER
 from datasolver.solver.errors import ScratchError
+from datasolver.solver.layout import PREDICTION_NAME, ScratchLayout
+from datasolver.solver.scaffold import NO_RESULT_MARKER
 
+# What a fork server for solver.py runs preloads: the data stack and the engine solver.py imports.
+SOLVER_PRELOAD = (*DATA_STACK, "datasolver.data")
 RunStatus = Literal["OK", "NO OUTPUT", "FAILED"]
 _PARTIAL = f".{PREDICTION_NAME}.partial"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from datasolver.sandbox import SandboxLimits
 from datasolver.solver.layout import ScratchLayout
 from datasolver.solver.publish import publish_prediction
 from datasolver.solver.runner import SolverRun, run_solver_script
-from datasolver.solver.sandbox import SandboxLimits
 
 
 def rerun_solver(

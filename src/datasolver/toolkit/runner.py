@@ -51,8 +51,10 @@ class ToolRunner:
     """Runs raw model tool calls against one toolbox, tracing each.
 
     `timeout_s`: seconds a call may take (plus the tool's own `timeout_grace_s`); None runs the
-    call inline with no timeout. `interrupt` stops a runaway query after a timeout. `result_chars`
-    clips long answers for the history.
+    call inline with no timeout. `seconds_left` (the task's time to its deadline, None without
+    one) caps it, so that no call, and no sandboxed run a call starts (its tool's `prepare` gets the
+    capped value), outlives the task. `interrupt` stops a runaway query after a timeout.
+    `result_chars` clips long answers for the history.
     """
 
     def __init__(
@@ -63,12 +65,22 @@ class ToolRunner:
         timeout_s: float | None = None,
         result_chars: int | None = None,
         interrupt: Callable[[], None] | None = None,
+        seconds_left: Callable[[], float | None] | None = None,
     ) -> None:
         self.toolbox = toolbox
         self.trace = trace
         self.timeout_s = timeout_s
+        self._seconds_left = seconds_left
         self.result_chars = result_chars
         self._interrupt = interrupt
+
+    def call_timeout(self) -> float | None:
+        """Seconds the next call may take: `timeout_s`, at most the time left to the deadline."""
+        left = self._seconds_left() if self._seconds_left is not None else None
+        if left is None:
+            return self.timeout_s
+        left = max(left, 0.0)
+        return left if self.timeout_s is None else min(self.timeout_s, left)
 
     def parse(self, call: ToolCall) -> tuple[BaseModel | None, str | None, list[str]]:
         """(validated arguments, error text, repairs applied) for one raw call."""
@@ -79,8 +91,9 @@ class ToolRunner:
         if not parsed.ok or parsed.value is None:
             return None, parsed.error or "Error: invalid arguments.", parsed.repairs
         args = parsed.value
-        if tool.prepare is not None and self.timeout_s is not None:
-            args = tool.prepare(args, self.timeout_s)
+        timeout = self.call_timeout()
+        if tool.prepare is not None and timeout is not None:
+            args = tool.prepare(args, timeout)
         return args, None, parsed.repairs
 
     async def run(self, call: ToolCall) -> ToolOutcome:
@@ -101,11 +114,12 @@ class ToolRunner:
         return outcome
 
     async def _execute(self, name: str, args: BaseModel) -> tuple[str, str, Any]:
+        timeout = self.call_timeout()
         try:
-            if self.timeout_s is None:
+            if timeout is None:
                 result = self.toolbox.call(name, args)
             else:
-                wait = self.timeout_s + self.toolbox.tool(name).timeout_grace_s
+                wait = timeout + self.toolbox.tool(name).timeout_grace_s
                 try:
                     result = await asyncio.wait_for(asyncio.to_thread(self.toolbox.call, name, args), wait)
                 except TimeoutError:

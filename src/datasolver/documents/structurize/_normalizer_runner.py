@@ -1,13 +1,25 @@
-"""Runs in a separate, isolated Python process: exec the model's `normalize`, map each value.
+"""Runs in the sandbox, in its own Python process: exec the model's `normalize`, map each value.
 
-Reads {"code", "values"} as JSON on stdin; writes {"map", "failed"} or {"error"} on stdout.
-Stdlib only, no datasolver imports: it starts with `python -I`.
+`python -I -S _normalizer_runner.py IN OUT`: reads {"code", "values", "timeout_s"} as JSON from IN;
+writes {"map", "failed"}, {"error"} or {"timeout"} to OUT (the map can be larger than the output the
+parent keeps). The time limit is measured here, from when the model's code starts, so that a slow
+sandbox start on a loaded machine does not eat it; the parent's own timeout is the backstop.
+Stdlib only, no datasolver imports: it starts with `python -I -S`.
 """
 
 import io
 import json
 import math
+import signal
 import sys
+
+
+class _OutOfTime(BaseException):
+    """The model's code ran past its time limit."""
+
+
+def _out_of_time(signum, frame):
+    raise _OutOfTime()
 
 
 def _as_text(value):
@@ -28,22 +40,40 @@ def _as_text(value):
 
 
 def main():
-    data = json.load(sys.stdin)
-    out = sys.stdout
-    sys.stdout = io.StringIO()  # the model's prints must not corrupt our answer
+    with open(sys.argv[1], encoding="utf-8") as fh:
+        data = json.load(fh)
+    out = open(sys.argv[2], "w", encoding="utf-8")  # opened before the model's code runs
+    sys.stdout = io.StringIO()  # the model's prints go nowhere
+    signal.signal(signal.SIGALRM, _out_of_time)
+    signal.setitimer(signal.ITIMER_REAL, float(data.get("timeout_s") or 5.0))
+    try:
+        try:
+            answer = _run(data)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except _OutOfTime:
+        answer = {"timeout": True}
+    out.write(json.dumps(answer, ensure_ascii=False))
+    out.close()
+
+
+def _run(data):
     namespace = {"__name__": "normalizer"}
     try:
         exec(compile(data["code"], "<normalizer>", "exec"), namespace)
         fn = namespace["normalize"]
         if not callable(fn):
             raise TypeError("normalize is not a function")
+    except _OutOfTime:
+        raise
     except BaseException as exc:  # noqa: BLE001 - anything the model wrote may raise
-        out.write(json.dumps({"error": f"{type(exc).__name__}: {exc}"}))
-        return
+        return {"error": f"{type(exc).__name__}: {exc}"}
     mapping, failed = {}, {}
     for value in data["values"]:
         try:
             text, problem = _as_text(fn(value))
+        except _OutOfTime:
+            raise
         except BaseException as exc:  # noqa: BLE001
             failed[value] = f"{type(exc).__name__}: {exc}"
             continue
@@ -51,7 +81,7 @@ def main():
             failed[value] = problem
         else:
             mapping[value] = text
-    out.write(json.dumps({"map": mapping, "failed": failed}, ensure_ascii=False))
+    return {"map": mapping, "failed": failed}
 
 
 if __name__ == "__main__":

@@ -1,14 +1,12 @@
-"""Optional value normalization: a pure function written by the model, run in a separate process
-with a time limit, applied through a value map; on any failure the original values stay."""
+"""Optional value normalization: a pure function written by the model, run in the sandbox (the
+same one as solver.py: reads confined, no network, no writes outside its folder, memory, CPU and
+time bounded), applied through a value map; on any failure the original values stay."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
-import signal
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -20,6 +18,7 @@ from datasolver.documents.prompts import render_prompt
 from datasolver.documents.structurize.limits import StructurizeLimits
 from datasolver.llm.errors import LLMError
 from datasolver.llm.messages import user_message
+from datasolver.sandbox import SandboxError, SandboxLimits, UnsafeFile, run_sandboxed, safe_files
 
 if TYPE_CHECKING:
     from datasolver.llm.client import LLMClient
@@ -27,6 +26,8 @@ if TYPE_CHECKING:
 RUNNER = Path(__file__).with_name("_normalizer_runner.py")
 MAX_EXAMPLE_VALUES = 30
 MEMORY_LIMIT_BYTES = 1 << 30
+START_GRACE_S = 10.0  # the sandbox's own start on a loaded machine; the runner times the model's code
+OUTPUT_MAX_BYTES = 64 << 20  # the value map written by the runner (read back capped, never through a link)
 _PLAIN_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
 _CODE_BLOCK = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.DOTALL)
 
@@ -62,53 +63,60 @@ def extract_code(content: str) -> str:
     return (m.group(1) if m else content or "").strip()
 
 
-def _limit_resources(cpu_s: int) -> None:  # pragma: no cover - runs in the child
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))  # no file can grow: no writes
+def normalizer_limits(timeout_s: float) -> SandboxLimits:
+    """The sandbox of one normalizer run: 1 GiB, its map as the only file, and a time and CPU backstop
+    past the runner's own limit on the model's code (`timeout_s`)."""
+    backstop = timeout_s + START_GRACE_S
+    return SandboxLimits(timeout_s=backstop, memory_bytes=MEMORY_LIMIT_BYTES, tree_memory_bytes=MEMORY_LIMIT_BYTES,
+                         cpu_seconds=int(backstop) + 1, file_size_bytes=OUTPUT_MAX_BYTES,
+                         disk_bytes=OUTPUT_MAX_BYTES, max_processes=16)
 
 
 def run_normalizer(code: str, values: list[str], timeout_s: float) -> tuple[dict[str, str | None], dict[str, str]]:
-    """Apply `normalize` from `code` to each value in an isolated child process.
+    """Apply `normalize` from `code` to each value in a sandboxed child process.
 
-    Returns (mapping, per-value failures). Raises NormalizerFailed on syntax errors, timeouts
-    (the whole process group is killed), crashes or unreadable output.
+    The child reads its input from and writes its map to a fresh folder, the only one it may
+    write; it may read nothing else but the Python installation and system libraries, and has no
+    network. Returns (mapping, per-value failures). Raises NormalizerFailed on syntax errors,
+    timeouts (the whole tree is killed), crashes, a sandbox that cannot start, or unreadable output.
     """
-    cpu = max(1, int(timeout_s) + 1)
     with tempfile.TemporaryDirectory(prefix="datasolver-normalize-") as tmp:
-        proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", str(RUNNER)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=tmp, env={"PATH": os.defpath, "PYTHONHASHSEED": "0"},
-            start_new_session=True,
-            preexec_fn=(lambda: _limit_resources(cpu)) if os.name == "posix" else None,
-        )
-        payload = json.dumps({"code": code, "values": values}, ensure_ascii=False).encode("utf-8")
+        folder = Path(tmp)
+        (folder / "in.json").write_text(json.dumps({"code": code, "values": values, "timeout_s": timeout_s}, ensure_ascii=False),
+                                        encoding="utf-8")
         try:
-            stdout, stderr = proc.communicate(payload, timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            raise NormalizerFailed(f"normalize did not finish within {timeout_s:g}s; original values kept") from None
-    if proc.returncode != 0:
-        tail = stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
-        raise NormalizerFailed(f"normalizer process failed: {tail[0][:200]}")
-    try:
-        answer = json.loads(stdout.decode("utf-8"))
-    except ValueError as exc:
-        raise NormalizerFailed(f"normalizer output unreadable: {exc}") from exc
+            run = run_sandboxed([sys.executable, "-I", "-S", str(RUNNER), "in.json", "out.json"], cwd=folder,
+                                write_dirs=[folder], log_dir=folder, limits=normalizer_limits(timeout_s),
+                                env={"PYTHONHASHSEED": "0"})
+        except SandboxError as exc:
+            raise NormalizerFailed(f"the normalizer sandbox could not start: {exc}") from exc
+        if run.timed_out:  # the model's code stopped the runner's own clock (or the sandbox never started)
+            raise NormalizerFailed(f"normalize did not finish within {timeout_s:g}s; original values kept")
+        if run.killed_for or run.returncode != 0:
+            why = run.killed_for or (run.stderr.strip().splitlines()[-1:] or [f"exit status {run.returncode}"])[0]
+            raise NormalizerFailed(f"normalizer process failed: {why[:200]}")
+        try:
+            answer = json.loads(safe_files.read_text(folder / "out.json", max_bytes=OUTPUT_MAX_BYTES))
+        except (OSError, UnsafeFile, ValueError) as exc:
+            raise NormalizerFailed(f"normalizer output unreadable: {exc}") from exc
+    if not isinstance(answer, dict):
+        raise NormalizerFailed("normalizer output unreadable: not an object")
+    if answer.get("timeout"):
+        raise NormalizerFailed(f"normalize did not finish within {timeout_s:g}s; original values kept")
     if "error" in answer:
-        raise NormalizerFailed(f"normalize could not be defined: {answer['error'][:200]}")
-    return answer["map"], answer["failed"]
+        raise NormalizerFailed(f"normalize could not be defined: {str(answer['error'])[:200]}")
+    return _checked_map(answer)
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-    proc.communicate()
+def _checked_map(answer: dict) -> tuple[dict[str, str | None], dict[str, str]]:
+    """The runner's answer as typed maps (the runner is the model's process: its output is checked)."""
+    mapping, failed = answer.get("map"), answer.get("failed")
+    if not isinstance(mapping, dict) or not isinstance(failed, dict):
+        raise NormalizerFailed("normalizer output unreadable: no map")
+    if not all(isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in mapping.items()) or \
+            not all(isinstance(k, str) and isinstance(v, str) for k, v in failed.items()):
+        raise NormalizerFailed("normalizer output unreadable: a value that is not text")
+    return mapping, failed
 
 
 async def normalize_column(

@@ -9,12 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from datasolver.sandbox import UnsafeFile, safe_files
 from datasolver.solver.answer_checks import code, queries, shape
 from datasolver.solver.answer_checks.model import AnswerContext, CheckFinding, read_query_log
 from datasolver.solver.checks import PredictionCheck
-from datasolver.solver import safe_files
 from datasolver.solver.checks import PREDICTION_MAX_BYTES
-from datasolver.solver.errors import UnsafeFile
 from datasolver.solver.layout import ScratchLayout
 
 if TYPE_CHECKING:
@@ -73,8 +72,8 @@ def answer_context(layout: ScratchLayout, prediction: PredictionCheck, catalog: 
     """The context of the run that just wrote `prediction` in `layout`."""
     return AnswerContext(
         question=_question(layout.task_json),
-        code=_read(layout.solver_py),
-        queries=read_query_log(_read_safely(layout.query_log)),
+        code=_read_safely(layout.solver_py, safe_files.DEFAULT_READ_CAP),
+        queries=read_query_log(_read_safely(layout.query_log, PREDICTION_MAX_BYTES)),
         columns=list(prediction.columns),
         rows=prediction.sample,  # the first SAMPLE_ROWS rows, read once with the self-check
         catalog=catalog,
@@ -95,17 +94,10 @@ def _question(task_json: Path) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _read_safely(path: Path) -> str:
-    """A file the sandbox could write (tmp/), read without following a planted link."""
+def _read_safely(path: Path, cap: int) -> str:
+    """A file the sandbox could write (workdir/, tmp/), read without following a planted link or
+    opening a FIFO; empty when it is not a regular file within `cap`."""
     try:
-        with safe_files.open_regular(path, max_bytes=PREDICTION_MAX_BYTES) as raw:
-            return raw.read().decode("utf-8", errors="replace")
+        return safe_files.read_text(path, max_bytes=cap, errors="replace")
     except (UnsafeFile, OSError):
-        return ""
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
         return ""

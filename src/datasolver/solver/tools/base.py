@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
+from datasolver.sandbox import SandboxLimits
 from datasolver.solver.layout import ScratchLayout
-from datasolver.solver.sandbox import SandboxLimits
 
 if TYPE_CHECKING:
     from datasolver.data import Catalog

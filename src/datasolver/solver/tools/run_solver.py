@@ -55,5 +55,6 @@ def run_solver(
 
 
 def cap_timeout(args: BaseModel, tool_timeout_s: float) -> BaseModel:
-    """run_solver's own timeout may not exceed the loop's tool timeout."""
+    """run_solver's own timeout may not exceed the loop's tool timeout, nor the task's time left (the runner
+    passes the smaller)."""
     return args.model_copy(update={"timeout": tool_timeout_s}) if getattr(args, "timeout", 0) > tool_timeout_s else args

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from datasolver.solver import safe_files
-from datasolver.solver.errors import UnsafeFile
+from datasolver.sandbox import UnsafeFile, safe_files
 from datasolver.solver.hashline import join_lines, split_lines
 from datasolver.solver.layout import ScratchLayout
 

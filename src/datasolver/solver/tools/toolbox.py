@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from datasolver.sandbox import SandboxLimits
 from datasolver.solver.errors import UnknownTool
 from datasolver.solver.layout import ScratchLayout
-from datasolver.solver.sandbox import SandboxLimits
 from datasolver.solver.tools.base import ToolContext
+from datasolver.solver.tools.registry import SOLVER_TOOLS
 from datasolver.toolkit import Tool, Toolbox
 
 if TYPE_CHECKING:
@@ -22,8 +23,6 @@ class SolverToolbox(Toolbox[ToolContext]):
         self, task_scratch_dir: Path, catalog: "Catalog | None" = None, limits: SandboxLimits | None = None,
         *, answer_checks: bool = True,
     ) -> None:
-        from datasolver.solver.tools import SOLVER_TOOLS  # the registry imports this module
-
         self.layout = ScratchLayout.of(task_scratch_dir).require()
         self._catalog = catalog
         self._owns_catalog = catalog is None  # a catalog handed in belongs to the caller

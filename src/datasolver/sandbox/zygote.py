@@ -1,7 +1,7 @@
-"""The fork server (zygote): a Python process that has already imported pandas, duckdb and
-`datasolver.data`, and forks one sandboxed child per run of solver.py.
+"""The fork server (zygote): a Python process that has already imported what its runs import
+(pandas, duckdb, … : the caller's list) and forks one sandboxed child per run.
 
-Run by path as `python zygote.py PARENT_PID CONTROL_FD` (see fork_server.py, the parent side).
+Run by path as `python zygote.py PARENT_PID CONTROL_FD MODULE,MODULE…` (see fork_server.py, the parent side).
 It stays single-threaded (the parent sets the thread-pool variables of the preloaded libraries;
 the ready message carries the count of threads, and the parent refuses a zygote with more than
 one), so every child is a clean copy that can still enter new namespaces.
@@ -10,7 +10,7 @@ Per request (argv, cwd, environment, the launcher's configuration, and four file
 SCM_RIGHTS: the run's own socket and the write ends of its stdout, stderr and facts pipes) it
 forks a child that starts a new session, takes the pipes as fds 0-2, closes everything else of
 the zygote, switches to the run's folder and environment, and then goes through exactly the
-cold launcher's steps (`sandbox_launch.spawn_contained`: PR_SET_PDEATHSIG, user + PID + network
+cold launcher's steps (`launch.spawn_contained`: PR_SET_PDEATHSIG, user + PID + network
 namespaces with a reaper as PID 1, `confine` with Landlock, seccomp and rlimits, the facts sent
 and their pipe closed), except that the last one runs the Python program in place instead of
 exec'ing a fresh interpreter. On the run's socket the zygote answers the child's pid, then its
@@ -36,18 +36,14 @@ import signal
 import socket
 from pathlib import Path
 
-# What every solver.py run imports; the last three are imported lazily by its first DataFrame
-# from DuckDB and its first to_csv (~15 ms per run, most of it compiling a version regex).
-PRELOAD = ("numpy", "pandas", "pyarrow", "duckdb", "datasolver.data", "pyarrow.pandas_compat",
-           "pyarrow.vendored.version", "pandas.io.formats.csvs")
 MESSAGE_BYTES = 1 << 20  # largest request (configuration + environment)
 FDS_PER_REQUEST = 4  # run socket, stdout, stderr, facts
 EXIT_SETUP_FAILED = 125
 
 
 def _load_launcher():
-    """sandbox_launch.py by path (importing datasolver.solver would load the whole solver room)."""
-    path = Path(__file__).with_name("sandbox_launch.py")
+    """launch.py by path (importing the datasolver package would load more than the launcher)."""
+    path = Path(__file__).with_name("launch.py")
     spec = importlib.util.spec_from_file_location("datasolver_sandbox_launch", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -302,12 +298,13 @@ def _send(sock: socket.socket, message: dict) -> None:
 
 def main(argv: list[str]) -> int:
     parent_pid, control_fd = int(argv[1]), int(argv[2])
+    preload = [name for name in (argv[3] if len(argv) > 3 else "").split(",") if name]
     launcher.die_with_parent()
     control = socket.socket(fileno=control_fd)
     if os.getppid() != parent_pid:
         return 1  # the parent is already gone
     try:
-        for name in PRELOAD:
+        for name in preload:
             __import__(name)
         # The preloaded objects leave the collector's view: a run's full collection would
         # otherwise touch every one of them and copy each page they sit on (~110 ms per run).

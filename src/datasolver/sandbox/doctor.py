@@ -12,7 +12,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from datasolver.solver.sandbox import SandboxLimits, kernel_features, run_sandboxed
+from datasolver.sandbox.policy import SandboxLimits
+from datasolver.sandbox.run import kernel_features, run_sandboxed
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,7 @@ class Protection:
 
 
 def sandbox_report(limits: SandboxLimits = SandboxLimits(timeout_s=60)) -> list[Protection]:
-    """Probe this machine and run one sandboxed no-op; return what protects a solver.py run here."""
+    """Probe this machine and run one sandboxed no-op; return what protects a sandboxed run here."""
     features = kernel_features()
     with tempfile.TemporaryDirectory(prefix="datasolver-doctor-") as scratch:
         work = Path(scratch)
@@ -51,6 +52,13 @@ def sandbox_report(limits: SandboxLimits = SandboxLimits(timeout_s=60)) -> list[
         Protection("pathname unix sockets refused", bool(guards.get("unix_sockets_blocked")),
                    "seccomp filter on socket(AF_UNIX) and io_uring" if guards.get("unix_sockets_blocked")
                    else guards.get("seccomp_error", "no seccomp filter")),
+        Protection("kernel keyrings refused", bool(guards.get("keyrings_blocked")),
+                   "seccomp filter: add_key, request_key, keyctl fail with EPERM" if guards.get("keyrings_blocked")
+                   else guards.get("seccomp_error", "no seccomp filter")),
+        Protection("SysV IPC and POSIX message queues of other processes hidden", bool(guards.get("ipc_namespace")),
+                   "IPC namespace" if guards.get("ipc_namespace") else ns_error),
+        Protection("host name hidden", bool(guards.get("uts_namespace")),
+                   "UTS namespace (the run's host name is 'sandbox')" if guards.get("uts_namespace") else ns_error),
         Protection("signals and abstract unix sockets scoped", bool(guards.get("scoped")),
                    "Landlock ABI >= 6" if guards.get("scoped") else f"Landlock ABI {abi} < 6"),
         Protection("every descendant dies with the run", pid_ns,
@@ -64,7 +72,8 @@ def sandbox_report(limits: SandboxLimits = SandboxLimits(timeout_s=60)) -> list[
                     f"(no cgroup: {guards.get('cgroup_error', 'unknown')})")
                    + f"; RLIMIT_AS {_gib(limits.memory_bytes)} per process"),
         Protection("disk written bounded", limits.disk_bytes is not None,
-                   f"parent samples the writable folders, limit {_gib(limits.disk_bytes)}; "
+                   f"parent samples the writable folders, limit {_gib(limits.disk_bytes)} and "
+                   f"{limits.max_files or 0:,} files; "
                    f"RLIMIT_FSIZE {_gib(limits.file_size_bytes)} per file"),
     ]
 

@@ -1,17 +1,17 @@
 """Sandbox launcher: contain and restrict a process tree, then exec the real command.
 
-Run by path as `python -S -E sandbox_launch.py CONFIG_JSON -- CMD...` (see sandbox.py), or
+Run by path as `python -S -E launch.py CONFIG_JSON -- CMD...` (see run.py), or
 `--probe` to ask which kernel features work here. Two steps, usable on their own (a fork server
 calls them in a fresh child):
 
   spawn_contained(config, command)  this process dies with its parent (PR_SET_PDEATHSIG), enters
-      new user + PID + network namespaces when it can, forks the namespace's first process and
+      new user + PID + network + IPC + UTS namespaces when it can, forks the namespace's first process and
       waits for it, relaying its exit status. When this process dies, that first process dies,
       and with it every process of the namespace (a setsid daemon included).
   confine(config) / confine_and_exec(config, command)  in the process that becomes the command: PID count cap
       (pid_max of the namespace, RLIMIT_NPROC), Landlock (writes only beneath `write_dirs`, reads
       only beneath `read_dirs`/`read_files`, TCP denied, signals and abstract sockets scoped),
-      seccomp (no AF_UNIX sockets, no io_uring), rlimits; reports what is enforced through the
+      seccomp (no AF_UNIX sockets, no io_uring, no kernel keyrings), rlimits; reports what is enforced through the
       parent's pipe, closes it, and execs.
 
 Restrictions survive exec and bind every descendant. Stdlib only; importable as a module too.
@@ -170,10 +170,11 @@ def set_no_new_privs() -> None:
     _check(_libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
 
 
-# ---- seccomp: refuse socket(AF_UNIX, ...) and io_uring (which could create sockets too) ----
-_SECCOMP_ARCH = {  # machine: (AUDIT_ARCH_*, __NR_socket, __NR_io_uring_setup)
-    "x86_64": (0xC000003E, 41, 425),
-    "aarch64": (0xC00000B7, 198, 425),
+# ---- seccomp: refuse socket(AF_UNIX, ...), io_uring (which could create sockets too) and the
+# kernel keyrings (add_key, request_key, keyctl: another process's keys, or a channel between runs) ----
+_SECCOMP_ARCH = {  # machine: (AUDIT_ARCH_*, __NR_socket, __NR_io_uring_setup, (__NR_add_key, request_key, keyctl))
+    "x86_64": (0xC000003E, 41, 425, (248, 249, 250)),
+    "aarch64": (0xC00000B7, 198, 425, (217, 218, 219)),
 }
 _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
 _SECCOMP_RET_ALLOW, _SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
@@ -189,13 +190,17 @@ class _SockFprog(ctypes.Structure):
 
 
 def block_unix_sockets() -> dict:
-    """Install a seccomp filter: socket(AF_UNIX) and io_uring_setup fail with EACCES/ENOSYS."""
+    """Install a seccomp filter: socket(AF_UNIX) fails with EACCES, io_uring_setup with ENOSYS,
+    add_key, request_key and keyctl with EPERM."""
     machine = platform.machine()
     if sys.platform != "linux" or machine not in _SECCOMP_ARCH:
         raise OSError(f"no seccomp filter for {sys.platform}/{machine}")
-    arch, nr_socket, nr_uring = _SECCOMP_ARCH[machine]
+    arch, nr_socket, nr_uring, nr_keys = _SECCOMP_ARCH[machine]
     ld_w_abs, jeq_k, jge_k, ret_k = 0x20, 0x15, 0x35, 0x06
-    deny_eacces, deny_enosys = _SECCOMP_RET_ERRNO | 13, _SECCOMP_RET_ERRNO | 38
+    deny_eperm, deny_eacces, deny_enosys = _SECCOMP_RET_ERRNO | 1, _SECCOMP_RET_ERRNO | 13, _SECCOMP_RET_ERRNO | 38
+    keys = []
+    for nr in nr_keys:
+        keys += [(jeq_k, 0, 1, nr), (ret_k, 0, 0, deny_eperm)]
     program = [
         (ld_w_abs, 0, 0, 4),  # A = seccomp_data.arch
         (jeq_k, 1, 0, arch),
@@ -205,6 +210,7 @@ def block_unix_sockets() -> dict:
         (ret_k, 0, 0, deny_enosys),
         (jeq_k, 0, 1, nr_uring),
         (ret_k, 0, 0, deny_enosys),
+        *keys,
         (jeq_k, 0, 3, nr_socket),
         (ld_w_abs, 0, 0, 16),  # A = low 32 bits of args[0], the address family
         (jeq_k, 0, 1, _AF_UNIX),
@@ -215,11 +221,13 @@ def block_unix_sockets() -> dict:
     prog = _SockFprog(len(program), filters)
     set_no_new_privs()
     _check(_libc().prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "prctl(PR_SET_SECCOMP)")
-    return {"unix_sockets_blocked": True}
+    return {"unix_sockets_blocked": True, "keyrings_blocked": True}
 
 
 # ---- namespaces and the process tree ----
+_CLONE_NEWUTS, _CLONE_NEWIPC = 0x04000000, 0x08000000
 _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+HOSTNAME = b"sandbox"  # the UTS namespace's name: the machine's own is not shown
 _PR_SET_PDEATHSIG = 1
 _PID_MAX_MIN = 301  # the kernel's floor for pid_max
 
@@ -230,16 +238,20 @@ def die_with_parent() -> None:
 
 
 def enter_namespaces(network: bool = True) -> None:
-    """Move this process into new user (+ network) namespaces; its next child starts a PID namespace."""
+    """Move this process into new user, IPC (no SysV IPC object or POSIX message queue of another
+    process is visible) and UTS (its own host name) namespaces, and a network one; its next child
+    starts a PID namespace."""
     uid, gid = os.getuid(), os.getgid()
-    flags = _CLONE_NEWUSER | _CLONE_NEWPID | (_CLONE_NEWNET if network else 0)
-    _check(_libc().unshare(ctypes.c_int(flags)), "unshare")
+    flags = _CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWIPC | _CLONE_NEWUTS | (_CLONE_NEWNET if network else 0)
+    libc = _libc()
+    _check(libc.unshare(ctypes.c_int(flags)), "unshare")
     with open("/proc/self/setgroups", "w") as fh:
         fh.write("deny")
     with open("/proc/self/uid_map", "w") as fh:
         fh.write(f"0 {uid} 1")
     with open("/proc/self/gid_map", "w") as fh:
         fh.write(f"0 {gid} 1")
+    _check(libc.sethostname(HOSTNAME, ctypes.c_size_t(len(HOSTNAME))), "sethostname")
 
 
 def cap_processes(max_processes: int, in_namespace: bool, outer_uid: int = 1) -> dict:
@@ -297,7 +309,8 @@ def spawn_contained(config: dict, command: list[str], become=None) -> int:
         try:
             enter_namespaces(network=config.get("network", True))
             die_with_parent()  # the namespace switch reset it
-            status.update(pid_namespace=True, network_namespace=config.get("network", True))
+            status.update(pid_namespace=True, network_namespace=config.get("network", True), ipc_namespace=True,
+                          uts_namespace=True)
         except OSError as exc:
             status["namespace_error"] = str(exc)
     if not status["pid_namespace"]:
@@ -359,7 +372,7 @@ def confine(config: dict, status: dict | None = None) -> dict:
     Raises SetupFailed when a required restriction cannot be applied.
     """
     status = {"landlock_abi": 0, "writes_confined": False, "reads_confined": False, "tcp_blocked": False,
-              "scoped": False, "unix_sockets_blocked": False, **(status or {})}
+              "scoped": False, "unix_sockets_blocked": False, "keyrings_blocked": False, **(status or {})}
     limits = config.get("limits", {})
     if limits.get("max_processes"):
         status["process_cap"] = cap_processes(limits["max_processes"], status.get("pid_namespace", False),

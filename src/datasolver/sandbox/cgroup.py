@@ -1,9 +1,9 @@
 """A cgroup per sandboxed run: a hard memory and process limit for the whole tree, where writable.
 
 The parent creates the group and sets its limits; the launcher joins it before anything else
-(sandbox_launch.join_cgroup), so every descendant is born inside it. The kernel then enforces the
+(launch.join_cgroup), so every descendant is born inside it. The kernel then enforces the
 limit on the tree's memory together (the OOM killer acts inside the group), which the sampled
-watch in sandbox_watch cannot do for a burst shorter than its sampling interval.
+watch in watch.py cannot do for a burst shorter than its sampling interval.
 
 cgroup v2 is used when this process's group may have children with the memory controller (a
 delegated subtree, or running in the root group); else cgroup v1's `memory` and `pids`

@@ -1,4 +1,5 @@
-"""Parent-side watch over a sandboxed process tree: its processes, their memory, disk written.
+"""Parent-side watch over a sandboxed process tree: its processes, their memory, disk written
+and files made (inodes).
 
 The kernel bounds each process (rlimits) and, in a PID namespace, how many there are; the sum
 over the tree (proportional set size, so that pages shared after fork count once) is watched here, by sampling /proc and the writable folders, and the tree is
@@ -14,8 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from datasolver.data import human_size
-from datasolver.solver.sandbox_cgroup import TreeCgroup
+from datasolver.sandbox.cgroup import TreeCgroup
+from datasolver.sizes import human_size
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -77,17 +78,18 @@ def proportional_bytes(pids: list[int]) -> int:
     return total
 
 
-def disk_bytes(folders: list[Path]) -> int:
-    """Bytes allocated by the files beneath `folders` (symlinks not followed)."""
-    total = 0
+def disk_usage(folders: list[Path]) -> tuple[int, int]:
+    """(bytes allocated, entries: files, folders and links) beneath `folders` (symlinks not followed)."""
+    total = entries = 0
     for folder in folders:
         for dirpath, dirnames, filenames in os.walk(folder):
+            entries += len(filenames) + len(dirnames)
             for name in filenames + dirnames:
                 try:
                     total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
                 except OSError:
                     continue
-    return total
+    return total, entries
 
 
 def kill_tree(root_pid: int) -> None:
@@ -111,17 +113,19 @@ class TreeWatch:
     memory_bytes: int | None
     disk_bytes: int | None
     folders: list[Path] = field(default_factory=list)
+    max_files: int | None = None  # files, folders and links added beneath `folders` (inodes)
     cgroup: TreeCgroup | None = None  # the kernel enforces its memory limit; the watch reports its OOM kills
     every_s: float = 0.5  # a /proc scan costs a few ms (tens under heavy load)
     disk_every_s: float = 1.0
     peak_memory: int = 0
     _disk_start: int = 0
+    _files_start: int = 0
     _next: float = 0.0
     _next_disk: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.disk_bytes is not None:
-            self._disk_start = disk_bytes(self.folders)
+        if self.disk_bytes is not None or self.max_files is not None:
+            self._disk_start, self._files_start = disk_usage(self.folders)
         started = time.monotonic()  # first samples one interval in: short runs pay no /proc scan
         self._next, self._next_disk = started + self.every_s, started + self.disk_every_s
 
@@ -142,10 +146,13 @@ class TreeWatch:
             if used > self.memory_bytes:
                 return (f"the process tree used {human_size(used)} of memory, over its "
                         f"{human_size(self.memory_bytes)} limit")
-        if self.disk_bytes is not None and now >= self._next_disk:
+        if (self.disk_bytes is not None or self.max_files is not None) and now >= self._next_disk:
             self._next_disk = now + self.disk_every_s
-            written = disk_bytes(self.folders) - self._disk_start
-            if written > self.disk_bytes:
+            used, entries = disk_usage(self.folders)
+            written, made = used - self._disk_start, entries - self._files_start
+            if self.disk_bytes is not None and written > self.disk_bytes:
                 return (f"the run wrote {human_size(written)} to disk, over its "
                         f"{human_size(self.disk_bytes)} limit")
+            if self.max_files is not None and made > self.max_files:
+                return f"the run made {made:,} files, folders and links, over its limit of {self.max_files:,}"
         return None

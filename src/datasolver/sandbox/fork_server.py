@@ -25,7 +25,13 @@ import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-ZYGOTE = Path(__file__).with_name("zygote.py")  # run by path: it imports nothing of the solver room
+from datasolver.sandbox.policy import scrub_env
+
+# What a Python data program imports; the last three are imported lazily by a first DataFrame
+# from DuckDB and a first to_csv (~15 ms per run, most of it compiling a version regex).
+DATA_STACK = ("numpy", "pandas", "pyarrow", "duckdb", "pyarrow.pandas_compat", "pyarrow.vendored.version",
+              "pandas.io.formats.csvs")
+ZYGOTE = Path(__file__).with_name("zygote.py")  # run by path: it imports nothing of datasolver but what it preloads
 READY_TIMEOUT_S = 60.0  # importing pandas and duckdb on a loaded machine
 SPAWN_TIMEOUT_S = 10.0  # the zygote answers a request with the child's pid
 # The preloaded libraries start no thread pool in the zygote (a forked child keeps none of them).
@@ -117,10 +123,12 @@ class WarmProcess:
 
 
 class ForkServer:
-    """One zygote process with pandas, duckdb and datasolver.data imported; forks runs on request."""
+    """One zygote process with `preload` imported (the data stack and what the caller adds); forks runs on request."""
 
-    def __init__(self, *, python: str = sys.executable, preload_env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, *, python: str = sys.executable, preload: tuple[str, ...] = DATA_STACK,
+                 preload_env: Mapping[str, str] | None = None) -> None:
         self.python = python
+        self.preload = preload
         self._env = preload_env
         self._proc: subprocess.Popen | None = None
         self._control: socket.socket | None = None
@@ -140,8 +148,6 @@ class ForkServer:
         return self
 
     def _start(self) -> None:
-        from datasolver.solver.sandbox import scrub_env
-
         if sys.platform != "linux" or not hasattr(os, "pidfd_open"):
             self.failure = "the fork server needs Linux with pidfd_open"
             self._ready = False
@@ -154,7 +160,7 @@ class ForkServer:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self._proc = subprocess.Popen(
-                [self.python, str(ZYGOTE), str(os.getpid()), str(theirs.fileno())],
+                [self.python, str(ZYGOTE), str(os.getpid()), str(theirs.fileno()), ",".join(self.preload)],
                 cwd="/", env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 pass_fds=(theirs.fileno(),), start_new_session=True,
             )

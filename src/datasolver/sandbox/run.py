@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Mapping, Protocol
 
-from datasolver.solver import sandbox_cgroup, sandbox_launch
-from datasolver.solver.errors import SandboxError
-from datasolver.solver.fork_server import ForkServer, current_fork_server
-from datasolver.solver.sandbox_policy import launch_config
-from datasolver.solver.sandbox_watch import TreeWatch, kill_tree
+from datasolver.sandbox import cgroup as sandbox_cgroup
+from datasolver.sandbox import launch as sandbox_launch
+from datasolver.sandbox.errors import SandboxError
+from datasolver.sandbox.fork_server import ForkServer, current_fork_server
+from datasolver.sandbox.policy import SandboxLimits, launch_config, scrub_env
+from datasolver.sandbox.watch import TreeWatch, kill_tree
 
-GiB = 1 << 30
 OUTPUT_TAIL_BYTES = 64 * 1024
 STATUS_BYTES = 64 * 1024
 _POLL_S = 0.05  # how often the supervisor looks at the process between pipe reads
@@ -50,37 +50,6 @@ def stop_all_runs() -> int:
         stop.set()
         kill_tree(pid)
     return len(runs)
-
-# Variables passed through (after the secret filter); everything else is dropped.
-_ENV_ALLOWED = re.compile(
-    r"^(PATH|LANG|LANGUAGE|LC_[A-Z_]+|TZ|TERM|PYTHONPATH|PYTHONHASHSEED|VIRTUAL_ENV"
-    r"|DATASOLVER_MAX_FILE_BYTES|DATASOLVER_MAX_INPUT_BYTES)$"  # the same input caps as the parent
-)
-# Names that look like credentials are never passed, even when a caller asks for them.
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|CERT", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class SandboxLimits:
-    """Resource limits and isolation switches for one sandboxed run."""
-
-    timeout_s: float = 120.0
-    memory_bytes: int | None = 8 * GiB  # RLIMIT_AS: address space, not resident memory
-    cpu_seconds: int | None = None  # None: timeout × min(cpus, 8) + 10, a backstop only
-    file_size_bytes: int | None = 2 * GiB  # RLIMIT_FSIZE: largest single file written
-    max_processes: int | None = 256  # tasks (threads too) in the run's PID namespace: pid_max, RLIMIT_NPROC
-    tree_memory_bytes: int | None = 8 * GiB  # resident memory of the whole tree, sampled by the parent
-    disk_bytes: int | None = 8 * GiB  # bytes added beneath the writable folders during the run
-    landlock: Literal["required", "best_effort", "off"] = "best_effort"
-    confine_reads: bool = True  # Landlock read rules: only the allow-list (read_allowlist) is readable
-    block_unix_sockets: bool = True  # seccomp: socket(AF_UNIX) and io_uring refused
-    isolate_network: bool = True  # a network namespace (with the user + PID namespaces) when it works here
-
-    def resolved_cpu_seconds(self) -> int | None:
-        if self.cpu_seconds is not None:
-            return self.cpu_seconds
-        return int(self.timeout_s * min(os.cpu_count() or 1, 8)) + 10
-
 
 @dataclass
 class SandboxRun:
@@ -123,28 +92,6 @@ def kernel_features() -> dict:
         return json.loads(probe.stdout)
     except (OSError, subprocess.TimeoutExpired, ValueError):
         return {"landlock_abi": landlock_abi(), "namespaces": False, "seccomp": False, "pid_max": False}
-
-
-def scrub_env(
-    environ: Mapping[str, str], *, extra: Mapping[str, str] | None = None, home: Path | None = None
-) -> tuple[dict[str, str], list[str]]:
-    """An allow-listed environment with every key/token-like name removed.
-
-    Returns the environment and the names of requested extras that were refused.
-    """
-    env = {k: v for k, v in environ.items() if _ENV_ALLOWED.match(k) and not SECRET_NAME.search(k)}
-    refused = []
-    for key, value in (extra or {}).items():
-        if SECRET_NAME.search(key):
-            refused.append(key)
-        else:
-            env[key] = value
-    if home is not None:
-        # Caches that libraries write under $HOME or $TMPDIR land in the writable scratch.
-        for key in ("HOME", "TMPDIR", "TMP", "TEMP"):
-            env[key] = str(home)
-    env.setdefault("PATH", os.defpath)
-    return env, refused
 
 
 def run_sandboxed(
@@ -194,7 +141,7 @@ def _run(argv: list[str], cwd: Path, write_dirs: list[Path], limits: SandboxLimi
          clock: Callable[[], float] = time.monotonic) -> SandboxRun | None:
     """One run, warm through `server` or cold; None when the warm run could not start or was lost."""
     status_r, status_w = os.pipe()
-    config = launch_config(write_dirs, limits, read_dirs=read_dirs or [Path(cwd)], status_fd=status_w)
+    config, allow_notes = launch_config(write_dirs, limits, read_dirs=read_dirs or [Path(cwd)], status_fd=status_w)
     group, group_kind = sandbox_cgroup.create(limits.tree_memory_bytes, limits.max_processes)
     if group is not None:
         config["cgroup_procs"] = group.procs_files  # the launcher joins before it forks anything
@@ -221,7 +168,7 @@ def _run(argv: list[str], cwd: Path, write_dirs: list[Path], limits: SandboxLimi
     out, err, status = _Tail(), _Tail(), _Tail(STATUS_BYTES)
     streams = {proc.stdout_fd: out, proc.stderr_fd: err, status_r: status}
     watch = TreeWatch(proc.pid, limits.tree_memory_bytes, limits.disk_bytes, [Path(d) for d in write_dirs],
-                      cgroup=group)
+                      max_files=limits.max_files, cgroup=group)
     stop = threading.Event()
     with _live_lock:
         _live_runs[proc.pid] = stop
@@ -256,7 +203,7 @@ def _run(argv: list[str], cwd: Path, write_dirs: list[Path], limits: SandboxLimi
         guards["tree_cgroup"] = group_kind
     else:
         guards.setdefault("cgroup_error", group_kind)
-    notes = notes + _guard_notes(guards, limits)
+    notes = notes + allow_notes + _guard_notes(guards, limits)
     if killed_for:
         notes.append(f"killed: {killed_for}")
     return SandboxRun(
@@ -429,8 +376,11 @@ def _guard_notes(guards: dict, limits: SandboxLimits) -> list[str]:
                      "parent links only")
     if limits.isolate_network and not guards.get("network_namespace"):
         notes.append("network namespace unavailable: only TCP is blocked (by Landlock, when present)")
+    elif not guards.get("ipc_namespace"):
+        notes.append("IPC namespace not used: SysV shared memory and message queues outside are reachable")
     if limits.block_unix_sockets and not guards.get("unix_sockets_blocked"):
-        notes.append(f"unix sockets not blocked ({guards.get('seccomp_error', 'no seccomp filter')})")
+        why = guards.get("seccomp_error", "no seccomp filter")
+        notes.append(f"unix sockets and kernel keyrings not blocked ({why})")
     return notes
 
 

@@ -1,6 +1,6 @@
 """File access for paths the sandbox can write (workdir/, tmp/): never follow, never block.
 
-solver.py may replace anything beneath its writable folders with a symlink, a FIFO or a huge
+A sandboxed program (solver.py, a model-written normalizer) may replace anything beneath its writable folders with a symlink, a FIFO or a huge
 file between two runs. The parent process therefore opens such paths only through these
 functions: relative to a directory file descriptor, with O_NOFOLLOW (a symlink is refused, not
 followed) and O_NONBLOCK (a FIFO cannot block the open), a check that the result is a regular
@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
-from datasolver.solver.errors import UnsafeFile
+from datasolver.sandbox.errors import UnsafeFile
 
 DEFAULT_READ_CAP = 16 << 20  # solver.py and its pristine copy are a few KiB
 
