@@ -21,7 +21,7 @@ from datasolver.data.names import canonical_name
 from datasolver.data.relation import Relation
 from datasolver.data.profile import TableProfile, profile_table, render_profiles
 from datasolver.data.results import QueryResult, render_result
-from datasolver.data.tasks import Task, TaskDiscovery, discover_tasks, load_task
+from datasolver.data.tasks import Task, TaskDiscovery, discover_tasks, load_task, task_id_problem
 
 __all__ = [
     "LOADED_ENV",
@@ -51,6 +51,7 @@ __all__ = [
     "canonical_name",
     "discover_tasks",
     "load_task",
+    "task_id_problem",
     "profile_table",
     "render_profiles",
     "render_result",

@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from datasolver import safe_write
+
 from . import constants as C
 from .settings import redact_url
 
@@ -25,7 +27,9 @@ class TraceWriter:
     """Appends JSON lines; safe to call from many threads or coroutines at once.
 
     ``TraceWriter(logs_dir, task_id)`` writes ``logs_dir/task_id/trace.jsonl``; without a task id
-    a path ending in a suffix is the file itself, any other path is a directory.
+    a path ending in a suffix is the file itself, any other path is a directory. The folder
+    given is taken as is; below it nothing is written through a link (`safe_write`), so a task
+    id can never lead the trace out of `logs_dir`.
     """
 
     def __init__(
@@ -35,9 +39,10 @@ class TraceWriter:
         if task_id is not None:
             self.path = base / task_id / C.TRACE_FILE_NAME
         elif base.suffix:
-            self.path = base
+            self.path, base = base, base.parent
         else:
             self.path = base / C.TRACE_FILE_NAME
+        self._base = base
         self.task_id = task_id
         self._secrets: list[str] = []
         self._lock = threading.Lock()
@@ -66,10 +71,8 @@ class TraceWriter:
             record["seq"] = self._seq
             clean = self._scrub(_jsonable(record))
             line = json.dumps(clean, ensure_ascii=False, default=str)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
             # Open per event: a crash loses nothing and no handle outlives the task.
-            with self.path.open("a", encoding="utf-8") as fh:
-                fh.write(line + "\n")
+            safe_write.append_text(self.path, line + "\n", base=self._base)
         return clean
 
     def new_request_id(self) -> int:

@@ -15,12 +15,12 @@ order (`datasolver.llm.replay`). Afterwards each task's new trace is compared wi
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datasolver import safe_write
 from datasolver.eval import compare_scores, find_gold, prediction_signature, score_files
 from datasolver.llm import LLMSettings, read_trace
 from datasolver.llm.replay import REPLAY_BASE_URL, Exchange, ReplayLibrary, exchanges_from_events
@@ -166,9 +166,7 @@ def replay_run(
         old_runs[task_id] = (last_run(events), damaged)
         recordings[task_id] = exchanges_from_events(old_runs[task_id][0])
     for task_id in chosen:  # replay traces are ours to rewrite; a second replay must not append
-        stale = logs_dir / task_id / TRACE_FILE
-        if stale.is_file():
-            stale.unlink()
+        safe_write.remove(logs_dir / task_id / TRACE_FILE, base=logs_dir)
     library = ReplayLibrary(recordings)
     kept = recorded.get("settings") or {}
     limits = None
@@ -226,11 +224,7 @@ def replay_run(
 
 
 def write_replay_summary(summary: ReplaySummary, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(summary.to_json(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    os.replace(partial, path)
-    return path
+    return safe_write.write_file(Path(path), json.dumps(summary.to_json(), ensure_ascii=False, indent=2) + "\n")
 
 
 def _old_prediction(old_end: dict[str, Any] | None, recorded: dict[str, Any], task_id: str) -> Path | None:

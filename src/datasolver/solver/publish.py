@@ -10,7 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, get_args
 
+from datasolver import safe_write
 from datasolver.solver import safe_files
+from datasolver.solver.errors import UnsafeFile
 from datasolver.solver.checks import PREDICTION_MAX_BYTES
 from datasolver.solver.layout import PREDICTION_NAME
 
@@ -25,9 +27,22 @@ def prediction_path(output_dir: Path, task_id: str) -> Path:
 
 
 def publish_prediction(prediction: Path, output_dir: Path, task_id: str) -> Path:
-    """Copy ``prediction`` to `prediction_path` atomically (write beside it, then rename); return that path."""
-    # The source sits where the sandbox writes: opened without following a symlink, size-capped.
-    return safe_files.copy_regular(prediction, prediction_path(output_dir, task_id), max_bytes=PREDICTION_MAX_BYTES)
+    """Copy ``prediction`` to `prediction_path` atomically (write beside it, then rename); return that path.
+
+    The source sits where the sandbox writes: opened without following a symlink, size-capped. The
+    target is written through `safe_write`: `<output_dir>/<task_id>` must be a real folder and a
+    link at the target is replaced, never written through."""
+    target = prediction_path(output_dir, task_id)
+    with safe_files.open_regular(prediction, max_bytes=PREDICTION_MAX_BYTES) as src, \
+            safe_write.replacing(target, base=output_dir) as dst:
+        copied = 0
+        while chunk := src.read(1 << 20):
+            copied += len(chunk)
+            if copied > PREDICTION_MAX_BYTES:
+                raise UnsafeFile(f"{Path(prediction).name} grew over the {PREDICTION_MAX_BYTES}-byte limit "
+                                 "while being copied")
+            dst.write(chunk)
+    return target
 
 
 def has_prediction(output_dir: Path, task_id: str) -> bool:
