@@ -76,6 +76,8 @@ def load_task(task_dir: Path) -> Task:
         spec = json.loads(spec_path.read_text(encoding="utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise TaskError(f"{spec_path}: not valid UTF-8 JSON ({exc})") from exc
+    except RecursionError:
+        raise TaskError(f"{spec_path}: nested too deeply to be a task") from None
     if not isinstance(spec, dict):
         raise TaskError(f"{spec_path}: expected a JSON object, got {type(spec).__name__}")
     question = spec.get("question")

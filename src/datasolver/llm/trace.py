@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from datasolver import safe_write
+from datasolver import safe_write, untrusted_json
 
 from . import constants as C
 from .settings import redact_url
@@ -157,26 +157,27 @@ class TraceWriter:
         return value
 
 
-def read_trace(path: str | Path) -> tuple[list[dict[str, Any]], int]:
-    """(events, damaged lines) of a trace file; a line cut short by a killed run is counted, not fatal."""
+def read_trace(path: str | Path, notes: list[str] | None = None) -> tuple[list[dict[str, Any]], int]:
+    """(events, damaged lines) of a trace file; a line cut short by a killed run is counted, not fatal.
+
+    The trace may come from someone else: a line that is not a JSON object, is nested too deeply
+    or is huge counts as damaged, and why goes to `notes` when given. A missing, linked or
+    non-regular file reads as empty (with a note)."""
     events: list[dict[str, Any]] = []
     damaged = 0
     try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        for _, record, note in untrusted_json.object_lines(Path(path)):
+            if record is None:
+                damaged += 1
+                if notes is not None:
+                    notes.append(note)
+            else:
+                events.append(record)
+    except FileNotFoundError:
         return [], 0
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            damaged += 1
-            continue
-        if isinstance(record, dict):
-            events.append(record)
-        else:
-            damaged += 1
+    except (OSError, untrusted_json.BadJSON) as exc:
+        if notes is not None:
+            notes.append(str(exc))
     return events, damaged
 
 

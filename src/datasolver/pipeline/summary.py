@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from datasolver import safe_write
+from datasolver import safe_write, untrusted_json
 from datasolver.llm import Usage, redact_url
 from datasolver.solver import STATUSES, TaskStatus
 
@@ -125,8 +125,8 @@ def write_summary(summary: RunSummary, path: Path) -> Path:
 
 
 def load_summary(path: Path) -> dict[str, Any]:
-    """A summary as written (plain JSON)."""
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    """A summary as written (plain JSON); BadJSON (a ValueError) when it is not a usable object."""
+    return untrusted_json.read_object(Path(path))
 
 
 def _now() -> str:

@@ -7,6 +7,8 @@ pipeline's fallback, `datasolver solve` and resume all go through here.
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -43,6 +45,20 @@ def publish_prediction(prediction: Path, output_dir: Path, task_id: str) -> Path
                                  "while being copied")
             dst.write(chunk)
     return target
+
+
+def published_prediction(output_dir: Path, task_id: str) -> Path | None:
+    """`prediction_path` when a regular file is there itself (not a link, FIFO or folder), else None.
+
+    For readers of an output folder someone else may have filled (`report --gold`, `replay`):
+    whatever a summary or trace names, only this path of the folder given is read."""
+    if Path(task_id).name != task_id or task_id in ("", ".", ".."):
+        return None
+    path = prediction_path(output_dir, task_id)
+    try:
+        return path if stat.S_ISREG(os.lstat(path).st_mode) else None
+    except OSError:
+        return None
 
 
 def has_prediction(output_dir: Path, task_id: str) -> bool:
