@@ -97,6 +97,10 @@ def test_the_traversal_attack_through_the_cli_writes_nothing_outside_output_and_
     _task(input_dir / "task_abs", str(home / "abs"))
     _task(input_dir / "task_dup1", "task_demo_sales")  # the same id as an example task
     out, logs, scratch = tmp_path / "out", tmp_path / "logs", tmp_path / "scratch"
+    elsewhere = home / "elsewhere"
+    elsewhere.mkdir()
+    logs.mkdir()
+    (logs / "task_demo_library").symlink_to(elsewhere, target_is_directory=True)  # a shipped logs folder
     before = _everything(tmp_path, but=(out, logs, scratch))
     with examples_server() as server:
         result = CliRunner().invoke(cli, [
@@ -111,8 +115,15 @@ def test_the_traversal_attack_through_the_cli_writes_nothing_outside_output_and_
     errors = {Path(e["folder"]).name: e["reason"] for e in summary["discovery_errors"]}
     assert "cannot name a folder" in errors["task_evil"] and "cannot name a folder" in errors["task_abs"]
     assert "none of them is run" in errors["task_dup1"] and "none of them is run" in errors["task_demo_sales"]
-    assert sorted(r["task_id"] for r in summary["tasks"]) == ["task_demo_library", "task_demo_weather"]
-    for root in (out, logs, scratch):  # nothing written there leads out either
+    records = {r["task_id"]: r for r in summary["tasks"]}
+    assert sorted(records) == ["task_demo_library", "task_demo_weather"]
+    assert records["task_demo_weather"]["status"] == "solved"
+    assert records["task_demo_library"]["status"] == "failed"
+    assert records["task_demo_library"]["reason"] == (
+        f"{logs / 'task_demo_library'} is a symlink or not a folder; refusing to write through it "
+        "(remove it, or choose another folder)")
+    assert list(elsewhere.iterdir()) == []
+    for root in (out, scratch):  # nothing written there leads out either (scratch: context links only)
         for path in root.rglob("*"):
             assert not path.is_symlink() or root == scratch, path
 
