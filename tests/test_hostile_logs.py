@@ -206,3 +206,16 @@ def test_progress_lines_print_no_raw_escape_sequence():
     progress.task_finished(TaskRecord("task\x1b[2J", "failed", reason="boom\x1b]0;x\x07"))
     assert "\x1b" not in out.getvalue() and "\x07" not in out.getvalue()
     assert "task\\x1b[2J" in out.getvalue()
+
+
+def test_a_summary_task_id_that_is_a_path_reads_no_trace_outside(run_logs, tmp_path):
+    logs, _ = run_logs
+    outside = logs.parent.parent / f"outside-{tmp_path.name}"  # where ../../<that> leads from logs/
+    outside.mkdir()
+    (outside / "trace.jsonl").write_text(json.dumps({"event": "task_start", "question": "MARKER-OUTSIDE"}) + "\n")
+    path = logs / "run_summary.json"
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    summary["tasks"].append({"task_id": f"../../{outside.name}", "status": "solved"})
+    path.write_text(json.dumps(summary), encoding="utf-8")
+    page = render_page(load_run(logs))
+    assert "MARKER-OUTSIDE" not in page and "are not folder names; their traces are not read" in page

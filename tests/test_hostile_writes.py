@@ -275,3 +275,17 @@ def test_a_write_is_replaced_whole_and_keeps_the_usual_permissions(tmp_path):
     assert path.read_text() == "hello" and mode == 0o666 & ~umask
     with pytest.raises(safe_write.UnsafeWrite, match="leads out"):
         safe_write.write_file(tmp_path / "a" / ".." / ".." / "x", "no", base=tmp_path / "a")
+
+
+def test_the_video_pass_refuses_a_linked_derived_folder(tmp_path):
+    from datasolver.video.outputs import place
+
+    scratch = tmp_path / "task_v"
+    for folder in ("context", "workdir"):
+        (scratch / folder).mkdir(parents=True)
+    (scratch / "task.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "elsewhere").mkdir()
+    (scratch / "derived").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    with pytest.raises(safe_write.UnsafeWrite, match="derived is a symlink"):
+        place(scratch)
+    assert list((tmp_path / "elsewhere").iterdir()) == []
