@@ -175,12 +175,18 @@ def fit_name(stem: str, suffix: str = "", *, room: int = SIBLING_ROOM) -> str:
     return f"{cut}~{digest}{suffix}"
 
 
+def is_one_name(name: str) -> bool:
+    """Whether `name` names one entry inside a folder (for names read from files someone else
+    wrote: no `/`, not empty, `.` or `..`, no NUL)."""
+    return name not in ("", ".", "..") and "/" not in name and "\x00" not in name
+
+
 def _parts_below(path: Path, base: Path) -> tuple[str, ...]:
     """The components of `path` below `base`; a `..` or a path outside `base` is refused."""
     try:
         parts = path.relative_to(base).parts
     except ValueError:
         raise UnsafeWrite(f"{path} is not inside {base}; refusing to write there") from None
-    if any(part in ("..", ".") or "/" in part for part in parts):
+    if not all(is_one_name(part) for part in parts):
         raise UnsafeWrite(f"{path} leads out of {base} ('..'); refusing to write there")
     return parts

@@ -134,10 +134,7 @@ class TraceWriter:
 
     def read(self) -> list[dict[str, Any]]:
         """All events written so far (for tests and reports)."""
-        if not self.path.exists():
-            return []
-        with self.path.open(encoding="utf-8") as fh:
-            return [json.loads(line) for line in fh if line.strip()]
+        return read_trace(self.path)[0]
 
     def _scrub(self, value: Any, key: str | None = None) -> Any:
         if key is not None and _SECRET_KEYS.match(key) and value not in (None, ""):

@@ -18,6 +18,7 @@ from typing import Any
 from datasolver.eval import EvalError, find_gold, read_strict_csv, score_files
 from datasolver.eval.score import TaskScore
 from datasolver.llm import read_trace
+from datasolver.safe_write import is_one_name
 from datasolver.solver.publish import published_prediction
 from datasolver.untrusted_json import BadJSON, as_dict, as_float, as_int, read_object
 
@@ -95,13 +96,13 @@ def load_run(logs_dir: Path, gold_dir: Path | None = None, predictions_dir: Path
     tasks_field = summary.get("tasks")
     records = {str(r.get("task_id")): r for r in (tasks_field if isinstance(tasks_field, list) else [])
                if isinstance(r, dict)}
-    strange = sorted(t for t in records if not _one_folder_name(t))
+    strange = sorted(t for t in records if not is_one_name(t))
     if strange:
         warnings.append(f"{len(strange)} task id(s) in {SUMMARY_FILE} are not folder names; their traces are not "
                         f"read: {', '.join(repr(t[:60]) for t in strange[:5])}")
     ids = sorted(set(records) | {p.parent.name for p in logs_dir.glob(f"*/{TRACE_FILE}")})
     tasks = [_task(task_id, records.get(task_id),
-                   logs_dir / task_id / TRACE_FILE if _one_folder_name(task_id) else None) for task_id in ids]
+                   logs_dir / task_id / TRACE_FILE if is_one_name(task_id) else None) for task_id in ids]
     run = RunView(str(logs_dir), summary, tasks, str(gold_dir) if gold_dir else None, warnings)
     if gold_dir is not None:
         _score(run, Path(gold_dir), Path(predictions_dir) if predictions_dir is not None else None)
@@ -121,10 +122,6 @@ def _clean_summary(summary: dict[str, Any]) -> dict[str, Any]:
     if "model" in summary:
         clean["model"] = _str_or_none(summary["model"])
     return clean
-
-
-def _one_folder_name(task_id: str) -> bool:
-    return task_id not in ("", ".", "..") and "/" not in task_id and "\x00" not in task_id
 
 
 def _task(task_id: str, record: dict[str, Any] | None, trace_path: Path | None) -> TaskView:

@@ -52,7 +52,7 @@ def published_prediction(output_dir: Path, task_id: str) -> Path | None:
 
     For readers of an output folder someone else may have filled (`report --gold`, `replay`):
     whatever a summary or trace names, only this path of the folder given is read."""
-    if Path(task_id).name != task_id or task_id in ("", ".", ".."):
+    if not safe_write.is_one_name(task_id):
         return None
     path = prediction_path(output_dir, task_id)
     try:
