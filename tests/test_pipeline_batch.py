@@ -142,14 +142,14 @@ def test_an_exception_after_the_agent_edited_solver_py_still_yields_the_fallback
     )
 
 
-def test_a_task_that_cannot_be_prepared_fails_alone(example_server, tmp_path):
+def test_a_task_whose_id_cannot_name_a_folder_is_left_out_alone(example_server, tmp_path):
     input_dir = copy_examples(tmp_path)
-    # A task id that cannot be a folder name: prepare_task raises inside the worker.
+    # Checked at discovery, before any folder is made or trace line written (docs/security.md).
     add_task(input_dir, "bad id/..", "How many?", "n\n1\n", folder="task_bad")
     summary = run_batch_sync(make_config(example_server, input_dir, tmp_path))
-    records = {r.task_id: r for r in summary.tasks}
-    assert records["bad id/.."].status == "failed"
-    assert records["bad id/.."].reason.startswith("ScratchError: task_id 'bad id/..' cannot be used")
+    assert "bad id/.." not in {r.task_id for r in summary.tasks}
+    (error,) = summary.discovery_errors
+    assert error["folder"].endswith("task_bad") and "task_id 'bad id/..' cannot name a folder" in error["reason"]
     assert summary.counts()["solved"] == 3
 
 

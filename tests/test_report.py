@@ -26,10 +26,11 @@ def sample(tmp_path_factory):
 
 def test_the_page_has_every_task_its_score_status_and_final_sql(sample, tmp_path):
     logs, gold = sample
-    result = CliRunner().invoke(cli, ["report", str(logs), "--gold", str(gold), "--output", str(tmp_path / "r.html")])
+    result = CliRunner().invoke(cli, ["report", str(logs), "--gold", str(gold), "--predictions",
+                                      str(logs.parent / "output"), "--output", str(tmp_path / "r.html")])
     assert result.exit_code == 0, result.output
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
-    run = load_run(logs, gold)
+    run = load_run(logs, gold, logs.parent / "output")
     assert len(run.tasks) == 12
     for task in run.tasks:
         assert f">{task.task_id}</a>" in page
@@ -45,7 +46,7 @@ def test_the_page_has_every_task_its_score_status_and_final_sql(sample, tmp_path
 
 def test_gold_columns_are_marked_matched_missed_or_extra(sample):
     logs, gold = sample
-    run = load_run(logs, gold)
+    run = load_run(logs, gold, logs.parent / "output")
     wrong = next(t for t in run.tasks if t.score is not None and 0 < t.score.score < 1)
     page = render_page(run)
     section = page[page.index(f'{wrong.task_id} · <span'):]
@@ -57,7 +58,7 @@ def test_gold_columns_are_marked_matched_missed_or_extra(sample):
 
 def test_untrusted_text_never_becomes_markup(sample):
     logs, gold = sample
-    page = render_page(load_run(logs, gold))
+    page = render_page(load_run(logs, gold, logs.parent / "output"))
     assert "<script>window.__pwned" not in page and "<img src=x" not in page
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page
     assert "&lt;img src=x onerror=" in page
@@ -76,7 +77,7 @@ class _Tags(HTMLParser):
 
 
 def test_the_page_references_nothing_outside_itself(sample):
-    page = render_page(load_run(*sample))
+    page = render_page(load_run(*sample, sample[0].parent / "output"))
     parser = _Tags()
     parser.feed(page)
     tags = parser.tags

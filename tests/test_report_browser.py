@@ -21,7 +21,8 @@ pytestmark = [pytest.mark.slow,
 def report(tmp_path_factory):
     root = tmp_path_factory.mktemp("browser")
     logs, gold = write_sample_run(root, tasks=12)
-    return write_report(logs, gold_dir=gold), load_run(logs, gold), root
+    return (write_report(logs, gold_dir=gold, predictions_dir=root / "output"),
+            load_run(logs, gold, root / "output"), root)
 
 
 def test_the_rendered_dom_shows_every_task_score_sql_and_gold_diff(report):

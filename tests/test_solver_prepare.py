@@ -151,7 +151,7 @@ def test_errors(tmp_path: Path) -> None:
     with pytest.raises(ScratchError, match="inside the input task"):
         prepare_task(task, task / "scratch")
     (task / "task.json").write_text(json.dumps({"task_id": "../escape", "question": "q"}), encoding="utf-8")
-    with pytest.raises(ScratchError, match="cannot be used as a folder name"):
+    with pytest.raises(TaskError, match="cannot name a folder"):
         prepare_task(task, tmp_path / "scratch")
     with pytest.raises(ScratchError, match="datasolver prepare"):
         restore_scaffold(tmp_path / "nothing")

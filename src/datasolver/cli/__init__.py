@@ -9,6 +9,7 @@ import click
 from datasolver import __version__
 from datasolver.errors import DatasolverError
 from datasolver.signals import EXIT_CODE, Terminated, terminate_unwinds
+from datasolver.terminal import printable
 
 # Each command module owns its commands (its COMMANDS list); this map is the only wiring. A
 # module is imported when one of its commands runs (or help lists them all), so `datasolver mcp`
@@ -55,7 +56,7 @@ class _Group(click.Group):
         except BrokenPipeError:
             raise  # click's own handling: a closed pipe on stdout is not an error of ours
         except USER_ERRORS as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise click.ClickException(printable(str(exc), keep_newlines=True)) from exc
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

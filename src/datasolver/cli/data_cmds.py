@@ -8,6 +8,7 @@ import click
 
 from datasolver.data import Catalog, render_result
 from datasolver.data.relation import preview
+from datasolver.terminal import printable
 
 DEFAULT_SQL_TIMEOUT_S = 300.0
 
@@ -36,13 +37,13 @@ def tables_command(task_dir: Path, no_load: bool) -> None:
                 line += f"  aliases: {', '.join(info.aliases)}"
             if info.origin:
                 line += f"  origin: {info.origin}"
-            click.echo(line)
+            click.echo(printable(line))  # names, files and origins come from the task's files
         if not infos:
             click.echo("(no tables)")
         for item in catalog.skipped:
-            click.echo(f"unreadable: {item.path}: {item.reason}")
+            click.echo(printable(f"unreadable: {item.path}: {item.reason}"))
         for item in catalog.notes:
-            click.echo(f"note: {item.path}: {item.reason}")
+            click.echo(printable(f"note: {item.path}: {item.reason}"))
 
 
 @click.command("sql")
@@ -64,7 +65,7 @@ def sql_command(task_dir: Path, query: str, limit: int, csv_path: Path | None, t
             result = relation.fetch(limit)
         else:
             result = preview(relation.to_csv(csv_path), limit, relation.rewrites, relation.final_sql or query)
-    click.echo(render_result(result))
+    click.echo(printable(render_result(result), keep_newlines=True))  # cells are the files' text
     if csv_path is not None:
         click.echo(f"wrote {result.total_rows} rows to {csv_path}")
 

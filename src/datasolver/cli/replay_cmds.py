@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from datasolver.pipeline import make_progress
+from datasolver.terminal import printable
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
@@ -40,12 +41,12 @@ def replay_command(logs_dir: Path, input_dir: Path, output_dir: Path, task_ids: 
     summary = replay_run(logs_dir, input_dir, output_dir, logs_dir=replay_logs, task_ids=wanted,
                          workers=workers, gold_dir=gold_dir, progress=make_progress())
     for task in sorted(summary.tasks, key=lambda t: t.task_id):
-        click.echo(task.line())
+        click.echo(printable(task.line()))  # diffs and notes quote the recorded (anyone's) text
         if task.divergence is not None and task.divergence.diff:
             for line in task.divergence.diff.splitlines():
-                click.echo(f"    {line}")
+                click.echo(printable(f"    {line}"))
         for note in task.notes:
-            click.echo(f"    note: {note}")
+            click.echo(printable(f"    note: {note}"))
     counts = summary.counts()
     click.echo(", ".join(f"{k} {v}" for k, v in counts.items()) + f" in {summary.seconds:.1f}s")
     click.echo(f"summary: {Path(output_dir) / REPLAY_SUMMARY_FILE}")
@@ -55,9 +56,12 @@ def replay_command(logs_dir: Path, input_dir: Path, output_dir: Path, task_ids: 
 @click.argument("logs_dir", type=_DIR)
 @click.option("--gold", "gold_dir", type=_DIR, help="Gold answers: scores, a score histogram, and prediction "
               "vs gold per task (matched, missed and extra columns).")
+@click.option("--predictions", "predictions_dir", type=_DIR,
+              help="With --gold: the run's output folder, whose <task_id>/prediction.csv files are scored "
+                   "(regular files only). Paths named in the logs are never opened: logs may come from anyone.")
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Where to write the page. Default: LOGS_DIR/report.html.")
-def report_command(logs_dir: Path, gold_dir: Path | None, output: Path | None) -> None:
+def report_command(logs_dir: Path, gold_dir: Path | None, predictions_dir: Path | None, output: Path | None) -> None:
     """Write one self-contained HTML page about the run whose logs are in LOGS_DIR.
 
     It reads run_summary.json and the traces only: a summary (counts, tokens, requests, wall time,
@@ -68,7 +72,9 @@ def report_command(logs_dir: Path, gold_dir: Path | None, output: Path | None) -
     """
     from datasolver.report import write_report  # loaded when used: a fast CLI start
 
-    path = write_report(logs_dir, gold_dir=gold_dir, output=output)
+    if predictions_dir is not None and gold_dir is None:
+        raise click.UsageError("--predictions needs --gold (the predictions are only read to be scored)")
+    path = write_report(logs_dir, gold_dir=gold_dir, predictions_dir=predictions_dir, output=output)
     click.echo(f"report: {path} ({path.stat().st_size / 1e6:.2f} MB)")
 
 

@@ -22,7 +22,7 @@ from datasolver.data.names import canonical_name
 from datasolver.data.relation import Relation
 from datasolver.data.profile import TableProfile, profile_table, render_profiles
 from datasolver.data.results import QueryResult, TableInfo, render_result
-from datasolver.data.tasks import Task, TaskDiscovery, discover_tasks, load_task
+from datasolver.data.tasks import Task, TaskDiscovery, discover_tasks, load_task, task_id_problem
 
 __all__ = [
     "CellTooLarge",
@@ -53,6 +53,7 @@ __all__ = [
     "canonical_name",
     "discover_tasks",
     "load_task",
+    "task_id_problem",
     "profile_table",
     "render_profiles",
     "render_result",

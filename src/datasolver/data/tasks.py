@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,6 +13,28 @@ from datasolver.data.files import ContextFiles, list_context_files
 from datasolver.data.names import natural_key
 
 DIFFICULTIES = ("easy", "medium", "hard", "extreme")
+
+TASK_ID_MAX_BYTES = 128
+"""A task id names folders (scratch, logs, output): one path component, well under NAME_MAX."""
+_TASK_ID = re.compile(r"[\w.-]+")
+
+
+def task_id_problem(task_id: str) -> str | None:
+    """Why `task_id` cannot name a folder, or None when it can: word characters, `.` and `-`
+    only (no `/`, no control character), not `.` or `..`, at most TASK_ID_MAX_BYTES in UTF-8.
+
+    The one rule for every folder named after a task; checked at discovery, before any path is
+    built or any trace line written."""
+    if not _TASK_ID.fullmatch(task_id) or task_id in (".", ".."):
+        return f"task_id {task_id[:80]!r} cannot name a folder (word characters, '.' and '-' only; not '.' or '..')"
+    if len(task_id.encode("utf-8")) > TASK_ID_MAX_BYTES:
+        return f"task_id {task_id[:40]!r}… is longer than {TASK_ID_MAX_BYTES} bytes"
+    return None
+
+
+def task_id_key(task_id: str) -> str:
+    """What two ids share when they would name the same folder on some file system (NFC, case-folded)."""
+    return unicodedata.normalize("NFC", task_id).casefold()
 
 
 @dataclass(frozen=True)
@@ -52,6 +76,8 @@ def load_task(task_dir: Path) -> Task:
         spec = json.loads(spec_path.read_text(encoding="utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise TaskError(f"{spec_path}: not valid UTF-8 JSON ({exc})") from exc
+    except RecursionError:
+        raise TaskError(f"{spec_path}: nested too deeply to be a task") from None
     if not isinstance(spec, dict):
         raise TaskError(f"{spec_path}: expected a JSON object, got {type(spec).__name__}")
     question = spec.get("question")
@@ -60,6 +86,9 @@ def load_task(task_dir: Path) -> Task:
     task_id = spec.get("task_id") or task_dir.name
     if not isinstance(task_id, str):
         raise TaskError(f"{spec_path}: 'task_id' must be a string")
+    problem = task_id_problem(task_id)
+    if problem:
+        raise TaskError(f"{spec_path}: {problem}; the task is not run")
     difficulty = spec.get("difficulty")
     if difficulty is not None and not isinstance(difficulty, str):
         raise TaskError(f"{spec_path}: 'difficulty' must be a string when present")
@@ -69,16 +98,31 @@ def load_task(task_dir: Path) -> Task:
 def discover_tasks(input_dir: Path) -> TaskDiscovery:
     """Every `task_*` folder with a task.json under `input_dir`, in natural order.
 
-    A malformed task is reported in `errors`; the others are still returned.
+    A malformed task is reported in `errors`; the others are still returned. Tasks whose ids
+    name the same folder (equal after NFC and case folding) are all errors and none is run: they
+    would share scratch, logs and output.
     """
     input_dir = Path(input_dir)
     if not input_dir.is_dir():
         raise TaskError(f"input folder {input_dir} does not exist")
     found = TaskDiscovery()
     candidates = [p for p in input_dir.iterdir() if p.is_dir() and p.name.startswith("task_")]
+    loaded: list[Task] = []
     for task_dir in sorted(candidates, key=lambda p: natural_key(p.name)):
         try:
-            found.tasks.append(load_task(task_dir))
+            loaded.append(load_task(task_dir))
         except TaskError as exc:
             found.errors.append((task_dir, str(exc)))
+    by_key: dict[str, list[Task]] = {}
+    for task in loaded:
+        by_key.setdefault(task_id_key(task.task_id), []).append(task)
+    for task in loaded:
+        twins = [t for t in by_key[task_id_key(task.task_id)] if t is not task]
+        if not twins:
+            found.tasks.append(task)
+            continue
+        others = ", ".join(f"{t.dir.name} ({t.task_id!r})" for t in twins)
+        found.errors.append((task.dir, f"{task.dir / 'task.json'}: task_id {task.task_id!r} names the same "
+                                       f"folder as {others}; none of them is run"))
+    found.errors.sort(key=lambda e: natural_key(e[0].name))
     return found

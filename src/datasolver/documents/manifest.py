@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from datasolver import safe_write
 from datasolver.data.names import canonical_name
 from datasolver.documents.errors import ManifestError
 from datasolver.documents.model import ExtractedTable
@@ -38,15 +37,9 @@ def load_manifest(out_dir: Path) -> dict[str, Any]:
 
 
 def _atomic_write(path: Path, write: Any) -> None:
-    # Write beside the target and rename, so a reader never sees half a file.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            write(fh)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # A reader never sees half a file, and a link shipped in derived/ is replaced, not written through.
+    with safe_write.replacing_text(path) as fh:
+        write(fh)
 
 
 def save_manifest(out_dir: Path, manifest: dict[str, Any]) -> Path:
@@ -85,7 +78,7 @@ def write_table(
 ) -> dict[str, Any]:
     """Write one table as CSV and return its manifest entry."""
     name = unique_table_name(name, used)
-    file = f"{canonical_name(name)}.csv"
+    file = safe_write.fit_name(canonical_name(name), ".csv")
     write_csv(out_dir / file, table.columns, table.rows)
     return {
         "file": file,

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from datasolver import safe_write
 from datasolver.data.names import canonical_name
 from datasolver.documents.errors import DocError, DocumentSkipped, ManifestError
 from datasolver.documents.manifest import VERSION, load_manifest, save_manifest, write_table
@@ -51,7 +52,7 @@ async def prepare_documents_async(
     model produced earlier are kept while their document is unchanged, even without a model.
     """
     options = options or PrepareOptions()
-    source_dir = Path(folder)
+    source_dir, task = Path(folder), None
     if out_dir is None:
         task, source_dir = source_dir, source_dir / "context"
         if not source_dir.is_dir():
@@ -62,7 +63,8 @@ async def prepare_documents_async(
     out_dir = Path(out_dir)
     if not source_dir.is_dir():
         raise DocError(f"{source_dir} is not a folder; give the folder that holds the documents")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    # derived/ of a folder someone else made may be a link: refused (UnsafeWrite), never followed.
+    safe_write.make_folders(out_dir, base=out_dir if task is None else task)
     if options.knowledge is None and (source_dir / "knowledge.md").is_file():
         options = replace(options, knowledge=read_text(source_dir / "knowledge.md"))
     report = DocReport(out_dir=out_dir)
@@ -158,10 +160,13 @@ def _extract(doc: Document, out_dir: Path, used: set[str], report: DocReport) ->
         report.skipped.append(SkippedDocument(doc.source, "no table and too little text to hold one"))
         return None
     if doc.is_pdf:  # the reflowed text, for the structurizer and for people
-        text_file = out_dir / TEXT_DIR / f"{canonical_name(doc.stem)}.md"
-        text_file.parent.mkdir(exist_ok=True)
-        text_file.write_text(state.text, encoding="utf-8")
+        safe_write.write_file(out_dir / _text_file(doc), state.text, base=out_dir)
     return state
+
+
+def _text_file(doc: Document) -> str:
+    """Where a PDF's reflowed text goes, relative to the output folder."""
+    return f"{TEXT_DIR}/{safe_write.fit_name(canonical_name(doc.stem), '.md')}"
 
 
 def _keep_previous_llm_tables(
@@ -186,7 +191,7 @@ def _document_entry(s: DocState, report: DocReport) -> dict[str, Any]:
         "tables": [e["table"] for e in s.entries],
     }
     if s.doc.is_pdf:
-        entry["text"] = f"{TEXT_DIR}/{canonical_name(s.doc.stem)}.md"
+        entry["text"] = _text_file(s.doc)
         entry["pages"] = s.n_units
     skipped = [k.reason for k in report.skipped if k.source == s.doc.source]
     if skipped:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datasolver import untrusted_json
 from datasolver.eval.errors import InvalidRunFile, NoGoldTasks
 from datasolver.eval.score import DEFAULT_PENALTY, MISSING, TaskScore, check_penalty, score_files
 
@@ -110,10 +111,10 @@ def load_report(path: Path) -> EvalReport:
     """Read a results JSON written by EvalReport.save / `datasolver eval --json`."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = untrusted_json.read_json(path)
     except FileNotFoundError as exc:
         raise InvalidRunFile(f"{path}: no such results file") from exc
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, untrusted_json.BadJSON) as exc:
         raise InvalidRunFile(f"{path}: not a results JSON ({exc})") from exc
     if not isinstance(data, dict) or not isinstance(data.get("tasks"), dict):
         raise InvalidRunFile(f"{path}: no 'tasks' object; write it with `datasolver eval --json FILE`")
@@ -121,7 +122,7 @@ def load_report(path: Path) -> EvalReport:
         raise InvalidRunFile(f"{path}: results version {data.get('version')!r}, expected {RESULTS_VERSION}")
     try:
         return EvalReport.from_dict(data)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
         raise InvalidRunFile(f"{path}: malformed task entry ({exc!r})") from exc
 
 
@@ -152,8 +153,8 @@ def read_difficulty(input_dir: Path | None, task_id: str) -> tuple[str, str | No
         if not path.is_file():
             continue
         try:
-            data = json.loads(path.read_text(encoding="utf-8-sig"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            data = untrusted_json.read_json(path)
+        except (OSError, untrusted_json.BadJSON) as exc:
             return UNKNOWN, f"{path}: unreadable task.json ({exc})"
         value = data.get("difficulty") if isinstance(data, dict) else None
         return (str(value).strip().lower() or UNKNOWN) if value is not None else UNKNOWN, None

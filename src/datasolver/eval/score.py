@@ -156,22 +156,24 @@ def prediction_signature(pred_csv: Path) -> str:
     return f"{len(columns)}c{len(table.rows)}r:{digest[:12]}"
 
 
-def score_files(pred_csv: Path, gold_csv: Path, penalty: float = DEFAULT_PENALTY, *, explain: bool = True) -> TaskScore:
+def score_files(pred_csv: Path | None, gold_csv: Path, penalty: float = DEFAULT_PENALTY, *,
+                explain: bool = True) -> TaskScore:
     """Score one prediction file against its gold file.
 
-    A missing or unreadable prediction scores 0 with the reason; a missing or unreadable gold
+    A missing (None) or unreadable prediction scores 0 with the reason; a missing or unreadable gold
     file raises InvalidGold, since no score against it would mean anything.
     """
     check_penalty(penalty)
-    pred_csv, gold_csv = Path(pred_csv), Path(gold_csv)
+    gold_csv = Path(gold_csv)
     if not gold_csv.is_file():
         raise InvalidGold(f"gold file not found: {gold_csv}")
     try:
         gold = read_strict_csv(gold_csv)
     except CsvFormatError as exc:
         raise InvalidGold(f"gold file unreadable: {exc}") from exc
-    if not pred_csv.is_file():
+    if pred_csv is None or not Path(pred_csv).is_file():
         return _zero(gold, "missing prediction", MISSING)
+    pred_csv = Path(pred_csv)
     try:
         pred = read_strict_csv(pred_csv)
     except CsvFormatError as exc:

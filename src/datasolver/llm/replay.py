@@ -18,6 +18,8 @@ from typing import Any
 
 import httpx
 
+from datasolver.untrusted_json import as_dict, as_int
+
 from . import constants as C
 
 REPLAY_BASE_URL = "http://replay.invalid/v1"
@@ -50,7 +52,7 @@ def exchanges_from_events(events: Iterable[dict[str, Any]]) -> list[Exchange]:
         kind = event.get("event")
         if kind not in (C.EVENT_RESPONSE, C.EVENT_RETRY, C.EVENT_ERROR) or "request_id" not in event:
             continue
-        request_id, attempt = int(event.get("request_id") or 0), int(event.get("attempt") or 1)
+        request_id, attempt = as_int(event.get("request_id")), as_int(event.get("attempt"), 1) or 1
         if kind == C.EVENT_RESPONSE:
             out.append(Exchange(request_id, attempt, body=response_body(event)))
             continue
@@ -77,8 +79,8 @@ def response_body(event: dict[str, Any]) -> dict[str, Any]:
         message["reasoning_content"] = event["reasoning"]
     if event.get("tool_calls"):
         message["tool_calls"] = event["tool_calls"]
-    usage = event.get("usage") or {}
-    prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    usage = as_dict(event.get("usage"))
+    prompt, completion = as_int(usage.get("prompt_tokens")), as_int(usage.get("completion_tokens"))
     return {
         "id": f"replay-{event.get('request_id')}-{event.get('attempt', 1)}",
         "object": "chat.completion",

@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from datasolver import safe_write, untrusted_json
+
 from . import constants as C
 from .settings import redact_url
 
@@ -25,7 +27,9 @@ class TraceWriter:
     """Appends JSON lines; safe to call from many threads or coroutines at once.
 
     ``TraceWriter(logs_dir, task_id)`` writes ``logs_dir/task_id/trace.jsonl``; without a task id
-    a path ending in a suffix is the file itself, any other path is a directory.
+    a path ending in a suffix is the file itself, any other path is a directory. The folder
+    given is taken as is; below it nothing is written through a link (`safe_write`), so a task
+    id can never lead the trace out of `logs_dir`.
     """
 
     def __init__(
@@ -35,9 +39,10 @@ class TraceWriter:
         if task_id is not None:
             self.path = base / task_id / C.TRACE_FILE_NAME
         elif base.suffix:
-            self.path = base
+            self.path, base = base, base.parent
         else:
             self.path = base / C.TRACE_FILE_NAME
+        self._base = base
         self.task_id = task_id
         self._secrets: list[str] = []
         self._lock = threading.Lock()
@@ -66,10 +71,8 @@ class TraceWriter:
             record["seq"] = self._seq
             clean = self._scrub(_jsonable(record))
             line = json.dumps(clean, ensure_ascii=False, default=str)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
             # Open per event: a crash loses nothing and no handle outlives the task.
-            with self.path.open("a", encoding="utf-8") as fh:
-                fh.write(line + "\n")
+            safe_write.append_text(self.path, line + "\n", base=self._base)
         return clean
 
     def new_request_id(self) -> int:
@@ -131,10 +134,7 @@ class TraceWriter:
 
     def read(self) -> list[dict[str, Any]]:
         """All events written so far (for tests and reports)."""
-        if not self.path.exists():
-            return []
-        with self.path.open(encoding="utf-8") as fh:
-            return [json.loads(line) for line in fh if line.strip()]
+        return read_trace(self.path)[0]
 
     def _scrub(self, value: Any, key: str | None = None) -> Any:
         if key is not None and _SECRET_KEYS.match(key) and value not in (None, ""):
@@ -154,26 +154,27 @@ class TraceWriter:
         return value
 
 
-def read_trace(path: str | Path) -> tuple[list[dict[str, Any]], int]:
-    """(events, damaged lines) of a trace file; a line cut short by a killed run is counted, not fatal."""
+def read_trace(path: str | Path, notes: list[str] | None = None) -> tuple[list[dict[str, Any]], int]:
+    """(events, damaged lines) of a trace file; a line cut short by a killed run is counted, not fatal.
+
+    The trace may come from someone else: a line that is not a JSON object, is nested too deeply
+    or is huge counts as damaged, and why goes to `notes` when given. A missing, linked or
+    non-regular file reads as empty (with a note)."""
     events: list[dict[str, Any]] = []
     damaged = 0
     try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        for _, record, note in untrusted_json.object_lines(Path(path)):
+            if record is None:
+                damaged += 1
+                if notes is not None:
+                    notes.append(note)
+            else:
+                events.append(record)
+    except FileNotFoundError:
         return [], 0
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            damaged += 1
-            continue
-        if isinstance(record, dict):
-            events.append(record)
-        else:
-            damaged += 1
+    except (OSError, untrusted_json.BadJSON) as exc:
+        if notes is not None:
+            notes.append(str(exc))
     return events, damaged
 
 

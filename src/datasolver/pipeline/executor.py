@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from datasolver.data import Task
+from datasolver.errors import DatasolverError
 from datasolver.llm import ServerFacts
 from datasolver.pipeline.budget import TaskPlan, TimeBudget
 from datasolver.pipeline.config import VIDEO_SHARE, RunConfig
@@ -98,4 +99,6 @@ class LocalExecutor:
 def internal_error(task: Task, exc: BaseException) -> TaskRecord:
     """The record of a task whose run raised past every stage's own guard."""
     error = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, DatasolverError):  # a refusal a person can act on (e.g. a linked logs folder), not a bug
+        return TaskRecord(task.task_id, "failed", reason=str(exc), error=error)
     return TaskRecord(task.task_id, "failed", reason=f"internal error: {error}", error=error)

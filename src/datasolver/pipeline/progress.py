@@ -22,6 +22,7 @@ from rich.progress import (
 )
 
 from datasolver.pipeline.summary import TaskRecord
+from datasolver.terminal import printable
 
 
 class Progress(Protocol):
@@ -84,7 +85,7 @@ class LogProgress:
 
     def _write(self, text: str) -> None:
         stream = self._stream or sys.stderr
-        stream.write(f"{time.strftime('%H:%M:%S')} {text}\n")
+        stream.write(f"{time.strftime('%H:%M:%S')} {printable(text)}\n")  # reasons quote file names
         stream.flush()
 
     def start(self, total: int, skipped: int) -> None:
@@ -148,13 +149,13 @@ class RichProgress:
 
     def task_started(self, task_id: str, mode: str) -> None:
         if mode != "full":
-            self._bar.console.print(f"{task_id}: {mode} mode", markup=False)
+            self._bar.console.print(printable(f"{task_id}: {mode} mode"), markup=False)
 
     def task_finished(self, record: TaskRecord) -> None:
         t = self._tally
         t.add(record)
         if record.status != "solved":
-            self._bar.console.print(f"{record.task_id}: {record.status} ({record.reason})", markup=False)
+            self._bar.console.print(printable(f"{record.task_id}: {record.status} ({record.reason})"), markup=False)
         if self._id is not None:
             self._bar.update(self._id, advance=1, solved=t.solved, fallback=t.fallback, failed=t.failed,
                              tokens=t.tokens)

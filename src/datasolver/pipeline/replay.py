@@ -15,12 +15,12 @@ order (`datasolver.llm.replay`). Afterwards each task's new trace is compared wi
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datasolver import safe_write
 from datasolver.eval import compare_scores, find_gold, prediction_signature, score_files
 from datasolver.llm import LLMSettings, read_trace
 from datasolver.llm.replay import REPLAY_BASE_URL, Exchange, ReplayLibrary, exchanges_from_events
@@ -29,7 +29,8 @@ from datasolver.pipeline.config import DEFAULT_TASK_TIMEOUT_S, SUMMARY_FILE, Run
 from datasolver.pipeline.errors import InputError, UnknownTasks
 from datasolver.pipeline.progress import Progress
 from datasolver.pipeline.replay_compare import Divergence, first_divergence, make_normalizer
-from datasolver.solver.publish import prediction_path
+from datasolver.solver.publish import prediction_path, published_prediction
+from datasolver.untrusted_json import BadJSON, as_dict, as_float, as_int, as_list, read_object
 
 REPLAY_SUMMARY_FILE = "replay_summary.json"
 IDENTICAL, DIVERGED, INCOMPLETE = "identical", "diverged", "recording incomplete"
@@ -124,12 +125,17 @@ def last_run(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def replay_settings(recorded: dict[str, Any], library: ReplayLibrary) -> LLMSettings:
     """The recorded call policy with the replay transport and no waiting between retries."""
-    kept = recorded.get("settings") or {}
-    values: dict[str, Any] = {"model": kept.get("model") or recorded.get("model") or "replay"}
-    for name, key in (("temperature", "temperature"), ("max_retries", "max_retries"),
-                      ("enable_thinking", "enable_thinking"), ("read_timeout", "read_timeout_s")):
-        if kept.get(key) is not None:
-            values[name] = kept[key]
+    kept = as_dict(recorded.get("settings"))
+    model = kept.get("model") or recorded.get("model")
+    values: dict[str, Any] = {"model": model if isinstance(model, str) and model else "replay"}
+    # A recorded value is used only when it is a number (a flag) of its range: logs may come from anyone.
+    for name, key, read in (("temperature", "temperature", as_float), ("max_retries", "max_retries", as_int),
+                            ("read_timeout", "read_timeout_s", as_float)):
+        number = read(kept.get(key), -1)
+        if number >= 0:
+            values[name] = number
+    if isinstance(kept.get("enable_thinking"), bool):
+        values["enable_thinking"] = kept["enable_thinking"]
     return LLMSettings(base_url=REPLAY_BASE_URL, api_key=None, initial_backoff=0.0, max_backoff=0.0,
                        retry_after_cap=0.0, transport=library.transport_for, **values)
 
@@ -157,36 +163,37 @@ def replay_run(
     chosen = list(task_ids) if task_ids else available
     if not chosen:
         raise InputError(f"no <task_id>/{TRACE_FILE} under {recorded_logs}: nothing to replay")
-    summary_path = recorded_logs / SUMMARY_FILE
-    recorded = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else {}
+    recorded, summary_note = _recorded_summary(recorded_logs / SUMMARY_FILE)
     old_runs: dict[str, tuple[list[dict[str, Any]], int]] = {}
+    trace_notes: dict[str, list[str]] = {}
     recordings: dict[str, list[Exchange]] = {}
     for task_id in chosen:
-        events, damaged = read_trace(recorded_logs / task_id / TRACE_FILE)
+        events, damaged = read_trace(recorded_logs / task_id / TRACE_FILE, trace_notes.setdefault(task_id, []))
         old_runs[task_id] = (last_run(events), damaged)
         recordings[task_id] = exchanges_from_events(old_runs[task_id][0])
     for task_id in chosen:  # replay traces are ours to rewrite; a second replay must not append
-        stale = logs_dir / task_id / TRACE_FILE
-        if stale.is_file():
-            stale.unlink()
+        safe_write.remove(logs_dir / task_id / TRACE_FILE, base=logs_dir)
     library = ReplayLibrary(recordings)
-    kept = recorded.get("settings") or {}
+    kept = as_dict(recorded.get("settings"))
     limits = None
-    if kept.get("max_attempts"):
+    if as_int(kept.get("max_attempts")) > 0:
         from datasolver.agent import Limits
 
-        limits = Limits(max_attempts=int(kept["max_attempts"]))
+        limits = Limits(max_attempts=as_int(kept.get("max_attempts")))
+    timeout = as_float(kept.get("task_timeout_s")) or as_float(recorded.get("task_timeout_s"))
     config = RunConfig(
         input_dir=Path(input_dir), output_dir=output_dir, logs_dir=logs_dir,
         settings=replay_settings(recorded, library), workers=workers,
-        task_timeout_s=float(kept.get("task_timeout_s") or recorded.get("task_timeout_s") or DEFAULT_TASK_TIMEOUT_S),
-        task_ids=tuple(chosen), force=True, doc_llm=bool(kept.get("doc_llm", True)), limits=limits,
+        task_timeout_s=timeout if timeout > 0 else DEFAULT_TASK_TIMEOUT_S,
+        task_ids=tuple(chosen), force=True, doc_llm=kept.get("doc_llm") is not False, limits=limits,
     )
     run = run_batch_sync(config, progress=progress)
-    normalize = make_normalizer([recorded.get("output_dir"), recorded.get("scratch_dir"), recorded.get("logs_dir"),
-                                 str(output_dir.absolute()), run.scratch_dir, str(logs_dir.absolute())])
+    named = [v for v in (recorded.get("output_dir"), recorded.get("scratch_dir"), recorded.get("logs_dir"))
+             if isinstance(v, str)]
+    normalize = make_normalizer([*named, str(output_dir.absolute()), run.scratch_dir, str(logs_dir.absolute())])
     new_records = {r.task_id: r for r in run.tasks}
-    old_records = {t.get("task_id"): t for t in recorded.get("tasks") or [] if isinstance(t, dict)}
+    old_records = {t["task_id"]: t for t in as_list(recorded.get("tasks"))
+                   if isinstance(t, dict) and isinstance(t.get("task_id"), str)}
     summary = ReplaySummary(str(recorded_logs), str(input_dir), str(output_dir), str(logs_dir),
                             str(gold_dir) if gold_dir else None, seconds=run.seconds)
     for task_id in chosen:
@@ -197,14 +204,18 @@ def replay_run(
                             replayed_exchanges=cursor.served, missing_exchanges=cursor.missing)
         old_end = next((e for e in reversed(old_events) if e.get("event") == "task_end"), None)
         new_record = new_records.get(task_id)
-        result.old_status = (old_end or old_records.get(task_id) or {}).get("status")
+        old_status = (old_end or old_records.get(task_id) or {}).get("status")
+        result.old_status = None if old_status is None else str(old_status)
         result.new_status = new_record.status if new_record else None
         old_prediction = _old_prediction(old_end, recorded, task_id)
         result.old_signature = prediction_signature(old_prediction) if old_prediction else None
         result.new_signature = prediction_signature(prediction_path(output_dir, task_id))
         result.divergence = first_divergence(old_events, new_events, normalize)
+        if summary_note:
+            result.notes.append(summary_note)
         if damaged:
-            result.notes.append(f"{damaged} damaged line(s) in the recorded trace")
+            shown = "; ".join(trace_notes[task_id][:3])
+            result.notes.append(f"{damaged} damaged line(s) in the recorded trace" + (f" ({shown})" if shown else ""))
         if old_end is None:
             result.notes.append("the recorded run never finished this task (no task_end)")
         if cursor.missing:
@@ -226,19 +237,24 @@ def replay_run(
 
 
 def write_replay_summary(summary: ReplaySummary, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(summary.to_json(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    os.replace(partial, path)
-    return path
+    return safe_write.write_file(Path(path), json.dumps(summary.to_json(), ensure_ascii=False, indent=2) + "\n")
+
+
+def _recorded_summary(path: Path) -> tuple[dict[str, Any], str | None]:
+    """The recorded run_summary.json, or {} and why it cannot be used."""
+    try:
+        return read_object(path), None
+    except FileNotFoundError:
+        return {}, None
+    except BadJSON as exc:
+        return {}, f"the recorded {SUMMARY_FILE} is unusable ({exc}); its settings were not used"
 
 
 def _old_prediction(old_end: dict[str, Any] | None, recorded: dict[str, Any], task_id: str) -> Path | None:
-    if old_end and old_end.get("prediction"):
-        return Path(old_end["prediction"])
-    if recorded.get("output_dir"):
-        return prediction_path(Path(recorded["output_dir"]), task_id)
-    return None
+    """The recorded run's prediction: `<its output_dir>/<task_id>/prediction.csv` when a regular
+    file is there; a path a trace names is never opened (a trace may come from anyone)."""
+    output_dir = recorded.get("output_dir")
+    return published_prediction(Path(output_dir), task_id) if isinstance(output_dir, str) and output_dir else None
 
 
 def _score_changes(summary: ReplaySummary, gold_dir: Path, recorded: dict[str, Any],

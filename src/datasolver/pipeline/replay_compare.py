@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from datasolver.clip import clip
+from datasolver.untrusted_json import as_int, as_list
 
 DIFF_LINES = 8
 DIFF_LINE_CHARS = 160
@@ -63,10 +64,11 @@ def request_inputs(events: Iterable[dict[str, Any]]) -> list[list[dict[str, Any]
         # A retry repeats no messages and has no `messages_from` (whatever its try is called).
         if event.get("event") != "request" or "messages_from" not in event:
             continue
-        request_id = int(event.get("request_id") or 0)
-        base = by_id.get(int(event.get("messages_base") or 0), [])
-        start = int(event.get("messages_from") or 0)
-        by_id[request_id] = list(base[:start]) + list(event.get("messages") or [])
+        request_id = as_int(event.get("request_id"))
+        base = by_id.get(as_int(event.get("messages_base")), [])
+        start = as_int(event.get("messages_from"))
+        by_id[request_id] = list(base[:start]) + [m if isinstance(m, dict) else {"content": m}
+                                                  for m in as_list(event.get("messages"))]
         order.append(request_id)
     return [by_id[r] for r in order]
 

@@ -7,13 +7,13 @@ accurate summary of everything that finished (`"finished": false`).
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from datasolver import safe_write, untrusted_json
 from datasolver.llm import Usage, redact_url
 from datasolver.solver import STATUSES, TaskStatus
 
@@ -120,18 +120,13 @@ class RunSummary:
 def write_summary(summary: RunSummary, path: Path) -> Path:
     """Write `run_summary.json` atomically (a reader never sees half a file); any
     `user:password@` of a URL in an error message is written as `***@`."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
     text = redact_url(json.dumps(summary.to_json(), ensure_ascii=False, indent=2))
-    partial.write_text(text + "\n", encoding="utf-8")
-    os.replace(partial, path)
-    return path
+    return safe_write.write_file(Path(path), text + "\n")
 
 
 def load_summary(path: Path) -> dict[str, Any]:
-    """A summary as written (plain JSON)."""
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    """A summary as written (plain JSON); BadJSON (a ValueError) when it is not a usable object."""
+    return untrusted_json.read_object(Path(path))
 
 
 def _now() -> str:

@@ -6,8 +6,9 @@ scored by the eval room). See docs/report.md.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from datasolver import safe_write
 
 from datasolver.report.load import RunView, TaskView, load_run
 from datasolver.report.render import render_page
@@ -15,18 +16,18 @@ from datasolver.report.render import render_page
 REPORT_FILE = "report.html"
 
 
-def write_report(logs_dir: Path, *, gold_dir: Path | None = None, output: Path | None = None) -> Path:
-    """Write the report of the run in `logs_dir` (default `<logs_dir>/report.html`); return its path."""
+def write_report(logs_dir: Path, *, gold_dir: Path | None = None, predictions_dir: Path | None = None,
+                 output: Path | None = None) -> Path:
+    """Write the report of the run in `logs_dir` (default `<logs_dir>/report.html`); return its path.
+
+    With `gold_dir`, the predictions under `predictions_dir` (the run's output folder) are scored;
+    no path the logs name is opened."""
     logs_dir = Path(logs_dir)
     if not logs_dir.is_dir():
         raise FileNotFoundError(f"no logs folder at {logs_dir}")
     target = Path(output) if output is not None else logs_dir / REPORT_FILE
-    page = render_page(load_run(logs_dir, gold_dir))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".partial")
-    partial.write_text(page, encoding="utf-8")
-    os.replace(partial, target)
-    return target
+    page = render_page(load_run(logs_dir, gold_dir, predictions_dir))
+    return safe_write.write_file(target, page)  # LOGS_DIR may be someone else's: never through a link
 
 
 __all__ = ["REPORT_FILE", "RunView", "TaskView", "load_run", "render_page", "write_report"]

@@ -1,13 +1,16 @@
 """What a report shows, read from a run's logs only: run_summary.json and <task_id>/trace.jsonl
-(plus, with gold, the predictions the summary points to, scored by the eval room).
+(plus, with gold, the predictions under the output folder given, scored by the eval room).
 
 A trace cut short by a killed run, or with unreadable lines, still gives what it holds; the task
-is marked (`damaged`, `unfinished`). Nothing here trusts the text it reads: the renderer escapes.
+is marked (`damaged`, `unfinished`). Nothing here trusts what it reads: any JSON value may stand
+in any field (each is checked for its type here), a line nested too deeply or too long is a note,
+the renderer escapes, and no path named in the logs is ever opened: traces are
+`<logs>/<task_id>/trace.jsonl` and predictions `<predictions_dir>/<task_id>/prediction.csv`,
+regular files only.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +18,9 @@ from typing import Any
 from datasolver.eval import EvalError, find_gold, read_strict_csv, score_files
 from datasolver.eval.score import TaskScore
 from datasolver.llm import read_trace
-from datasolver.solver.publish import prediction_path
+from datasolver.safe_write import is_one_name
+from datasolver.solver.publish import published_prediction
+from datasolver.untrusted_json import BadJSON, as_dict, as_float, as_int, read_object
 
 SUMMARY_FILE = "run_summary.json"
 TRACE_FILE = "trace.jsonl"
@@ -37,6 +42,7 @@ class TaskView:
     failed_checks: int = 0
     events: list[dict[str, Any]] = field(default_factory=list)
     damaged_lines: int = 0
+    damage_notes: list[str] = field(default_factory=list)
     unfinished: bool = False
     solver_code: str | None = None
     solver_note: str | None = None
@@ -51,8 +57,9 @@ class TaskView:
     def marks(self) -> list[str]:
         """Why this task's trace may be partial."""
         out = []
-        if self.damaged_lines:
-            out.append(f"damaged trace: {self.damaged_lines} unreadable line(s)")
+        if self.damaged_lines or self.damage_notes:
+            why = "; ".join(self.damage_notes[:3]) + (" …" if len(self.damage_notes) > 3 else "")
+            out.append(f"damaged trace: {self.damaged_lines} unreadable line(s)" + (f" ({why})" if why else ""))
         if self.unfinished:
             out.append("trace ends before the task did (killed run?)")
         return out
@@ -73,34 +80,56 @@ class RunView:
         return [t for t in self.tasks if t.score is not None]
 
 
-def load_run(logs_dir: Path, gold_dir: Path | None = None) -> RunView:
-    """Read the run summary and every trace under `logs_dir`; score predictions against gold."""
+def load_run(logs_dir: Path, gold_dir: Path | None = None, predictions_dir: Path | None = None) -> RunView:
+    """Read the run summary and every trace under `logs_dir`; with `gold_dir`, score the
+    predictions under `predictions_dir` (the run's output folder) against it."""
     logs_dir = Path(logs_dir)
     warnings: list[str] = []
     summary: dict[str, Any] = {}
-    summary_path = logs_dir / SUMMARY_FILE
-    if summary_path.is_file():
-        try:
-            loaded = json.loads(summary_path.read_text(encoding="utf-8", errors="replace"))
-            summary = loaded if isinstance(loaded, dict) else {}
-        except ValueError as exc:
-            warnings.append(f"{SUMMARY_FILE} is unreadable ({exc}); the tasks come from their traces")
-    else:
+    try:
+        summary = read_object(logs_dir / SUMMARY_FILE)
+    except FileNotFoundError:
         warnings.append(f"no {SUMMARY_FILE}: the tasks come from their traces")
-    records = {str(r.get("task_id")): r for r in summary.get("tasks") or [] if isinstance(r, dict)}
+    except BadJSON as exc:
+        warnings.append(f"{SUMMARY_FILE} is unreadable ({exc}); the tasks come from their traces")
+    summary = _clean_summary(summary)
+    tasks_field = summary.get("tasks")
+    records = {str(r.get("task_id")): r for r in (tasks_field if isinstance(tasks_field, list) else [])
+               if isinstance(r, dict)}
+    strange = sorted(t for t in records if not is_one_name(t))
+    if strange:
+        warnings.append(f"{len(strange)} task id(s) in {SUMMARY_FILE} are not folder names; their traces are not "
+                        f"read: {', '.join(repr(t[:60]) for t in strange[:5])}")
     ids = sorted(set(records) | {p.parent.name for p in logs_dir.glob(f"*/{TRACE_FILE}")})
-    tasks = [_task(task_id, records.get(task_id), logs_dir / task_id / TRACE_FILE) for task_id in ids]
+    tasks = [_task(task_id, records.get(task_id),
+                   logs_dir / task_id / TRACE_FILE if is_one_name(task_id) else None) for task_id in ids]
     run = RunView(str(logs_dir), summary, tasks, str(gold_dir) if gold_dir else None, warnings)
     if gold_dir is not None:
-        _score(run, Path(gold_dir))
+        _score(run, Path(gold_dir), Path(predictions_dir) if predictions_dir is not None else None)
     return run
 
 
-def _task(task_id: str, record: dict[str, Any] | None, trace_path: Path) -> TaskView:
-    events, damaged = read_trace(trace_path) if trace_path.is_file() else ([], 0)
+def _clean_summary(summary: dict[str, Any]) -> dict[str, Any]:
+    """The summary with the fields the page computes with set to their types (any JSON may stand there)."""
+    clean = dict(summary)
+    clean["usage"] = {str(k): as_int(v) for k, v in as_dict(summary.get("usage")).items()}
+    clean["settings"] = as_dict(summary.get("settings"))
+    errors = summary.get("discovery_errors")
+    clean["discovery_errors"] = [e for e in errors if isinstance(e, dict)] if isinstance(errors, list) else []
+    for key in ("seconds", "task_timeout_s"):
+        if key in summary:
+            clean[key] = as_float(summary[key])
+    if "model" in summary:
+        clean["model"] = _str_or_none(summary["model"])
+    return clean
+
+
+def _task(task_id: str, record: dict[str, Any] | None, trace_path: Path | None) -> TaskView:
+    notes: list[str] = []
+    events, damaged = read_trace(trace_path, notes) if trace_path is not None else ([], 0)
     starts = [i for i, e in enumerate(events) if e.get("event") == "task_start"]
     events = events[starts[-1]:] if starts else events  # the last run of a resumed trace
-    view = TaskView(task_id, events=events, damaged_lines=damaged)
+    view = TaskView(task_id, events=events, damaged_lines=damaged, damage_notes=notes)
     end = next((e for e in reversed(events) if e.get("event") == "task_end"), None)
     view.unfinished = bool(events) and end is None
     source = end or record or {}
@@ -108,12 +137,12 @@ def _task(task_id: str, record: dict[str, Any] | None, trace_path: Path) -> Task
         source = record
     view.status = str(source.get("status") or ("unfinished" if view.unfinished else "unknown"))
     view.reason = _str_or_none(source.get("reason"))
-    view.attempts = _int(source.get("attempts"))
-    usage = source.get("usage") if isinstance(source.get("usage"), dict) else {}
-    view.requests = _int(source.get("requests") or usage.get("requests"))
-    view.tokens = _int(source.get("tokens") or usage.get("total_tokens"))
-    view.seconds = _float(source.get("seconds"))
-    view.prediction = _str_or_none(source.get("prediction"))
+    view.attempts = as_int(source.get("attempts"))
+    usage = as_dict(source.get("usage"))
+    view.requests = as_int(source.get("requests") or usage.get("requests"))
+    view.tokens = as_int(source.get("tokens") or usage.get("total_tokens"))
+    view.seconds = as_float(source.get("seconds"))
+    view.prediction = _str_or_none(source.get("prediction"))  # shown as text; never opened
     for event in events:
         kind = str(event.get("event") or "")
         if kind == "task_start":
@@ -124,13 +153,13 @@ def _task(task_id: str, record: dict[str, Any] | None, trace_path: Path) -> Task
         elif kind == "tool_result" and event.get("name") == "run_solver":
             view.self_check = str(event.get("content") or "")
         elif kind == "attempt_end":
-            view.requests_per_attempt.append(_int(event.get("requests")))
+            view.requests_per_attempt.append(as_int(event.get("requests")))
         if is_failed_check(event):
             view.failed_checks += 1
     if view.unfinished:  # what the trace holds is all there is
         responses = sum(1 for e in events if e.get("event") == "response")
         view.requests = max(view.requests, responses)
-        view.tokens = max(view.tokens, sum(_int((e.get("usage") or {}).get("total_tokens"))
+        view.tokens = max(view.tokens, sum(as_int(as_dict(e.get("usage")).get("total_tokens"))
                                            for e in events if e.get("event") == "response"))
         view.attempts = max(view.attempts, sum(1 for e in events if e.get("event") == "attempt_start"))
     return view
@@ -147,27 +176,29 @@ def is_failed_check(event: dict[str, Any]) -> bool:
         "failed", "fail", "error")
 
 
-def _score(run: RunView, gold_dir: Path) -> None:
+def _score(run: RunView, gold_dir: Path, predictions_dir: Path | None) -> None:
     try:
         gold = find_gold(gold_dir)
     except EvalError as exc:
         run.warnings.append(f"gold folder unusable: {exc}")
         return
-    output_dir = run.summary.get("output_dir")
+    if predictions_dir is None:
+        # The summary's output_dir is what the logs say, and logs may come from anyone.
+        named = run.summary.get("output_dir")
+        run.warnings.append("no prediction is scored: pass --predictions DIR, the run's output folder"
+                            + (f" (the summary names {str(named)[:200]})" if named else ""))
+        return
     for task in run.tasks:
         if task.task_id not in gold:
             continue
-        path = Path(task.prediction) if task.prediction else (
-            prediction_path(Path(output_dir), task.task_id) if output_dir else None)
-        if path is None:
-            continue
+        path = published_prediction(predictions_dir, task.task_id)  # a regular file, never a link
         try:
-            task.score = score_files(path, gold[task.task_id])
+            task.score = score_files(path, gold[task.task_id])  # None: no prediction, score 0
         except EvalError as exc:
             run.warnings.append(f"{task.task_id}: {exc}")
             continue
         task.gold_table = _preview(gold[task.task_id])
-        task.prediction_table = _preview(path) if path.is_file() else None
+        task.prediction_table = _preview(path) if path is not None else None
 
 
 def _preview(path: Path) -> tuple[list[str], list[list[str]]] | None:
@@ -176,20 +207,6 @@ def _preview(path: Path) -> tuple[list[str], list[list[str]]] | None:
     except (EvalError, OSError):
         return None
     return table.header, table.rows[:TABLE_PREVIEW_ROWS]
-
-
-def _int(value: Any) -> int:
-    try:
-        return int(value or 0)
-    except (TypeError, ValueError):
-        return 0
-
-
-def _float(value: Any) -> float:
-    try:
-        return float(value or 0.0)
-    except (TypeError, ValueError):
-        return 0.0
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -20,6 +20,7 @@ from datasolver.clip import clip
 from datasolver.report.highlight import highlight_python, highlight_sql, sql_in_solver
 from datasolver.report.load import RunView, TaskView, is_failed_check
 from datasolver.report.svg import bar_chart, histogram
+from datasolver.untrusted_json import as_dict, as_list
 
 FIELD_MAX_CHARS = 700
 CELL_CHARS = 120  # a table cell in the report
@@ -310,9 +311,9 @@ def _headline(kind: str, e: dict[str, Any]) -> str:
     if kind == "request":
         text = f"#{e.get('request_id')} try {e.get('attempt')}: {e.get('messages_total')} messages"
     elif kind == "response":
-        calls = [f"{(c.get('function') or {}).get('name')}({_compact((c.get('function') or {}).get('arguments'))})"
-                 for c in e.get("tool_calls") or [] if isinstance(c, dict)]
-        usage = e.get("usage") or {}
+        calls = [f"{as_dict(c.get('function')).get('name')}({_compact(as_dict(c.get('function')).get('arguments'))})"
+                 for c in as_list(e.get("tool_calls")) if isinstance(c, dict)]
+        usage = as_dict(e.get("usage"))
         text = f"#{e.get('request_id')}: " + ("; ".join(calls) if calls else _first_line(e.get("content")))
         text += f" [{usage.get('total_tokens', '?')} tokens, {e.get('latency_s')} s]"
     elif kind == "tool_call":
@@ -331,11 +332,11 @@ def _fields(kind: str, fields: dict[str, Any], limit: int) -> str:
         if kind == "request" and key == "messages" and isinstance(value, list):
             rows.append(_messages(value, min(limit, MESSAGE_MAX_CHARS)))
         elif kind == "response" and key == "tool_calls" and isinstance(value, list):
-            calls = [f"{(c.get('function') or {}).get('name')} {c.get('id')}: "
-                     f"{_compact((c.get('function') or {}).get('arguments'))}" for c in value if isinstance(c, dict)]
+            calls = [f"{as_dict(c.get('function')).get('name')} {c.get('id')}: "
+                     f"{_compact(as_dict(c.get('function')).get('arguments'))}" for c in value if isinstance(c, dict)]
             rows.append(f"<div><b>tool_calls</b><pre>{esc(_trim(chr(10).join(calls), limit))}</pre></div>")
         elif kind == "request" and key == "tool_schemas" and isinstance(value, list):
-            names = [(t.get("function") or {}).get("name") for t in value if isinstance(t, dict)]
+            names = [as_dict(t.get("function")).get("name") for t in value if isinstance(t, dict)]
             short.append(f"<b>tool_schemas</b>: {esc(', '.join(str(n) for n in names))}")
         else:
             text = value if isinstance(value, str) else _scalar(value)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from pathlib import Path
 
@@ -15,8 +14,6 @@ from datasolver.solver.runner import clear_prediction
 from datasolver.solver.scaffold import render_solver
 from datasolver.solver.tools.solver_file import write_atomic
 
-_SAFE_ID = re.compile(r"^[\w.-]+$")
-
 
 def prepare_task(task_dir: Path, scratch_root: Path, *, link_context: bool = True) -> Path:
     """Create `<scratch_root>/<task_id>/` (task.json, context/, workdir/solver.py, tmp/); return it.
@@ -25,9 +22,7 @@ def prepare_task(task_dir: Path, scratch_root: Path, *, link_context: bool = Tru
     `link_context` is False). Preparing again rebuilds everything it made (the agent's edits and
     any prediction are discarded); derived/ belongs to the documents room and is left alone.
     """
-    task = load_task(Path(task_dir))
-    if not _SAFE_ID.match(task.task_id) or task.task_id in (".", ".."):
-        raise ScratchError(f"task_id {task.task_id!r} cannot be used as a folder name")
+    task = load_task(Path(task_dir))  # its task_id is one safe folder name (data.task_id_problem)
     source = Path(task_dir).resolve()
     layout = ScratchLayout.of(Path(scratch_root) / task.task_id)
     if layout.root == source or source in layout.root.parents:

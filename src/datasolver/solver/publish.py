@@ -7,10 +7,13 @@ pipeline's fallback, `datasolver solve` and resume all go through here.
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Literal, get_args
 
-from datasolver.sandbox import safe_files
+from datasolver import safe_write
+from datasolver.sandbox import UnsafeFile, safe_files
 from datasolver.solver.checks import PREDICTION_MAX_BYTES
 from datasolver.solver.layout import PREDICTION_NAME
 
@@ -25,9 +28,36 @@ def prediction_path(output_dir: Path, task_id: str) -> Path:
 
 
 def publish_prediction(prediction: Path, output_dir: Path, task_id: str) -> Path:
-    """Copy ``prediction`` to `prediction_path` atomically (write beside it, then rename); return that path."""
-    # The source sits where the sandbox writes: opened without following a symlink, size-capped.
-    return safe_files.copy_regular(prediction, prediction_path(output_dir, task_id), max_bytes=PREDICTION_MAX_BYTES)
+    """Copy ``prediction`` to `prediction_path` atomically (write beside it, then rename); return that path.
+
+    The source sits where the sandbox writes: opened without following a symlink, size-capped. The
+    target is written through `safe_write`: `<output_dir>/<task_id>` must be a real folder and a
+    link at the target is replaced, never written through."""
+    target = prediction_path(output_dir, task_id)
+    with safe_files.open_regular(prediction, max_bytes=PREDICTION_MAX_BYTES) as src, \
+            safe_write.replacing(target, base=output_dir) as dst:
+        copied = 0
+        while chunk := src.read(1 << 20):
+            copied += len(chunk)
+            if copied > PREDICTION_MAX_BYTES:
+                raise UnsafeFile(f"{Path(prediction).name} grew over the {PREDICTION_MAX_BYTES}-byte limit "
+                                 "while being copied")
+            dst.write(chunk)
+    return target
+
+
+def published_prediction(output_dir: Path, task_id: str) -> Path | None:
+    """`prediction_path` when a regular file is there itself (not a link, FIFO or folder), else None.
+
+    For readers of an output folder someone else may have filled (`report --gold`, `replay`):
+    whatever a summary or trace names, only this path of the folder given is read."""
+    if not safe_write.is_one_name(task_id):
+        return None
+    path = prediction_path(output_dir, task_id)
+    try:
+        return path if stat.S_ISREG(os.lstat(path).st_mode) else None
+    except OSError:
+        return None
 
 
 def has_prediction(output_dir: Path, task_id: str) -> bool:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import os
-import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from datasolver import safe_write
 from datasolver.video import cache
 from datasolver.video.errors import MediaUnreadable, VideoError
 from datasolver.video.keyframes import Candidate, DetectorSettings, changed_fraction, scan_video
@@ -186,13 +187,12 @@ def _cap(kept: list[_Read], limit: int, settings: DetectorSettings) -> list[_Rea
 def _write_frames(kept: list[_Read], frames_dir: Path, timeline: MediaTimeline, image_root: Path | None) -> None:
     from PIL import Image
 
-    if frames_dir.exists():
-        for old in frames_dir.glob("frame_*.png"):
-            old.unlink()
-    frames_dir.mkdir(parents=True, exist_ok=True)
+    _empty_frames_dir(frames_dir)
     for i, read in enumerate(kept, 1):
         name = f"frame_{i:02d}_{_stamp(read.candidate.time_s)}.png"
-        Image.fromarray(read.candidate.image).save(frames_dir / name, optimize=False, compress_level=3)
+        png = io.BytesIO()
+        Image.fromarray(read.candidate.image).save(png, format="PNG", optimize=False, compress_level=3)
+        safe_write.write_file(frames_dir / name, png.getvalue(), base=frames_dir.parent)
         timeline.frames.append(Frame(read.candidate.time_s, _shown(frames_dir / name, image_root), read.text,
                                      read.layout))
 
@@ -216,15 +216,19 @@ def _from_cache(entry: Path, frames_dir: Path, source: str, image_root: Path | N
 
     timeline = MediaTimeline.from_json(json.loads((entry / cache.TIMELINE).read_text(encoding="utf-8")))
     timeline.source = source
-    if frames_dir.exists():
-        for old in frames_dir.glob("frame_*.png"):
-            old.unlink()
-    frames_dir.mkdir(parents=True, exist_ok=True)
+    _empty_frames_dir(frames_dir)
     for frame in timeline.frames:
         name = Path(frame.image).name
-        shutil.copyfile(entry / name, frames_dir / name)
+        safe_write.write_file(frames_dir / name, (entry / name).read_bytes(), base=frames_dir.parent)
         frame.image = _shown(frames_dir / name, image_root)
     return timeline
+
+
+def _empty_frames_dir(frames_dir: Path) -> None:
+    """Make `frames_dir` (a link there is refused, never followed) without an earlier run's frames."""
+    safe_write.make_folders(frames_dir, base=frames_dir.parent)
+    for old in frames_dir.glob("frame_*.png"):
+        safe_write.remove(old)
 
 
 def _stamp(seconds: float) -> str:

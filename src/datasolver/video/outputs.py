@@ -6,6 +6,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from datasolver import safe_write
 from datasolver.video.errors import VideoError
 
 VIDEO_DIR = Path("derived") / "video"
@@ -31,14 +32,17 @@ def timeline_path(task_scratch_dir: Path) -> Path:
 
 
 def place(path: Path, out: Path | None = None) -> Placement:
-    """The output folder for `path` (a task dir or a media file), refusing any inside the input."""
+    """The output folder for `path` (a task dir or a media file), refusing any inside the input.
+
+    A scratch's derived/video/ (and the temporary scratch's folders) is made here, and refused
+    (`UnsafeWrite`) when a link stands on the way: a task folder may ship one."""
     path = Path(path)
     if out is None:
         if path.is_dir() and is_scratch(path):
-            return Placement(path / VIDEO_DIR, path)
+            return Placement(safe_write.make_folders(path / VIDEO_DIR, base=path), path)
         name = path.name if path.is_dir() else path.stem
         scratch = Path(tempfile.gettempdir()) / DEFAULT_SCRATCH / name
-        return Placement(scratch / VIDEO_DIR, scratch)
+        return Placement(safe_write.make_folders(scratch / VIDEO_DIR, base=Path(tempfile.gettempdir())), scratch)
     source = (path if path.is_dir() else path.parent).resolve()
     target = Path(out).resolve()
     inside = target == source or source in target.parents

@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datasolver import safe_write
+
 
 @dataclass
 class Frame:
@@ -60,10 +62,7 @@ class VideoReport:
         return cls([MediaTimeline.from_json(v) for v in data.get("videos", [])])
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.to_json(), ensure_ascii=False, indent=1), encoding="utf-8")
-        tmp.replace(path)
+        safe_write.write_file(path, json.dumps(self.to_json(), ensure_ascii=False, indent=1))
 
     @classmethod
     def load(cls, path: Path) -> VideoReport:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
+from datasolver import safe_write
 from datasolver.documents.structurize.result import Structured
 
 # Bump when prompts or the algorithm change meaningfully, so stale results are not reused.
@@ -30,9 +29,4 @@ def load_cached(cache_dir: Path, key: str) -> Structured | None:
 
 
 def save_cached(cache_dir: Path, key: str, value: Structured) -> None:
-    cache_dir = Path(cache_dir)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=cache_dir, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(asdict(value), fh, ensure_ascii=False)
-    os.replace(tmp, cache_dir / f"{key}.json")
+    safe_write.write_file(Path(cache_dir) / f"{key}.json", json.dumps(asdict(value), ensure_ascii=False))
