@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from datasolver.cli.input_options import follow_outside_links
 from datasolver.llm import LLMConfigError, LLMSettings
 from datasolver.pipeline import prepare_task_documents
 from datasolver.solver import SolverToolbox, prepare_task, render_run, rerun_solver
@@ -17,6 +18,7 @@ _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 @click.command("prepare")
 @click.argument("task_dir", type=_DIR)
 @click.argument("scratch_dir", type=click.Path(file_okay=False, path_type=Path))
+@follow_outside_links
 @click.option("--copy", "copy_context", is_flag=True,
               help="Copy context files instead of linking them (self-contained, costs disk).")
 @click.option("--no-llm", is_flag=True,

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from datasolver.data.input_files import mark_prepared
 from datasolver.data.names import canonical_name
 from datasolver.documents.errors import DocError, DocumentSkipped, ManifestError
 from datasolver.documents.manifest import VERSION, load_manifest, save_manifest, write_table
@@ -57,6 +58,7 @@ async def prepare_documents_async(
         if not source_dir.is_dir():
             raise DocError(f"{task} has no context/ folder; run prepare on the task first, or give an output folder")
         out_dir = task / "derived"
+        mark_prepared(task)  # a derived/ of a task folder is read only where the program wrote it
         if options.question is None:
             options = replace(options, question=_question_of(task))
     out_dir = Path(out_dir)
