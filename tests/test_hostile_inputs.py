@@ -293,3 +293,70 @@ def test_a_load_without_timeout_ends_at_the_view_caps(tmp_path: Path, monkeypatc
         reason = cat.skipped[0].reason
     assert reason.startswith("SQLite view 'endless'")
     assert ("more than 20,000 rows" if cap == "VIEW_MAX_ROWS" else "took longer than 0.5 s") in reason
+
+
+# ----------------------------------------------------------------------------- wide tables
+
+def test_a_wide_table_loads_within_a_generous_timeout(tmp_path: Path) -> None:
+    """5,000 columns × 1 row (~40 KB): 90 s and more before (DuckDB's common-subexpression pass
+    over 5,000 `CAST(NULLIF(trim(c), '') …)`), ~10 s on the loaded 2-core machine now."""
+    cols = 5000
+    csv = ",".join(f"c{i}" for i in range(cols)) + "\n" + ",".join(str(i) for i in range(cols)) + "\n"
+    task = write_task(tmp_path, files={"csv/wide.csv": csv})
+    result = _run_cli(["sql", str(task), "SELECT c4999 + 1 AS n FROM wide", "--timeout", "60"], timeout_s=150)
+    assert result.returncode == 0, result.stderr
+    assert "5000" in result.stdout
+
+
+# ----------------------------------------------------------------------------- PDFs and the preparing deadline
+
+def _pdf(pages: list[bytes]) -> bytes:
+    """A minimal PDF with one FlateDecode content stream per page."""
+    import zlib
+    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(len(pages)))
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode()]
+    for i, content in enumerate(pages):
+        data = zlib.compress(content)
+        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {4 + 2 * i} 0 R >>".encode())
+        objects.append(b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream")
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def test_a_pdf_page_of_200k_operators_is_skipped_unread(tmp_path: Path) -> None:
+    """6.3 KB on disk; before: pdfminer interpreted all 200k operators (30-65 s, up to 1.1 GB)."""
+    from datasolver.documents.pdf import MAX_PAGE_CONTENT_BYTES, extract_pdf
+    from datasolver.documents.errors import DocumentSkipped
+    bomb = tmp_path / "bomb.pdf"
+    bomb.write_bytes(_pdf([b"1 0 0 1 0 0 cm\n" * 200_000]))
+    assert bomb.stat().st_size < 8000 and 200_000 * 15 > MAX_PAGE_CONTENT_BYTES
+    with pytest.raises(DocumentSkipped, match="page 1 holds over 1 MB of drawing instructions"):
+        extract_pdf(bomb)
+
+
+def test_a_pdf_over_the_page_cap_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from datasolver.documents import pdf
+    from datasolver.documents.errors import DocumentSkipped
+    monkeypatch.setattr(pdf, "MAX_PDF_PAGES", 2)
+    three = tmp_path / "three.pdf"
+    three.write_bytes(_pdf([b"0 0 m\n"] * 3))
+    with pytest.raises(DocumentSkipped, match="more than 2 pages"):
+        pdf.extract_pdf(three)
+
+
+def test_documents_past_the_preparing_deadline_are_skipped_with_the_reason(tmp_path: Path) -> None:
+    import time
+    from datasolver.documents import PrepareOptions, prepare_documents
+    task = write_task(tmp_path, files={"doc/a.md": "| x | y |\n|---|---|\n| 1 | 2 |\n", "doc/b.pdf": _pdf([b"0 0 m\n"])})
+    report = prepare_documents(task, options=PrepareOptions(deadline=time.monotonic() - 1))
+    assert report.tables == []
+    assert {s.source: s.reason for s in report.skipped} == {
+        "doc/a.md": "not read: the preparing deadline had passed",
+        "doc/b.pdf": "not read: the preparing deadline had passed"}
