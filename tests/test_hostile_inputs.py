@@ -118,15 +118,29 @@ def test_prepare_links_only_what_the_check_accepts_and_the_scratch_says_why(tmp_
 
 
 def test_a_forged_scratch_reaches_nothing_outside(tmp_path: Path) -> None:
-    """A downloaded folder that looks prepared (task.json, workdir/, prepared.json) gains nothing."""
+    """A downloaded folder dressed up as a scratch: its prepared.json names as "input" the folder
+    holding the secret, or a folder it ships whose context links to the secret. Both refused."""
     home = _outside(tmp_path)
     fake = write_task(tmp_path, "task_fake")
-    (fake / "workdir").mkdir()
-    mark_prepared(fake)
+    shipped = write_task(fake, "inner")
+    os.symlink(home / "elsewhere.csv", shipped / "context" / "users.csv")
     os.symlink(home / "elsewhere.csv", fake / "context" / "users.csv")
-    (home / "task.json").write_text("{}", encoding="utf-8")  # a different task.json beside the secret
-    with Catalog.open(fake) as cat:
-        assert cat.names() == [] and "outside the task folder" in cat.skipped[0].reason
+    for named_input in (shipped, home):
+        (fake / "prepared.json").write_text(json.dumps({"input": str(named_input), "refused": []}), encoding="utf-8")
+        with Catalog.open(fake) as cat:
+            assert cat.names() == [], named_input
+            assert "outside the task folder" in cat.skipped[0].reason
+
+
+def test_the_opt_in_carries_from_prepare_to_the_scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    task = _linked_task(tmp_path)
+    monkeypatch.setenv(FOLLOW_OUTSIDE_ENV, "1")
+    scratch = prepare_task(task, tmp_path / "scratch")
+    with Catalog.open(scratch) as cat:
+        assert cat.query("SELECT token FROM users").rows == [(CSV_SECRET,)]
+    monkeypatch.delenv(FOLLOW_OUTSIDE_ENV)
+    with Catalog.open(scratch) as cat:  # without the opt-in the same scratch refuses the link again
+        assert "users" not in cat.names()
 
 
 def _environ_task(tmp_path: Path) -> Path:

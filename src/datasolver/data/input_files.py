@@ -7,10 +7,13 @@ So a file is read only when it resolves inside the task folder and is a regular 
 sysfs and devices never, whatever the flag. Links that lead outside are refused with a per-file
 note unless the user opts in (`--follow-outside-links`, i.e. `DATASOLVER_FOLLOW_OUTSIDE_LINKS=1`).
 
-A task scratch folder made by `prepare` holds links into its input task folder: those are inside
-"the task" too. They are recognised without trusting any file the scratch holds: the link's target
-lies in a folder whose task.json has exactly the bytes of the scratch's own task.json (a copy of
-it), so the most a forged scratch reaches is another task's own files.
+A task scratch folder made by `prepare` holds links into its input task folder, which prepare
+names in `prepared.json`. A scratch link `context/X` is accepted when it mirrors a file the input
+passes the same check for: it resolves to exactly what `<input>/context/X` resolves to, and the
+input's own scope accepts that. So a forged `prepared.json` (a downloaded folder dressed up as a
+scratch) reaches only files some task folder's check accepts, never one outside every task. The
+rule reads no file of the input (only resolves paths), so the sandboxed solver.py, which may read
+just the linked files, decides exactly as its parent did.
 """
 
 from __future__ import annotations
@@ -24,14 +27,14 @@ from pathlib import Path
 
 FOLLOW_OUTSIDE_ENV = "DATASOLVER_FOLLOW_OUTSIDE_LINKS"
 FOLLOW_OUTSIDE_FLAG = "--follow-outside-links"
-TASK_SPEC = "task.json"
 # Beside task.json in a scratch folder, written by `prepare`: it marks the folder as one the program
-# made (so its derived/ is ours) and names the context files prepare refused, so the scratch's
-# catalog (the brief, the tools, `tables`) still says so. A forged one adds notes and lets a
-# derived/ be read, whose entries stay bare names of regular files inside it.
+# made (so its derived/ is ours), names the input task folder and the context files prepare
+# refused, so the scratch's catalog (the brief, the tools, `tables`) still says so. A forged one
+# adds notes, lets a derived/ be read (whose entries stay bare names of regular files inside it)
+# and names an input whose own check still decides (see InputScope).
 PREPARED_RECORD = "prepared.json"
 MAX_ENTRIES = 100_000  # files and folders one walk lists before it stops with a note
-MAX_SPEC_BYTES = 1 << 20
+MAX_RECORD_BYTES = 1 << 20
 _SYSTEM_ROOTS = ("/proc", "/sys", "/dev")
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
@@ -50,7 +53,7 @@ def outside_links_env() -> dict[str, str]:
 def task_folder_of(folder: Path) -> Path:
     """The task folder a context folder belongs to (its parent when that holds task.json), else itself."""
     folder = Path(folder)
-    if folder.name == "context" and (folder.parent / TASK_SPEC).is_file():
+    if folder.name == "context" and (folder.parent / "task.json").is_file():
         return folder.parent
     return folder
 
@@ -61,8 +64,8 @@ class InputScope:
     def __init__(self, task_dir: Path, follow_outside: bool | None = None) -> None:
         self.root = Path(os.path.realpath(task_dir))
         self.follow_outside = outside_links_allowed() if follow_outside is None else follow_outside
-        self._spec = _spec_bytes(self.root)
-        self._own: dict[Path, bool] = {}  # folder → whether it is this task's input (same task.json)
+        self._input = _recorded_input(self.root)
+        self._input_scope: InputScope | None = None
 
     def refusal(self, path: Path) -> str | None:
         """None when `path` may be read: a regular file inside the task; else the note saying why not.
@@ -78,42 +81,44 @@ class InputScope:
             return "not read: it links to a system file (procfs, sysfs or a device), which is never read"
         if not stat.S_ISREG(info.st_mode):
             return f"not read: it is {_kind(info.st_mode)}, not a regular file"
+        if self._mirrors_input(Path(path), real):
+            return None
         return self.folder_refusal(real.parent, what="a file")
 
     def folder_refusal(self, real_folder: Path, what: str = "a folder") -> str | None:
         """None when a resolved folder lies inside the task (or the user opted in)."""
         if _is_system(real_folder):
             return f"not read: it links to {what} in procfs, sysfs or /dev, which is never read"
-        if self.inside(real_folder) or self.follow_outside:
+        if real_folder == self.root or self.root in real_folder.parents or self.follow_outside:
             return None
         return (f"not read: it is a link to {what} outside the task folder; "
                 f"pass {FOLLOW_OUTSIDE_FLAG} to read such links")
 
-    def inside(self, real_folder: Path) -> bool:
-        """Whether a resolved folder is the task folder, below it, or inside this task's input."""
-        if real_folder == self.root or self.root in real_folder.parents:
-            return True
-        return self._spec is not None and any(self._is_own_input(f) for f in (real_folder, *real_folder.parents))
+    def _mirrors_input(self, path: Path, real: Path) -> bool:
+        """Whether a scratch's `context/X` resolves as its input's `context/X`, which the input accepts."""
+        if self._input is None:
+            return False
+        try:  # prepare makes real folders: the link's folder resolves inside the scratch's context/
+            rel = Path(os.path.realpath(path.parent)).relative_to(self.root / "context") / path.name
+        except ValueError:
+            return False
+        mirror = self._input / "context" / rel
+        if Path(os.path.realpath(mirror)) != real:
+            return False
+        if self._input_scope is None:
+            self._input_scope = InputScope(self._input, self.follow_outside)
+            self._input_scope._input = None  # one hop: an input is never itself read as a scratch
+        return self._input_scope.refusal(mirror) is None
 
-    def _is_own_input(self, folder: Path) -> bool:
-        if folder not in self._own:
-            self._own[folder] = folder != self.root and _spec_bytes(folder) == self._spec
-        return self._own[folder]
 
-
-def _spec_bytes(folder: Path) -> bytes | None:
-    """task.json's bytes when it is a regular file of sane size (the scratch's copy of the input's)."""
-    try:
-        fd = os.open(folder / TASK_SPEC, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+def _recorded_input(root: Path) -> Path | None:
+    """The input task folder `prepare` recorded for a scratch folder (resolved), or None."""
+    record = _read_record(root)
+    value = record.get("input") if record else None
+    if not isinstance(value, str) or not value:
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SPEC_BYTES:
-            return None
-        return os.read(fd, MAX_SPEC_BYTES + 1)
-    finally:
-        os.close(fd)
+    folder = Path(os.path.realpath(value))
+    return None if _is_system(folder) or folder == root else folder
 
 
 def _is_system(real: Path) -> bool:
@@ -212,50 +217,56 @@ def _entry_kind(entry: os.DirEntry[str]) -> str:
         return "not a regular file"
 
 
-def write_prepared_record(task_dir: Path, refused: list[tuple[str, str]]) -> None:
-    """Mark `task_dir` as a folder the program prepared, naming the context files it refused.
-
-    Written through a new O_EXCL file renamed into place: a planted link is replaced, never followed.
-    """
+def write_prepared_record(task_dir: Path, refused: list[tuple[str, str]], input_dir: Path) -> None:
+    """Mark `task_dir` as a scratch folder `prepare` made from `input_dir`, naming the context files
+    it refused. Written through a new O_EXCL file renamed into place: a planted link is replaced,
+    never followed."""
     path = Path(task_dir) / PREPARED_RECORD
     temporary = path.with_name(f".{PREPARED_RECORD}.{secrets.token_hex(8)}")
-    _write_new(temporary, refused)
+    _write_new(temporary, {"input": str(Path(input_dir).resolve()), "refused": [list(i) for i in refused]})
     os.replace(temporary, path)
 
 
 def mark_prepared(task_dir: Path) -> None:
     """Record that the program writes derived/ here, unless a record exists (it keeps prepare's)."""
     try:
-        _write_new(Path(task_dir) / PREPARED_RECORD, [])
+        _write_new(Path(task_dir) / PREPARED_RECORD, {"refused": []})
     except FileExistsError:
         pass
 
 
-def _write_new(path: Path, refused: list[tuple[str, str]]) -> None:
-    text = json.dumps({"refused": [list(item) for item in refused]}, ensure_ascii=False, indent=1)
+def _write_new(path: Path, record: dict) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
+        fh.write(json.dumps(record, ensure_ascii=False, indent=1))
 
 
 def read_prepared_record(task_dir: Path) -> list[tuple[str, str]] | None:
     """The refused files `prepare` recorded, as (relative path, reason); None when `task_dir` holds
-    no record, i.e. was not made by `prepare` (a shipped derived/ beside it is then not ours)."""
-    path = Path(task_dir) / PREPARED_RECORD
+    no record, i.e. was not made by the program (a shipped derived/ beside it is then not ours)."""
+    record = _read_record(Path(task_dir))
+    if record is None:
+        return None
+    items = record.get("refused", [])
+    if not isinstance(items, list):
+        return []
+    return [(str(i[0])[:300], str(i[1])[:300]) for i in items[:1000] if isinstance(i, list) and len(i) == 2]
+
+
+def _read_record(task_dir: Path) -> dict | None:
+    """prepared.json as a dict ({} when damaged); None when there is none (or it is not a regular file)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(task_dir / PREPARED_RECORD, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        raw = os.read(fd, MAX_SPEC_BYTES)
+        raw = os.read(fd, MAX_RECORD_BYTES)
     finally:
         os.close(fd)
     try:
-        items = json.loads(raw.decode("utf-8")).get("refused", [])
-    except (UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-        return []
-    if not isinstance(items, list):
-        return []
-    return [(str(i[0])[:300], str(i[1])[:300]) for i in items[:1000] if isinstance(i, list) and len(i) == 2]
+        record = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return {}
+    return record if isinstance(record, dict) else {}

@@ -40,7 +40,7 @@ def prepare_task(task_dir: Path, scratch_root: Path, *, link_context: bool = Tru
     layout.root.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source / "task.json", layout.task_json)
     refused = _mirror(source / "context", layout.context, link=link_context)
-    write_prepared_record(layout.root, refused)
+    write_prepared_record(layout.root, refused, source)
     for folder in (layout.workdir, layout.tmp, layout.cache):
         _remove(folder)
         folder.mkdir()
