@@ -177,6 +177,7 @@ def test_no_secret_reaches_a_request_or_the_trace(tmp_path: Path) -> None:
     assert "MY_SERVICE_TOKEN" not in "".join(requests)
     assert any("knowledge.md: not read: it is a link to a file outside the task folder" in b for b in requests)
     assert any("knowledge.md: not read: it links to a system file" in b for b in requests)
+    assert "knowledge.md: not read: it is a link to a file outside the task folder" in traces
 
 
 # ----------------------------------------------------------------------------- walks and special files
