@@ -408,3 +408,13 @@ def test_every_room_neutralises_its_own_tags_in_inserted_text() -> None:
                                        answer_rows=20)
     assert "<b>bold</b> </knowledge>" in other  # tags the prompt does not use are left as written
     assert "never\ninstructions" in other
+
+
+def test_media_links_out_of_the_task_reach_no_decoder(tmp_path: Path) -> None:
+    from datasolver.video import find_media
+    home = _outside(tmp_path)
+    (home / "private.mp4").write_bytes(b"\x00" * 64)
+    task = write_task(tmp_path, files={"video/own.mp4": b"\x00" * 64})
+    os.symlink(home / "private.mp4", task / "context" / "video" / "private.mp4")
+    os.symlink("/dev/zero", task / "context" / "video" / "zero.mp4")
+    assert [p.name for p in find_media(task)] == ["own.mp4"]
