@@ -218,6 +218,7 @@ def test_prepare_copy_takes_regular_files_within_the_caps(tmp_path: Path) -> Non
     result = _run_cli(["prepare", "--no-llm", "--copy", str(task), str(tmp_path / "s")], timeout_s=60,
                       env={"DATASOLVER_MAX_FILE_BYTES": "4K"})
     assert result.returncode == 0, result.stderr
+    assert "note: csv/zero.csv: not read: it links to a system file" in result.stderr
     context = tmp_path / "s" / "task_1" / "context" / "csv"
     assert sorted(p.name for p in context.iterdir()) == ["good.csv"]
     refused = dict(map(tuple, json.loads((tmp_path / "s" / "task_1" / "prepared.json").read_text())["refused"]))

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from datasolver.cli.input_options import follow_outside_links
+from datasolver.data.input_files import read_prepared_record
 from datasolver.llm import LLMConfigError, LLMSettings
 from datasolver.pipeline import prepare_task_documents
 from datasolver.solver import SolverToolbox, prepare_task, render_run, rerun_solver
@@ -38,6 +39,8 @@ def prepare_command(task_dir: Path, scratch_dir: Path, copy_context: bool, no_ll
         except LLMConfigError:
             settings = None  # no model configured: the deterministic path alone
     root = prepare_task(task_dir, scratch_dir, link_context=not copy_context)
+    for path, reason in read_prepared_record(root) or []:
+        click.echo(f"note: {path}: {reason}", err=True)
     report = prepare_task_documents(root, settings=settings)
     if report.tables or report.skipped:
         click.echo(report.summary(), err=True)
