@@ -144,6 +144,7 @@ def register_derived(derived_dir: Path, reg: Registration, label: str = "derived
     except (json.JSONDecodeError, AttributeError, UnicodeDecodeError, RecursionError) as exc:
         reg.skipped.append((f"{label}/{DERIVED_MANIFEST}", f"unreadable manifest: {str(exc)[:200]}"))
         return
+    counted: set[str] = set()  # a SQLite file named by several entries counts once
     for entry in (e for e in entries if isinstance(e, dict)):
         name = str(entry.get("file", ""))
         relpath = f"{label}/{name}"[:300]
@@ -161,7 +162,11 @@ def register_derived(derived_dir: Path, reg: Registration, label: str = "derived
         else:
             reg.skipped.append((relpath, "derived table file must be .csv or SQLite"))
             continue
-        _within(budget, path, relpath, reg, register, *args)
+        if name in counted:
+            _guarded(relpath, reg, register, *args)
+        else:
+            _within(budget, path, relpath, reg, register, *args)
+            counted.add(name)
         for source in reg.sources[before:]:
             source.origin = origin
 
