@@ -5,6 +5,7 @@ import json
 import pytest
 
 from datasolver.data import Catalog, QueryError, ReadOnlyViolation, UnknownTable, render_profiles, render_result
+from datasolver.data.input_files import mark_prepared
 from tests.datafiles import sqlite_file, write_task
 
 
@@ -224,6 +225,7 @@ def test_plain_data_folder_and_describe(tmp_path):
 
 def test_derived_tables_register_with_origin(tmp_path):
     task = write_task(tmp_path, files={"csv/a.csv": "x\n1\n"})
+    mark_prepared(task)  # the program wrote derived/ here (one shipped with an input is ignored)
     derived = task / "derived"
     derived.mkdir()
     (derived / "report.csv").write_text("企业,收入\n甲,1\n", encoding="utf-8")

@@ -75,10 +75,10 @@ def test_interrupt_while_a_table_is_loading(task):
         source = cat._entries["t"].source
         real_read, reading, release = source.read, threading.Event(), threading.Event()
 
-        def slow_read(scratch):
+        def slow_read(scratch, stop):
             reading.set()
             release.wait(30)
-            return real_read(scratch)
+            return real_read(scratch, stop)
 
         source.read = slow_read
         thread, box = _in_thread(lambda: cat.query("SELECT count(*) FROM t"))

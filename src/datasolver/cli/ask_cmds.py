@@ -10,6 +10,7 @@ import click
 
 from datasolver.clip import clip
 from datasolver.ask import NO_QUERY_NOTE, AskConfig, AskLimits, ask_data, load_golden, require_question, run_golden
+from datasolver.cli.input_options import follow_outside_links
 from datasolver.cli.model_options import model_options, resolve_settings
 from datasolver.errors import DatasolverError, error_shape
 
@@ -42,6 +43,7 @@ def _with_model_options(func):
 @click.command("ask")
 @click.argument("data_dir", type=_DIR)
 @click.argument("question", required=False)
+@follow_outside_links
 @click.option("--json", "as_json", is_flag=True,
               help="Print a JSON record: answer, evidence SQL, handles used, token usage, steps, notes.")
 @click.option("--timeout", "query_timeout", type=click.FloatRange(min=0, min_open=True),

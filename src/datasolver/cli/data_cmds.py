@@ -8,6 +8,7 @@ import click
 
 from datasolver.data import Catalog, render_result
 from datasolver.data.relation import preview
+from datasolver.cli.input_options import follow_outside_links
 from datasolver.terminal import printable
 
 DEFAULT_SQL_TIMEOUT_S = 300.0
@@ -15,6 +16,7 @@ DEFAULT_SQL_TIMEOUT_S = 300.0
 
 @click.command("tables")
 @click.argument("task_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@follow_outside_links
 @click.option("--no-load", is_flag=True,
               help="Do not read the tables; show only what headers and metadata tell (fast on huge files).")
 def tables_command(task_dir: Path, no_load: bool) -> None:
@@ -49,6 +51,7 @@ def tables_command(task_dir: Path, no_load: bool) -> None:
 @click.command("sql")
 @click.argument("task_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("query")
+@follow_outside_links
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(min=0), help="Rows to print.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the full result to this CSV file (UTF-8, header, no index).")

@@ -6,11 +6,14 @@ from pathlib import Path
 
 import click
 
+from datasolver.cli.input_options import follow_outside_links
+
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
 
 @click.command("mcp")
 @click.argument("path", metavar="DATA_OR_TASK_DIR", type=_DIR)
+@follow_outside_links
 @click.option("--http", "http_port", type=click.IntRange(1, 65535), metavar="PORT",
               help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from datasolver.cli.input_options import follow_outside_links
 from datasolver.cli.model_options import model_options, resolve_settings, server_options
 from datasolver.eval import evaluate_dir
 from datasolver.llm.constants import ENV_API_KEY, ENV_API_URL, ENV_MODEL
@@ -51,6 +52,7 @@ class Duration(click.ParamType):
 @click.command("run")
 @click.argument("input_dir", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.argument("output_dir", required=False, type=click.Path(file_okay=False, path_type=Path))
+@follow_outside_links
 @click.option("--workers", type=click.IntRange(min=1), default=DEFAULT_WORKERS, show_default=True,
               envvar="DATASOLVER_WORKERS", help="Tasks solved at the same time [env DATASOLVER_WORKERS].")
 @click.option("--task-timeout", type=Duration(), default=DEFAULT_TASK_TIMEOUT_S, show_default=True,

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from datasolver.cli.input_options import follow_outside_links
+from datasolver.data.input_files import read_prepared_record
 from datasolver.llm import LLMConfigError, LLMSettings
 from datasolver.pipeline import prepare_task_documents
 from datasolver.solver import SolverToolbox, prepare_task, render_run, rerun_solver
@@ -17,6 +19,7 @@ _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 @click.command("prepare")
 @click.argument("task_dir", type=_DIR)
 @click.argument("scratch_dir", type=click.Path(file_okay=False, path_type=Path))
+@follow_outside_links
 @click.option("--copy", "copy_context", is_flag=True,
               help="Copy context files instead of linking them (self-contained, costs disk).")
 @click.option("--no-llm", is_flag=True,
@@ -36,6 +39,8 @@ def prepare_command(task_dir: Path, scratch_dir: Path, copy_context: bool, no_ll
         except LLMConfigError:
             settings = None  # no model configured: the deterministic path alone
     root = prepare_task(task_dir, scratch_dir, link_context=not copy_context)
+    for path, reason in read_prepared_record(root) or []:
+        click.echo(f"note: {path}: {reason}", err=True)
     report = prepare_task_documents(root, settings=settings)
     if report.tables or report.skipped:
         click.echo(report.summary(), err=True)

@@ -32,11 +32,12 @@ import duckdb
 import pandas as pd
 
 from datasolver.data.duck_errors import compact_error
-from datasolver.data.errors import DataError, QueryError, QueryInterrupted, SourceSkipped, UnknownTable
+from datasolver.data.errors import DataError, QueryError, QueryInterrupted, SourceSkipped, SourceStopped, UnknownTable
 from datasolver.data.files import list_context_files
 from datasolver.data.guard import check_read_only, locked_connection_config
 from datasolver.data.infer_types import materialize
-from datasolver.data.input_limits import InputLimits
+from datasolver.data.input_files import read_prepared_record
+from datasolver.data.input_limits import InputBudget, InputLimits
 from datasolver.data.names import assign_table_names, canonical_name, quote_ident
 from datasolver.data.relation import Relation
 from datasolver.data.results import QueryResult, TableInfo, render_describe
@@ -186,10 +187,10 @@ class Catalog:
             raise SourceSkipped(f"{path} is not a folder")
         context = path / "context" if (path / "context").is_dir() else path
         reg = Registration()
-        register_files(list_context_files(context), reg, input_limits or InputLimits.from_env())
-        derived_dirs = [path / DERIVED_DIR] if context != path else []
-        for derived in derived_dirs + list(extra_derived or []):
-            register_derived(Path(derived), reg)
+        budget = InputBudget(input_limits or InputLimits.from_env())
+        register_files(list_context_files(context), reg, budget=budget)
+        for derived in _own_derived(path, context, reg) + list(extra_derived or []):
+            register_derived(Path(derived), reg, budget=budget)
         loaded = loaded if loaded is not None else os.environ.get(LOADED_ENV) or None
         return cls(reg, Path(cache_dir) if cache_dir else None, timeout_s=timeout_s,
                    loaded=Path(loaded) if loaded else None)
@@ -414,7 +415,7 @@ class Catalog:
 
     def _load_one(self, rw: duckdb.DuckDBPyConnection, entry: _Entry) -> None:
         try:
-            loaded = entry.source.read(self._dir)
+            loaded = entry.source.read(self._dir, lambda: self._stopped is not None)
             self._check_stopped()
             materialize(rw, entry.name, loaded.table, loaded.infer)
             for alias in entry.aliases:
@@ -425,7 +426,7 @@ class Catalog:
             columns = [c for c, *_ in rw.execute(f"DESCRIBE {quote_ident(entry.name)}").fetchall()]
             entry.shape = (loaded.table.num_rows, columns)
             entry.loaded = True
-        except (QueryInterrupted, duckdb.InterruptException):
+        except (QueryInterrupted, SourceStopped, duckdb.InterruptException):
             # Stopped, not broken: the table stays loadable for the next operation. The loader
             # connection leaves the interrupt list first, so these clean-up statements finish.
             with self._state:
@@ -590,6 +591,19 @@ class Catalog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _own_derived(path: Path, context: Path, reg: Registration) -> list[Path]:
+    """derived/ of a task folder when the program made it (a scratch folder `prepare` marked); one
+    shipped with an input task is ignored with a note: its manifest could name any file."""
+    derived = path / DERIVED_DIR
+    if context == path or not os.path.lexists(derived):
+        return []
+    if read_prepared_record(path) is None:
+        reg.notes.append((DERIVED_DIR, "not read: this derived/ came with the input (datasolver writes one "
+                                       "only in a folder `prepare` made); its tables are ignored"))
+        return []
+    return [derived]
 
 
 def _stopped_message(reason: str) -> str:

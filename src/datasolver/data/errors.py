@@ -17,6 +17,10 @@ class SourceSkipped(DataError):
     """A context file could not be read; the catalog records it and loads everything else."""
 
 
+class SourceStopped(DataError):
+    """A file's read ended because the operation was interrupted or timed out (not a bad file)."""
+
+
 class UnknownTable(DataError):
     """A table name matches no canonical name or alias; the message offers the nearest names."""
 

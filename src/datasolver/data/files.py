@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from datasolver.data.input_files import InputScope, read_prepared_record, task_folder_of, walk_inputs
 from datasolver.data.names import natural_key
 
 KIND_BY_SUFFIX = {
@@ -42,6 +43,7 @@ class ContextFiles:
     knowledge: Path | None = None
     other: list[Path] = field(default_factory=list)
     hidden: list[Path] = field(default_factory=list)  # names starting with a dot: listed, never loaded
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (relative path, why it is not read)
 
     def relative(self, path: Path) -> str:
         try:
@@ -50,16 +52,22 @@ class ContextFiles:
             return str(path)
 
 
-def list_context_files(root: Path) -> ContextFiles:
+def list_context_files(root: Path, scope: InputScope | None = None) -> ContextFiles:
     """Walk `root` (following the csv/ json/ db/ doc/ video/ layout or files lying loose in it).
 
-    Hidden files and folders (a name starting with a dot) are not loaded but listed in `hidden`, so
-    callers can say so; `knowledge.md` at the top is the task knowledge, not a doc.
+    Only files `scope` accepts (default: inside the task folder `root` belongs to, regular) are
+    listed; the others are in `refused` with the reason, as are those `prepare` refused for a
+    scratch folder. Hidden files and folders (a name starting with a dot) are not loaded but listed
+    in `hidden`, so callers can say so; `knowledge.md` at the top is the task knowledge, not a doc.
     """
     found = ContextFiles(root=root)
     if not root.is_dir():
         return found
-    paths = sorted((p for p in root.rglob("*") if p.is_file()), key=lambda p: natural_key(p.relative_to(root).as_posix()))
+    task_dir = task_folder_of(root)
+    walk = walk_inputs(root, scope or InputScope(task_dir))
+    found.refused = [(found.relative(p), reason) for p, reason in walk.refused] + (read_prepared_record(task_dir) or [])
+    found.refused.sort(key=lambda item: natural_key(item[0]))
+    paths = sorted(walk.files, key=lambda p: natural_key(p.relative_to(root).as_posix()))
     for path in paths:
         if any(part.startswith(".") for part in path.relative_to(root).parts):
             found.hidden.append(path)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -14,6 +16,7 @@ from datasolver.data.arrow_columns import TextTable
 from datasolver.data.errors import SourceSkipped
 from datasolver.data.files import KIND_BY_SUFFIX, ContextFiles
 from datasolver.data.input_limits import InputBudget, InputLimits
+from datasolver.data.sqlite_source import Stop
 
 DERIVED_MANIFEST = "manifest.json"
 
@@ -35,7 +38,7 @@ class Source:
     path: Path
     relpath: str
     source_name: str
-    read: Callable[[Path], Loaded]  # argument: a scratch dir for temporary files
+    read: Callable[[Path, Stop], Loaded]  # a scratch dir for temporary files; stop() true = give up
     columns: list[str] | None = None
     rows: int | None = None
     rows_exact: bool = False
@@ -54,14 +57,18 @@ class Registration:
 HIDDEN_NOTE = "not loaded: its name (or a folder's) starts with a dot, which marks it hidden"
 
 
-def register_files(files: ContextFiles, reg: Registration, limits: InputLimits | None = None) -> None:
+def register_files(files: ContextFiles, reg: Registration, limits: InputLimits | None = None,
+                   budget: InputBudget | None = None) -> None:
     """csv → json → db, each group in file-name order (the order decides name collisions).
 
     One bad file never stops the others: whatever goes wrong while registering it becomes a
     `skipped` entry with the reason. A file over `limits` (per file, or with the files accepted
-    before it in this order, across files) is skipped with a note before any of it is read.
+    before it in this order, across files; `budget` carries that total on to derived tables) is
+    skipped with a note before any of it is read. Files the walk refused (links out of the task,
+    FIFOs, devices) are skipped with its reason.
     """
-    budget = InputBudget(limits or InputLimits())
+    budget = budget or InputBudget(limits or InputLimits())
+    reg.skipped.extend(files.refused)
     for path in files.hidden:
         if path.suffix.lower() in TABLE_SUFFIXES:
             reg.notes.append((files.relative(path), HIDDEN_NOTE))
@@ -112,29 +119,85 @@ def unreadable_reason(exc: BaseException) -> str:
     return f"could not be read ({type(exc).__name__}: {str(exc)[:200]})"
 
 
-def register_derived(derived_dir: Path, reg: Registration, label: str = "derived") -> None:
-    """Tables extracted from documents: `derived/manifest.json` names each file's table and origin."""
-    manifest_path = derived_dir / DERIVED_MANIFEST
-    if not manifest_path.is_file():
+MAX_MANIFEST_BYTES = 16 << 20
+
+
+def register_derived(derived_dir: Path, reg: Registration, label: str = "derived",
+                     budget: InputBudget | None = None) -> None:
+    """Tables extracted from documents: `derived/manifest.json` names each file's table and origin.
+
+    The program wrote the folder, but a manifest is still only trusted to name its own files: an
+    entry is the bare name of a regular file in `derived_dir` (no `/`, `..`, absolute path or
+    link), and the files count against the same input caps as the context's (`budget`).
+    """
+    budget = budget or InputBudget(InputLimits())
+    manifest = _read_regular(derived_dir / DERIVED_MANIFEST, MAX_MANIFEST_BYTES)
+    if manifest is None:
+        if os.path.lexists(derived_dir / DERIVED_MANIFEST):
+            reg.skipped.append((f"{label}/{DERIVED_MANIFEST}", "unreadable manifest: not a regular file, "
+                                f"or over {MAX_MANIFEST_BYTES >> 20} MB"))
         return
     try:
-        entries = json.loads(manifest_path.read_text(encoding="utf-8")).get("tables", [])
-    except (json.JSONDecodeError, AttributeError, UnicodeDecodeError) as exc:
-        reg.skipped.append((f"{label}/{DERIVED_MANIFEST}", f"unreadable manifest: {exc}"))
+        entries = json.loads(manifest.decode("utf-8")).get("tables", [])
+        if not isinstance(entries, list):
+            raise AttributeError("'tables' is not a list")
+    except (json.JSONDecodeError, AttributeError, UnicodeDecodeError, RecursionError) as exc:
+        reg.skipped.append((f"{label}/{DERIVED_MANIFEST}", f"unreadable manifest: {str(exc)[:200]}"))
         return
-    for entry in entries:
-        path = derived_dir / str(entry.get("file", ""))
-        relpath = f"{label}/{entry.get('file', '')}"
+    counted: set[str] = set()  # a SQLite file named by several entries counts once
+    for entry in (e for e in entries if isinstance(e, dict)):
+        name = str(entry.get("file", ""))
+        relpath = f"{label}/{name}"[:300]
+        if reason := _derived_refusal(derived_dir, name):
+            reg.skipped.append((relpath, reason))
+            continue
+        path = derived_dir / name
         origin = " ".join(str(entry[k]) for k in ("source", "location") if entry.get(k)) or None
         before = len(reg.sources)
         if path.suffix.lower() == ".csv":
-            _register_csv(path, relpath, str(entry.get("table") or path.stem), reg, kind="derived")
+            register: Callable[..., None] = _register_csv
+            args: tuple = (path, relpath, str(entry.get("table") or path.stem), reg, "derived")
         elif path.suffix.lower() in (".db", ".sqlite", ".sqlite3"):
-            _register_sqlite(path, relpath, reg, kind="derived", only=entry.get("table"))
+            register, args = _register_sqlite, (path, relpath, reg, "derived", entry.get("table"))
         else:
             reg.skipped.append((relpath, "derived table file must be .csv or SQLite"))
+            continue
+        if name in counted:
+            _guarded(relpath, reg, register, *args)
+        else:
+            _within(budget, path, relpath, reg, register, *args)
+            counted.add(name)
         for source in reg.sources[before:]:
             source.origin = origin
+
+
+def _derived_refusal(derived_dir: Path, name: str) -> str | None:
+    """Why a manifest's `file` may not be read: only bare names of regular files inside derived/."""
+    if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+        return "not read: a manifest entry must be the bare name of a file in derived/"
+    try:
+        mode = os.lstat(derived_dir / name).st_mode
+    except OSError as exc:
+        return f"could not be read ({exc.strerror or exc})"
+    if not stat.S_ISREG(mode):
+        return "not read: a derived table file must be a regular file (not a link, FIFO or folder)"
+    return None
+
+
+def _read_regular(path: Path, limit: int) -> bytes | None:
+    """A regular file's bytes (None when absent, a link, a FIFO or over `limit`); never blocks."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read(limit + 1)
+    finally:
+        os.close(fd)
 
 
 def _register_csv(path: Path, relpath: str, source_name: str, reg: Registration, kind: str = "csv") -> None:
@@ -144,7 +207,7 @@ def _register_csv(path: Path, relpath: str, source_name: str, reg: Registration,
         reg.skipped.append((relpath, str(exc)))
         return
 
-    def read(scratch: Path) -> Loaded:
+    def read(scratch: Path, stop: Stop) -> Loaded:
         result = csv_source.read_csv_text(path, scratch)
         return Loaded(result.table, list(result.table.column_names), result.problems())
 
@@ -169,7 +232,7 @@ def _register_json(path: Path, relpath: str, reg: Registration) -> None:
         reg.skipped.append((relpath, str(exc)))
         return
     if name is not None:
-        def read_single(scratch: Path) -> Loaded:
+        def read_single(scratch: Path, stop: Stop) -> Loaded:
             parsed = json_source.read_json_tables(path)
             if len(parsed.tables) != 1:
                 raise SourceSkipped(f"expected one table, found {len(parsed.tables)}")
@@ -196,7 +259,7 @@ def _register_json(path: Path, relpath: str, reg: Registration) -> None:
 
 
 def _json_table_source(path: Path, relpath: str, table: json_source.JsonTable) -> Source:
-    def read(scratch: Path) -> Loaded:
+    def read(scratch: Path, stop: Stop) -> Loaded:
         text: TextTable = table.to_table()
         return Loaded(text.table, text.infer)
 
@@ -216,15 +279,17 @@ def _register_sqlite(path: Path, relpath: str, reg: Registration, kind: str = "d
     for obj in objects:
         if only and obj.name != only:
             continue
-        reg.sources.append(_sqlite_source(path, relpath, obj.name, kind, obj.columns))
+        reg.sources.append(_sqlite_source(path, relpath, obj, kind))
 
 
-def _sqlite_source(path: Path, relpath: str, name: str, kind: str, columns: list[str] | None = None) -> Source:
-    def read(scratch: Path) -> Loaded:
-        text = sqlite_source.read_object(path, name)
+def _sqlite_source(path: Path, relpath: str, obj: sqlite_source.SqliteObject, kind: str) -> Source:
+    name = obj.name
+
+    def read(scratch: Path, stop: Stop) -> Loaded:
+        text = sqlite_source.read_object(path, name, obj.kind, stop)
         return Loaded(text.table, text.infer)
 
-    source = Source(kind, path, relpath, name, read, columns=columns)
+    source = Source(kind, path, relpath, name, read, columns=obj.columns)
     source.count_rows = lambda: sqlite_source.count_rows(path, name)
     source.count_is_exact = True
     return source

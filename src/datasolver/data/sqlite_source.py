@@ -3,19 +3,38 @@
 DuckDB's sqlite extension is downloaded on first use; offline that fails. Reading through the
 standard library costs more per row (NOTES: ~0.9 s for 200k×10) but works everywhere, keeps
 typeless and mixed-type columns exact (see arrow_columns), and only runs for tables a query touches.
+
+Every statement runs under a progress handler, because an 8 KB file can hold a view that never
+ends (`WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r)`) and Python's sqlite3 has no
+other way to stop a statement: a read stops when the caller's `stop()` says so (the catalog's
+interrupt and timeout), a view's read also after VIEW_BUDGET_S or VIEW_MAX_ROWS rows, and a count
+for a listing after COUNT_BUDGET_S (the rows then show as unknown). A table's scan is bounded by its
+file, which the input caps bound.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from datasolver.data.arrow_columns import TextTable, table_from_columns
-from datasolver.data.errors import SourceSkipped
+from datasolver.data.errors import SourceSkipped, SourceStopped
 from datasolver.data.names import quote_ident, unique_names
 
 FETCH_BATCH = 50_000
+PROGRESS_STEPS = 20_000  # SQLite VM instructions between two checks (well under a millisecond)
+SCHEMA_BUDGET_S = 5.0  # reading the catalogue of one file
+COUNT_BUDGET_S = 2.0  # a row count shown by a listing
+VIEW_BUDGET_S = 30.0  # reading all rows of one view (a table's scan is bounded by its file)
+VIEW_MAX_ROWS = 5_000_000
+Stop = Callable[[], bool]
+
+
+def _never() -> bool:
+    return False
 
 
 @dataclass(frozen=True)
@@ -25,16 +44,28 @@ class SqliteObject:
     columns: list[str] | None = None  # as a load names them; None when SQLite could not say
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+def _connect(path: Path, budget_s: float | None = None, stop: Stop = _never) -> sqlite3.Connection:
+    """A read-only connection whose statements end once `stop()` is true or `budget_s` has passed."""
     # immutable=1: the input folder is read-only, so no locks or journal files are attempted.
     uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
-    return sqlite3.connect(uri, uri=True)
+    conn = sqlite3.connect(uri, uri=True)
+    deadline = None if budget_s is None else time.monotonic() + budget_s
+    conn.set_progress_handler(lambda: stop() or (deadline is not None and time.monotonic() > deadline),
+                              PROGRESS_STEPS)
+    return conn
+
+
+def _stopped_reason(exc: sqlite3.Error, stop: Stop, budget_s: float | None) -> str | None:
+    """Why a statement the progress handler ended was stopped; None for any other error."""
+    if "interrupted" not in str(exc):
+        return None
+    return "stopped" if stop() else f"took longer than {budget_s:g} s"
 
 
 def list_objects(path: Path) -> list[SqliteObject]:
     """Every user table and view, in name order; raise SourceSkipped for a corrupt file."""
     try:
-        conn = _connect(path)
+        conn = _connect(path, SCHEMA_BUDGET_S)
         try:
             rows = conn.execute(
                 "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
@@ -58,33 +89,47 @@ def _column_names(conn: sqlite3.Connection, name: str) -> list[str] | None:
 
 
 def count_rows(path: Path, name: str) -> int | None:
+    """The rows of a table or view, or None when unknown within COUNT_BUDGET_S (or unreadable)."""
     try:
-        conn = _connect(path)
+        conn = _connect(path, COUNT_BUDGET_S)
         try:
             return conn.execute(f"SELECT count(*) FROM {quote_ident(name)}").fetchone()[0]
         finally:
             conn.close()
-    except sqlite3.DatabaseError:
+    except sqlite3.Error:
         return None
 
 
-def read_object(path: Path, name: str) -> TextTable:
-    """All rows of one table or view as an Arrow table (text columns marked for inference)."""
+def read_object(path: Path, name: str, kind: str = "table", stop: Stop = _never) -> TextTable:
+    """All rows of one table or view as an Arrow table (text columns marked for inference).
+
+    Ends with SourceSkipped once `stop()` is true, and for a view past VIEW_BUDGET_S or
+    VIEW_MAX_ROWS rows (a view's rows are not bounded by the file).
+    """
+    budget_s = VIEW_BUDGET_S if kind == "view" else None
     try:
-        conn = _connect(path)
+        conn = _connect(path, budget_s, stop)
         try:
             conn.text_factory = _text_or_bytes
             cursor = conn.execute(f"SELECT * FROM {quote_ident(name)}")
             names = unique_names([d[0] for d in cursor.description])
             columns: list[list[object]] = [[] for _ in names]
+            rows = 0
             while batch := cursor.fetchmany(FETCH_BATCH):
                 # zip(*rows) transposes in C; a per-value Python loop costs several times more.
                 for column, values in zip(columns, zip(*batch)):
                     column.extend(values)
+                rows += len(batch)
+                if kind == "view" and rows > VIEW_MAX_ROWS:
+                    raise SourceSkipped(f"SQLite view {name!r} gives more than {VIEW_MAX_ROWS:,} rows; "
+                                        "query the tables it reads instead")
         finally:
             conn.close()
-    except sqlite3.DatabaseError as exc:
-        raise SourceSkipped(f"SQLite {name!r}: {exc}") from exc
+    except sqlite3.Error as exc:
+        reason = _stopped_reason(exc, stop, budget_s)
+        if reason == "stopped":
+            raise SourceStopped(f"SQLite {kind} {name!r}: the read was stopped") from exc
+        raise SourceSkipped(f"SQLite {kind} {name!r}: {f'the read {reason}' if reason else exc}") from exc
     return table_from_columns(names, columns)
 
 

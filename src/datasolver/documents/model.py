@@ -85,6 +85,8 @@ class PrepareOptions:
     cache_dir: Path | None = None
     """The structurizer's cache; None is `<out_dir>/.cache`."""
     limits: StructurizeLimits | None = None
+    deadline: float | None = None
+    """time.monotonic() past which the deterministic pass reads no more (the rest is skipped, said so)."""
 
 
 @dataclass

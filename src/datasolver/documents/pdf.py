@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -10,6 +12,14 @@ from datasolver.documents.errors import DocumentSkipped
 from datasolver.documents.markdown import find_pipe_tables, format_ranges, merge_continued, unique_columns
 from datasolver.documents.model import ExtractedTable
 from datasolver.documents.reflow import Line, PageLines, join_lines, reflow, render, strip_running_lines
+
+
+# A 6.4 KB PDF whose one page holds 200k drawing operators cost pdfminer 1.1 GB and a minute: a
+# PDF is read only within these caps, each page's drawing instructions measured (decompressed,
+# bounded) before pdfminer interprets them. A real page rarely holds more than a few hundred KB.
+MAX_PDF_PAGES = 500
+MAX_PAGE_CONTENT_BYTES = 1 << 20
+MAX_PDF_CONTENT_BYTES = 32 << 20
 
 
 @dataclass
@@ -50,14 +60,55 @@ def _inside(obj: dict[str, Any], boxes: list[tuple[float, float, float, float]])
     return any(x0 <= cx <= x1 and top <= cy <= bottom for x0, top, x1, bottom in boxes)
 
 
-def _read_pages(path: Path) -> tuple[list[PageLines], list[_RuledTable]]:
+def _content_bytes(page: Any) -> int:
+    """The decompressed size of a page's drawing instructions, counted up to the page cap only."""
+    from pdfminer.pdftypes import resolve1
+
+    total = 0
+    for stream in (resolve1(s) for s in page.page_obj.contents):
+        if getattr(stream, "data", None) is not None:  # already decoded by pdfminer
+            total += len(stream.data)
+        elif getattr(stream, "rawdata", None) is not None:
+            filters = [getattr(f, "name", str(f)) for f, _ in stream.get_filters()]
+            if filters == ["FlateDecode"]:  # the usual case: inflate at most what the cap allows
+                left = MAX_PAGE_CONTENT_BYTES + 1 - total
+                total += len(zlib.decompressobj().decompress(stream.rawdata, left))
+            elif not filters:
+                total += len(stream.rawdata)
+            else:  # other filters are rare in content streams: pdfminer's own decoder, then measured
+                total += len(stream.get_data())
+        if total > MAX_PAGE_CONTENT_BYTES:
+            break
+    return total
+
+
+def _check_caps(path: Path, number: int, page: Any, used: int) -> int:
+    """Raise DocumentSkipped when the page breaks a cap; return the content bytes read so far."""
+    if number > MAX_PDF_PAGES:
+        raise DocumentSkipped(f"{path.name}: more than {MAX_PDF_PAGES} pages; only PDFs within that are read")
+    size = _content_bytes(page)
+    if size > MAX_PAGE_CONTENT_BYTES:
+        raise DocumentSkipped(f"{path.name}: page {number} holds over {MAX_PAGE_CONTENT_BYTES >> 20} MB of drawing "
+                              "instructions, more than a page of text or tables needs; not read")
+    if used + size > MAX_PDF_CONTENT_BYTES:
+        raise DocumentSkipped(f"{path.name}: its pages hold over {MAX_PDF_CONTENT_BYTES >> 20} MB of drawing "
+                              "instructions in all; not read")
+    return used + size
+
+
+def _read_pages(path: Path, deadline: float | None = None) -> tuple[list[PageLines], list[_RuledTable]]:
     import pdfplumber  # heavy import; only when a PDF is present
 
     pages: list[PageLines] = []
     ruled: list[_RuledTable] = []
+    used = 0
     try:
         with pdfplumber.open(path) as pdf:
-            for page in pdf.pages:
+            for number, page in enumerate(pdf.pages, 1):
+                if deadline is not None and time.monotonic() > deadline:
+                    raise DocumentSkipped(f"{path.name}: not read to the end before the preparing deadline "
+                                          f"(stopped at page {number})")
+                used = _check_caps(path, number, page, used)
                 found = page.find_tables()  # default "lines" strategy: ruled tables only
                 boxes = [t.bbox for t in found]
                 for t in found:
@@ -76,6 +127,8 @@ def _read_pages(path: Path) -> tuple[list[PageLines], list[_RuledTable]]:
                     if d["text"].strip()
                 ]
                 pages.append(PageLines(page.page_number, float(page.width), float(page.height), lines))
+    except DocumentSkipped:
+        raise
     except Exception as exc:  # pdfminer raises many unrelated types on damaged files
         raise DocumentSkipped(f"{path.name}: not a readable PDF ({type(exc).__name__}: {exc})") from exc
     return pages, ruled
@@ -115,9 +168,13 @@ def _merge_ruled(ruled: list[_RuledTable], pages: list[PageLines]) -> list[Extra
     ]
 
 
-def extract_pdf(path: Path) -> PdfExtraction:
-    """Ruled tables, reflowed text, and pipe tables written as text, from one digital PDF."""
-    pages, ruled = _read_pages(path)
+def extract_pdf(path: Path, deadline: float | None = None) -> PdfExtraction:
+    """Ruled tables, reflowed text, and pipe tables written as text, from one digital PDF.
+
+    Read within MAX_PDF_PAGES, MAX_PAGE_CONTENT_BYTES and MAX_PDF_CONTENT_BYTES, and stopped at
+    `deadline` (time.monotonic()); past any of them the document is skipped with the reason.
+    """
+    pages, ruled = _read_pages(path, deadline)
     if not ruled and not any(p.lines for p in pages):
         raise DocumentSkipped(f"{path.name}: no extractable text (a scanned PDF needs OCR, which is not available)")
     pages, removed = strip_running_lines(pages)

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Coroutine
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from datasolver import safe_write
+from datasolver.data.input_files import mark_prepared
 from datasolver.data.names import canonical_name
 from datasolver.documents.errors import DocError, DocumentSkipped, ManifestError
 from datasolver.documents.manifest import VERSION, load_manifest, save_manifest, write_table
@@ -58,6 +60,7 @@ async def prepare_documents_async(
         if not source_dir.is_dir():
             raise DocError(f"{task} has no context/ folder; run prepare on the task first, or give an output folder")
         out_dir = task / "derived"
+        mark_prepared(task)  # a derived/ of a task folder is read only where the program wrote it
         if options.question is None:
             options = replace(options, question=_question_of(task))
     out_dir = Path(out_dir)
@@ -77,7 +80,7 @@ async def prepare_documents_async(
     used: set[str] = set()
     states: list[DocState] = []
     for doc in find_documents(source_dir, exclude=out_dir):
-        state = _extract(doc, out_dir, used, report)
+        state = _extract(doc, out_dir, used, report, options.deadline)
         if state is not None:
             states.append(state)
 
@@ -137,12 +140,15 @@ def _question_of(task: Path) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _extract(doc: Document, out_dir: Path, used: set[str], report: DocReport) -> DocState | None:
-    """Run the deterministic path on one document and write its tables."""
+def _extract(doc: Document, out_dir: Path, used: set[str], report: DocReport,
+             deadline: float | None = None) -> DocState | None:
+    """Run the deterministic path on one document and write its tables (none past `deadline`)."""
     try:
+        if deadline is not None and time.monotonic() > deadline:
+            raise DocumentSkipped("not read: the preparing deadline had passed")
         state = DocState(doc, file_sha256(doc.path))
         if doc.is_pdf:
-            pdf = extract_pdf(doc.path)
+            pdf = extract_pdf(doc.path, deadline)
             tables, state.text, state.unit, state.n_units = pdf.tables, pdf.text, "pages", pdf.pages
             state.line_pages = [(a, b) for _, a, b in pdf.text_lines]
         else:

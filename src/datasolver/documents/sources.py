@@ -6,6 +6,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from datasolver.data.input_files import walk_inputs
 from datasolver.documents.errors import DocumentSkipped
 
 TEXT_SUFFIXES = (".md", ".markdown", ".txt")
@@ -36,12 +37,13 @@ class Document:
 def find_documents(root: Path, *, exclude: Path | None = None) -> list[Document]:
     """Markdown, text and PDF files under `root` (recursively), sorted by relative path.
 
-    Hidden folders, `exclude` (an output folder inside `root`) and knowledge.md are left out.
+    Hidden folders, `exclude` (an output folder inside `root`) and knowledge.md are left out, and
+    so is every file the data room's input check refuses (a link out of the task, a FIFO, a device).
     """
     root = Path(root)
     excluded = exclude.resolve() if exclude is not None else None
     found: list[Document] = []
-    for path in sorted(root.rglob("*")):
+    for path in sorted(walk_inputs(root).files):
         rel = path.relative_to(root)
         if any(part.startswith(".") or part in _SKIP_DIRS for part in rel.parts[:-1]):
             continue

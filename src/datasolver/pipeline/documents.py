@@ -8,11 +8,16 @@ client is bound to the loop it runs on) but shares the task's Usage and trace.
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 from datasolver.documents import DocReport, PrepareOptions, prepare_documents, prepare_documents_async
 from datasolver.llm import LLMClient, LLMSettings, RequestGate, TraceWriter, Usage
 from datasolver.solver import write_scaffold
+
+# The deterministic pass over a task's documents stops reading after this long (documents not
+# read by then are skipped with the reason), so a hostile PDF cannot hold a batch's worker.
+DOCUMENTS_BUDGET_S = 300.0
 
 
 def prepare_task_documents(
@@ -22,16 +27,18 @@ def prepare_task_documents(
     trace: TraceWriter | None = None,
     usage: Usage | None = None,
     request_gate: RequestGate | None = None,
+    budget_s: float = DOCUMENTS_BUDGET_S,
 ) -> DocReport:
     """Write `derived/` tables and return the report (the agent's brief reads the document-table
-    hints itself). Blocking.
+    hints itself). Blocking; the deterministic pass reads for at most `budget_s`.
 
     When tables were written, solver.py is re-scaffolded so its table list names them.
     """
+    deadline = time.monotonic() + budget_s
     if settings is None:
-        report = prepare_documents(task_scratch_dir)
+        report = prepare_documents(task_scratch_dir, options=PrepareOptions(deadline=deadline))
     else:
-        report = asyncio.run(_with_model(task_scratch_dir, settings, trace, usage, request_gate))
+        report = asyncio.run(_with_model(task_scratch_dir, settings, trace, usage, request_gate, deadline))
     if report.tables:
         write_scaffold(task_scratch_dir)
     return report
@@ -39,7 +46,7 @@ def prepare_task_documents(
 
 async def _with_model(
     task_scratch_dir: Path, settings: LLMSettings, trace: TraceWriter | None, usage: Usage | None,
-    request_gate: RequestGate | None,
+    request_gate: RequestGate | None, deadline: float,
 ) -> DocReport:
     async with LLMClient(settings, trace, usage, request_gate=request_gate) as client:
-        return await prepare_documents_async(task_scratch_dir, options=PrepareOptions(llm=client))
+        return await prepare_documents_async(task_scratch_dir, options=PrepareOptions(llm=client, deadline=deadline))

@@ -2,7 +2,10 @@
 
 Each room keeps its own prefix; every failure is the one `datasolver.errors.PromptError`.
 Filling is strict (every placeholder given, no value unused) and single-pass, so a value that itself contains `{{x}}` (knowledge.md, data, a
-question) is never expanded again.
+question) is never expanded again. Nor can a value close or open the prompt's own tags: a
+`</knowledge>` written in knowledge.md would end the block early and make the text after it look
+like the prompt's own words, so every tag the template itself uses is neutralised in every value
+(`</knowledge>` becomes `‹/knowledge›`), here, for every room.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from datasolver.errors import PromptError
 
 PROMPTS_DIR = Path(__file__).resolve().parent
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+_TAG = re.compile(r"<(\s*/?\s*)([A-Za-z_][\w-]*)(\s*)>")
 
 
 @lru_cache(maxsize=None)
@@ -54,4 +58,21 @@ class PromptFiles:
             raise PromptError(
                 f"prompt {self.prefix}{name}.md: missing values {sorted(missing)}, unused values {sorted(extra)}"
             )
-        return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), self.template(name))
+        template = self.template(name)
+        tags = own_tags(template)
+        return _PLACEHOLDER.sub(lambda m: neutralize_tags(str(values[m.group(1)]), tags), template)
+
+
+@lru_cache(maxsize=256)
+def own_tags(template: str) -> frozenset[str]:
+    """The names of the tags a prompt's own text uses (`<knowledge>` … `</knowledge>`), lowercased."""
+    return frozenset(m.group(2).lower() for m in _TAG.finditer(_PLACEHOLDER.sub("", template)))
+
+
+def neutralize_tags(value: str, tags: frozenset[str]) -> str:
+    """`value` with every opening or closing form of `tags` (any case, spaces inside) written with
+    ‹ › instead of < >, so inserted text cannot end or start one of the prompt's blocks."""
+    if not tags or "<" not in value:
+        return value
+    return _TAG.sub(lambda m: f"‹{m.group(1)}{m.group(2)}{m.group(3)}›" if m.group(2).lower() in tags else m.group(0),
+                    value)

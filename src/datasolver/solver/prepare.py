@@ -6,7 +6,10 @@ import os
 import shutil
 from pathlib import Path
 
-from datasolver.data import Catalog, load_task
+from datasolver.data import Catalog, InputLimits, load_task
+from datasolver.data.files import list_context_files
+from datasolver.data.input_files import write_prepared_record
+from datasolver.data.input_limits import InputBudget
 from datasolver.sandbox import UnsafeFile, safe_files
 from datasolver.solver.errors import ScaffoldError, ScratchError
 from datasolver.solver.layout import ScratchLayout
@@ -19,8 +22,11 @@ def prepare_task(task_dir: Path, scratch_root: Path, *, link_context: bool = Tru
     """Create `<scratch_root>/<task_id>/` (task.json, context/, workdir/solver.py, tmp/); return it.
 
     context/ mirrors the input's folders with each file a symlink to the input (or a copy when
-    `link_context` is False). Preparing again rebuilds everything it made (the agent's edits and
-    any prediction are discarded); derived/ belongs to the documents room and is left alone.
+    `link_context` is False): only the files the data room's one check accepts (regular files
+    inside the task folder, unless outside links were allowed); the others are recorded in
+    `prepared.json`, which the scratch's catalog shows as notes. Preparing again rebuilds
+    everything it made (the agent's edits and any prediction are discarded); derived/ belongs to
+    the documents room and is left alone.
     """
     task = load_task(Path(task_dir))  # its task_id is one safe folder name (data.task_id_problem)
     source = Path(task_dir).resolve()
@@ -29,7 +35,8 @@ def prepare_task(task_dir: Path, scratch_root: Path, *, link_context: bool = Tru
         raise ScratchError(f"scratch folder {layout.root} is inside the input task {source}; choose another")
     layout.root.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source / "task.json", layout.task_json)
-    _mirror(source / "context", layout.context, link=link_context)
+    refused = _mirror(source / "context", layout.context, link=link_context)
+    write_prepared_record(layout.root, refused, source)
     for folder in (layout.workdir, layout.tmp, layout.cache):
         _remove(folder)
         folder.mkdir()
@@ -70,23 +77,32 @@ def restore_scaffold(task_scratch_dir: Path) -> Path:
     return layout.solver_py
 
 
-def _mirror(source: Path, target: Path, *, link: bool) -> None:
-    """Rebuild `target` as real folders whose files link to (or copy) the files under `source`."""
+def _mirror(source: Path, target: Path, *, link: bool) -> list[tuple[str, str]]:
+    """Rebuild `target` as real folders whose files link to (or copy) the accepted files under
+    `source`; return the (relative path, reason) of those refused. A copy takes regular files
+    only, within the input caps (`InputLimits.from_env()`)."""
     _remove(target)
     target.mkdir()
     if not source.is_dir():
-        return
-    for dirpath, dirnames, filenames in os.walk(source, followlinks=True):
-        rel = Path(dirpath).relative_to(source)
-        for name in dirnames:
-            (target / rel / name).mkdir()
-        for name in filenames:
-            src = (Path(dirpath) / name).resolve()
-            dst = target / rel / name
-            if link:
-                dst.symlink_to(src)
-            else:
-                shutil.copy2(src, dst)
+        return []
+    files = list_context_files(source)
+    refused = list(files.refused)
+    budget = InputBudget(InputLimits.from_env())
+    for src in sorted(files.csv + files.json + files.db + files.doc + files.video + files.other
+                      + files.hidden + ([files.knowledge] if files.knowledge else [])):
+        rel = files.relative(src)
+        dst = target / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if link:
+            dst.symlink_to(src.resolve())
+            continue
+        size = src.stat().st_size
+        if reason := budget.refusal(size):
+            refused.append((rel, reason.replace("not loaded", "not copied")))
+            continue
+        shutil.copyfile(src.resolve(), dst)
+        budget.spend(size)
+    return refused
 
 
 def _remove(path: Path) -> None:

@@ -13,6 +13,7 @@ from typing import Literal
 import datasolver
 from datasolver.clip import clip
 from datasolver.data import LOADED_ENV
+from datasolver.data.input_files import outside_links_env
 from datasolver.sandbox import SandboxLimits, SandboxRun, run_sandboxed, safe_files
 from datasolver.sandbox.fork_server import DATA_STACK
 from datasolver.solver.checks import PREDICTION_MAX_BYTES
@@ -64,7 +65,8 @@ def run_solver_script(task_scratch_dir: Path | ScratchLayout, limits: SandboxLim
         log_dir=layout.tmp,
         read_dirs=[layout.root],
         limits=limits,
-        extra_env={"PYTHONPATH": python_path, **({LOADED_ENV: str(loaded_catalog)} if loaded_catalog else {})},
+        extra_env={"PYTHONPATH": python_path, **({LOADED_ENV: str(loaded_catalog)} if loaded_catalog else {}),
+                   **outside_links_env()},
     )
     if run.timed_out or run.returncode != 0:
         clear_prediction(layout)

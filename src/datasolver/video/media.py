@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from datasolver.data.input_files import walk_inputs
+
 VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".webm", ".avi")
 AUDIO_SUFFIXES = (".mp3", ".wav", ".m4a", ".aac", ".flac")
 MEDIA_SUFFIXES = VIDEO_SUFFIXES + AUDIO_SUFFIXES
@@ -18,8 +20,9 @@ def is_audio_only(path: Path) -> bool:
 
 
 def find_media(task_dir: Path) -> list[Path]:
-    """Every video and audio file under `task_dir/context/` (symlinks followed), sorted."""
+    """Every video and audio file under `task_dir/context/` that the data room's input check
+    accepts (regular files inside the task; links out of it only with the opt-in), sorted."""
     context = Path(task_dir) / "context"
     if not context.is_dir():
         return []
-    return sorted(p for p in context.rglob("*") if p.is_file() and is_media(p))
+    return sorted(p for p in walk_inputs(context).files if is_media(p))

@@ -1,0 +1,23 @@
+"""`--follow-outside-links`: the one opt-in for context links that leave the task folder."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from datasolver.data.input_files import FOLLOW_OUTSIDE_ENV, FOLLOW_OUTSIDE_FLAG
+
+
+def _allow(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    # The data room's one check reads the variable, so every catalog of this process (and the
+    # sandboxed solver.py, which is given it) decides alike.
+    if value:
+        os.environ[FOLLOW_OUTSIDE_ENV] = "1"
+
+
+follow_outside_links = click.option(
+    FOLLOW_OUTSIDE_FLAG, is_flag=True, expose_value=False, callback=_allow, is_eager=True,
+    help="Also read context files that are links leading outside the task folder (default: such "
+         "links are skipped with a note; procfs, sysfs and devices are never read). Same as "
+         f"{FOLLOW_OUTSIDE_ENV}=1.")
