@@ -122,7 +122,9 @@ def test_a_link_in_the_cache_is_never_followed(tmp_path: Path, linked: str) -> N
         folder.symlink_to(elsewhere)
     planted = sorted(p.name for p in elsewhere.iterdir())
     with document_tables(task, cache=cache) as docs:
-        assert docs.notes == [f"document cache {cache} holds a symbolic link; not used (tables extracted into a temporary folder)"]
+        link = cache if linked == "root" else folder
+        assert docs.notes == [f"document cache: {link} is not a plain folder (a link is never followed); "
+                              "tables extracted into a temporary folder"]
         assert docs.derived is not None and not docs.derived.is_relative_to(elsewhere)
         with Catalog.open(task, extra_derived=docs.extra_derived) as catalog:
             assert catalog.query("SELECT count(*) FROM fare").rows == [(2,)]
@@ -136,3 +138,13 @@ def test_a_damaged_entry_is_made_again(tmp_path: Path) -> None:
     (entry / "manifest.json").unlink()
     with document_tables(task, cache=tmp_path / "cache") as docs:
         assert not docs.reused and docs.derived == entry and (entry / "manifest.json").is_file()
+
+
+def test_a_cache_that_cannot_be_written_falls_back_to_a_temporary_folder(tmp_path: Path) -> None:
+    task = _task(tmp_path)
+    (tmp_path / "file").write_text("not a folder", encoding="utf-8")
+    with document_tables(task, cache=tmp_path / "file" / "cache") as docs:
+        assert len(docs.notes) == 1 and docs.notes[0].startswith(f"document cache {tmp_path / 'file' / 'cache'} is not writable (")
+        assert docs.derived is not None and (docs.derived / "fare.csv").is_file()
+        tmp = docs.derived
+    assert not tmp.exists()

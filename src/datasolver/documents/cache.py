@@ -13,8 +13,8 @@ sees the same tables, the documents pass (`prepare_documents`, no model) runs on
   document or a new extractor never reuses old tables. A folder keeps only its newest entry.
 - an entry is written into a fresh `mkdtemp` folder (create-exclusive, 0700) and renamed into
   place whole, so a reader sees a complete entry or none; a symlink anywhere in the cache's own
-  folders (root, folder key, entry) is never followed: that open goes to a temporary folder
-  instead, with a note.
+  folders (root, folder key, entry) is never followed, and a cache that cannot be written is not
+  an error: that open extracts into a temporary folder instead, with a note.
 """
 
 from __future__ import annotations
@@ -99,42 +99,63 @@ def document_tables(folder: Path | str, *, cache: str | Path | None = None, extr
     docs = find_documents(context)
     if not docs:
         return DocumentTables()
-    base = cache_root(cache)
     result = DocumentTables()
-    folder_dir = entry = None
-    if base is not None:
-        folder_key = hashlib.sha256(str(context.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:32]
-        folder_dir, entry = base / folder_key, base / folder_key / _content_key(docs)
-        if _real_dir(base) is False or _real_dir(folder_dir) is False or _real_dir(entry) is False:
-            result.notes.append(f"document cache {base} holds a symbolic link; not used (tables extracted into a temporary folder)")
-            folder_dir = entry = None
-        elif _real_dir(entry) and _regular_file(entry / MANIFEST):
-            result.reused = True
-            return _from_entry(entry, result)
+    entry = _cache_entry(cache_root(cache), context, docs, result)
+    if entry is not None and _complete(entry):
+        result.reused = True
+        return _from_entry(entry, result)
     if not extract:
         result.unread = [SkippedDocument(d.source, NOT_EXTRACTED) for d in docs]
         return result
-    if folder_dir is None or entry is None:
-        result._tmp = Path(tempfile.mkdtemp(prefix="datasolver-docs-"))
-        _extract(context, result._tmp)
-        return _from_entry(result._tmp, result)
-    _make_dirs(folder_dir)
-    if _real_dir(entry):  # an entry without its manifest (damaged): made again
-        shutil.rmtree(entry, ignore_errors=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder_dir))
+    if entry is not None and _write_entry(context, entry, result):
+        return _from_entry(entry, result)
+    result._tmp = Path(tempfile.mkdtemp(prefix="datasolver-docs-"))
+    _extract(context, result._tmp)
+    return _from_entry(result._tmp, result)
+
+
+def _cache_entry(base: Path | None, context: Path, docs: list[Document], result: DocumentTables) -> Path | None:
+    """`<base>/<folder key>/<content key>`, or None without a cache or when a link is in the way (noted)."""
+    if base is None:
+        return None
+    folder_key = hashlib.sha256(str(context.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    entry = base / folder_key / _content_key(docs)
+    for path in (base, entry.parent, entry):
+        if _real_dir(path) is False:
+            result.notes.append(f"document cache: {path} is not a plain folder (a link is never followed); "
+                                "tables extracted into a temporary folder")
+            return None
+    return entry
+
+
+def _write_entry(context: Path, entry: Path, result: DocumentTables) -> bool:
+    """Extract into a fresh folder beside `entry` and rename it into place whole; False (noted)
+    when the cache cannot be written, so the caller extracts into a temporary folder instead."""
+    try:
+        _make_dirs(entry.parent)
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=entry.parent))
+    except OSError as exc:
+        result.notes.append(f"document cache {entry.parent.parent} is not writable ({exc}); tables extracted into a temporary folder")
+        return False
+    if _real_dir(entry) and not _complete(entry):
+        shutil.rmtree(entry, ignore_errors=True)  # damaged: an entry is renamed into place only whole
     try:
         _extract(context, tmp)
         try:
             os.rename(tmp, entry)  # atomic; fails when another process put the entry there first
         except OSError:
-            if not (_real_dir(entry) and _regular_file(entry / MANIFEST)):
+            if not _complete(entry):
                 raise
             shutil.rmtree(tmp, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    _drop_stale(folder_dir, keep=entry.name)
-    return _from_entry(entry, result)
+    _drop_stale(entry.parent, keep=entry.name)
+    return True
+
+
+def _complete(entry: Path) -> bool:
+    return _real_dir(entry) is True and _regular_file(entry / MANIFEST)
 
 
 def _content_key(docs: list[Document]) -> str:
@@ -181,7 +202,7 @@ def _real_dir(path: Path) -> bool | None:
     """True for a directory, None when absent, False for anything else (a link, a file)."""
     try:
         mode = os.lstat(path).st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     return stat.S_ISDIR(mode) or False
 
