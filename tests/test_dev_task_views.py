@@ -1,6 +1,6 @@
 """Issue 26, one view of a task's tables: on the RAW dev and dev-en folders (nothing prepared),
-`datasolver tables` lists every table the oracle needs with an exact row count, document tables
-included, and `datasolver sql TASK --csv OUT -- "<oracle sql>"` reproduces gold.csv (scored by the
+`datasolver tables` lists every table of the task (the oracle's n_tables_total) with an exact row
+count, among them every table the oracle needs, document tables included, and `datasolver sql TASK --csv OUT -- "<oracle sql>"` reproduces gold.csv (scored by the
 project's scorer). Skips without ../shared."""
 
 from __future__ import annotations
@@ -46,6 +46,10 @@ def test_tables_lists_every_oracle_table_with_its_row_count(name: str) -> None:
         result = runner.invoke(cli, ["tables", str(task)])
         assert result.exit_code == 0, (entry["task_id"], result.output)
         listed = {m[1]: m for m in map(_LISTING.match, result.output.splitlines()) if m}
+        # every table of the task, each with an exact row count, and no document left unread
+        assert len(listed) == entry["n_tables_total"], (entry["task_id"], result.output)
+        assert all(m[2].isdigit() for m in listed.values()), (entry["task_id"], result.output)
+        assert "unread document:" not in result.output, (entry["task_id"], result.output)
         for table in entry["tables"].values():
             m = listed.get(canonical_name(table["name"]))
             if m is None or not m[2].isdigit():
