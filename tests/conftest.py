@@ -35,6 +35,17 @@ def _no_real_model(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(var, raising=False)
 
 
+@pytest.fixture(scope="session")
+def _doc_cache_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("doc-cache")
+
+
+@pytest.fixture(autouse=True)
+def _private_doc_cache(monkeypatch: pytest.MonkeyPatch, _doc_cache_root: Path) -> None:
+    """Document tables extracted by `tables`, `sql` and `ask` go to the run's temp folder, never ~/.cache."""
+    monkeypatch.setenv("DATASOLVER_DOC_CACHE", str(_doc_cache_root))
+
+
 @pytest.fixture(autouse=True)
 def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests may talk to servers on this machine (the scripted model, MCP over HTTP), nothing else."""

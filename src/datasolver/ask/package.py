@@ -2,8 +2,9 @@
 
 DATA_DIR is a task folder (task.json + context/) or any folder of CSV / JSON / SQLite /
 documents. Documents become tables through the documents room's deterministic path (pipe tables,
-PDF tables; no model), written to a private temporary folder unless the caller names one, so
-the input is never written.
+PDF tables; no model), kept in the document cache `datasolver tables` and `datasolver sql` use
+(so all of them see the same tables), or written where the caller names; the input is never
+written.
 """
 
 from __future__ import annotations
@@ -12,15 +13,21 @@ import asyncio
 import shutil
 import tempfile
 from collections.abc import Iterable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from datasolver.ask.graph import Graph, find_graphs
 from datasolver.data import Catalog, DataError, load_task
 from datasolver.data.files import list_context_files
 
+if TYPE_CHECKING:
+    from datasolver.documents.cache import DocumentTables
+
 DERIVED_DIR = "derived"
+T = TypeVar("T")
 
 
 @dataclass
@@ -34,9 +41,12 @@ class DataPackage:
     notes: list[str] = field(default_factory=list)
     task_question: str | None = None
     _tmp: Path | None = None
+    _docs: DocumentTables | None = None
 
     def close(self) -> None:
         self.catalog.close()
+        if self._docs is not None:
+            self._docs.close()
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
@@ -55,10 +65,12 @@ def open_package(
     symmetric: Iterable[str] = (),
     derived_dir: Path | None = None,
     prepare_docs: bool = True,
+    doc_cache: str | Path | None = None,
 ) -> DataPackage:
     """Open `path` (task folder or plain data folder). `derived_dir` receives document tables
-    (default: a temporary folder removed on close); `symmetric` names relation types that hold
-    both ways in addition to those knowledge.md declares."""
+    (default: the document cache, `doc_cache` or `$DATASOLVER_DOC_CACHE`, see
+    `documents.cache`); `symmetric` names relation types that hold both ways in addition to
+    those knowledge.md declares."""
     root = Path(path)
     if cache_dir is not None:
         Path(cache_dir).mkdir(parents=True, exist_ok=True)
@@ -69,17 +81,27 @@ def open_package(
         knowledge = files.knowledge.read_text(encoding="utf-8", errors="replace") if files.knowledge else ""
         notes: list[str] = []
         extra: list[Path] = []
+        docs = None
         own_derived = root / DERIVED_DIR if context != root else None
-        if prepare_docs and files.doc and not (own_derived is not None and own_derived.is_dir() and derived_dir is None):
-            target = Path(derived_dir) if derived_dir is not None else tmp / DERIVED_DIR
-            notes += _prepare_documents(context, target)
-            if own_derived is None or target.resolve() != own_derived.resolve():
-                extra.append(target)
-        catalog = Catalog.open(root, cache_dir=tmp, extra_derived=extra)
+        if prepare_docs and files.doc and derived_dir is not None:
+            notes += _off_the_loop(lambda: _prepare_documents(context, Path(derived_dir)))
+            if own_derived is None or Path(derived_dir).resolve() != own_derived.resolve():
+                extra.append(Path(derived_dir))
+        elif prepare_docs and files.doc:
+            docs, more = _off_the_loop(lambda: _cached_documents(root, doc_cache))
+            notes += more
+            extra += docs.extra_derived if docs is not None else []
+        try:
+            catalog = Catalog.open(root, cache_dir=tmp, extra_derived=extra)
+        except BaseException:
+            if docs is not None:
+                docs.close()
+            raise
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    package = DataPackage(root, catalog, knowledge, notes=notes, task_question=_task_question(root), _tmp=tmp)
+    package = DataPackage(root, catalog, knowledge, notes=notes, task_question=_task_question(root), _tmp=tmp,
+                          _docs=docs)
     try:
         package.graphs = find_graphs(catalog, knowledge, symmetric)
     except DataError as exc:
@@ -91,20 +113,35 @@ def _prepare_documents(context: Path, target: Path) -> list[str]:
     """Deterministic document tables into `target`; problems become notes, never failures."""
     from datasolver.documents import DocError, prepare_documents
 
-    def run() -> list[str]:
-        report = prepare_documents(context, target)
-        return [f"document {s.source}: {s.reason}" for s in report.skipped] + list(report.warnings)
-
     try:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return run()
-        # Called from async code (an MCP server, a test): prepare_documents runs its own loop.
-        with ThreadPoolExecutor(1) as pool:
-            return pool.submit(run).result()
+        report = prepare_documents(context, target)
     except (DocError, OSError) as exc:
         return [f"documents not read: {exc}"]
+    return [f"document {s.source}: {s.reason}" for s in report.skipped] + list(report.warnings)
+
+
+def _cached_documents(root: Path, doc_cache: str | Path | None) -> tuple[DocumentTables | None, list[str]]:
+    """The folder's document tables from the shared document cache; problems become notes."""
+    from datasolver.documents import DocError
+    from datasolver.documents.cache import document_tables
+
+    try:
+        docs = document_tables(root, cache=doc_cache)
+    except (DocError, OSError) as exc:
+        return None, [f"documents not read: {exc}"]
+    notes = [f"document {s.source}: {s.reason}" for s in docs.unread] + docs.warnings + docs.notes
+    return docs, notes
+
+
+def _off_the_loop(run: Callable[[], T]) -> T:
+    """`run()`, in a worker thread when called from async code (an MCP server, a test): the
+    documents pass runs its own event loop and parses PDFs, which would stall the caller's."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return run()
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(run).result()
 
 
 def _task_question(root: Path) -> str | None:

@@ -2,31 +2,45 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
+from datasolver.cli.input_options import follow_outside_links
 from datasolver.data import Catalog, render_result
 from datasolver.data.relation import preview
-from datasolver.cli.input_options import follow_outside_links
+from datasolver.documents.cache import CACHE_ENV, document_tables
 from datasolver.terminal import printable
 
 DEFAULT_SQL_TIMEOUT_S = 300.0
+STDIN = "-"
+
+_doc_cache_option = click.option(
+    "--doc-cache", metavar="DIR|off",
+    help=f"Where document tables (Markdown / PDF tables) are extracted on first use and reused; `off`: a "
+         f"temporary folder each time. Default: ${CACHE_ENV}, else ~/.cache/datasolver/documents. "
+         "The input folder is never written.")
 
 
 @click.command("tables")
 @click.argument("task_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @follow_outside_links
 @click.option("--no-load", is_flag=True,
-              help="Do not read the tables; show only what headers and metadata tell (fast on huge files).")
-def tables_command(task_dir: Path, no_load: bool) -> None:
+              help="Do not read the tables; show only what headers and metadata tell (fast on huge files). "
+                   "Documents are then read only from the document cache.")
+@_doc_cache_option
+def tables_command(task_dir: Path, no_load: bool, doc_cache: str | None) -> None:
     """List every table of TASK_DIR (a task folder or any data folder).
 
     One line per table: canonical name, rows (~ = estimated, ? = unknown without loading),
     columns, source file, aliases and, for tables extracted from documents, their origin. Then
-    every file that could not be read, with the reason, and notes such as skipped ragged rows.
+    every file that could not be read, with the reason, every document that gave no table
+    (`unread document: …`, with the reason), and notes such as skipped ragged rows. Document
+    tables are the ones the agent sees: the same extraction, the same names.
     """
-    with Catalog.open(task_dir) as catalog:
+    with document_tables(task_dir, cache=doc_cache, extract=not no_load) as docs, \
+            Catalog.open(task_dir, extra_derived=docs.extra_derived) as catalog:
         if not no_load:
             catalog.load()
         infos = catalog.tables()
@@ -44,25 +58,83 @@ def tables_command(task_dir: Path, no_load: bool) -> None:
             click.echo("(no tables)")
         for item in catalog.skipped:
             click.echo(printable(f"unreadable: {item.path}: {item.reason}"))
+        for doc in docs.unread:
+            click.echo(printable(f"unread document: {doc.source}: {doc.reason}"))
         for item in catalog.notes:
             click.echo(printable(f"note: {item.path}: {item.reason}"))
+        for line in docs.warnings + docs.notes:
+            click.echo(printable(f"note: {line}"))
 
 
-@click.command("sql")
+class _SqlCommand(click.Command):
+    """`datasolver sql`, whose query may start with a `--` comment: such an argument cannot be an
+    option (an option name holds no whitespace), so it is read as the query, not refused as an
+    unknown option."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, queries_behind_separator(args))
+
+
+def queries_behind_separator(args: list[str]) -> list[str]:
+    """`args` with every argument that starts with `-` and has whitespace in its name part moved
+    behind the `--` separator (where click takes arguments literally), order kept."""
+    cut = args.index("--") if "--" in args else len(args)
+    head, tail = args[:cut], args[cut + 1:]
+    moved = [a for a in head if a.startswith("-") and any(c.isspace() for c in a.split("=", 1)[0])]
+    if not moved:
+        return args
+    return [a for a in head if a not in moved] + ["--", *moved, *tail]
+
+
+def read_query(query: str | None, query_file: Path | None) -> str:
+    """The SQL text from the QUERY argument, stdin (`-`) or --file."""
+    if query is not None and query_file is not None:
+        raise click.UsageError("give the query either as QUERY or with --file, not both")
+    if query_file is not None:
+        text = query_file.read_text(encoding="utf-8-sig")
+    elif query == STDIN:
+        text = sys.stdin.read()
+    elif query is None:
+        raise click.UsageError("no query: give QUERY, `-` to read it from stdin, or --file FILE")
+    else:
+        text = query
+    if not text.strip():
+        raise click.UsageError("the query is empty")
+    return text
+
+
+@click.command("sql", cls=_SqlCommand)
 @click.argument("task_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.argument("query")
+@click.argument("query", required=False)
+@click.option("--file", "query_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Read the query from this file (UTF-8) instead of QUERY.")
 @follow_outside_links
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(min=0), help="Rows to print.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the full result to this CSV file (UTF-8, header, no index).")
 @click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_SQL_TIMEOUT_S, show_default=True,
               metavar="SECONDS", help="Stop the query (and the table loads it needs) after this long; 0 = no limit.")
-def sql_command(task_dir: Path, query: str, limit: int, csv_path: Path | None, timeout: float) -> None:
+@_doc_cache_option
+def sql_command(task_dir: Path, query: str | None, query_file: Path | None, limit: int, csv_path: Path | None,
+                timeout: float, doc_cache: str | None) -> None:
     """Run read-only SQL (DuckDB dialect; common MySQL / T-SQL / SQLite slips are repaired)
     over every table of TASK_DIR and print the rewrites applied, the total row count and rows.
-    With --csv the query runs once: the rows shown are the first of those written.
+    With --csv the query runs once: the rows shown are the first of those written. Tables in
+    documents (Markdown / PDF tables) are queryable under the names `datasolver tables` lists.
+
+    QUERY is the SQL text; `-` reads it from stdin, and --file FILE from a file. A query that
+    starts with a `--` comment works as is; after the `--` separator every word is an
+    argument, never an option, whatever it starts with:
+
+    \b
+      datasolver sql TASK "SELECT count(*) FROM sales"
+      datasolver sql TASK --csv out.csv -- "-- top regions
+      SELECT region FROM sales"
+      cat query.sql | datasolver sql TASK -
     """
-    with Catalog.open(task_dir, timeout_s=timeout or None) as catalog:
+    query = read_query(query, query_file)
+    with document_tables(task_dir, cache=doc_cache) as docs, \
+            Catalog.open(task_dir, timeout_s=timeout or None, extra_derived=docs.extra_derived) as catalog:
         relation = catalog.sql(query)
         if csv_path is None:
             result = relation.fetch(limit)

@@ -4,6 +4,8 @@
 Outputs go to `<task>/derived/` (table files + manifest.json), which data.Catalog registers.
 """
 
+import importlib
+
 from datasolver.documents.errors import (
     DocError,
     DocumentSkipped,
@@ -14,8 +16,6 @@ from datasolver.documents.errors import (
 from datasolver.documents.hints import document_table_hints
 from datasolver.documents.model import DocReport, PrepareOptions, SkippedDocument, WrittenTable
 from datasolver.documents.prepare import prepare_documents, prepare_documents_async
-from datasolver.documents.structurize import StructurizeLimits, Structured, structurize_document
-from datasolver.documents.votes import VoteTally, tally_votes
 
 __all__ = [
     "DocError",
@@ -36,3 +36,18 @@ __all__ = [
     "structurize_document",
     "tally_votes",
 ]
+
+# The structurizer and the votes talk to a model (the LLM client and its SDK, ~0.35 CPU-s); the
+# deterministic path (`datasolver tables` / `sql` on a folder with documents) needs neither, so
+# they load on first use.
+_MODEL_NAMES = {
+    "StructurizeLimits": "structurize", "Structured": "structurize", "structurize_document": "structurize",
+    "VoteTally": "votes", "tally_votes": "votes",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _MODEL_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
