@@ -14,11 +14,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from datasolver.eval.normalize import NULL_LIKE  # the cells the official scorer reads as empty
 from datasolver.sandbox import UnsafeFile, safe_files
 from datasolver.solver.arrow_csv import read_clean_table
 
-# Cells the scorer normalizes to empty (case-insensitive, trimmed).
-NULL_LIKE = frozenset({"", "null", "none", "nan", "nat", "<na>"})
 _INDEX_NAMES = frozenset({"", "index", "unnamed: 0", "level_0"})
 
 
