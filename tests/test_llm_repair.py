@@ -8,7 +8,8 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from datasolver.llm import parse_tool_arguments, schema_brief, unknown_tool_message
+from datasolver.llm import parse_tool_arguments, schema_brief
+from datasolver.toolkit import unknown_tool_message
 
 
 class Query(BaseModel):

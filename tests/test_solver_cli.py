@@ -66,8 +66,8 @@ def test_tool_errors(tmp_path: Path) -> None:
     assert not_object.output == "Error: JSON_ARGS must be a JSON object, e.g. '{}'\n"
     unknown = runner.invoke(cli, ["tool", str(root), "write_file", "{}"])
     assert unknown.exit_code == 1
-    assert unknown.output == ("Error: no tool named 'write_file'; tools: explore_data, read_solver, edit_solver, "
-                              "run_solver\n")
+    assert unknown.output == ("Error: unknown tool 'write_file'. Valid tools: "
+                              "edit_solver, explore_data, read_solver, run_solver.\n")
     unprepared = runner.invoke(cli, ["tool", str(tmp_path), "read_solver", "{}"])
     assert unprepared.exit_code == 1 and "is not a prepared task scratch folder" in unprepared.output
     retry = runner.invoke(cli, ["tool", str(root), "read_solver", '{"offset": 0}', "--json"])

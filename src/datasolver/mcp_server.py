@@ -40,7 +40,7 @@ from datasolver.ask.prompts import render_prompt
 from datasolver.errors import error_record
 from datasolver.mcp_http import SHUTDOWN_GRACE_S, BearerAuth, Exposure, plan_exposure
 from datasolver.signals import terminate_unwinds
-from datasolver.toolkit import Tool, Toolbox, compact_validation
+from datasolver.toolkit import Tool, Toolbox, compact_validation, unknown_tool
 
 SERVER_NAME = "datasolver"
 READ_TOOLS = ("explore_data", "read_solver")
@@ -217,7 +217,7 @@ class _DataMCP(MCPServer):
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         names = [tool.name for tool in await self.list_tools()]
         if name not in names:
-            return _error_result("retry", f"unknown tool {name!r}; tools: {', '.join(names)}")
+            return _error_result("retry", unknown_tool(name, names))
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:

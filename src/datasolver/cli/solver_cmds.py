@@ -12,6 +12,7 @@ from datasolver.data.input_files import read_prepared_record
 from datasolver.llm import LLMConfigError, LLMSettings
 from datasolver.pipeline import prepare_task_documents
 from datasolver.solver import SolverToolbox, prepare_task, render_run, rerun_solver
+from datasolver.toolkit import unknown_tool
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
@@ -65,7 +66,7 @@ def tool_command(task_scratch_dir: Path, tool_name: str, json_args: str, as_json
         raise click.ClickException("JSON_ARGS must be a JSON object, e.g. '{}'")
     with SolverToolbox(task_scratch_dir) as toolbox:
         if tool_name not in toolbox.names:
-            raise click.ClickException(f"no tool named {tool_name!r}; tools: {', '.join(toolbox.names)}")
+            raise click.ClickException(unknown_tool(tool_name, toolbox.names))
         result = toolbox.call(tool_name, args)
     click.echo(json.dumps({"kind": result.kind, "ok": result.ok, "text": result.text}, ensure_ascii=False)
                if as_json else result.text)

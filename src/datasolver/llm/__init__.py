@@ -24,7 +24,7 @@ from .messages import (
     tool_message,
     user_message,
 )
-from .repair import ParsedArgs, loads_lenient, parse_tool_arguments, schema_brief, unknown_tool_message
+from .repair import ParsedArgs, loads_lenient, parse_tool_arguments, schema_brief
 from .response import ChatResult
 from .retry import parse_retry_after, retry_delay, should_retry
 from .settings import LLMSettings, read_key_file, redact_url
@@ -77,7 +77,6 @@ __all__ = [
     "system_message",
     "tool_message",
     "tools_prompt",
-    "unknown_tool_message",
     "user_message",
 ]
 

@@ -74,14 +74,6 @@ def parse_tool_arguments(
     return ParsedArgs(value=validated, repairs=repairs)
 
 
-def unknown_tool_message(name: str, valid_names: Iterable[str]) -> str:
-    """The tool result for a call to a tool that does not exist."""
-    names = sorted(valid_names)
-    close = difflib.get_close_matches(name, names, n=1)
-    hint = f" Did you mean '{close[0]}'?" if close else ""
-    return f"Error: unknown tool '{name}'.{hint} Valid tools: {', '.join(names)}. Call one of them."
-
-
 def schema_brief(model: type[BaseModel]) -> str:
     """A one-line sketch of the expected object: ``{"sql": string (required), "limit": integer}``."""
     schema = model.model_json_schema()

@@ -3,7 +3,9 @@ a tool is a typed function whose docstring is its prompt (`tool.py`), and one ru
 runs and traces the model's calls (`runner.py`)."""
 
 from datasolver.toolkit.runner import EVENT_TOOL_CRASH, ToolOutcome, ToolRunner
-from datasolver.toolkit.tool import ResultKind, Tool, Toolbox, ToolResult, compact_validation, kind_of
+from datasolver.toolkit.tool import (
+    ResultKind, Tool, Toolbox, ToolResult, compact_validation, kind_of, unknown_tool, unknown_tool_message,
+)
 
 __all__ = [
     "EVENT_TOOL_CRASH",
@@ -15,4 +17,6 @@ __all__ = [
     "Toolbox",
     "compact_validation",
     "kind_of",
+    "unknown_tool",
+    "unknown_tool_message",
 ]

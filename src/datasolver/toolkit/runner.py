@@ -18,8 +18,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from datasolver.clip import clip
-from datasolver.llm import ToolCall, TraceWriter, parse_tool_arguments, tool_message, unknown_tool_message
-from datasolver.toolkit.tool import Toolbox
+from datasolver.llm import ToolCall, TraceWriter, parse_tool_arguments, tool_message
+from datasolver.toolkit.tool import Toolbox, unknown_tool_message
 
 EVENT_TOOL_CRASH = "tool_crash"
 CLIP_NOTE = "ask for fewer rows or columns"

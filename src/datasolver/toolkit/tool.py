@@ -12,9 +12,10 @@ only the error root.
 from __future__ import annotations
 
 import copy
+import difflib
 import inspect
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
@@ -48,6 +49,19 @@ class ToolResult:
     @classmethod
     def failed(cls, text: str) -> ToolResult:
         return cls(text, "failed")
+
+
+def unknown_tool(name: str, valid_names: Iterable[str]) -> str:
+    """The one wording for a tool name that does not exist (agent, analyst, MCP, `datasolver tool`)."""
+    names = sorted(valid_names)
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f" Did you mean '{close[0]}'?" if close else ""
+    return f"unknown tool '{name}'.{hint} Valid tools: {', '.join(names)}."
+
+
+def unknown_tool_message(name: str, valid_names: Iterable[str]) -> str:
+    """The tool result for a model's call to a tool that does not exist."""
+    return f"Error: {unknown_tool(name, valid_names)} Call one of them."
 
 
 def kind_of(exc: BaseException) -> ResultKind | None:
@@ -134,7 +148,7 @@ class Toolbox(Generic[C]):
     def call(self, name: str, args: BaseModel | dict[str, Any]) -> ToolResult:
         """Validate `args` against the tool's model and run it; errors come back as results."""
         if name not in self._tools:
-            return ToolResult.retry(f"unknown tool {name!r}; tools: {', '.join(self._tools)}")
+            return ToolResult.retry(unknown_tool(name, self._tools))
         tool = self._tools[name]
         try:
             validated = tool.validate(args)
