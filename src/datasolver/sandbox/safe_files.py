@@ -14,13 +14,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import shutil
 import stat
-import tempfile
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+from datasolver import safe_write
 from datasolver.sandbox.errors import UnsafeFile
 
 DEFAULT_READ_CAP = 16 << 20  # solver.py and its pristine copy are a few KiB
@@ -96,20 +95,10 @@ def is_regular(path: Path) -> bool:
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:
-    """Replace `path` in one step through a new, unpredictably named file (O_EXCL, O_NOFOLLOW)."""
+    """Replace `path` in one step, never through a link: the one temp-file-and-rename of
+    `safe_write`, walking from the grandparent so a linked parent folder is refused too."""
     path = Path(path)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    with directory(path.parent) as dir_fd:
-        tmp = f".{path.name}.{secrets.token_hex(8)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dir_fd)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(payload)
-            os.replace(tmp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=dir_fd)
-            raise
+    safe_write.write_file(path, data, base=path.parent.parent)
 
 
 def remove(path: Path) -> None:
@@ -122,25 +111,3 @@ def remove(path: Path) -> None:
             pass
         except IsADirectoryError:
             shutil.rmtree(path)  # fd-based walk: symlinks inside are removed, never followed
-
-
-def copy_regular(source: Path, target: Path, *, max_bytes: int) -> Path:
-    """Copy the regular file `source` (never through a symlink) to `target` atomically."""
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open_regular(source, max_bytes=max_bytes) as src:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as dst:
-                copied = 0
-                while chunk := src.read(1 << 20):
-                    copied += len(chunk)
-                    if copied > max_bytes:
-                        raise UnsafeFile(f"{Path(source).name} grew over the {max_bytes}-byte limit while being copied")
-                    dst.write(chunk)
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-    return target
