@@ -20,3 +20,11 @@ def test_a_plain_cut_fits_the_limit_with_its_mark() -> None:
 def test_a_counted_cut_keeps_the_limit_and_says_how_much_went() -> None:
     assert clip("abcdef", 2, counted=True) == "ab\n… (4 more characters cut)"
     assert clip("abcdef", 2, note="ask for less") == "ab\n… (4 more characters cut; ask for less)"
+
+
+def test_a_name_list_is_cut_with_a_count_of_what_was_left_out():
+    from datasolver.clip import clip_names
+
+    assert clip_names(["a", "b"], 2) == "a, b"
+    assert clip_names(["a", "b", "c", "d"], 2) == "a, b, … (+2 more)"
+    assert clip_names([], 3) == ""

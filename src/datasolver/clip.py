@@ -23,4 +23,10 @@ def clip(text: str, limit: int, *, keep_end: bool = False, counted: bool = False
     return text[:keep] + ELLIPSIS
 
 
-__all__ = ["ELLIPSIS", "clip"]
+def clip_names(names: list[str], limit: int) -> str:
+    """`a, b, c` with at most `limit` names, then `… (+N more)`: a table's column list in a listing."""
+    shown = ", ".join(names[:limit])
+    return shown + (f", {ELLIPSIS} (+{len(names) - limit} more)" if len(names) > limit else "")
+
+
+__all__ = ["ELLIPSIS", "clip", "clip_names"]

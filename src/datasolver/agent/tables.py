@@ -13,7 +13,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from datasolver.agent.tokens import estimate_tokens
-from datasolver.clip import clip
+from datasolver.clip import clip, clip_names
 from datasolver.data import Catalog, DataError, TableInfo, TableProfile, profile_table
 from datasolver.data.schema_groups import (
     ColumnNotes,
@@ -118,16 +118,14 @@ def describe_tables(catalog: Catalog, *, max_rows: int = 500_000, max_chars: int
 
 def one_line(info: TableInfo, why: str = "", columns_as: str | None = None) -> str:
     """`name: ~rows rows, from file [why]; columns: a, b, c` (no loading needed)."""
-    rows = "?" if info.rows is None else (f"{info.rows}" if info.rows_exact else f"~{info.rows}")
+    rows = info.rows_label
     head = f"{info.name}: {rows} rows, {source_text(info.name, info.source_file, info.origin)}"
     if why:
         head += f" [{why}]"
     if columns_as is not None:
         return head + f"; columns as {columns_as}"
     columns = info.columns or []
-    shown = ", ".join(columns[:MAX_COLUMNS_LISTED])
-    if len(columns) > MAX_COLUMNS_LISTED:
-        shown += f", … (+{len(columns) - MAX_COLUMNS_LISTED} more)"
+    shown = clip_names(columns, MAX_COLUMNS_LISTED)
     return head + (f"; columns: {shown}" if columns else "")
 
 

@@ -18,6 +18,7 @@ from datasolver.ask.ops import Aggregation, SortKey, filter_sql, group_sql, join
 from datasolver.ask.package import DataPackage
 from datasolver.ask.render import describe_handle, render_table
 from datasolver.ask.refs import parse_ref
+from datasolver.clip import clip_names
 from datasolver.data import join_candidates, lint_knowledge, render_joins
 from datasolver.toolkit import ToolResult
 
@@ -51,9 +52,9 @@ def table_overview(package: DataPackage, with_graphs: bool = True) -> str:
     """One line per table (also the table list of the analyst's prompt, which names graphs apart)."""
     lines = []
     for info in package.catalog.tables():
-        rows = "?" if info.rows is None else (str(info.rows) if info.rows_exact else f"~{info.rows}")
+        rows = info.rows_label
         columns = info.columns or []
-        shown = ", ".join(columns[:MAX_COLUMNS_LISTED]) + (f", … ({len(columns)} columns)" if len(columns) > MAX_COLUMNS_LISTED else "")
+        shown = clip_names(columns, MAX_COLUMNS_LISTED)
         origin = f"; {info.origin}" if info.origin else ""
         lines.append(f"- {info.name} ({rows} rows; {info.source_file}{origin}): {shown}")
     for graph in package.graphs if with_graphs else []:

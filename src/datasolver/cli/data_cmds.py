@@ -46,7 +46,7 @@ def tables_command(task_dir: Path, no_load: bool, doc_cache: str | None) -> None
         infos = catalog.tables()
         width = max((len(i.name) for i in infos), default=4)
         for info in infos:
-            rows = "?" if info.rows is None else (str(info.rows) if info.rows_exact else f"~{info.rows}")
+            rows = info.rows_label
             cols = "?" if info.columns is None else str(len(info.columns))
             line = f"{info.name:<{width}}  rows {rows:>8}  cols {cols:>3}  {info.source_file}"
             if info.aliases:

@@ -23,6 +23,13 @@ class TableInfo:
     loaded: bool = False
     rows_exact: bool = True
 
+    @property
+    def rows_label(self) -> str:
+        """The row count as every listing shows it: `120`, `~120` (an estimate) or `?` (unknown)."""
+        if self.rows is None:
+            return "?"
+        return str(self.rows) if self.rows_exact else f"~{self.rows}"
+
 
 @dataclass
 class QueryResult:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
+from datasolver.clip import clip_names
 from datasolver.data.names import canonical_name
 from datasolver.documents.manifest import MANIFEST, load_manifest
 
@@ -43,9 +44,7 @@ def document_table_hints(task_scratch_dir: Path, described: Collection[str] = ()
     lines = ["Document tables:"]
     for e in entries:
         columns = list(e.get("columns") or [])
-        shown = ", ".join(columns[:MAX_COLUMNS_SHOWN])
-        if len(columns) > MAX_COLUMNS_SHOWN:
-            shown += f", … (+{len(columns) - MAX_COLUMNS_SHOWN} more)"
+        shown = clip_names(columns, MAX_COLUMNS_SHOWN)
         how = _METHOD_WORDS.get(e.get("method", ""), e.get("method", ""))
         key = f"; key {e['key']}" if e.get("key") else ""
         if canonical_name(e["table"]) in named:

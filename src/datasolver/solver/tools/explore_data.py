@@ -102,7 +102,7 @@ def _render_tables(ctx: ToolContext) -> str:
     tables = catalog.tables()
     lines = [f"tables: {len(tables)}", "name\tkind\trows\tcolumns\taliases"]
     for t in tables:
-        rows = "?" if t.rows is None else f"{t.rows}" if t.rows_exact else f"~{t.rows}"
+        rows = t.rows_label
         columns = "?" if t.columns is None else str(len(t.columns))
         lines.append(f"{t.name}\t{t.kind}\t{rows}\t{columns}\t{', '.join(t.aliases)}")
     skipped = catalog.skipped
