@@ -237,12 +237,13 @@ def die_with_parent() -> None:
     _check(_libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
 
 
-def enter_namespaces(network: bool = True) -> None:
+def enter_namespaces(network: bool = True, ipc: bool = True) -> None:
     """Move this process into new user, IPC (no SysV IPC object or POSIX message queue of another
     process is visible) and UTS (its own host name) namespaces, and a network one; its next child
     starts a PID namespace."""
     uid, gid = os.getuid(), os.getgid()
-    flags = _CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWIPC | _CLONE_NEWUTS | (_CLONE_NEWNET if network else 0)
+    flags = _CLONE_NEWUSER | _CLONE_NEWPID | (_CLONE_NEWNET if network else 0)
+    flags |= (_CLONE_NEWIPC | _CLONE_NEWUTS) if ipc else 0
     libc = _libc()
     _check(libc.unshare(ctypes.c_int(flags)), "unshare")
     with open("/proc/self/setgroups", "w") as fh:
@@ -251,7 +252,8 @@ def enter_namespaces(network: bool = True) -> None:
         fh.write(f"0 {uid} 1")
     with open("/proc/self/gid_map", "w") as fh:
         fh.write(f"0 {gid} 1")
-    _check(libc.sethostname(HOSTNAME, ctypes.c_size_t(len(HOSTNAME))), "sethostname")
+    if ipc:
+        _check(libc.sethostname(HOSTNAME, ctypes.c_size_t(len(HOSTNAME))), "sethostname")
 
 
 def cap_processes(max_processes: int, in_namespace: bool, outer_uid: int = 1) -> dict:
@@ -307,10 +309,11 @@ def spawn_contained(config: dict, command: list[str], become=None) -> int:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if config.get("namespaces", True):
         try:
-            enter_namespaces(network=config.get("network", True))
+            ipc = config.get("ipc", True)
+            enter_namespaces(network=config.get("network", True), ipc=ipc)
             die_with_parent()  # the namespace switch reset it
-            status.update(pid_namespace=True, network_namespace=config.get("network", True), ipc_namespace=True,
-                          uts_namespace=True)
+            status.update(pid_namespace=True, network_namespace=config.get("network", True), ipc_namespace=ipc,
+                          uts_namespace=ipc)
         except OSError as exc:
             status["namespace_error"] = str(exc)
     if not status["pid_namespace"]:

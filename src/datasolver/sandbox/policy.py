@@ -46,6 +46,7 @@ class SandboxLimits:
     confine_reads: bool = True  # Landlock read rules: only the allow-list (read_allowlist) is readable
     block_unix_sockets: bool = True  # seccomp: socket(AF_UNIX), io_uring and the kernel keyring calls refused
     isolate_network: bool = True  # a network namespace (with the user + PID namespaces) when it works here
+    isolate_ipc: bool = True  # IPC + UTS namespaces: no SysV IPC object of another process, the host name hidden
 
     def resolved_cpu_seconds(self) -> int | None:
         if self.cpu_seconds is not None:
@@ -153,6 +154,7 @@ def launch_config(write_dirs: list[Path], limits: SandboxLimits, *, read_dirs: l
         "landlock": limits.landlock,
         "namespaces": True,
         "network": limits.isolate_network,
+        "ipc": limits.isolate_ipc,
         "block_unix_sockets": limits.block_unix_sockets,
         "status_fd": status_fd,
         "limits": {

@@ -376,7 +376,7 @@ def _guard_notes(guards: dict, limits: SandboxLimits) -> list[str]:
                      "parent links only")
     if limits.isolate_network and not guards.get("network_namespace"):
         notes.append("network namespace unavailable: only TCP is blocked (by Landlock, when present)")
-    elif not guards.get("ipc_namespace"):
+    elif limits.isolate_ipc and not guards.get("ipc_namespace"):
         notes.append("IPC namespace not used: SysV shared memory and message queues outside are reachable")
     if limits.block_unix_sockets and not guards.get("unix_sockets_blocked"):
         why = guards.get("seccomp_error", "no seccomp filter")
