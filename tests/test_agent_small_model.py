@@ -73,8 +73,8 @@ def test_a_long_prose_plan_is_cut_at_the_cap_and_the_sql_block_answers(scratch: 
     outcome, server, events = solve(scratch, [RUN_SOLVER_DEFAULTS, PROSE_PLAN, sql_block(PAPER_SQL), DONE])
     assert outcome.status == "solved"
     assert server.requests[1]["max_tokens"] == Limits().tool_reply_tokens  # a call was expected
-    [cut] = [e for e in events if e["event"] == "cut_off"]
-    [response] = [e for e in events if e["event"] == "response" and e.get("request_id") == cut["request_id"]]
+    [sent_back] = [e for e in events if e["event"] == "sent_back"]  # cut, then sent back like prose
+    [response] = [e for e in events if e["event"] == "response" and e.get("request_id") == sent_back["request_id"]]
     assert response["usage"]["completion_tokens"] <= Limits().tool_reply_tokens + 20  # not the whole 584 tokens
 
 
