@@ -26,9 +26,10 @@ from tests.conftest import SHARED
 
 ANSWER_CSV = "title\nAdaptive Joins\nMedian Sketches\nZebra Streams\n"
 
-# The replies, as the model wrote them.
-RUN_SOLVER_DEFAULTS = text(json.dumps({"name": "run_solver", "arguments": {"self_check": True, "show_rows": 5,
-                                                                           "timeout": 120}}))
+# The replies, as the model wrote them: recorded ones where we have them (tests/fixtures), else in
+# the style the issue describes.
+RECORDED = json.loads((Path(__file__).parent / "fixtures" / "small_model_replies.json").read_text(encoding="utf-8"))
+RUN_SOLVER_DEFAULTS = text(RECORDED["run_solver_defaults"]["reply"])  # a ```json block, the schema's defaults
 RESULT_NONE = text("```python\nresult = None\n```")
 MADE_UP_PATH = text("To answer, load the data and filter it:\n```python\nimport pandas as pd\n"
                     "df = pd.read_csv('/data/papers/paper.csv')\n"
