@@ -44,15 +44,17 @@ def test_a_thinking_model_is_never_capped(scratch: Path) -> None:
     assert outcome.status == "solved" and max_tokens == [USUAL] * 4
 
 
-def test_a_long_plan_is_cut_at_the_cap_and_the_retry_has_the_usual_room(scratch: Path) -> None:
+def test_a_long_plan_is_cut_at_the_cap_sent_back_once_and_the_rest_has_the_usual_room(scratch: Path) -> None:
     script = [tool_call("run_solver", {}), text(PLAN), tool_call("edit_solver", {"sql": PAPER_SQL}),
               tool_call("run_solver", {}), text("Done.")]
     outcome, max_tokens, events = solve(scratch, script)
-    assert outcome.status == "solved"
+    assert outcome.status == "solved" and outcome.requests == 5
     assert max_tokens == [USUAL, 512, USUAL, USUAL, USUAL]
-    [cut] = [e for e in events if e["event"] == "cut_off"]
-    [response] = [e for e in events if e["event"] == "response" and e.get("request_id") == cut["request_id"]]
-    assert response["usage"]["completion_tokens"] <= 512 + 20
+    # The cut reply is answered like any reply without a call: one send-back, no extra cut-off nudge.
+    [sent_back] = [e for e in events if e["event"] == "sent_back"]
+    assert not [e for e in events if e["event"] == "cut_off"]
+    [response] = [e for e in events if e["event"] == "response" and e.get("request_id") == sent_back["request_id"]]
+    assert response["usage"]["completion_tokens"] <= 512 + 20 and response["finish_reason"] == "length"
 
 
 def test_no_cap_when_switched_off(scratch: Path) -> None:

@@ -222,3 +222,16 @@ def test_a_large_answer_is_checked_on_a_sample_and_the_line_says_so(catalog) -> 
     assert "is NULL in all 1000000 rows" in nulls and "sample" not in nulls
     whole = AnswerContext("?", "", ["SELECT 1"], ["a"], [["1"], ["1"]], catalog, total_rows=2, non_null=[2])
     assert "sample" not in run_answer_checks(whole).lines()[0]
+
+
+def test_a_null_typed_into_the_select_list_is_named_even_when_every_cell_is_null(catalog) -> None:
+    # The right answer is itself a row of NULLs (a filter that matches nothing, as some gold
+    # answers are); the column added as a NULL literal is still an extra column.
+    base = "SELECT sum(amount) AS total FROM orders WHERE city = 'Rome'"
+    wrong = f"SELECT *, CAST(NULL AS VARCHAR) AS joined_value FROM ({base}) AS answer"
+    report = checks(catalog, "What is the total amount of the orders from Rome?", wrong,
+                    ["total", "joined_value"], [["", ""]])
+    assert report.names == ["empty_result", "all_null_column"], report.lines()
+    assert "'joined_value'" in report.lines()[1] and "'total'" not in report.lines()[1]
+    assert checks(catalog, "What is the total amount of the orders from Rome?", base, ["total"],
+                  [[""]]).names == ["empty_result"]

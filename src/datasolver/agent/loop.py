@@ -116,11 +116,13 @@ class AttemptResult:
     run_ok: bool = False  # the latest run_solver of this attempt said OK
     must_submit: str | None = None  # why the governor told the model to submit now
     cap_lifted: bool = False  # a reply was cut off: no tool_reply_tokens cap for the rest of the attempt
+    last_capped: bool = False  # the latest request asked for at most tool_reply_tokens
     error_streak: ErrorStreak = field(default_factory=ErrorStreak, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out.pop("error_streak")
+        out.pop("last_capped")
         return out
 
 
@@ -204,7 +206,10 @@ async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> Attem
             state.cap_lifted = True  # the next replies of this attempt get the usual room
         if not calls and not run.has_prediction() and await adopt_written_query(conv, result, run, state):
             continue  # (a cut reply too: its query block was closed, so the query is whole)
-        if not calls and result.finish_reason == CUT_OFF and state.cut_offs < run.limits.cut_off_retries:
+        # A reply cut by the cap is answered like any reply without a call (sent back once): a
+        # cut-off nudge as well would cost one more request.
+        if (not calls and result.finish_reason == CUT_OFF and not state.last_capped
+                and state.cut_offs < run.limits.cut_off_retries):
             state.cut_offs += 1
             run.event(EVENT_CUT_OFF, attempt=number, request_id=result.request_id)
             conv.append(user_message(render_prompt("cut_off")))
@@ -263,6 +268,7 @@ async def call_model(
     shrinks = 0
     options = dict(run.chat_options)
     cap = reply_cap(run, state)
+    state.last_capped = cap is not None
     if cap is not None:
         options["max_tokens"] = cap
     while True:

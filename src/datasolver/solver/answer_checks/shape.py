@@ -105,12 +105,18 @@ def duplicate_rows(ctx: AnswerContext) -> list[CheckFinding]:
 
 
 def all_null_column(ctx: AnswerContext) -> list[CheckFinding]:
-    if not ctx.rows or ctx.every_cell_null():
-        return []  # no rows, or nothing but NULLs: empty_result says which filter found nothing
+    if not ctx.rows:
+        return []
+    columns = ctx.null_columns()
+    if ctx.every_cell_null():
+        # Nothing but NULLs: empty_result says which filter found nothing. Only a NULL typed into
+        # the SELECT list is named here too: it is an extra column whatever the filters find.
+        parsed = ctx.parsed
+        columns = [i for i in columns if parsed is not None and parsed.is_null_literal(ctx.columns[i])]
     return [CheckFinding("all_null_column", (
         f"column {ctx.columns[index]!r} is NULL in all {ctx.n_rows} rows: a wrong column, a join that found "
         "nothing, or a TRY_CAST that failed. Fix it, or drop it if the question does not ask for it."))
-        for index in ctx.null_columns()]
+        for index in columns]
 
 
 def text_numbers(ctx: AnswerContext) -> list[CheckFinding]:

@@ -62,6 +62,13 @@ class ParsedSql:
         expr = self.outputs().get(name)
         return isinstance(expr, exp.Literal)
 
+    def is_null_literal(self, name: str) -> bool:
+        """Output column `name` is a NULL typed into the top-level SELECT list (`CAST(NULL AS …)` too)."""
+        expr = self.outputs().get(name)
+        while isinstance(expr, (exp.Cast, exp.TryCast)):
+            expr = expr.this
+        return isinstance(expr, exp.Null)
+
     def repeats_by_union_all(self) -> bool:
         """The top level is a UNION ALL: its branches can repeat rows whatever their WHERE lists."""
         return isinstance(self.tree, exp.Union) and not self.tree.args.get("distinct")
