@@ -10,8 +10,10 @@ further: when every column of such a list is a column of every table the list is
 meaning can stand on one line of the table section (a table's own column line, or a schema
 group's line when all of the group's tables get the same meaning), the meanings become notes on
 those column lines and the list leaves the knowledge text. A key line whose every column is such a
-column becomes notes the same way (`primary key`, `→ t.y` for a reference, `joins t.y`; the
-target's table under its canonical name). A name is matched as written, or after Unicode
+column is said the same way: a primary key as a note (`primary key`, `主键`; none for a key the
+writer inferred when the profile shows the column unique without NULLs), a reference or join as
+one line at the end of the table section per group of columns that hold the same key values
+(`author.oid = organization.oid`, canonical names; `a = b` and `a = c` make one group `a = b = c`). A name is matched as written, or after Unicode
 normalization (NFKC: full-width parentheses, trailing spaces, case); a list with a name that
 matches no column stays. A section about one table (its heading names it) that is left with
 nothing but its row count, equal to the profile's, goes as a whole: the table section says it.
@@ -42,13 +44,14 @@ from datasolver.data.pipe_tables import find_pipe_tables
 from datasolver.data.schema_groups import shared_notes
 
 LISTING_NOTE = "(a listing of the {n} tables, all under Tables)"
+_REFERENCE_VERBS = {"→", "->", "references", "refers to", "引用"}
+JOINS_HEADING = "Join keys (knowledge.md; a line's columns hold the same values):"
 _HEADING = re.compile(r"^#{1,6}\s+(?P<title>.*)$")
 _PLACEHOLDER = re.compile(r"<[^<>]+>")
 _CATEGORY_SCOPE = re.compile(r"^(?P<category>.+?)[(（](?P<scope>.+)[)）]$")
 _ROWS_LINE = re.compile(r"^\s*(?:共\s*)?(?P<n>\d[\d,]*)\s*(?:rows?|行)\s*[.。]?\s*$", re.IGNORECASE)
 _HEADING_ROWS = re.compile(r"\s*[(（]\s*(?:共\s*)?(?P<n>\d[\d,]*)\s*(?:rows?|行)\s*[)）]\s*$", re.IGNORECASE)
 _TABLE_WORD = re.compile(r"^(?:table\b|表(?=\s|[:：]))\s*[:：]?\s*", re.IGNORECASE)
-_REFERENCE_VERBS = {"→", "->", "references", "refers to", "引用"}
 
 Notes = dict[str, dict[str, str]]  # table -> column -> note
 
@@ -60,6 +63,13 @@ class MergedKnowledge:
 
     text: str
     notes: Notes = field(default_factory=dict)
+    joins: tuple[tuple[str, ...], ...] = ()  # `table.column` groups that hold the same key values
+
+    def join_text(self) -> str:
+        """The join keys as lines for the end of the table section; "" without any."""
+        if not self.joins:
+            return ""
+        return "\n\n" + "\n".join([JOINS_HEADING] + [f"  {' = '.join(group)}" for group in self.joins])
 
 
 @dataclass
@@ -122,13 +132,20 @@ def merge_knowledge(knowledge: str, digest: TableDigest | None, folded: Collecti
     groups = digest.groups(folded)
     profiles = {t.name: t for g in groups for t in g.tables}
     candidates: dict[int, Notes] = {}
+    links: dict[int, list[_Link]] = {}
     for k, part in enumerate(parts):
-        found = (_list_notes(part, digest, profiles) if isinstance(part, _Block)
-                 else _key_notes(part, digest, profiles) if isinstance(part, _KeyLine) else None)
-        if found is not None:
+        if isinstance(part, _KeyLine) and (keys := _key_notes(part, digest, profiles)) is not None:
+            candidates[k], links[k] = keys
+    keyed: dict[str, set[str]] = {}  # `table.column` -> the columns its key lines join it to
+    for link in (link for found in links.values() for link in found):
+        keyed.setdefault(link.left, set()).add(link.right)
+        keyed.setdefault(link.right, set()).add(link.left)
+    for k, part in enumerate(parts):
+        if isinstance(part, _Block) and (found := _list_notes(part, digest, profiles, keyed)) is not None:
             candidates[k] = found
     while True:  # drop the parts whose notes cannot all stand on a line; the rest may then fit
-        notes, owners, clash = _gather(candidates, parts)
+        joins, pair_notes = _joins(candidates, links)
+        notes, owners, clash = _gather({k: _plus(v, pair_notes.get(k, {})) for k, v in candidates.items()}, parts)
         for group in groups:
             shown = shared_notes(group, notes)
             for table in group.tables:
@@ -142,7 +159,7 @@ def merge_knowledge(knowledge: str, digest: TableDigest | None, folded: Collecti
     rendered = [[] if k in candidates else _compacted(p, names) if isinstance(p, _Block) else _lines(p)
                 for k, p in enumerate(parts)]
     _drop_emptied_sections(parts, rendered, digest, profiles)
-    return MergedKnowledge(_render(rendered, knowledge), {t: dict(c) for t, c in notes.items() if c})
+    return MergedKnowledge(_render(rendered, knowledge), {t: dict(c) for t, c in notes.items() if c}, joins)
 
 
 def _parse(knowledge: str) -> list[_Part]:
@@ -256,7 +273,7 @@ def _section_tables(heading: str, prose: str, digest: TableDigest) -> list[Table
     return [e for e in digest.entries if any(_about(heading, prose, n) for n in _names(e) if n)]
 
 
-def _list_notes(block: _Block, digest: TableDigest, profiles: dict) -> Notes | None:
+def _list_notes(block: _Block, digest: TableDigest, profiles: dict, keyed: dict[str, set[str]]) -> Notes | None:
     """Notes (table -> column -> meaning) for a column list whose every table is described in
     full and has every listed column; None for any other block."""
     if block.columns is None:
@@ -264,49 +281,163 @@ def _list_notes(block: _Block, digest: TableDigest, profiles: dict) -> Notes | N
     tables = _section_tables(block.heading, block.prose, digest)
     if not tables or any(e.name not in profiles for e in tables):
         return None
-    rows = [(name, _meaning(block.columns.kept(row))) for name, row in zip(block.columns.names(), block.columns.rows)]
+    rows = [(name, block.columns.kept(row)) for name, row in zip(block.columns.names(), block.columns.rows)]
     notes: Notes = {}
     for entry in tables:
         columns = [c.name for c in profiles[entry.name].columns]
         resolved = [_resolve(name, columns) for name, _ in rows]
         if None in resolved or len(set(resolved)) < len(resolved):  # a name no column has, or one column twice
             return None
-        for column, (_, note) in zip(resolved, rows):
-            if note:
+        for column, (_, kept) in zip(resolved, rows):
+            joined = keyed.get(f"{entry.name}.{column}", set())
+            if note := _meaning([k for k in kept if not _restates(k, column, entry.name, joined)]):
                 notes.setdefault(entry.name, {})[column] = note
     return notes
 
 
-def _key_notes(line: _KeyLine, digest: TableDigest, profiles: dict) -> Notes | None:
-    """Notes for a key line whose every column is a column of a table described in full (named
-    `table.column`, or a column of the section's tables); None otherwise."""
+def _restates(text: str, column: str, table: str, joined: Collection[str] = ()) -> bool:
+    """Whether an English meaning only spells out the column's and its table's names ("The name of
+    the airline" for airline.airline_name, "Indicates whether the course has a lab or not" for
+    course.has_lab), or, for a column the key lines join to others, that key ("Foreign key
+    referencing the author table's primary key" for writes.aid, joined to author.aid)."""
+    if not text.isascii():
+        return False
+    said = _words(column) | _words(table)
+    if joined:
+        said |= _KEY_WORDS.union(*(_words(other.replace(".", " ")) for other in joined))
+    return bool(said) and _words(re.sub(r"\bor not\b", "", text)) <= said
+
+
+_STOP_WORDS = frozenset("""a an the of for each every this that its it is are in on to by at with as and or which who
+    where given unique record row entry table column field located associated assigned belongs belong
+    corresponding indicates whether any""".split())
+_KEY_WORDS = frozenset("foreign primary key referencing references refers reference pointing points".split())
+_NAME_SUFFIXES = ("id", "name", "code", "num", "count", "type", "date", "time", "year")
+_SAME_WORD = {"identifier": "id", "identification": "id", "ids": "id", "number": "num", "no": "num"}
+
+
+def _words(text: str) -> set[str]:
+    """Content words, lowercase: camelCase split, a possessive `'s` and a plural's `s` dropped, and
+    a name word ending in a common suffix split too (`authorid` also says `author`, `id`)."""
+    text = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", re.sub(r"'s\b", "", text)).lower()
+    words = set()
+    for word in re.findall(r"[a-z0-9]+", text):
+        word = _SAME_WORD.get(word, word)
+        if word in _STOP_WORDS:
+            continue
+        words.add(word[:-1] if len(word) > 3 and word.endswith("s") else word)
+        suffix = next((x for x in _NAME_SUFFIXES if word.endswith(x) and len(word) > len(x) + 2), None)
+        if suffix:
+            words |= {word[:-len(suffix)], suffix}
+    return words
+
+
+def _key_notes(line: _KeyLine, digest: TableDigest, profiles: dict) -> tuple[Notes, list[_Link]] | None:
+    """Notes (primary keys) and join pairs (`table.column`, canonical names) for a key line whose
+    every column is a column of a table described in full (named `table.column`, or a column of
+    the section's tables); None otherwise."""
     notes: Notes = {}
+    pairs: list[_Link] = []
     for fact in line.facts:
-        prefix, _, bare = fact.column.rpartition(".")
-        owner = _table_named(digest, prefix) if prefix else None
-        tables, name = ([owner], bare) if owner is not None else (
-            _section_tables(line.heading, line.prose, digest), fact.column)
-        if not tables or any(e.name not in profiles for e in tables):
+        columns = _key_columns(fact.column, line, digest, profiles)
+        target = _key_columns(fact.target, None, digest, profiles) if fact.target is not None else None
+        if not columns or (fact.target is not None and (not target or len(target) != 1)):
             return None
-        for entry in tables:
-            column = _resolve(name, [c.name for c in profiles[entry.name].columns])
-            if column is None:
-                return None
-            said = notes.setdefault(entry.name, {})
-            said[column] = "; ".join(filter(None, [said.get(column), _key_note(fact, digest)]))
-    return notes
+        for table, column in columns:
+            if target:
+                reference = fact.verb.lower() in _REFERENCE_VERBS or (
+                    fact.verb == "=" and fact.label.lower().startswith(("foreign", "外键")))
+                pairs.append(_Link(f"{table}.{column}", "{}.{}".format(*target[0]), reference))
+            elif note := _key_note(fact, profiles[table], column):
+                said = notes.setdefault(table, {})
+                said[column] = "; ".join(filter(None, [said.get(column), note]))
+    return notes, pairs
 
 
-def _key_note(fact: KeyFact, digest: TableDigest) -> str:
-    """`primary key (inferred)`, `主键`, `→ organization.oid` or `joins flight.airline_code`."""
-    if fact.target is None:
-        return fact.label[:1].lower() + fact.label[1:] if fact.label.isascii() else fact.label
-    prefix, dot, column = fact.target.rpartition(".")
-    entry = _table_named(digest, prefix) if dot else None
-    target = f"{entry.name}.{column}" if entry is not None else fact.target
-    reference = fact.verb.lower() in _REFERENCE_VERBS or (fact.verb == "=" and fact.label.lower().startswith(
-        ("foreign", "外键")))
-    return f"→ {target}" if reference else f"joins {target}"
+def _key_columns(text: str, line: _KeyLine | None, digest: TableDigest, profiles: dict) -> list[tuple[str, str]]:
+    """(table, column) for a key line's `table.column` or, in a table's section, `column`; [] when
+    a table is not described in full or lacks the column."""
+    prefix, _, bare = text.rpartition(".")
+    owner = _table_named(digest, prefix) if prefix else None
+    if owner is not None:
+        tables, name = [owner], bare
+    elif line is not None:
+        tables, name = _section_tables(line.heading, line.prose, digest), text
+    else:
+        return []
+    found = []
+    for entry in tables:
+        column = _resolve(name, [c.name for c in profiles[entry.name].columns]) if entry.name in profiles else None
+        if column is None:
+            return []
+        found.append((entry.name, column))
+    return found
+
+
+def _key_note(fact: KeyFact, profile, column: str) -> str:
+    """`primary key`, `主键`; "" for a key the writer inferred from the data (`Primary key
+    (inferred)`) when the profile shows it unique without NULLs: the column line says that."""
+    stats = next(c for c in profile.columns if c.name == column)
+    if "inferred" in fact.label.lower() and stats.distinct == profile.rows and stats.nulls == 0:
+        return ""
+    return fact.label[:1].lower() + fact.label[1:] if fact.label.isascii() else fact.label
+
+
+@dataclass(frozen=True)
+class _Link:
+    """A join of a key line: `left` and `right` (`table.column`), `reference` for a foreign key."""
+
+    left: str
+    right: str
+    reference: bool
+
+
+def _joins(candidates: dict[int, Notes], links: dict[int, list[_Link]]) -> tuple[tuple[tuple[str, ...], ...], dict[int, Notes]]:
+    """The join groups of three or more columns (one line each), and the joins of two columns as
+    notes on the first one's line (`→ t.c` for a reference, `joins t.c`), by the key line that said them."""
+    said = [(k, link) for k in sorted(candidates) for link in links.get(k, [])]
+    groups = _join_groups([(link.left, link.right) for _, link in said])
+    pairs = {frozenset(g) for g in groups if len(g) == 2}
+    notes: dict[int, Notes] = {}
+    for k, link in said:
+        if frozenset((link.left, link.right)) in pairs:
+            table, _, column = link.left.partition(".")
+            note = f"{'→' if link.reference else 'joins'} {link.right}"
+            line = notes.setdefault(k, {}).setdefault(table, {})
+            line[column] = "; ".join(filter(None, [line.get(column), note]))
+    return tuple(g for g in groups if len(g) > 2), notes
+
+
+def _plus(notes: Notes, more: Notes) -> Notes:
+    out = {t: dict(c) for t, c in notes.items()}
+    for table, columns in more.items():
+        for column, note in columns.items():
+            line = out.setdefault(table, {})
+            line[column] = "; ".join(filter(None, [line.get(column), note]))
+    return out
+
+
+def _join_groups(pairs: list[tuple[str, str]]) -> tuple[tuple[str, ...], ...]:
+    """Joined pairs as groups of columns that hold the same key values (a pair's two sides in
+    one group; groups and members in order of first mention): `a = b`, `a = c` say `a = b = c`."""
+    group_of: dict[str, int] = {}
+    groups: list[list[str]] = []
+    for left, right in pairs:
+        a, b = group_of.get(left), group_of.get(right)
+        if a is None and b is None:
+            group_of[left] = group_of[right] = len(groups)
+            groups.append(list(dict.fromkeys([left, right])))
+        elif a is None or b is None:
+            known = a if a is not None else b
+            new = right if a is not None else left
+            group_of[new] = known
+            groups[known].append(new)
+        elif a != b:
+            for member in groups[b]:
+                group_of[member] = a
+            groups[a] += groups[b]
+            groups[b] = []
+    return tuple(tuple(g) for g in groups if len(g) > 1)
 
 
 def _gather(candidates: dict[int, Notes], parts: list[_Part]):
@@ -318,6 +449,8 @@ def _gather(candidates: dict[int, Notes], parts: list[_Part]):
         is_list = isinstance(parts[key], _Block)
         for table, columns in part_notes.items():
             for column, note in columns.items():
+                if not note:
+                    continue  # merged, nothing left to say (an inferred key the profile shows)
                 earlier = said.setdefault((table, column), [])
                 if is_list and any(isinstance(parts[k], _Block) and n != note for k, n in earlier):
                     clash.add(key)
@@ -331,14 +464,15 @@ def _gather(candidates: dict[int, Notes], parts: list[_Part]):
 
 
 def _joined(notes: list[str]) -> str:
-    """Notes as one text: `joins a; joins b` said `joins a, b` (and `→ a; → b` as `→ a, b`)."""
+    """Notes as one text, each join verb once: `joins a; → b; joins c` said `joins a, c; → b`."""
     out: list[str] = []
-    for note in notes:
+    for note in (part for text in notes for part in text.split("; ")):
         verb, _, target = note.partition(" ")
-        if out and verb in ("joins", "→") and out[-1].startswith(verb + " "):
-            out[-1] += f", {target}"
-        else:
+        same = next((k for k, n in enumerate(out) if verb in ("joins", "→") and n.startswith(verb + " ")), None)
+        if same is None:
             out.append(note)
+        else:
+            out[same] += f", {target}"
     return "; ".join(out)
 
 

@@ -84,7 +84,7 @@ class ColumnList:
                 continue
             if role == "unit" and text.lower() in TYPE_WORDS:
                 continue
-            if role == "values" and _value_list(text):
+            if role in ("values", "meaning") and _value_list(text):
                 continue
             out.append(text)
         return out

@@ -29,13 +29,17 @@ if TYPE_CHECKING:
 _BACKTICKED = re.compile(r"`([^`\n]{1,80})`")
 _FENCE = re.compile(r"```[ \t]*(\w*)[ \t]*\n(.*?)```", re.DOTALL)
 _QUERY_START = re.compile(r"^\s*(select|with)\b", re.IGNORECASE)
-_QUOTED_VALUE = re.compile(r"""(?:'([^'\n]{1,60})'|"([^"\n]{1,60})"|“([^”\n]{1,60})”)""")
+# A quote between letters is an apostrophe (Joe's Pizza), not the start or end of a value.
+_QUOTED_VALUE = re.compile(r"""(?:(?<![A-Za-z0-9])'([^'\n]{1,60})'(?![A-Za-z0-9])|"([^"\n]{1,60})"|“([^”\n]{1,60})”)""")
 _NOT_A_NAME = re.compile(r"[<>{}\[\]=:;,/\\*|]|\s")
 # What follows these on a line is an example ("文本，如“北京市东城区”", "e.g. `t_2021`"): its names
 # need not exist, and its values need only look like the column's (same shape), not occur in it.
-_EXAMPLE = re.compile(r"例如|比如|譬如|举例|如[“\"'「『：:]|e\.g\.|for example|for instance|such as", re.IGNORECASE)
+_EXAMPLE = re.compile(r"例如|比如|譬如|举例|如[“\"'「『：:]|e\.g\.|\beg\b|for example|for instance|such as",
+                      re.IGNORECASE)
 _SHAPE_SQL = ("regexp_replace(regexp_replace(regexp_replace(CAST({c} AS VARCHAR), '[0-9]', '0', 'g'), "
               "'[A-Za-z]+', 'a', 'g'), '[\u4e00-\u9fff]+', '一', 'g')")
+# A value after these is what the data does not hold ("'Mississippi' instead of 'Mississippi River'").
+_COUNTER_EXAMPLE = re.compile(r"instead of\s*$|rather than\s*$|而不是\s*$|而非\s*$", re.IGNORECASE)
 MAX_FINDINGS = 40
 MAX_VALUE_CHECKS = 20
 VALUE_CHECK_MAX_ROWS = 200_000  # stated values are looked up only in tables this small (cheap count)
@@ -74,7 +78,7 @@ def lint_knowledge(catalog: Catalog, knowledge: str) -> LintReport:
         names = _known_names(tables, table_columns)
     _check_names(mentioned, names, table_columns, report)
     _check_queries(catalog, knowledge, report)
-    _check_values(catalog, knowledge, tables, table_columns, report)
+    _check_values(catalog, knowledge, tables, table_columns, set(names), report)
     report.findings = report.findings[:MAX_FINDINGS]
     return report
 
@@ -160,7 +164,10 @@ def _check_queries(catalog: Catalog, text: str, report: LintReport) -> None:
 
 
 def _check_values(catalog: Catalog, text: str, tables: dict, table_columns: dict[str, list[str] | None],
-                  report: LintReport) -> None:
+                  names: set[str], report: LintReport) -> None:
+    """Quoted values on a line that names a column; a quoted table or column name ("the 'kid'
+    column of the 'keyword' table") is a name, not a value, and one after "instead of" (a
+    counter-example) is not checked. The values of one column found in no row make one finding."""
     by_column: dict[str, list[str]] = {}
     for name, info in tables.items():
         if info.rows is None or info.rows > VALUE_CHECK_MAX_ROWS:
@@ -168,23 +175,30 @@ def _check_values(catalog: Catalog, text: str, tables: dict, table_columns: dict
         for column in table_columns.get(name) or []:
             by_column.setdefault(_key(column), []).append(name)
     for line in text.splitlines():
-        values = {next(g for g in m.groups() if g is not None): bool(_EXAMPLE.search(line[:m.start() + 1]))
-                  for m in _QUOTED_VALUE.finditer(line)}
+        values = {value: bool(_EXAMPLE.search(line[:m.start() + 1])) for m in _QUOTED_VALUE.finditer(line)
+                  if _key(value := next(g for g in m.groups() if g is not None)) not in names
+                  and not _COUNTER_EXAMPLE.search(line[:m.start()])}
         if not values:
             continue
         mentioned = [n for n in re.findall(r"`([^`]+)`", line) + _first_cell(line) if _key(n) in by_column]
         for column_key in dict.fromkeys(_key(n) for n in mentioned):
+            absent = []
             for value, example in values.items():
                 if report.values_checked >= MAX_VALUE_CHECKS:
-                    return
+                    break
                 report.values_checked += 1
                 if not example and not _occurs(catalog, by_column[column_key], column_key, value):
-                    report.findings.append(f"value {value!r} stated for `{column_key}` occurs in no row of it")
+                    absent.append(repr(value))
                 elif example:
                     seen = _unlike(catalog, by_column[column_key], column_key, value)
                     if seen is not None:
                         report.findings.append(f"example value {value!r} stated for `{column_key}` has a form no "
                                                f"row of it has (a row holds {seen!r})")
+            if absent:
+                said = f"value {absent[0]} stated" if len(absent) == 1 else f"values {', '.join(absent)} stated"
+                report.findings.append(f"{said} for `{column_key}` occur{'s' if len(absent) == 1 else ''} in no row of it")
+            if report.values_checked >= MAX_VALUE_CHECKS:
+                return
 
 
 def _first_cell(line: str) -> list[str]:
