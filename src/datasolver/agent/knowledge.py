@@ -318,7 +318,7 @@ _SAME_WORD = {"identifier": "id", "identification": "id", "ids": "id", "number":
 
 def _words(text: str) -> set[str]:
     """Content words, lowercase: camelCase split, a possessive `'s` and a plural's `s` dropped, and
-    a name word ending in a common suffix split too (`authorid` also says `author`, `id`)."""
+    a name word ending in a common suffix split too (`authorid` also says `author`, `id`; `aid` says `id`)."""
     text = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", re.sub(r"'s\b", "", text)).lower()
     words = set()
     for word in re.findall(r"[a-z0-9]+", text):
@@ -326,7 +326,7 @@ def _words(text: str) -> set[str]:
         if word in _STOP_WORDS:
             continue
         words.add(word[:-1] if len(word) > 3 and word.endswith("s") else word)
-        suffix = next((x for x in _NAME_SUFFIXES if word.endswith(x) and len(word) > len(x) + 2), None)
+        suffix = next((x for x in _NAME_SUFFIXES if word.endswith(x) and len(word) > len(x)), None)
         if suffix:
             words |= {word[:-len(suffix)], suffix}
     return words

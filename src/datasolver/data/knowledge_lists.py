@@ -42,7 +42,7 @@ TYPE_WORDS = frozenset({"文本", "字符串", "整数", "数值", "小数", "�
 _VALUE_LIST = re.compile(r"^\s*(?:e\.g\.|eg\b|for example|such as|one of|any of|例如|比如|如|取值为?|可选值?)\s*[:：]?\s*",
                          re.IGNORECASE)
 _NO_VALUES = re.compile(r"^\s*(?:\(no values\)|（无）|无|none)\s*(?:\(\d+ missing\))?\s*$", re.IGNORECASE)
-_VALUE_MEANING = re.compile(r"=|表示|代表|意为|\bmeans?\b|\bstands? for\b|[:：]")
+_VALUE_MEANING = re.compile(r"=|表示|代表|意为|\bmeans?\b|\bstands? for\b|：|:(?!\d)")  # not a time's colon
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 
 

@@ -127,6 +127,13 @@ def _check_names(mentions: list[str], names: dict[str, str], table_columns: dict
         report.names_checked += 1
         if mentioned.lower() in exact or _qualified(mentioned, names, table_columns):
             continue
+        prefix, dot, column = mentioned.rpartition(".")
+        table = names.get(_key(prefix)) if dot else None
+        if table in table_columns and table_columns[table]:  # `table.column` of a real table
+            near = difflib.get_close_matches(column, table_columns[table] or [], n=3, cutoff=0.6)
+            report.findings.append(f"table `{table}` has no column `{column}`"
+                                   + (f"; nearest: {', '.join(f'`{c}`' for c in near)}" if near else ""))
+            continue
         key = _key(mentioned)
         if key in names:  # equal up to full-width/half-width forms: DuckDB will not find it
             report.findings.append(f"`{mentioned}` is written `{names[key]}` in the data")
