@@ -54,9 +54,13 @@ def task(tmp_path_factory) -> Path:
     return make_task(tmp_path_factory.mktemp("lint"))
 
 
-def test_lint_finds_names_queries_and_values(task: Path) -> None:
+def lint(task: Path, knowledge: str):
     with Catalog.open(task) as catalog:
-        report = lint_knowledge(catalog, KNOWLEDGE)
+        return lint_knowledge(catalog, knowledge)
+
+
+def test_lint_finds_names_queries_and_values(task: Path) -> None:
+    report = lint(task, KNOWLEDGE)
     assert report.findings == [
         "no table or column named `amonut`; nearest: `amount`",
         "`城市（名）` is written `城市(名)` in the data",
@@ -85,8 +89,7 @@ Join key: `orders.customer_key` references `customers.customer_id`.
 
 
 def test_lint_reads_english_column_lists_and_qualified_names(task: Path) -> None:
-    with Catalog.open(task) as catalog:
-        report = lint_knowledge(catalog, ENGLISH)
+    report = lint(task, ENGLISH)
     # `orders.customer_id` is a table's column; quoted table and column names are names, not
     # values; a value after "instead of" is a counter-example; an apostrophe starts no value; the
     # values of one column found in no row make one finding
