@@ -466,7 +466,7 @@ def _gather(candidates: dict[int, Notes], parts: list[_Part]):
 def _joined(notes: list[str]) -> str:
     """Notes as one text, each join verb once: `joins a; → b; joins c` said `joins a, c; → b`."""
     out: list[str] = []
-    for note in (part for text in notes for part in text.split("; ")):
+    for note in (part for text in notes for part in re.split(r"; (?=joins |→ )", text)):
         verb, _, target = note.partition(" ")
         same = next((k for k, n in enumerate(out) if verb in ("joins", "→") and n.startswith(verb + " ")), None)
         if same is None:
