@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from datasolver.agent.knowledge import compact_knowledge, merge_knowledge
+from datasolver.agent.knowledge import JOINS_HEADING, compact_knowledge, merge_knowledge
 from datasolver.agent.tables import TableDigest, TableEntry
 from datasolver.data import TableInfo, TableProfile
 from datasolver.data.profile import ColumnProfile
@@ -225,3 +225,147 @@ def test_a_list_naming_one_column_twice_stays() -> None:
     twice = FAMILY.replace("| 时间（月份） | 统计月份 |", "| 时间(月份) | 统计年月 | 文本 |\n| 时间（月份） | 统计月份 |")
     merged = merge_knowledge(twice, TableDigest((finance("全国企业2019年财务表"),)))
     assert merged.notes == {} and "- 时间(月份): 统计年月\n- 时间（月份）: 统计月份" in merged.text
+
+
+# --- the forms people write: English sections with key lines, Chinese headers, BIRD CSV --------
+
+ENGLISH = """# Database: academic
+
+Authors and their organizations.
+
+## Table `author`
+
+2 rows.
+
+Primary key (inferred): `aid`.
+Join key: `author.oid` references `organization.oid`.
+
+| column | type | description | values |
+|---|---|---|---|
+| aid | integer | Unique identifier for each author | e.g. 1; 2 |
+| name | text | Full name as printed on papers | e.g. Ann; Bo |
+| active | text | Not retired | one of: Y, N |
+| level | integer | Seniority | one of: 1 = junior, 2 = senior |
+| oid | integer | The organization the author works for | e.g. 7; 8 |
+
+## Table `organization`
+
+2 rows.
+
+| Column Name | Data Type | Meaning | Unit |
+|---|---|---|---|
+| oid | integer | Organization id | |
+| budget | float | Yearly budget | million USD |
+
+## Evidence
+
+Match names case-insensitively with ILIKE.
+"""
+
+
+def academic_digest() -> TableDigest:
+    return TableDigest((
+        entry("author", [column("aid"), column("name", "VARCHAR", lo=None, hi=None, example="Ann"),
+                         column("active", "VARCHAR", lo=None, hi=None, example="Y"), column("level"),
+                         column("oid")]),
+        entry("organization", [column("oid"), column("budget", "DOUBLE", lo="1.5", hi="9.0")])))
+
+
+def test_english_sections_merge_onto_column_lines_and_go() -> None:
+    digest = academic_digest()
+    merged = merge_knowledge(ENGLISH, digest)
+    assert merged.notes == {
+        # "Unique identifier for each author" only spells out author.aid; the inferred key is what
+        # "unique" without NULLs says; a value list goes, a value meaning and a negation stay
+        "author": {"name": "Full name as printed on papers", "active": "Not retired",
+                   "level": "Seniority (one of: 1 = junior, 2 = senior)",
+                   "oid": "The organization the author works for; → organization.oid"},
+        "organization": {"budget": "Yearly budget (million USD)"}}  # "Organization id": organization.oid
+    # each table section said everything the table section of the prompt says: gone, heading and all
+    assert merged.text == ("# Database: academic\n\nAuthors and their organizations.\n\n## Evidence\n\n"
+                           "Match names case-insensitively with ILIKE.\n")
+    tables = digest.render(notes=merged.notes)
+    assert "  oid BIGINT, unique, 1 .. 2 — The organization the author works for; → organization.oid" in tables
+
+
+def test_a_section_stating_other_rows_than_the_data_keeps_its_heading_and_count() -> None:
+    merged = merge_knowledge(ENGLISH.replace("## Table `author`\n\n2 rows.", "## Table `author`\n\n5 rows."),
+                             academic_digest())
+    assert "## Table `author`\n\n5 rows.\n\n## Evidence" in merged.text and "author" in merged.notes
+
+
+def test_a_key_line_naming_a_column_the_data_lacks_stays_verbatim() -> None:
+    text = ENGLISH.replace("`author.oid` references `organization.oid`", "`author.org` references `organization.oid`")
+    merged = merge_knowledge(text, academic_digest())
+    assert "## Table `author`\n\n2 rows.\n\nJoin key: `author.org` references `organization.oid`.\n" in merged.text
+    assert merged.notes["author"]["oid"] == "The organization the author works for"
+
+
+CHINESE = """# 数据说明
+
+### 表 `orders`（2 行）
+
+主键：order_id；关联键：customer_id = customers.id
+
+| 字段名 | 数据类型 | 说明 | 取值 | 单位 |
+|---|---|---|---|---|
+| order_id | 整数 | 订单编号 | 如 1、2 | |
+| status | 整数 | 订单状态 | 1 表示已发货，0 表示未发货 | |
+| amount | 小数 | 订单金额 | 如 3.5 | 元 |
+
+金额均为含税价。
+"""
+
+
+def test_chinese_headers_and_key_lines_merge_the_same_way() -> None:
+    digest = TableDigest((entry("orders", [column("order_id"), column("status"), column("amount", "DOUBLE"),
+                                           column("customer_id")]),
+                          entry("customers", [column("id")])))
+    merged = merge_knowledge(CHINESE, digest)
+    assert merged.notes == {"orders": {"order_id": "订单编号; 主键", "status": "订单状态 (1 表示已发货，0 表示未发货)",
+                                       "amount": "订单金额 (元)", "customer_id": "joins customers.id"}}
+    # the rule under the list is no column fact: it stays, and so does the heading above it
+    assert merged.text == "# 数据说明\n\n### 表 `orders`（2 行）\n\n金额均为含税价。\n"
+
+
+BIRD = """# Database: schools
+
+## frpm
+
+```csv
+original_column_name,column_name,column_description,data_format,value_description
+CDSCode,CDSCode,,text,
+Charter,Charter School,whether it is a charter school,integer,"0: N; 1: Y"
+FRPM Count,,"Free or reduced price meals, K-12",real,
+```
+
+Evidence: eligible free rate = `Free Meal Count` / `Enrollment`.
+"""
+
+
+def test_bird_csv_descriptions_merge_and_evidence_stays() -> None:
+    digest = TableDigest((entry("frpm", [column("CDSCode", "VARCHAR", lo=None, hi=None, example="01100"),
+                                         column("Charter"), column("FRPM Count", "DOUBLE")]),))
+    merged = merge_knowledge(BIRD, digest)
+    assert merged.notes == {"frpm": {"Charter": "Charter School (whether it is a charter school; 0: N; 1: Y)",
+                                     "FRPM Count": "Free or reduced price meals, K-12"}}
+    assert merged.text == ("# Database: schools\n\n## frpm\n\n"
+                           "Evidence: eligible free rate = `Free Meal Count` / `Enrollment`.\n")
+    # for a table the prompt does not describe in full, the CSV stays as written
+    assert compact_knowledge(BIRD, described=[]) == BIRD
+
+
+def test_joins_of_three_or_more_columns_are_one_line_each() -> None:
+    text = ("## Table `a`\n\nJoin key: `a.sid` can be joined with `b.sid`.\nJoin key: `a.sid` can be joined with "
+            "`c.state`.\n\n## Table `b`\n\nJoin key: `b.pid` references `c.pid`.\n")
+    digest = TableDigest((entry("a", [column("sid")]), entry("b", [column("sid"), column("pid")]),
+                          entry("c", [column("state"), column("pid")])))
+    merged = merge_knowledge(text, digest)
+    assert merged.joins == (("a.sid", "b.sid", "c.state"),)
+    assert merged.notes == {"b": {"pid": "→ c.pid"}} and merged.text.strip() == ""
+    assert merged.join_text().splitlines()[-2:] == [JOINS_HEADING, "  a.sid = b.sid = c.state"]
+
+
+def test_prose_stays_as_written() -> None:
+    prose = "# Notes\n\nThe `amount` column is in euros; refunds are negative.\n"
+    assert merge_knowledge(prose, academic_digest()).text == prose

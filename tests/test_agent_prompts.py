@@ -116,7 +116,9 @@ def test_a_tables_column_meanings_are_said_once_on_its_column_lines(tmp_path: Pa
         "\nExample SQL (may be wrong): SELECT sum(amount) FROM orders;\n", encoding="utf-8")
     _, user = build_messages(brief_of(prepare_task(task, tmp_path / "scratch")))
     text = user["content"]
-    assert "### 表 `orders`\n\n主键：order_id\n\nExample SQL (may be wrong): SELECT sum(amount) FROM orders;\n" in text
+    # the key line is said on its column's line too; the section keeps its example SQL
+    assert "### 表 `orders`\n\nExample SQL (may be wrong): SELECT sum(amount) FROM orders;\n" in text
+    assert "主键：" not in text and "— 订单编号; 主键\n" in text
     assert "  amount DOUBLE, 3 distinct, 3.0 .. 10.5, 1 NULL — 订单金额 (欧元)\n" in text
     assert "  city VARCHAR, 3 distinct, e.g. Paris — 下单城市\n" in text
     assert text.count("订单金额") == 1 and "| amount |" not in text and "字段" not in text

@@ -54,9 +54,13 @@ def task(tmp_path_factory) -> Path:
     return make_task(tmp_path_factory.mktemp("lint"))
 
 
-def test_lint_finds_names_queries_and_values(task: Path) -> None:
+def lint(task: Path, knowledge: str):
     with Catalog.open(task) as catalog:
-        report = lint_knowledge(catalog, KNOWLEDGE)
+        return lint_knowledge(catalog, knowledge)
+
+
+def test_lint_finds_names_queries_and_values(task: Path) -> None:
+    report = lint(task, KNOWLEDGE)
     assert report.findings == [
         "no table or column named `amonut`; nearest: `amount`",
         "`城市（名）` is written `城市(名)` in the data",
@@ -69,6 +73,30 @@ def test_lint_finds_names_queries_and_values(task: Path) -> None:
     short = report.render(max_lines=3)
     assert short.splitlines()[0].startswith("knowledge.md lint: 5 finding(s)")
     assert short.splitlines()[-1] == "- … 4 more: run `\\lint`" and len(short.splitlines()) == 3
+
+
+ENGLISH = """## Table `orders`
+
+Join key: `orders.customer_id` references `customers.customer_id`.
+Join key: `orders.customer_key` references `customers.customer_id`.
+
+| column | type | description | values |
+|---|---|---|---|
+| status | text | Order status: 'open' or 'closed' or 'void' or 'gone'; Joe's shop calls it 'state' | one of: open, closed |
+| customer_id | integer | Foreign key referencing the 'customer_id' column of the 'customers' table | e.g. 1; 2 |
+| amount | float | Amount in euros, e.g. '1.5' instead of '1,50' | e.g. 1.5 |
+"""
+
+
+def test_lint_reads_english_column_lists_and_qualified_names(task: Path) -> None:
+    report = lint(task, ENGLISH)
+    # `orders.customer_id` is a table's column; quoted table and column names are names, not
+    # values; a value after "instead of" is a counter-example; an apostrophe starts no value; the
+    # values of one column found in no row make one finding
+    assert report.findings == [
+        "table `orders` has no column `customer_key`; nearest: `customer_no`, `customer_id`",
+        "values 'void', 'gone', 'state' stated for `status` occur in no row of it",
+    ]
 
 
 def test_joins_show_the_real_key_next_to_a_look_alike(task: Path) -> None:

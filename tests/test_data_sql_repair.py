@@ -13,9 +13,9 @@ from datasolver.data.sql_repair import (
     execute_with_repair,
     fix_whitespace_columns,
     quote_brackets_and_backticks,
-    tokenize,
     transpile_dialect,
 )
+from datasolver.data.sql_tokens import tokenize
 
 # --------------------------------------------------------------------------- tokenizer
 

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from datasolver.documents.markdown import (
-    extract_markdown,
-    find_pipe_tables,
-    format_ranges,
-    split_row,
-    unique_columns,
-)
+from datasolver.data.pipe_tables import find_pipe_tables, split_row
+from datasolver.documents.markdown import extract_markdown, format_ranges, unique_columns
 
 DOC = """# Offices
 

@@ -58,7 +58,9 @@ def build_user_prompt(brief: TaskBrief, evidence_hints: str = "") -> str:
     only (`agent.knowledge.merge_knowledge`)."""
     evidence = "\n\n".join(part.strip() for part in (evidence_hints, brief.lint) if part.strip())
     merged = merge_knowledge(brief.knowledge, brief.digest, brief.folded)
-    tables = brief.digest.render(brief.folded, merged.notes) if brief.digest is not None and merged.notes else None
+    tables = None
+    if brief.digest is not None and (merged.notes or merged.joins):
+        tables = brief.digest.render(brief.folded, merged.notes) + merged.join_text()
     knowledge = _knowledge_prompt(brief.knowledge, merged.text, evidence, bool(brief.video.strip()))
     return knowledge.rstrip() + "\n\n" + build_task_prompt(brief, tables)
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 
 from datasolver.ask.errors import ReservedName
-from datasolver.data.sql_repair import tokenize
+from datasolver.data.sql_tokens import tokenize
 
 RESERVED_PREFIX = "_ask_"
 LATEST_WORDS = frozenset({"latest", "last"})

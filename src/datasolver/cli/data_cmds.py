@@ -117,7 +117,7 @@ def read_query(query: str | None, query_file: Path | None) -> str:
 @_doc_cache_option
 def sql_command(task_dir: Path, query: str | None, query_file: Path | None, limit: int, csv_path: Path | None,
                 timeout: float, doc_cache: str | None) -> None:
-    """Run read-only SQL (DuckDB dialect; common MySQL / T-SQL / SQLite slips are repaired)
+    """Run read-only SQL (DuckDB dialect; common PostgreSQL / MySQL / T-SQL / SQLite slips are repaired)
     over every table of TASK_DIR and print the rewrites applied, the total row count and rows.
     With --csv the query runs once: the rows shown are the first of those written. Tables in
     documents (Markdown / PDF tables) are queryable under the names `datasolver tables` lists.

@@ -42,7 +42,7 @@ from datasolver.data.names import assign_table_names, canonical_name, quote_iden
 from datasolver.data.relation import Relation
 from datasolver.data.results import QueryResult, TableInfo, render_describe
 from datasolver.data.sources import Registration, Source, register_derived, register_files, unreadable_reason
-from datasolver.data.sql_repair import RepairOutcome, execute_with_repair, unwrap_statement
+from datasolver.data.sql_repair import RepairOutcome, execute_with_repair, unwrap_statement, widen_float_casts
 
 # Rows arrive as Arrow tables read in Python, so even the loader needs no file or network access.
 LOADER_CONFIG = {
@@ -497,8 +497,11 @@ class Catalog:
 
     def _run(self, sql: str, fetch: Callable[[duckdb.DuckDBPyRelation], T],
              timeout_s: float | None = None) -> RepairOutcome[T]:
-        # As models write it: a Markdown fence around the SQL, comments after the last semicolon.
+        # As models write it: a Markdown fence around the SQL, comments after the last semicolon;
+        # and as PostgreSQL reads it: `::float` is 8 bytes there.
         sql, unwrapped = unwrap_statement(sql)
+        sql, widened = widen_float_casts(sql)
+        unwrapped += widened
         outcome = self._run_statement(sql, fetch, timeout_s)
         outcome.rewrites[:0] = unwrapped
         return outcome

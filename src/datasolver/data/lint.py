@@ -1,8 +1,8 @@
 """`\\lint`: knowledge.md checked against the data it describes.
 
 Three kinds of finding, each a fact about this task's tables:
-- a table or column name the text mentions (in backticks, or in the first cell of a markdown
-  table of fields) that does not exist, with the nearest real names;
+- a table or column name the text mentions (in backticks, `table.column` too, or as a column of
+  a column list: `data.knowledge_lists`) that does not exist, with the nearest real names;
 - example SQL (a fenced block that is a query) that fails, or returns no rows, after repair;
 - quoted values a line states for a column that occur in no row of that column.
 
@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from datasolver.data.errors import DataError
+from datasolver.data.knowledge_lists import find_column_lists
 from datasolver.data.names import quote_ident, quote_literal
+from datasolver.data.pipe_tables import split_row
 
 if TYPE_CHECKING:
     from datasolver.data.catalog import Catalog
@@ -27,14 +29,17 @@ if TYPE_CHECKING:
 _BACKTICKED = re.compile(r"`([^`\n]{1,80})`")
 _FENCE = re.compile(r"```[ \t]*(\w*)[ \t]*\n(.*?)```", re.DOTALL)
 _QUERY_START = re.compile(r"^\s*(select|with)\b", re.IGNORECASE)
-_QUOTED_VALUE = re.compile(r"""(?:'([^'\n]{1,60})'|"([^"\n]{1,60})"|“([^”\n]{1,60})”)""")
-_FIELD_HEADERS = {"列名", "字段", "字段名", "column", "columns", "field", "fields", "name", "列"}
+# A quote between letters is an apostrophe (Joe's Pizza), not the start or end of a value.
+_QUOTED_VALUE = re.compile(r"""(?:(?<![A-Za-z0-9])'([^'\n]{1,60})'(?![A-Za-z0-9])|"([^"\n]{1,60})"|“([^”\n]{1,60})”)""")
 _NOT_A_NAME = re.compile(r"[<>{}\[\]=:;,/\\*|]|\s")
 # What follows these on a line is an example ("文本，如“北京市东城区”", "e.g. `t_2021`"): its names
 # need not exist, and its values need only look like the column's (same shape), not occur in it.
-_EXAMPLE = re.compile(r"例如|比如|譬如|举例|如[“\"'「『：:]|e\.g\.|for example|for instance|such as", re.IGNORECASE)
+_EXAMPLE = re.compile(r"例如|比如|譬如|举例|如[“\"'「『：:]|e\.g\.|\beg\b|for example|for instance|such as",
+                      re.IGNORECASE)
 _SHAPE_SQL = ("regexp_replace(regexp_replace(regexp_replace(CAST({c} AS VARCHAR), '[0-9]', '0', 'g'), "
               "'[A-Za-z]+', 'a', 'g'), '[\u4e00-\u9fff]+', '一', 'g')")
+# A value after these is what the data does not hold ("'Mississippi' instead of 'Mississippi River'").
+_COUNTER_EXAMPLE = re.compile(r"instead of\s*$|rather than\s*$|而不是\s*$|而非\s*$", re.IGNORECASE)
 MAX_FINDINGS = 40
 MAX_VALUE_CHECKS = 20
 VALUE_CHECK_MAX_ROWS = 200_000  # stated values are looked up only in tables this small (cheap count)
@@ -68,12 +73,12 @@ def lint_knowledge(catalog: Catalog, knowledge: str) -> LintReport:
     table_columns = {name: info.columns or _columns(catalog, name, load=False) for name, info in tables.items()}
     mentioned = _mentioned_names(knowledge)
     names = _known_names(tables, table_columns)
-    if any(not cols for cols in table_columns.values()) and _unresolved(mentioned, names):
+    if any(not cols for cols in table_columns.values()) and _unresolved(mentioned, names, table_columns):
         table_columns = {name: cols or _columns(catalog, name, load=True) for name, cols in table_columns.items()}
         names = _known_names(tables, table_columns)
-    _check_names(mentioned, names, report)
+    _check_names(mentioned, names, table_columns, report)
     _check_queries(catalog, knowledge, report)
-    _check_values(catalog, knowledge, tables, table_columns, report)
+    _check_values(catalog, knowledge, tables, table_columns, set(names), report)
     report.findings = report.findings[:MAX_FINDINGS]
     return report
 
@@ -85,9 +90,10 @@ def _columns(catalog: Catalog, table: str, *, load: bool) -> list[str] | None:
         return None  # a table that cannot be read: its columns stay unknown
 
 
-def _unresolved(mentioned: list[str], names: dict[str, str]) -> bool:
+def _unresolved(mentioned: list[str], names: dict[str, str], table_columns: dict[str, list[str] | None]) -> bool:
     exact = {real.lower() for real in names.values()} | set(names)
-    return any(m.lower() not in exact and _key(m) not in names for m in mentioned)
+    return any(m.lower() not in exact and _key(m) not in names and not _qualified(m, names, table_columns)
+               for m in mentioned)
 
 
 def _known_names(tables: dict, table_columns: dict[str, list[str] | None]) -> dict[str, str]:
@@ -109,28 +115,24 @@ def _key(name: str) -> str:
 def _mentioned_names(text: str) -> list[str]:
     found = [m.group(1).strip() for line in text.splitlines() for m in _BACKTICKED.finditer(line)
              if not _EXAMPLE.search(line[:m.start()])]
-    header_first: str | None = None
-    for line in text.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.lstrip().startswith("|") else []
-        if not cells:
-            header_first = None
-            continue
-        if header_first is None:
-            header_first = cells[0].lower()
-            continue
-        if set(cells[0]) <= set("-: "):
-            continue  # the separator row
-        if header_first in _FIELD_HEADERS and cells[0]:
-            found.append(cells[0])
+    found += [name.strip("`") for column_list in find_column_lists(text.splitlines()) for name in column_list.names()]
     return list(dict.fromkeys(n for n in found if n and not _NOT_A_NAME.search(n) and not n[0].isdigit()))
 
 
-def _check_names(mentions: list[str], names: dict[str, str], report: LintReport) -> None:
+def _check_names(mentions: list[str], names: dict[str, str], table_columns: dict[str, list[str] | None],
+                 report: LintReport) -> None:
     keys = list(names)
     exact = {real.lower() for real in names.values()} | {k for k in keys}
     for mentioned in mentions:
         report.names_checked += 1
-        if mentioned.lower() in exact:
+        if mentioned.lower() in exact or _qualified(mentioned, names, table_columns):
+            continue
+        prefix, dot, column = mentioned.rpartition(".")
+        table = names.get(_key(prefix)) if dot else None
+        if table in table_columns and table_columns[table]:  # `table.column` of a real table
+            near = difflib.get_close_matches(column, table_columns[table] or [], n=3, cutoff=0.6)
+            report.findings.append(f"table `{table}` has no column `{column}`"
+                                   + (f"; nearest: {', '.join(f'`{c}`' for c in near)}" if near else ""))
             continue
         key = _key(mentioned)
         if key in names:  # equal up to full-width/half-width forms: DuckDB will not find it
@@ -140,6 +142,14 @@ def _check_names(mentions: list[str], names: dict[str, str], report: LintReport)
         if near:
             shown = ", ".join(f"`{real}`" for real in dict.fromkeys(names[k] for k in near))
             report.findings.append(f"no table or column named `{mentioned}`; nearest: {shown}")
+
+
+def _qualified(mentioned: str, names: dict[str, str], table_columns: dict[str, list[str] | None]) -> bool:
+    """Whether `mentioned` is `table.column` for a table (name, alias, source name) that has
+    that column (both up to case and full-width forms)."""
+    prefix, dot, column = mentioned.rpartition(".")
+    table = names.get(_key(prefix)) if dot else None
+    return table in table_columns and _key(column) in {_key(c) for c in table_columns[table] or []}
 
 
 def _check_queries(catalog: Catalog, text: str, report: LintReport) -> None:
@@ -161,7 +171,10 @@ def _check_queries(catalog: Catalog, text: str, report: LintReport) -> None:
 
 
 def _check_values(catalog: Catalog, text: str, tables: dict, table_columns: dict[str, list[str] | None],
-                  report: LintReport) -> None:
+                  names: set[str], report: LintReport) -> None:
+    """Quoted values on a line that names a column; a quoted table or column name ("the 'kid'
+    column of the 'keyword' table") is a name, not a value, and one after "instead of" (a
+    counter-example) is not checked. The values of one column found in no row make one finding."""
     by_column: dict[str, list[str]] = {}
     for name, info in tables.items():
         if info.rows is None or info.rows > VALUE_CHECK_MAX_ROWS:
@@ -169,29 +182,35 @@ def _check_values(catalog: Catalog, text: str, tables: dict, table_columns: dict
         for column in table_columns.get(name) or []:
             by_column.setdefault(_key(column), []).append(name)
     for line in text.splitlines():
-        values = {next(g for g in m.groups() if g is not None): bool(_EXAMPLE.search(line[:m.start() + 1]))
-                  for m in _QUOTED_VALUE.finditer(line)}
+        values = {value: bool(_EXAMPLE.search(line[:m.start() + 1])) for m in _QUOTED_VALUE.finditer(line)
+                  if _key(value := next(g for g in m.groups() if g is not None)) not in names
+                  and not _COUNTER_EXAMPLE.search(line[:m.start()])}
         if not values:
             continue
         mentioned = [n for n in re.findall(r"`([^`]+)`", line) + _first_cell(line) if _key(n) in by_column]
         for column_key in dict.fromkeys(_key(n) for n in mentioned):
+            absent = []
             for value, example in values.items():
                 if report.values_checked >= MAX_VALUE_CHECKS:
-                    return
+                    break
                 report.values_checked += 1
                 if not example and not _occurs(catalog, by_column[column_key], column_key, value):
-                    report.findings.append(f"value {value!r} stated for `{column_key}` occurs in no row of it")
+                    absent.append(repr(value))
                 elif example:
                     seen = _unlike(catalog, by_column[column_key], column_key, value)
                     if seen is not None:
                         report.findings.append(f"example value {value!r} stated for `{column_key}` has a form no "
                                                f"row of it has (a row holds {seen!r})")
+            if absent:
+                said = f"value {absent[0]} stated" if len(absent) == 1 else f"values {', '.join(absent)} stated"
+                report.findings.append(f"{said} for `{column_key}` occur{'s' if len(absent) == 1 else ''} in no row of it")
+            if report.values_checked >= MAX_VALUE_CHECKS:
+                return
 
 
 def _first_cell(line: str) -> list[str]:
-    if not line.lstrip().startswith("|"):
-        return []
-    return [line.strip().strip("|").split("|")[0].strip()]
+    """The first cell of a table row (where a column list names its column)."""
+    return split_row(line)[:1] if line.lstrip().startswith("|") else []
 
 
 def _occurs(catalog: Catalog, tables: list[str], column_key: str, value: str) -> bool:

@@ -6,7 +6,12 @@ The SQL is always run as given first. Only when DuckDB rejects it do we try, in 
 2. a double-quoted name that matches no column but exactly one real column once all
    whitespace (full-width U+3000 included) is removed → that column;
 3. a sqlglot transpile from the dialect the SQL's telltale features point at
-   (T-SQL, MySQL, SQLite), each also given step 2.
+   (T-SQL, MySQL, SQLite, PostgreSQL: its date templates by `pg_dates` first), each also
+   given step 2.
+
+Before the first run one rewrite always applies: a cast to `float`/`real` (`x::float`,
+`CAST(x AS REAL)`) becomes DOUBLE (`widen_float_casts`): PostgreSQL's `float` is 8 bytes and
+DuckDB's 4, so a ratio would silently lose digits although the query runs.
 
 The first rewrite that executes wins and is reported. Nothing fuzzy: an ambiguous or
 unmatched name is left alone, and when every stage fails the original error is re-raised.
@@ -26,113 +31,10 @@ import sqlglot
 
 from datasolver.data.errors import CellTooLarge, QueryInterrupted
 from datasolver.data.names import quote_ident
+from datasolver.data.pg_dates import rewrite_pg_dates
+from datasolver.data.sql_tokens import Token, significant, tokenize, unquote
 
 T = TypeVar("T")
-
-# --------------------------------------------------------------------------- tokens
-
-
-@dataclass(frozen=True, slots=True)
-class Token:
-    """One lexical unit of SQL; concatenating every token's text rebuilds the input."""
-
-    kind: str  # ws, comment, string, ident ("…"), backtick (`…`), word, number, op
-    text: str
-    start: int
-    end: int
-
-
-_DOLLAR_TAG = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$")
-
-
-def tokenize(sql: str) -> list[Token]:
-    """Split SQL into tokens, respecting '…' strings ('' and E'\\' escapes), $$ strings,
-    "…" and `…` identifiers, and -- / nested /* */ comments. Never fails: an unterminated
-    literal simply runs to the end of the text."""
-    tokens: list[Token] = []
-    i, n = 0, len(sql)
-    while i < n:
-        ch = sql[i]
-        start = i
-        if ch.isspace():
-            while i < n and sql[i].isspace():
-                i += 1
-            kind = "ws"
-        elif sql.startswith("--", i):
-            nl = sql.find("\n", i)
-            i = n if nl < 0 else nl
-            kind = "comment"
-        elif sql.startswith("/*", i):
-            i, kind = _skip_block_comment(sql, i), "comment"
-        elif ch == "'" or (ch in "eE" and sql.startswith("'", i + 1)):
-            backslash = ch != "'"
-            i = _skip_quoted(sql, i + (2 if backslash else 1), "'", backslash)
-            kind = "string"
-        elif ch == "$" and (m := _DOLLAR_TAG.match(sql, i)):
-            close = sql.find(m.group(0), m.end())
-            i = n if close < 0 else close + len(m.group(0))
-            kind = "string"
-        elif ch == '"':
-            i, kind = _skip_quoted(sql, i + 1, '"', False), "ident"
-        elif ch == "`":
-            i, kind = _skip_quoted(sql, i + 1, "`", False), "backtick"
-        elif ch.isdigit() or (ch == "." and i + 1 < n and sql[i + 1].isdigit()):
-            while i < n and (sql[i].isalnum() or sql[i] in "._"):
-                i += 1
-            kind = "number"
-        elif ch.isalpha() or ch == "_":
-            while i < n and (sql[i].isalnum() or sql[i] in "_$"):
-                i += 1
-            kind = "word"
-        else:
-            i, kind = i + 1, "op"
-        tokens.append(Token(kind, sql[start:i], start, i))
-    return tokens
-
-
-def _skip_quoted(sql: str, i: int, quote: str, backslash: bool) -> int:
-    """Index just past the closing quote; a doubled quote is an escaped quote."""
-    n = len(sql)
-    while i < n:
-        ch = sql[i]
-        if backslash and ch == "\\":
-            i += 2
-            continue
-        if ch == quote:
-            if sql.startswith(quote, i + 1):
-                i += 2
-                continue
-            return i + 1
-        i += 1
-    return n
-
-
-def _skip_block_comment(sql: str, i: int) -> int:
-    """Index just past a /* */ comment; DuckDB (like Postgres) allows nesting."""
-    depth, i, n = 0, i, len(sql)
-    while i < n:
-        if sql.startswith("/*", i):
-            depth, i = depth + 1, i + 2
-        elif sql.startswith("*/", i):
-            depth, i = depth - 1, i + 2
-            if depth == 0:
-                return i
-        else:
-            i += 1
-    return n
-
-
-def significant(tokens: list[Token]) -> list[Token]:
-    """Tokens without whitespace and comments."""
-    return [t for t in tokens if t.kind not in ("ws", "comment")]
-
-
-def unquote(token: Token) -> str:
-    """Name inside a "…" or `…` identifier token."""
-    q = token.text[0]
-    body = token.text[1:-1] if len(token.text) > 1 and token.text.endswith(q) else token.text[1:]
-    return body.replace(q + q, q)
-
 
 # --------------------------------------------------------------------------- stage 1
 
@@ -258,6 +160,10 @@ _CALL_TELLTALES: dict[str, tuple[tuple[str, int], ...]] = {
     "curdate": (("mysql", 2),),
     "date_sub": (("mysql", 2),),
     "julianday": (("sqlite", 2),),
+    "to_char": (("postgres", 2),),
+    "to_date": (("postgres", 2),),
+    "to_timestamp": (("postgres", 2),),
+    "to_number": (("postgres", 2),),
 }
 _WORD_TELLTALES: dict[str, tuple[tuple[str, int], ...]] = {
     "separator": (("mysql", 2),),
@@ -265,7 +171,7 @@ _WORD_TELLTALES: dict[str, tuple[tuple[str, int], ...]] = {
 }
 # Equal scores: sqlite first (its reader takes "…", `…` and […] as names and never eats
 # backslashes), mysql last (its reader turns "…" into strings and eats backslashes).
-_PREFERENCE = ("sqlite", "tsql", "mysql")
+_PREFERENCE = ("sqlite", "tsql", "mysql", "postgres")
 
 
 def detect_dialects(sql: str) -> list[str]:
@@ -330,6 +236,11 @@ def transpile_dialect(sql: str, columns: Iterable[str] = ()) -> list[tuple[str, 
     for dialect in detect_dialects(sql):
         if dialect == "mysql" and skip_mysql:
             continue
+        if dialect == "postgres":  # sqlglot misreads date templates (`Day` → `%uay`): our own first
+            dates, _ = rewrite_pg_dates(sql)
+            if dates not in seen:
+                seen.add(dates)
+                candidates.append((dialect, dates))
         source = _prepare_for_mysql(sql, cols) if dialect == "mysql" else sql
         try:
             statements = sqlglot.transpile(source, read=dialect, write="duckdb")
@@ -377,6 +288,40 @@ def _prepare_for_mysql(sql: str, columns: list[str]) -> str:
         else:
             out.append(tok.text)
     return "".join(out)
+
+
+# --------------------------------------------------------------------------- float casts
+
+_NARROW_FLOATS = frozenset({"float", "real", "float4"})
+_CAST_CALLS = frozenset({"cast", "try_cast"})
+
+
+def widen_float_casts(sql: str) -> tuple[str, list[str]]:
+    """`x::float`, `x::real`, `CAST(x AS FLOAT)` (and TRY_CAST, float4) as DOUBLE, and a note;
+    a name or a string that reads `float` is left alone."""
+    tokens = tokenize(sql)
+    sig = [k for k, t in enumerate(tokens) if t.kind not in ("ws", "comment")]
+    calls: list[str] = []  # the word before each open parenthesis, innermost last
+    widened: list[str] = []
+    out = [t.text for t in tokens]
+    for n, k in enumerate(sig):
+        tok = tokens[k]
+        prev = tokens[sig[n - 1]] if n else None
+        if tok.text == "(":
+            calls.append(prev.text.lower() if prev is not None and prev.kind == "word" else "")
+        elif tok.text == ")" and calls:
+            calls.pop()
+        elif tok.kind == "word" and tok.text.lower() in _NARROW_FLOATS and prev is not None:
+            before = tokens[sig[n - 2]] if n > 1 else None
+            cast = prev.text == ":" and before is not None and before.text == ":" and before.end == prev.start
+            in_cast = prev.text.lower() == "as" and bool(calls) and calls[-1] in _CAST_CALLS
+            if cast or in_cast:
+                out[k] = "DOUBLE"
+                widened.append(tok.text)
+    if not widened:
+        return sql, []
+    kinds = ", ".join(dict.fromkeys(w.lower() for w in widened))
+    return "".join(out), [f"cast to {kinds} widened to DOUBLE (PostgreSQL's float is 8 bytes, DuckDB's 4)"]
 
 
 # --------------------------------------------------------------------------- driver

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datasolver.data.pipe_tables import find_pipe_tables
 from datasolver.documents.errors import DocumentSkipped
-from datasolver.documents.markdown import find_pipe_tables, format_ranges, merge_continued, unique_columns
+from datasolver.documents.markdown import format_ranges, merge_continued, unique_columns
 from datasolver.documents.model import ExtractedTable
 from datasolver.documents.reflow import Line, PageLines, join_lines, reflow, render, strip_running_lines
 

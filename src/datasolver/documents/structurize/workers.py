@@ -7,7 +7,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from datasolver.documents.markdown import find_pipe_tables
+from datasolver.data.pipe_tables import find_pipe_tables
 from datasolver.documents.prompts import render_prompt
 from datasolver.documents.structurize.limits import StructurizeLimits
 from datasolver.documents.structurize.plan import Plan
