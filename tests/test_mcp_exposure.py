@@ -25,17 +25,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from datasolver.mcp_http import RemoteExposureError, is_loopback, normalize_host, plan_exposure
 from datasolver.mcp_server import build_server
-from tests.test_mcp_hardening import INITIALIZE, _free_port, _serve, _stop, texts
+from tests.test_mcp_hardening import INITIALIZE, _free_port, _serve, _stop, data, texts  # noqa: F401 (data: fixture)
 
 EVIL = "evil.example"
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> Path:
-    folder = tmp_path / "data"
-    folder.mkdir()
-    (folder / "sales.csv").write_text("region,amount\nnorth,5\nsouth,7\n", encoding="utf-8")
-    return folder
 
 
 def test_host_spellings_are_normalised_and_only_canonical_loopback_is_loopback() -> None:
@@ -163,18 +155,18 @@ def test_each_session_has_its_own_results_and_they_are_freed_when_it_ends(data: 
                     await asyncio.sleep(0.1)
             async with Client(streamable_http_client(url, http_client=httpx2.AsyncClient())) as b:
                 async with Client(streamable_http_client(url, http_client=httpx2.AsyncClient())) as a:
-                    made = await a.call_tool("query", {"sql": "SELECT region, amount FROM sales WHERE amount = 7"})
+                    made = await a.call_tool("query", {"sql": "SELECT n * 1000 + 7 AS secret FROM big WHERE n = 123"})
                     assert not made.is_error, texts(made)
                     mine = await a.call_tool("render", {"source": "@latest"})
-                    assert "south" in texts(mine)
+                    assert "123007" in texts(mine)
                     theirs = await b.call_tool("render", {"source": "@latest"})
-                    assert theirs.is_error and "south" not in texts(theirs)
+                    assert theirs.is_error and "123007" not in texts(theirs)
                     assert "No results are stored yet" in texts(theirs)
                     assert len(result_views()) == 1
                     assert len(server.sessions.open_sessions()) == 2
                 # A's client ended its session (DELETE): its results are gone, B's session goes on.
                 assert len(server.sessions.open_sessions()) == 1
-                again = await b.call_tool("query", {"sql": "SELECT count(*) AS n FROM sales"})
+                again = await b.call_tool("query", {"sql": "SELECT count(*) AS n FROM big"})
                 assert not again.is_error
                 assert len(result_views()) == 1  # A's view was dropped, B's is the one left
 

@@ -23,7 +23,6 @@ import socket
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
@@ -63,17 +62,6 @@ def normalize_host(host: str) -> str:
 def is_loopback(host: str) -> bool:
     """True only for canonical loopback once normalised: 127.0.0.1 and ::1 (and localhost)."""
     return normalize_host(host) in CANONICAL_LOOPBACK
-
-
-def read_token_file(path: str | Path) -> str:
-    """The bearer token stored in a file (surrounding whitespace dropped); RemoteExposureError if unusable."""
-    try:
-        token = Path(path).read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RemoteExposureError(f"cannot read the token file {path}: {exc}") from exc
-    if not token:
-        raise RemoteExposureError(f"the token file {path} is empty")
-    return token
 
 
 def new_token() -> str:

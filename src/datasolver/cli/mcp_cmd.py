@@ -62,13 +62,14 @@ def mcp_command(path: Path, http_port: int | None, host: str, allow_remote: bool
     Read-only: the input folder is never written. No model is needed here. Ctrl-C or SIGTERM
     stops the server and removes its temporary folders.
     """
-    from datasolver.mcp_http import plan_exposure, read_token_file
+    from datasolver.llm import read_key_file
+    from datasolver.mcp_http import plan_exposure
     from datasolver.mcp_server import build_server
 
     if token_file is not None:
         if token:
             raise click.UsageError(f"give the token once: --token (or ${TOKEN_ENV}) or --token-file")
-        token = read_token_file(token_file)
+        token = read_key_file(token_file, what="token")
     exposure = None
     if http_port is not None:
         # Checked before any work: a refused remote bind opens nothing.
