@@ -78,10 +78,12 @@ def test_a_query_past_the_timeout_comes_back_as_an_error(data: Path) -> None:
 
 
 def test_exposure_rules() -> None:
-    assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1") and is_loopback("127.8.0.1")
+    assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1")
+    assert not is_loopback("127.8.0.1")  # loopback range, not canonical loopback: needs --allow-remote
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.10") and not is_loopback("example.org")
     loopback, generated = plan_exposure("127.0.0.1", 8000, allow_remote=False, token=None)
-    assert loopback.token is None and not generated and loopback.transport_security() is None
+    assert loopback.token is None and not generated
+    assert loopback.transport_security().enable_dns_rebinding_protection  # ours, on every bind
     with pytest.raises(RemoteExposureError, match="--allow-remote"):
         plan_exposure("0.0.0.0", 8000, allow_remote=False, token=None)
     remote, generated = plan_exposure("0.0.0.0", 8000, allow_remote=True, token=None, allowed_hosts=["data.lan"])

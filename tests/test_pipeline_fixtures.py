@@ -30,6 +30,12 @@ def make_config(server: ScriptedServer, input_dir: Path, tmp_path: Path, **chang
     return RunConfig(**values)
 
 
+def bearer_key(headers: dict[str, str]) -> str | None:
+    """The key a request to the scripted server carried (`Authorization: Bearer KEY`)."""
+    value = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
+    return value.removeprefix("Bearer ") or None
+
+
 VIDEO_EXAMPLE = "task_demo_video"
 
 

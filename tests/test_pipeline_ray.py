@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from datasolver.pipeline import load_summary, run_batch_sync
-from tests.test_pipeline_fixtures import copy_examples, examples_server, make_config
+from tests.test_pipeline_fixtures import bearer_key, copy_examples, examples_server, make_config
 
 ray = pytest.importorskip("ray", reason="the Ray executor's tests need the optional 'ray' package")
 pytestmark = pytest.mark.xdist_group("ray")  # one worker starts the module's local Ray, once
@@ -70,3 +70,38 @@ def test_ray_resume_skips_tasks_that_have_a_prediction(local_ray, tmp_path: Path
     assert again.counts() == {"solved": 2, "fallback": 0, "failed": 0, "skipped": 1}
     skipped = [r for r in again.tasks if r.status == "skipped"]
     assert [r.task_id for r in skipped] == ["task_demo_sales"] and skipped[0].mode == "resume"
+
+
+def test_task_arguments_carry_no_key_and_the_workers_still_send_it(local_ray, tmp_path: Path, monkeypatch) -> None:
+    """What the executor hands to `.remote()` is pickled as it goes to Ray: no model key in it; the
+    key reaches the workers through their environment and the model still receives it."""
+    from ray import cloudpickle
+
+    shipped: list[bytes] = []
+    real_remote = ray.remote
+
+    class Spy:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def options(self, **options):
+            return Spy(self.inner.options(**options))
+
+        def remote(self, *args, **kwargs):
+            shipped.append(cloudpickle.dumps((args, kwargs)))
+            return self.inner.remote(*args, **kwargs)
+
+    def spy_remote(*args, **kwargs):
+        made = real_remote(*args, **kwargs)
+        return Spy(made) if args and callable(args[0]) and not isinstance(args[0], type) else made
+
+    monkeypatch.setattr(ray, "remote", spy_remote)
+    input_dir = copy_examples(tmp_path)
+    with examples_server() as server:
+        config = make_config(server, input_dir, tmp_path, task_ids=("task_demo_sales",))
+        key = config.settings.api_key
+        summary = run_batch_sync(config, executor=RayExecutor())
+        keys = {bearer_key(r.headers) for r in server.records if r.path.endswith("/chat/completions")}
+    assert summary.counts()["solved"] == 1
+    assert shipped and all(key.encode() not in blob for blob in shipped)
+    assert keys == {key}

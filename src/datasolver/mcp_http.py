@@ -1,9 +1,16 @@
-"""How `datasolver mcp --http` is exposed: loopback as it always was; any other interface only
-with `allow_remote`, a bearer token and Host/Origin checks.
+"""How `datasolver mcp --http` is exposed: canonical loopback, or any other interface only with
+`allow_remote`, a bearer token and Host/Origin checks; and how long its sessions live.
 
-On loopback the MCP library already refuses foreign Host and Origin headers (DNS rebinding). A
-non-loopback bind has no such default, so here every request must carry `Authorization: Bearer
-<token>` and a Host (and, from browsers, an Origin) naming this machine or an allowed name.
+The bind host is normalised first (`LOCALHOST` → 127.0.0.1, `0:0:0:0:0:0:0:1` → ::1,
+`::ffff:127.0.0.1` → 127.0.0.1); only 127.0.0.1 and ::1 count as loopback (127.0.0.2 does not:
+another service may own it). The Host/Origin check (DNS rebinding) is ours on every bind, never
+left to the library, which switched it on only for three exact host strings. A remote bind also
+needs `Authorization: Bearer <token>` on every request.
+
+Sessions: at most `max_sessions` at once (the library answers 503 past it), each closed after
+`session_idle_s` without a request; `SessionWatch` tells the server when one ends so its result
+handles are freed. Sessionless requests (MCP 2026-07-28) are answered 400: they carry nothing that
+tells one client's results from another's, and MCP clients then fall back to the handshake.
 """
 
 from __future__ import annotations
@@ -13,31 +20,48 @@ import ipaddress
 import json
 import secrets
 import socket
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from datasolver.errors import DatasolverError, error_record
 
 TOKEN_ENV = "DATASOLVER_MCP_TOKEN"
 SHUTDOWN_GRACE_S = 2  # open streams get this long to end after SIGINT/SIGTERM
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+CANONICAL_LOOPBACK = ("127.0.0.1", "::1")
+DEFAULT_MAX_SESSIONS = 16  # open MCP sessions at once; one more is answered 503
+DEFAULT_SESSION_IDLE_S = 600.0  # a session with no request for this long is closed (its results freed)
+SESSION_HEADER = "mcp-session-id"
+VERSION_HEADER = "mcp-protocol-version"
+SESSIONLESS_REFUSED = ("this server keeps each client's results (@N) in its MCP session: connect with the "
+                       "initialize handshake (protocol " + ", ".join(HANDSHAKE_PROTOCOL_VERSIONS) + ")")
 
 
 class RemoteExposureError(DatasolverError):
     """A non-loopback --host without --allow-remote; the message says how to allow it."""
 
 
-def is_loopback(host: str) -> bool:
-    """True for localhost and loopback addresses (127.0.0.0/8, ::1)."""
-    name = host.strip("[]")
-    if name.lower() in ("localhost",):
-        return True
+def normalize_host(host: str) -> str:
+    """The bind host in one spelling: lower case, no brackets; `localhost` → 127.0.0.1; an address
+    in its compressed form, an IPv4-mapped IPv6 address as the IPv4 address it maps."""
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return "127.0.0.1"
     try:
-        return ipaddress.ip_address(name).is_loopback
+        ip = ipaddress.ip_address(name)
     except ValueError:
-        return False
+        return name
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return str(mapped or ip)
+
+
+def is_loopback(host: str) -> bool:
+    """True only for canonical loopback once normalised: 127.0.0.1 and ::1 (and localhost)."""
+    return normalize_host(host) in CANONICAL_LOOPBACK
 
 
 def new_token() -> str:
@@ -47,23 +71,27 @@ def new_token() -> str:
 
 @dataclass(frozen=True)
 class Exposure:
-    """Where and how the HTTP server listens; `token` None means no bearer check (loopback only)."""
+    """Where and how the HTTP server listens (`host` normalised); `token` None means no bearer
+    check (loopback only); how many sessions may be open and how long one may idle."""
 
     host: str
     port: int
     token: str | None = None
     allowed_hosts: tuple[str, ...] = ()
+    max_sessions: int = DEFAULT_MAX_SESSIONS
+    session_idle_s: float = DEFAULT_SESSION_IDLE_S
 
     @property
     def remote(self) -> bool:
         return not is_loopback(self.host)
 
-    def transport_security(self) -> TransportSecuritySettings | None:
-        """Host/Origin rules for a remote bind; None keeps the library's loopback defaults."""
-        if not self.remote:
-            return None
-        names = sorted(set(_machine_names(self.host)) | set(self.allowed_hosts))
-        hosts = [_host_form(n) for n in names]
+    def transport_security(self) -> TransportSecuritySettings:
+        """Host/Origin rules for every bind: loopback names (and --allowed-host names) on loopback;
+        this machine's names too on a remote bind."""
+        names = set(LOOPBACK_NAMES) | set(self.allowed_hosts)
+        if self.remote:
+            names |= set(_machine_names(self.host))
+        hosts = [_host_form(n) for n in sorted(names)]
         return TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=hosts + [f"{h}:*" for h in hosts],
@@ -73,20 +101,33 @@ class Exposure:
 
 
 def plan_exposure(host: str, port: int, *, allow_remote: bool, token: str | None,
-                  allowed_hosts: Iterable[str] = ()) -> tuple[Exposure, bool]:
+                  allowed_hosts: Iterable[str] = (), max_sessions: int = DEFAULT_MAX_SESSIONS,
+                  session_idle_s: float = DEFAULT_SESSION_IDLE_S) -> tuple[Exposure, bool]:
     """The exposure for a bind, and whether its token was generated here (so it must be shown).
 
-    Loopback: unchanged (a token is used only when given). Anything else: refused without
-    `allow_remote`; with it, a bearer token is required, generated when not given.
+    Canonical loopback: a token is used only when given. Anything else (127.0.0.2 included):
+    refused without `allow_remote`; with it, a bearer token is required, generated when not given.
     """
-    if not is_loopback(host) and not allow_remote:
+    bind = normalize_host(host)
+    if not is_loopback(bind) and not allow_remote:
+        why = " (only 127.0.0.1 and ::1 count as loopback)" if _loopback_range(bind) else ""
         raise RemoteExposureError(
-            f"--host {host} would serve the data to other machines; pass --allow-remote to do so "
-            f"(every request then needs a bearer token: --token, ${TOKEN_ENV}, or one generated and printed now)")
+            f"--host {host} would serve the data beyond this machine's own loopback{why}; pass --allow-remote "
+            f"to do so (every request then needs a bearer token: --token, --token-file, ${TOKEN_ENV}, or one "
+            "generated and printed now)")
+    if max_sessions < 1 or not session_idle_s > 0:
+        raise ValueError(f"max_sessions must be >= 1 and session_idle_s > 0, got {max_sessions}, {session_idle_s}")
     generated = False
-    if not is_loopback(host) and not token:
+    if not is_loopback(bind) and not token:
         token, generated = new_token(), True
-    return Exposure(host, port, token or None, tuple(allowed_hosts)), generated
+    return Exposure(bind, port, token or None, tuple(allowed_hosts), max_sessions, session_idle_s), generated
+
+
+def _loopback_range(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class BearerAuth:
@@ -114,6 +155,77 @@ class BearerAuth:
                 scheme, _, given = value.partition(b" ")
                 return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self._token)
         return False
+
+
+class SessionWatch:
+    """ASGI middleware: refuses sessionless (2026-07-28) requests, and notices when an MCP session
+    ends to call `on_end(session_id)`.
+
+    A session ends with the client's DELETE, when the library answers 404 for it (it forgot the
+    session: its own idle timeout), or after `idle_s` with no request in flight (`sweep`). The
+    library keeps the sessions; this only lets the server free what it holds per session.
+    """
+
+    def __init__(self, app: object, on_end: Callable[[str], object], idle_s: float) -> None:
+        self.app = app
+        self.on_end = on_end
+        self.idle_s = idle_s
+        self._busy: dict[str, int] = {}
+        self._seen: dict[str, float] = {}
+
+    async def __call__(self, scope: dict, receive: object, send: Callable) -> None:
+        if scope.get("type") != "http":
+            await self.app(scope, receive, send)  # type: ignore[operator]
+            return
+        version = _header(scope, VERSION_HEADER)
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            body = json.dumps({"jsonrpc": "2.0", "id": None,
+                               "error": {"code": -32600, "message": SESSIONLESS_REFUSED}}).encode()
+            await send({"type": "http.response.start", "status": 400, "headers": [
+                (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        session = _header(scope, SESSION_HEADER)
+        if session is None:
+            await self.app(scope, receive, send)  # type: ignore[operator]
+            return
+        status = 0
+
+        async def watched(message: dict) -> None:
+            nonlocal status
+            if message.get("type") == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        self._busy[session] = self._busy.get(session, 0) + 1
+        self._seen[session] = time.monotonic()
+        try:
+            await self.app(scope, receive, watched)  # type: ignore[operator]
+        finally:
+            self._busy[session] -= 1
+            self._seen[session] = time.monotonic()
+            if status == 404 or (scope.get("method") == "DELETE" and 200 <= status < 300):
+                self.end(session)
+
+    def sweep(self, now: float | None = None) -> None:
+        """End every session idle (nothing in flight) for longer than `idle_s`."""
+        now = time.monotonic() if now is None else now
+        for session, seen in list(self._seen.items()):
+            if not self._busy.get(session) and now - seen > self.idle_s:
+                self.end(session)
+
+    def end(self, session: str) -> None:
+        if self._seen.pop(session, None) is not None and not self._busy.get(session):
+            self._busy.pop(session, None)
+        self.on_end(session)
+
+
+def _header(scope: dict, name: str) -> str | None:
+    wanted = name.encode()
+    for key, value in scope.get("headers", []):
+        if key.lower() == wanted:
+            return value.decode("latin-1")
+    return None
 
 
 def _machine_names(bind: str) -> list[str]:

@@ -9,7 +9,12 @@ input). Failures come back as MCP error results carrying the one JSON error shap
 Tool calls run one at a time in a worker thread, so the event loop keeps answering every client
 (initialize, tools/list, a queued call's time limit) while a query runs; each call has a time
 limit past which the catalog is interrupted. SIGINT and SIGTERM stop the server and close() removes
-its temporary folders. Exposure beyond loopback is decided in `datasolver.mcp_http`.
+its temporary folders. Exposure beyond loopback, and how many sessions may be open for how long,
+is decided in `datasolver.mcp_http`.
+
+Each MCP session has its own result handles (`@N`, `@latest`): one session never sees another's
+results, and a session's results are dropped when it ends (DELETE, idle timeout). The task's
+scratch copy (solver.py) is one for the whole server.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -38,7 +44,7 @@ from datasolver import __version__
 from datasolver.ask import AskToolbox, DataPackage, open_package
 from datasolver.ask.prompts import render_prompt
 from datasolver.errors import error_record
-from datasolver.mcp_http import SHUTDOWN_GRACE_S, BearerAuth, Exposure, plan_exposure
+from datasolver.mcp_http import SESSION_HEADER, SHUTDOWN_GRACE_S, BearerAuth, Exposure, SessionWatch, plan_exposure
 from datasolver.signals import terminate_unwinds
 from datasolver.toolkit import Tool, Toolbox, compact_validation, unknown_tool
 
@@ -51,6 +57,51 @@ _WRITES_SCRATCH = ToolAnnotations(read_only_hint=False, destructive_hint=False, 
 DEFAULT_QUERY_TIMEOUT_S = 60.0  # one query (and the loads it needs) is interrupted after this
 CALL_GRACE_S = 5.0  # a call's own limit: the query timeout plus this (run_solver: its sandbox limit plus this)
 STOP_WAIT_S = 5.0  # after interrupting, how long a timed-out call may take to notice
+SWEEP_EVERY_S = 30.0  # how often idle sessions' results are looked for (at most)
+
+# The MCP session of the tool call being served (its HTTP session id; None on stdio).
+_SESSION: ContextVar[str | None] = ContextVar("datasolver_mcp_session", default=None)
+
+
+class SessionToolboxes:
+    """One AskToolbox, so one result-handle table, per MCP session, over one shared data package.
+
+    `end(session)` forgets a session's toolbox at once (its handles are unreachable from then on);
+    the views behind them are dropped by the next `get`, which runs in the tool-call thread, so the
+    event loop never waits for the catalog.
+    """
+
+    def __init__(self, package: DataPackage) -> None:
+        self.package = package
+        self._by_session: dict[str | None, AskToolbox] = {None: AskToolbox(package, with_final=False)}
+        self._ended: list[AskToolbox] = []
+        self._lock = threading.Lock()
+
+    @property
+    def default(self) -> AskToolbox:
+        """The stdio session's toolbox (and the template of every session's tool list)."""
+        return self._by_session[None]
+
+    def get(self, session: str | None) -> AskToolbox:
+        with self._lock:
+            ended, self._ended = self._ended, []
+            toolbox = self._by_session.get(session)
+            if toolbox is None:
+                toolbox = self._by_session[session] = AskToolbox(self.package, with_final=False)
+        for old in ended:
+            old.handles.close()
+        return toolbox
+
+    def end(self, session: str) -> None:
+        with self._lock:
+            toolbox = self._by_session.pop(session, None)
+            if toolbox is not None:
+                self._ended.append(toolbox)
+
+    def open_sessions(self) -> list[str]:
+        """The sessions that hold results now (stdio's excepted)."""
+        with self._lock:
+            return [s for s in self._by_session if s is not None]
 
 
 @dataclass
@@ -59,10 +110,16 @@ class DataServer:
 
     mcp: MCPServer
     package: DataPackage
-    toolbox: AskToolbox
+    sessions: SessionToolboxes
     solver: Any = None
     scratch: Path | None = None
     _owned: list[Path] = field(default_factory=list)
+    _http: Any = None  # the uvicorn server while serving HTTP
+
+    @property
+    def toolbox(self) -> AskToolbox:
+        """The stdio session's engine tools."""
+        return self.sessions.default
 
     def run(self, http_port: int | None = None, host: str = "127.0.0.1", exposure: Exposure | None = None) -> None:
         """Serve over stdio, or streamable HTTP at http://HOST:PORT/mcp, until SIGINT or SIGTERM.
@@ -113,13 +170,30 @@ class DataServer:
     async def _serve_http(self, exposure: Exposure) -> None:
         import uvicorn
 
-        app: Any = self.mcp.streamable_http_app(host=exposure.host,
-                                                transport_security=exposure.transport_security())
-        if exposure.token:
-            app = BearerAuth(app, exposure.token)
+        app: Any = self.mcp.streamable_http_app(
+            host=exposure.host, transport_security=exposure.transport_security(),
+            max_sessions=exposure.max_sessions, session_idle_timeout=exposure.session_idle_s)
+        watch = SessionWatch(app, self.sessions.end, exposure.session_idle_s)
+        app = BearerAuth(watch, exposure.token) if exposure.token else watch
         config = uvicorn.Config(app, host=exposure.host, port=exposure.port, log_level="warning",
                                 timeout_graceful_shutdown=SHUTDOWN_GRACE_S)
-        await uvicorn.Server(config).serve()
+        self._http = uvicorn.Server(config)
+        sweeper = asyncio.create_task(self._sweep(watch, min(SWEEP_EVERY_S, exposure.session_idle_s / 4)))
+        try:
+            await self._http.serve()
+        finally:
+            sweeper.cancel()
+
+    @staticmethod
+    async def _sweep(watch: SessionWatch, every_s: float) -> None:
+        while True:
+            await asyncio.sleep(every_s)
+            watch.sweep()
+
+    def stop(self) -> None:
+        """Ask a server serving HTTP (in another thread) to stop."""
+        if self._http is not None:
+            self._http.should_exit = True
 
     def close(self) -> None:
         self.package.catalog.interrupt()
@@ -145,7 +219,7 @@ def build_server(
     if not (path / "task.json").is_file():
         package = open_package(path, symmetric=symmetric)
         package.catalog.timeout_s = query_timeout_s
-        server = DataServer(_new_mcp(task_mode=False, allow_write=False), package, AskToolbox(package, with_final=False))
+        server = DataServer(_new_mcp(task_mode=False, allow_write=False), package, SessionToolboxes(package))
         _add_engine_tools(server, _CallGate(package.catalog.interrupt, query_timeout_s + CALL_GRACE_S))
         return server
     from datasolver.solver import SolverToolbox, prepare_task, write_scaffold
@@ -163,12 +237,13 @@ def build_server(
     write_scaffold(scratch, package.catalog.names())  # list document tables in solver.py too
     solver = SolverToolbox(scratch, catalog=package.catalog)
     server = DataServer(_new_mcp(task_mode=True, allow_write=allow_write), package,
-                        AskToolbox(package, with_final=False), solver, scratch, owned)
+                        SessionToolboxes(package), solver, scratch, owned)
     gate = _CallGate(package.catalog.interrupt, query_timeout_s + CALL_GRACE_S,
                      {"run_solver": MAX_TIMEOUT_S + CALL_GRACE_S})
     _add_engine_tools(server, gate)
     for name in READ_TOOLS + (WRITE_TOOLS if allow_write else ()):
-        _register(server.mcp, solver, solver.tool(name), _READ_ONLY if name in READ_TOOLS else _WRITES_SCRATCH, gate)
+        _register(server.mcp, lambda: solver, solver.tool(name), _READ_ONLY if name in READ_TOOLS else _WRITES_SCRATCH,
+                  gate)
     return server
 
 
@@ -215,6 +290,7 @@ class _DataMCP(MCPServer):
     error shape, kind `retry`, instead of the library's raw validation text."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        _SESSION.set(_session_of(context))  # this call's task only: which session's results it uses
         names = [tool.name for tool in await self.list_tools()]
         if name not in names:
             return _error_result("retry", unknown_tool(name, names))
@@ -224,6 +300,16 @@ class _DataMCP(MCPServer):
             if not isinstance(exc.__cause__, ValidationError):
                 raise
             return _error_result("retry", f"invalid arguments for {name}: {compact_validation(exc.__cause__)}")
+
+
+def _session_of(context: Any) -> str | None:
+    """The HTTP session id of the request being served (None on stdio)."""
+    try:
+        request = context.request_context.request
+    except (AttributeError, ValueError):
+        return None
+    headers = getattr(request, "headers", None)
+    return headers.get(SESSION_HEADER) if headers is not None else None
 
 
 def _error_result(kind: str, message: str) -> CallToolResult:
@@ -244,22 +330,24 @@ def _new_mcp(*, task_mode: bool, allow_write: bool) -> MCPServer:
 
 
 def _add_engine_tools(server: DataServer, gate: _CallGate) -> None:
-    for tool in server.toolbox.tools:
-        _register(server.mcp, server.toolbox, tool, _READ_ONLY, gate)
+    sessions = server.sessions
+    for tool in sessions.default.tools:
+        _register(server.mcp, lambda: sessions.get(_SESSION.get()), tool, _READ_ONLY, gate)
 
 
 def _outcome(result: Any) -> tuple[str, bool, str]:
     return result.text, result.ok, result.kind
 
 
-def _register(mcp: MCPServer, toolbox: Toolbox[Any], tool: Tool[Any], annotations: ToolAnnotations,
+def _register(mcp: MCPServer, toolbox: Callable[[], Toolbox[Any]], tool: Tool[Any], annotations: ToolAnnotations,
               gate: _CallGate) -> None:
     """Expose one kit tool: its MCP parameters are the fields of its argument model; a result that
-    is not ok comes back as an MCP error carrying the one JSON error shape."""
+    is not ok comes back as an MCP error carrying the one JSON error shape. `toolbox()` picks the
+    toolbox of the call's session, in the tool-call thread."""
     name = tool.name
 
     async def call(**kwargs: Any) -> CallToolResult:
-        text, ok, kind = await gate.run(name, lambda: _outcome(toolbox.call(name, kwargs)))
+        text, ok, kind = await gate.run(name, lambda: _outcome(toolbox().call(name, kwargs)))
         return CallToolResult(content=[TextContent(type="text", text=text)]) if ok else _error_result(kind, text)
 
     params = []

@@ -156,6 +156,13 @@ class HandleTable:
             self._handles.append(handle)
             return handle
 
+    def close(self) -> None:
+        """Forget every stored result and drop its view (the question or MCP session ended)."""
+        with self._lock:
+            for handle in self._handles:
+                self.catalog.drop_temp_view(handle.view)
+            self._handles.clear()
+
     # ------------------------------------------------------------------ reading
     def fetch(self, ref: int | str, max_rows: int | None = None) -> QueryResult:
         """Rows of a stored result (all of them when `max_rows` is None)."""

@@ -89,7 +89,9 @@ class Duration(click.ParamType):
                    "'datasolver[ray]' and folders shared by every node; see docs/scale.md).")
 @click.option("--ray-address", metavar="ADDR", default=None,
               help="With --executor ray: the cluster to join (e.g. auto, or ray://head:10001). "
-                   "Default: $RAY_ADDRESS, else a Ray started on this machine.")
+                   "Default: $RAY_ADDRESS, else a Ray started on this machine that listens on "
+                   "loopback only. The model key reaches workers in their environment, never in "
+                   "task arguments.")
 @click.option("--ray-cpus", "ray_cpus", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="With --executor ray: CPUs each task reserves on the cluster.")
 @click.option("--report", "with_report", is_flag=True,

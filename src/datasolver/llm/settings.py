@@ -118,12 +118,13 @@ def redact_url(text: str) -> str:
     return _USERINFO.sub(rf"\1{C.SCRUBBED}@", text)
 
 
-def read_key_file(path: str | Path) -> str:
-    """The API key stored in a file (surrounding whitespace dropped); LLMConfigError if unusable."""
+def read_key_file(path: str | Path, what: str = "API key") -> str:
+    """The secret (`what`: the API key, a bearer token) stored in a file, surrounding whitespace
+    dropped; LLMConfigError if unusable."""
     try:
         key = Path(path).read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
-        raise LLMConfigError(f"Cannot read the API key file {path}: {exc}") from exc
+        raise LLMConfigError(f"Cannot read the {what} file {path}: {exc}") from exc
     if not key:
-        raise LLMConfigError(f"The API key file {path} is empty")
+        raise LLMConfigError(f"The {what} file {path} is empty")
     return key

@@ -12,6 +12,15 @@
   out at most `workers` slots; each request holds one while it is in flight.
 - At most `2 × workers` tasks are submitted at a time (so the next tasks prepare while others wait
   on the model), in input order. A task's deadline starts when its worker starts it.
+- A Ray this executor starts itself listens on loopback only: Ray's single-machine mode
+  (`RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`, read when `ray` is imported) makes the node address
+  127.0.0.1, and every Ray server (GCS, raylet, object manager, each worker's and the driver's
+  gRPC port, the agents) binds to the node address when it is loopback, else to all interfaces.
+  The node address is checked after the start; anything else stops Ray with an error.
+- The model key (and credentials inside the endpoint URL) never travel in a task's arguments:
+  the settings sent carry none, and each task's Ray runtime environment sets `MODEL_API_KEY`
+  (`MODEL_API_URL`) in its worker's environment, where `worker_settings` reads them back. A
+  driver with no key leaves the workers' own `MODEL_API_KEY` (set by whoever runs the cluster).
 
 Ray is an optional dependency (`pip install 'datasolver[ray]'`); it is imported only here.
 """
@@ -19,7 +28,11 @@ Ray is an optional dependency (`pip install 'datasolver[ray]'`); it is imported 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import ipaddress
+import os
 import shutil
+import sys
 import tempfile
 import time
 import uuid
@@ -30,7 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from datasolver.data import Task
-from datasolver.llm import RequestGate
+from datasolver.llm import LLMSettings, RequestGate, redact_url
+from datasolver.llm.constants import ENV_API_KEY, ENV_API_URL
 from datasolver.pipeline.budget import Mode, TaskPlan
 from datasolver.pipeline.config import VIDEO_SHARE, RunConfig
 from datasolver.pipeline.errors import PipelineError
@@ -40,19 +54,76 @@ from datasolver.pipeline.task import TaskSetup, TaskSolver, planned, run_task
 from datasolver.request_slots import RequestSlots
 
 RAY_MISSING = "the Ray executor needs Ray: pip install 'datasolver[ray]'"
+# Ray's single-machine mode (its default on macOS and Windows): the node address is 127.0.0.1, so
+# every Ray server binds to loopback. Read once, when `ray` is first imported.
+SINGLE_MACHINE_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+RAY_ADDRESS_ENV = "RAY_ADDRESS"
 
 
 class RayUnavailable(PipelineError):
-    """Ray is not installed, or the cluster cannot be reached."""
+    """Ray is not installed, the cluster cannot be reached, or a local Ray would not stay on loopback."""
 
 
-def import_ray() -> Any:
-    """The `ray` module, or RayUnavailable with the install hint."""
+def import_ray(*, single_machine: bool = False) -> Any:
+    """The `ray` module, or RayUnavailable with the install hint. `single_machine`: a local Ray is
+    about to be started here, so Ray's single-machine mode is switched on before the import."""
+    if single_machine:
+        os.environ[SINGLE_MACHINE_ENV] = "0"
     try:
         import ray
     except ImportError as exc:
         raise RayUnavailable(RAY_MISSING) from exc
     return ray
+
+
+def starts_local_ray(address: str | None) -> bool:
+    """Whether `ray.init(address)` here starts a new Ray rather than joining one: no address and no
+    $RAY_ADDRESS, or "local". (Without either, Ray itself would join a `ray start` cluster of this
+    machine; the executor starts its own instead, as docs/scale.md says.)"""
+    target = address or os.environ.get(RAY_ADDRESS_ENV) or None
+    return target is None or target == "local"
+
+
+def _loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def start_local_ray(ray: Any) -> None:
+    """Start a Ray on this machine that listens on loopback only (RayUnavailable when it would not)."""
+    if os.environ.get(SINGLE_MACHINE_ENV) != "0":  # `ray` was imported before the executor could set it
+        raise RayUnavailable("cannot start a loopback-only local Ray: Ray was imported before "
+                             f"{SINGLE_MACHINE_ENV}=0 was set; start Ray yourself and pass --ray-address")
+    ray.init(address="local", include_dashboard=False, log_to_driver=False)
+    node_address = ray.util.get_node_ip_address()
+    if not _loopback(node_address):
+        ray.shutdown()
+        raise RayUnavailable(
+            f"refusing to run on a local Ray that listens on {node_address}, not only on loopback "
+            f"({SINGLE_MACHINE_ENV}=0 did not take: was `ray` imported before {SINGLE_MACHINE_ENV} was "
+            "set?). Start Ray yourself (docs/scale.md) and pass --ray-address.")
+
+
+def split_secrets(settings: LLMSettings) -> tuple[LLMSettings, dict[str, str]]:
+    """The settings without the key (and the endpoint's credentials), and the environment variables
+    that carry them to a worker (`worker_settings` puts them back)."""
+    env: dict[str, str] = {}
+    if settings.api_key:
+        env[ENV_API_KEY] = settings.api_key
+    url = settings.base_url
+    if settings.url_secrets():
+        env[ENV_API_URL] = url
+        url = redact_url(url)
+    return settings.replace(api_key=None, base_url=url), env
+
+
+def worker_settings(settings: LLMSettings) -> LLMSettings:
+    """On a worker: the key from its environment, and the endpoint URL when the one sent was redacted."""
+    url = os.environ.get(ENV_API_URL)
+    base_url = url if url and redact_url(url) == settings.base_url and url != settings.base_url else settings.base_url
+    return settings.replace(api_key=os.environ.get(ENV_API_KEY) or None, base_url=base_url)
 
 
 def slot_gate(slots: Any) -> RequestGate:
@@ -88,6 +159,7 @@ class RelativePlan:
 
 def run_on_worker(task: Task, config: RunConfig, plan: RelativePlan, slots: Any, solver: TaskSolver | None) -> TaskRecord:
     """One task on a Ray worker: `run_task` in a fresh event loop, model requests through the slots."""
+    config = dataclasses.replace(config, settings=worker_settings(config.settings))
     temporary = config.scratch_dir is None
     scratch_root = Path(tempfile.mkdtemp(prefix="datasolver-scratch-")) if temporary else config.scratch_dir
     assert scratch_root is not None
@@ -118,11 +190,17 @@ class RayExecutor:
         self.slot_stats: dict[str, int] | None = None  # the request slots' counters after the run
 
     async def run(self, todo: list[Task], batch: BatchRun) -> None:
-        ray = import_ray()
+        local = starts_local_ray(self.address)
+        ray = import_ray(single_machine=local and "ray" not in sys.modules)
         started_here = not ray.is_initialized()
         if started_here:
             try:
-                ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
+                if local:
+                    start_local_ray(ray)
+                else:
+                    ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
+            except RayUnavailable:
+                raise
             except Exception as exc:  # ConnectionError and Ray's own errors for a bad address
                 raise RayUnavailable(f"cannot start or join Ray at {self.address or 'a local cluster'}: {exc}") from exc
         try:
@@ -134,7 +212,11 @@ class RayExecutor:
     async def _run(self, ray: Any, todo: list[Task], batch: BatchRun) -> None:
         config = batch.config
         slots = ray.remote(num_cpus=0)(RequestSlots).remote(config.workers)
-        remote = ray.remote(run_on_worker).options(num_cpus=self.cpus_per_task, max_retries=0)
+        settings, secrets = split_secrets(config.settings)
+        sent = dataclasses.replace(config, settings=settings)  # what every task's arguments carry
+        runtime_env = {"env_vars": secrets} if secrets else None
+        remote = ray.remote(run_on_worker).options(num_cpus=self.cpus_per_task, max_retries=0,
+                                                   runtime_env=runtime_env)
         queue = list(todo)
         waiting = len(queue)
         pending: dict[Any, tuple[Task, TaskPlan]] = {}
@@ -144,7 +226,7 @@ class RayExecutor:
                 plan = batch.budget.plan(waiting)
                 waiting -= 1
                 batch.progress.task_started(task.task_id, plan.mode)
-                ref = remote.remote(task, config, RelativePlan.of(plan, time.monotonic()), slots, batch.solver)
+                ref = remote.remote(task, sent, RelativePlan.of(plan, time.monotonic()), slots, batch.solver)
                 pending[ref] = (task, plan)
             done, _ = await asyncio.to_thread(ray.wait, list(pending), num_returns=1)
             for ref in done:
