@@ -92,6 +92,7 @@ class CountingProxy:
         self.upstream = upstream.rstrip("/")
         self.log = log
         self.label: dict[str, Any] = {}
+        self.questions: dict[str, str] = {}  # task id -> its question: a request quoting it is that task's
         self.port = _free_port()
         self._ready = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -143,7 +144,7 @@ class CountingProxy:
     async def _exchange(self, client: httpx.AsyncClient, request: _Request, reader: asyncio.StreamReader,
                         writer: asyncio.StreamWriter) -> bool:
         """Forward one request; False when the client went away (the connection is then closed)."""
-        label = dict(self.label)
+        label = {**self.label, **self._task_of(request.body)}
         started = time.time()
         headers = {k: v for k, v in request.headers.items()
                    if k not in ("host", "content-length", "connection", "accept-encoding")}
@@ -170,6 +171,14 @@ class CountingProxy:
         writer.write("\r\n".join(head).encode("latin-1") + body)
         await writer.drain()
         return True
+
+    def _task_of(self, body: bytes) -> dict[str, str]:
+        """The task whose question the request's messages quote (the longest, if several)."""
+        text = body.decode("utf-8", "replace")
+        with contextlib.suppress(ValueError, TypeError, AttributeError):  # the messages' text, unescaped
+            text = "\n".join(str(m.get("content")) for m in json.loads(text).get("messages") or [])
+        found = [task for task, question in self.questions.items() if question and question in text]
+        return {"task": max(found, key=lambda t: len(self.questions[t]))} if found else {}
 
     def _record(self, label: dict[str, Any], request: _Request, started: float, response: httpx.Response | None,
                 *, cancelled: bool) -> None:
@@ -273,18 +282,43 @@ def _healthy(base: str) -> bool:
 
 # -- the harnesses --------------------------------------------------------------------------------
 
-def run_datasolver(task: str, split: str, url: str, deadline: float, work: Path, extra: list[str]) -> dict[str, Any]:
-    """`datasolver run` on one task; its prediction, traces and run summary under ``work``."""
+def datasolver_input(tasks: list[tuple[str, str]], folder: Path) -> None:
+    """Copy the tasks (from both splits) into one input folder, as `datasolver run` takes one."""
+    for split, task in tasks:
+        if not (folder / task).is_dir():
+            shutil.copytree(SHARED_TASKS / split / "input" / task, folder / task)
+
+
+def run_datasolver(tasks: list[str], url: str, deadline: float, work: Path, extra: list[str]) -> dict[str, dict[str, Any]]:
+    """One `datasolver run` over the tasks, one at a time (`--workers 1`), as a user runs it: what
+    it learns of the server once (window, prefill speed) serves every task. Returns per task its
+    prediction, status, reason, seconds and datasolver's own usage count."""
     out, logs = work / "out", work / "logs"
-    command = [sys.executable, "-m", "datasolver", "run", str(SHARED_TASKS / split / "input"), str(out),
-               "--tasks", task, "--workers", "1", "--task-timeout", str(deadline), "--logs", str(logs),
-               "--force", *extra]
+    command = [sys.executable, "-m", "datasolver", "run", str(work / "input"), str(out), "--tasks", ",".join(tasks),
+               "--workers", "1", "--task-timeout", str(deadline), "--logs", str(logs), "--force", *extra]
     env = {**os.environ, "MODEL_API_URL": f"{url}/v1", "MODEL_API_KEY": "none", "MODEL_NAME": MODEL_NAME}
-    finished = _run_logged(command, env, work / "run.log", deadline + GRACE_S)
-    summary = _read_json(logs / "run_summary.json") or {}
-    entry = next((t for t in summary.get("tasks", []) if t.get("task_id") == task), {})
-    return {"prediction": out / task / "prediction.csv", "status": entry.get("status") or finished,
-            "reason": entry.get("reason"), "own_usage": entry.get("usage")}
+    finished = _run_logged(command, env, work / "run.log", len(tasks) * (deadline + GRACE_S))
+    return datasolver_outcomes(tasks, work, finished)
+
+
+def datasolver_outcomes(tasks: list[str], work: Path, finished: str = "") -> dict[str, dict[str, Any]]:
+    """Per task, from run_summary.json, or from each trace's `solve_end` when the run was cut short."""
+    summary = {t.get("task_id"): t for t in (_read_json(work / "logs" / "run_summary.json") or {}).get("tasks", [])}
+    outcomes = {}
+    for task in tasks:
+        entry = summary.get(task) or _solve_end(work / "logs" / task / "trace.jsonl")
+        outcomes[task] = {"prediction": work / "out" / task / "prediction.csv",
+                          "status": entry.get("status") or f"unfinished ({finished})", "reason": entry.get("reason"),
+                          "seconds": entry.get("seconds"), "own_usage": entry.get("usage")}
+    return outcomes
+
+
+def _solve_end(trace: Path) -> dict[str, Any]:
+    end: dict[str, Any] = {}
+    for record in _records(trace):
+        if record.get("event") == "solve_end":
+            end = record
+    return end
 
 
 def install_kit(kit: Path, venv: Path) -> Path:
@@ -384,6 +418,8 @@ def _records(log: Path) -> Iterator[dict[str, Any]]:
 
 
 def write_results(folder: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    meta = {**meta, "unattributed": {h: sum(1 for r in _records(folder / "requests.jsonl")
+                                            if r.get("harness") == h and not r.get("task")) for h in HARNESSES}}
     (folder / "results.json").write_text(json.dumps({**meta, "rows": rows}, ensure_ascii=False, indent=2),
                                          encoding="utf-8")
     (folder / "results.md").write_text(markdown(meta, rows), encoding="utf-8")
@@ -411,6 +447,10 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]]) -> str:
                 f"{sum(r['answered'] for r in mine)} | {sum(r['requests'] for r in mine)} | "
                 f"{sum(r['prompt_tokens'] for r in mine):,} + {sum(r['completion_tokens'] for r in mine):,} | "
                 f"{sum(r['seconds'] for r in mine):.0f} |")
+    unattributed = meta.get("unattributed") or {}
+    if any(unattributed.values()):
+        lines += ["", "Requests that quote no task's question (document structuring): " +
+                  ", ".join(f"{h} {n}" for h, n in unattributed.items() if n)]
     return "\n".join(lines) + "\n"
 
 
@@ -439,6 +479,22 @@ def pick_tasks(spec: str | None) -> list[tuple[str, str]]:
     return found
 
 
+def result_row(harness: str, split: str, task: str, ran: dict[str, Any], seconds: float, requests_log: Path,
+               load_before: str) -> dict[str, Any]:
+    """One scored row: the official metric on the prediction, the proxy's counts for the pair."""
+    prediction: Path = ran.pop("prediction")
+    gold = SHARED_TASKS / split / "output" / task / "gold.csv"
+    scored = score_files(prediction, gold) if prediction.is_file() else None
+    row = {"harness": harness, "task": task, "split": split, "score": scored.score if scored else 0.0,
+           "score_reason": scored.reason if scored else "no prediction", "answered": prediction.is_file(),
+           "seconds": round(float(seconds), 1), "load_before": load_before, "load_after": load_average(),
+           **request_totals(requests_log, harness, task), **ran}
+    print(f"{harness:<10} {task:<24} score {row['score']:.2f} answered {row['answered']!s:<5} "
+          f"requests {row['requests']:>3} tokens {row['prompt_tokens']:>7}+{row['completion_tokens']:<6} "
+          f"{row['seconds']:6.0f} s  {str(row['status'])[:60]}  (load {row['load_after']})", flush=True)
+    return row
+
+
 # -- main -----------------------------------------------------------------------------------------
 
 def main() -> None:
@@ -456,6 +512,8 @@ def main() -> None:
     parser.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "_work" / "real_model",
                         help="results folder (results.json/.md, requests.jsonl, traces)")
     parser.add_argument("--resume", action="store_true", help="keep the folder's results; skip pairs already done")
+    parser.add_argument("--collect", action="store_true",
+                        help="only (re)build datasolver's rows from the folder's logs (a run cut short)")
     parser.add_argument("--datasolver-arg", action="append", default=[], metavar="ARG",
                         help="one more argument for `datasolver run` (repeatable), e.g. --datasolver-arg=--max-attempts=2")
     args = parser.parse_args()
@@ -467,16 +525,28 @@ def main() -> None:
         parser.error("--kit PATH is needed to run the starter kit")
     tasks = pick_tasks(args.tasks)
     folder = args.results.resolve()
-    if folder.exists() and not args.resume:
+    if folder.exists() and not (args.resume or args.collect):
         shutil.rmtree(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    previous = (_read_json(folder / "results.json") or {}).get("rows", []) if args.resume else []
+    previous = (_read_json(folder / "results.json") or {}).get("rows", []) if args.resume or args.collect else []
     rows = [r for r in previous if r["harness"] in harnesses]
     done = {(r["harness"], r["task"]) for r in rows}
     meta = {"model": MODEL_NAME, "command": " ".join(["python", *sys.argv]), "deadline": args.deadline,
             "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_before": load_average(),
             "tasks": [t for _, t in tasks], "cpus": os.cpu_count()}
 
+    if args.collect:
+        work = folder / "datasolver"
+        ran_tasks = [(split, task) for split, task in tasks if (work / "input" / task).is_dir()]
+        outcomes = datasolver_outcomes([t for _, t in ran_tasks], work, "cut short")
+        rows = [r for r in rows if r["harness"] != "datasolver"]
+        for split, task in ran_tasks:
+            ran = outcomes[task]
+            rows.append(result_row("datasolver", split, task, ran, ran.pop("seconds") or 0.0, folder / "requests.jsonl",
+                                   meta["load_before"]))
+        write_results(folder, meta, rows)
+        print((folder / "results.md").read_text(encoding="utf-8"))
+        return
     dabench = kit_ids = None
     if "kit" in harnesses:
         dabench = install_kit(args.kit.resolve(), args.cache / "starter-kit-venv")
@@ -486,41 +556,39 @@ def main() -> None:
               else llama_server(args.cache, args.n_ctx, args.threads, folder / "server.log"))
     requests_log = folder / "requests.jsonl"
     with server as upstream, CountingProxy(upstream, requests_log) as proxy:
+        proxy.questions = {task: json.loads((SHARED_TASKS / split / "input" / task / "task.json")
+                                            .read_text(encoding="utf-8"))["question"] for split, task in tasks}
         print(f"server {upstream}, proxy {proxy.url}; {len(tasks)} tasks x {harnesses}; load {load_average()}",
               flush=True)
         # Harness after harness: a server with one slot keeps one conversation's prefix cached, so
         # datasolver's rules (identical for every task) stay cached from task to task, as in a real run.
         for harness in harnesses:
-            for split, task in tasks:
-                if (harness, task) in done:
-                    continue
+            pending = [(split, task) for split, task in tasks if (harness, task) not in done]
+            if not pending:
+                continue
+            proxy.label = {"harness": harness}
+            if harness == "datasolver":
+                work = folder / "datasolver"
+                datasolver_input(pending, work / "input")
+                load_before, began = load_average(), time.monotonic()
+                outcomes = run_datasolver([t for _, t in pending], proxy.url, args.deadline, work, args.datasolver_arg)
+                for split, task in pending:
+                    ran = outcomes[task]
+                    rows.append(result_row(harness, split, task, ran, ran.pop("seconds") or 0.0, requests_log,
+                                           load_before))
+                print(f"datasolver: {len(pending)} tasks in {time.monotonic() - began:.0f} s", flush=True)
+                write_results(folder, {**meta, "load_now": load_average()}, rows)
+                continue
+            assert dabench is not None and kit_ids is not None
+            for split, task in pending:
                 proxy.label = {"harness": harness, "task": task}
                 load_before, began = load_average(), time.monotonic()
-                if harness == "datasolver":
-                    work = folder / "datasolver" / task
-                    shutil.rmtree(work, ignore_errors=True)
-                    work.mkdir(parents=True)
-                    ran = run_datasolver(task, split, proxy.url, args.deadline, work, args.datasolver_arg)
-                else:
-                    assert dabench is not None and kit_ids is not None
-                    work = folder / "kit" / task
-                    work.mkdir(parents=True, exist_ok=True)
-                    ran = run_kit(dabench, kit_ids[task], folder / "kit" / "input", proxy.url, args.deadline, work)
-                seconds = time.monotonic() - began
-                proxy.label = {}
-                prediction: Path = ran.pop("prediction")
-                gold = SHARED_TASKS / split / "output" / task / "gold.csv"
-                scored = score_files(prediction, gold) if prediction.is_file() else None
-                row = {"harness": harness, "task": task, "split": split,
-                       "score": scored.score if scored else 0.0, "score_reason": scored.reason if scored else "no prediction",
-                       "answered": prediction.is_file(), "seconds": round(seconds, 1),
-                       "load_before": load_before, "load_after": load_average(),
-                       **request_totals(requests_log, harness, task), **ran}
-                rows.append(row)
+                work = folder / "kit" / task
+                work.mkdir(parents=True, exist_ok=True)
+                ran = run_kit(dabench, kit_ids[task], folder / "kit" / "input", proxy.url, args.deadline, work)
+                rows.append(result_row(harness, split, task, ran, time.monotonic() - began, requests_log, load_before))
                 write_results(folder, {**meta, "load_now": load_average()}, rows)
-                print(f"{harness:<10} {task:<24} score {row['score']:.2f} answered {row['answered']!s:<5} "
-                      f"requests {row['requests']:>3} tokens {row['prompt_tokens']:>7}+{row['completion_tokens']:<6} "
-                      f"{seconds:6.0f} s  {str(row['status'])[:60]}  (load {row['load_after']})", flush=True)
+                proxy.label = {"harness": harness}
     write_results(folder, {**meta, "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                            "load_after": load_average()}, rows)
     print((folder / "results.md").read_text(encoding="utf-8"))
