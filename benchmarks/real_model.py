@@ -35,12 +35,10 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +47,7 @@ from typing import Any
 import httpx
 
 from datasolver.eval import score_files
+from serving import free_port, serving  # benchmarks/serving.py, beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_TASKS = ROOT.parent / "shared" / "tasks"
@@ -93,7 +92,7 @@ class CountingProxy:
         self.log = log
         self.label: dict[str, Any] = {}
         self.questions: dict[str, str] = {}  # task id -> its question: a request quoting it is that task's
-        self.port = _free_port()
+        self.port = free_port()
         self._ready = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
@@ -236,12 +235,6 @@ async def _read_request(reader: asyncio.StreamReader) -> _Request | None:
 
 # -- the server -----------------------------------------------------------------------------------
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextlib.contextmanager
 def llama_server(cache: Path, n_ctx: int, threads: int, log: Path) -> Iterator[str]:
     """`llama-server` from the cache on a free loopback port (the recipe of ../shared/real-model.md);
@@ -250,34 +243,12 @@ def llama_server(cache: Path, n_ctx: int, threads: int, log: Path) -> Iterator[s
     for needed in (binary, model):
         if not needed.is_file():
             sys.exit(f"{needed} is missing: run benchmarks/real_model_setup.sh first")
-    port = _free_port()
+    port = free_port()
     command = [str(binary), "-m", str(model), "--jinja", "-c", str(n_ctx), "--host", "127.0.0.1",
                "--port", str(port), "-t", str(threads), "--parallel", "1", "--alias", MODEL_NAME]
-    with open(log, "ab") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-        try:
-            base = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 300
-            while not _healthy(base):
-                if process.poll() is not None or time.monotonic() > deadline:
-                    sys.exit(f"llama-server did not start; see {log}")
-                time.sleep(1)
-            yield base
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
-def _healthy(base: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{base}/health", timeout=5) as reply:
-            return reply.status == 200
-    except OSError:
-        return False
+    base = f"http://127.0.0.1:{port}"
+    with serving(command, f"{base}/health", log, name="llama-server", wait_s=300):
+        yield base
 
 
 # -- the harnesses --------------------------------------------------------------------------------

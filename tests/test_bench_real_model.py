@@ -4,9 +4,7 @@ kit's renumbered copy of the tasks, the fixed task mix."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -14,16 +12,12 @@ import httpx
 import pytest
 
 from datasolver.llm.fake import ScriptedServer, delay
+from tests.benchscripts import load_benchmark
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def load_bench():
-    spec = importlib.util.spec_from_file_location("real_model", ROOT / "benchmarks" / "real_model.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("real_model")
 
 
 def chat(url: str, question: str, timeout: float = 30.0) -> httpx.Response:
