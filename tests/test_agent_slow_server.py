@@ -8,7 +8,7 @@ import asyncio
 import time
 from pathlib import Path
 
-from datasolver.agent import Limits, solve_task
+from datasolver.agent import Limits, build_system_prompt, estimate_tokens, solve_task
 from datasolver.agent.solve import PREFILL_SHARE, prefill_budget
 from datasolver.agent.testing import edit_query_turn, fake_client
 from datasolver.llm import TraceWriter
@@ -81,3 +81,21 @@ def test_the_prefill_budget_needs_a_rate_and_a_deadline() -> None:
     assert prefill_budget(30.0, 600.0) == int(30 * 600 * PREFILL_SHARE)
     assert prefill_budget(30.0, 600.0, scale=2.0) == int(30 * 600 * PREFILL_SHARE / 2)
     assert prefill_budget(0.01, 10.0) == 200  # never below the smallest prompt budget
+
+
+def test_a_small_window_gets_the_short_rules_and_a_large_one_the_full_rules(tmp_path: Path) -> None:
+    systems = {}
+    for window in (8192, 32768):
+        scratch = prepare_task(make_tiny_task(tmp_path / f"input{window}"), tmp_path / f"scratch{window}")
+        with ScriptedServer(solved_turns(scratch), context_window=window, report_window="props") as server:
+            async def go():
+                async with fake_client(server.base_url) as client:
+                    return await solve_task(scratch, client, tmp_path / f"out{window}", limits=Limits(max_attempts=1))
+
+            assert asyncio.run(go()).status == "solved"
+            systems[window] = server.requests[0]["messages"][0]["content"]
+    assert systems[8192] == build_system_prompt(Limits(), 8192) and systems[32768] == build_system_prompt(Limits())
+    short, full = (estimate_tokens(systems[w]) for w in (8192, 32768))
+    assert short < full / 2
+    for needed in ("prediction.csv", "explore_data", "edit_solver", "run_solver", "result = None", "NO OUTPUT"):
+        assert needed in systems[8192]

@@ -211,7 +211,7 @@ class _Session:
         self.fitted_window: int | None = None  # the context window the opening was fitted to
         self.opening_share = OPENING_SHARE  # of the window's room; smaller after an overflow
         self.scale = 1.0  # the server's tokens per estimated token, once a request was answered
-        self.opening = build_messages(brief, limits, evidence_hints)
+        self.opening = build_messages(brief, limits, evidence_hints, client.context_window)
         self.results: list[AttemptResult] = []
         self.last_edited: str | None = None  # solver.py at the end of the latest attempt that changed it
         runner = ToolRunner(toolbox, trace, timeout_s=limits.tool_timeout_s, result_chars=limits.tool_result_chars,
@@ -224,7 +224,7 @@ class _Session:
     async def fit(self) -> None:
         """Fit the first prompt to its budget (and to the server's window, when known)."""
         window = self.client.context_window
-        fixed = estimate_tokens(build_system_prompt(self.limits)) + estimate_tools_tokens(self.run.tools)
+        fixed = estimate_tokens(build_system_prompt(self.limits, window)) + estimate_tools_tokens(self.run.tools)
         budget = prompt_budget_for(self.limits, window, reply_tokens(self.client.settings.max_tokens, window),
                                    fixed, share=self.opening_share, scale=self.scale)
         slow = prefill_budget(self.client.facts.prefill_rate, self.limits.seconds_left(), self.scale)
@@ -256,7 +256,7 @@ class _Session:
                         tokens_after=first_prompt_tokens(self.brief, self.evidence_hints),
                         folded=list(self.brief.folded), votes=self.votes,
                         prefill_rate=self.client.facts.prefill_rate if slow is not None else None)
-        self.opening = build_messages(self.brief, self.limits, self.evidence_hints)
+        self.opening = build_messages(self.brief, self.limits, self.evidence_hints, window)
 
     async def _refit(self) -> bool:
         """After a context overflow: fit the first prompt smaller (a window learnt from the 400, or
