@@ -398,9 +398,9 @@ def write_results(folder: Path, meta: dict[str, Any], rows: list[dict[str, Any]]
 
 def markdown(meta: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     lines = [f"# Real-model benchmark: {meta['model']}", "",
-             f"`{meta['command']}`", "",
-             f"Started {meta['started']}; deadline {meta['deadline']:.0f} s per task; load before "
-             f"{meta['load_before']}.", "",
+             *(f"- `{r['command']}` (started {r['started']}, deadline {r['deadline']:.0f} s per task, load before "
+               f"{r['load_before']}{', finished ' + r['finished'] if r.get('finished') else ''})" for r in meta["runs"]),
+             "",
              "| harness | task | score | answered | requests (cancelled) | prompt + completion tokens | "
              "cached | prefill s | seconds | status |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -499,12 +499,15 @@ def main() -> None:
     if folder.exists() and not (args.resume or args.collect):
         shutil.rmtree(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    previous = (_read_json(folder / "results.json") or {}).get("rows", []) if args.resume or args.collect else []
-    rows = [r for r in previous if r["harness"] in harnesses]
+    before = (_read_json(folder / "results.json") or {}) if args.resume or args.collect else {}
+    rows = list(before.get("rows", []))  # every harness's rows stay; only the asked harnesses run
     done = {(r["harness"], r["task"]) for r in rows}
-    meta = {"model": MODEL_NAME, "command": " ".join(["python", *sys.argv]), "deadline": args.deadline,
-            "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_before": load_average(),
-            "tasks": [t for _, t in tasks], "cpus": os.cpu_count()}
+    run = {"command": " ".join(["python", *sys.argv]), "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+           "load_before": load_average(), "deadline": args.deadline}
+    earlier = before.get("runs") or ([{k: before.get(k) for k in ("command", "started", "load_before", "deadline")}]
+                                     if before.get("command") else [])
+    meta = {"model": MODEL_NAME, "runs": [*earlier, run], "tasks": [t for _, t in tasks],
+            "cpus": os.cpu_count()}
 
     if args.collect:
         work = folder / "datasolver"
@@ -514,7 +517,7 @@ def main() -> None:
         for split, task in ran_tasks:
             ran = outcomes[task]
             rows.append(result_row("datasolver", split, task, ran, ran.pop("seconds") or 0.0, folder / "requests.jsonl",
-                                   meta["load_before"]))
+                                   run["load_before"]))
         write_results(folder, meta, rows)
         print((folder / "results.md").read_text(encoding="utf-8"))
         return
@@ -560,8 +563,8 @@ def main() -> None:
                 rows.append(result_row(harness, split, task, ran, time.monotonic() - began, requests_log, load_before))
                 write_results(folder, {**meta, "load_now": load_average()}, rows)
                 proxy.label = {"harness": harness}
-    write_results(folder, {**meta, "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                           "load_after": load_average()}, rows)
+    run.update(finished=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), load_after=load_average())
+    write_results(folder, meta, rows)
     print((folder / "results.md").read_text(encoding="utf-8"))
 
 
