@@ -29,15 +29,15 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
+
+from serving import free_port, serving  # benchmarks/serving.py, beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL_NAME = "smollm2-135m"
@@ -66,41 +66,15 @@ def smallest_tasks(dev: Path, count: int) -> list[str]:
     return [name for _, name in sorted(sizes)[:count]]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextlib.contextmanager
 def llama_server(model: Path, n_ctx: int, log: Path) -> Iterator[str]:
     """llama-cpp-python's OpenAI-compatible server on a free loopback port; yields its /v1 URL."""
     port = free_port()
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", MODEL_NAME,
                "--n_ctx", str(n_ctx), "--host", "127.0.0.1", "--port", str(port), "--verbose", "False"]
-    with open(log, "wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-        try:
-            base = f"http://127.0.0.1:{port}/v1"
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    with urllib.request.urlopen(f"{base}/models", timeout=2) as reply:
-                        if reply.status == 200:
-                            break
-                except OSError:
-                    pass
-                if process.poll() is not None or time.monotonic() > deadline:
-                    sys.exit(f"llama_cpp.server did not start; see {log}")
-                time.sleep(0.5)
-            yield base
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    base = f"http://127.0.0.1:{port}/v1"
+    with serving(command, f"{base}/models", log, name="llama_cpp.server", wait_s=120):
+        yield base
 
 
 def trace_kinds(logs: Path, task_id: str) -> dict[str, Counter]:

@@ -4,19 +4,16 @@ by status, the two smallest dev-style tasks."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.benchscripts import load_benchmark
+
 
 
 def load_bench():
-    spec = importlib.util.spec_from_file_location("local_server", ROOT / "benchmarks" / "local_server.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("local_server")
 
 
 def test_errors_are_tallied_by_kind_from_the_trace(tmp_path: Path) -> None:

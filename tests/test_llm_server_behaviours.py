@@ -5,6 +5,7 @@ either wording), every request counted, max_tokens, and a cancelled request clos
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
@@ -20,6 +21,7 @@ from datasolver.llm.fake import (
     tool_call,
     write_calls,
 )
+from datasolver.llm.response import parse_chat_completion
 from datasolver.llm.window import parse_context_limit
 
 TOOLS = [{"type": "function", "function": {
@@ -215,3 +217,42 @@ def test_trace_events_carry_the_attempt_and_the_try(tmp_path) -> None:
     events = [e for e in trace.read() if e["event"] in ("request", "retry", "response")]
     assert [(e["event"], e["attempt"], e["try"]) for e in events] == [
         ("request", 3, 1), ("retry", 3, 1), ("request", 3, 2), ("response", 3, 2)]
+
+
+def test_the_prefill_speed_and_cached_prompt_tokens_are_learnt_from_llama_cpp_timings(tmp_path) -> None:
+    long = [{"role": "system", "content": "rules " * 800}, {"role": "user", "content": "question"}]
+    with ScriptedServer(["a", "b"], prefill_rate=25.0) as server:
+        trace = TraceWriter(tmp_path / "trace.jsonl")
+
+        async def go():
+            async with LLMClient(settings(server), trace) as client:
+                first = await client.chat(long)
+                second = await client.chat([*long, {"role": "assistant", "content": "a"},
+                                            {"role": "user", "content": "more"}])
+                return first, second, client.facts.prefill_rate
+
+        first, second, rate = run(go())
+    # The first prompt was read in full; the second was served from the cache up to where it grew.
+    assert first.cached_tokens == 0 and first.prefill_s == pytest.approx(first.usage.prompt_tokens / 25.0, rel=0.01)
+    assert second.cached_tokens > 0.9 * first.usage.prompt_tokens and second.prefilled_tokens < 50
+    assert rate == pytest.approx(25.0, rel=0.01)  # learnt from the long read; the short one is too small to count
+    responses = [e for e in trace.read() if e["event"] == "response"]
+    assert [("cached_tokens" in e, "prefill_s" in e) for e in responses] == [(False, True), (True, True)]
+
+
+def test_no_prefill_speed_is_learnt_from_a_server_without_timings() -> None:
+    with ScriptedServer(["a"]) as server:
+        async def go():
+            async with LLMClient(settings(server)) as client:
+                result = await client.chat([{"role": "user", "content": "x " * 4000}])
+                return result, client.facts.prefill_rate
+
+        result, rate = run(go())
+    assert (result.cached_tokens, result.prefill_s, rate) == (0, None, None)
+
+
+def test_openai_cached_tokens_are_read_from_the_usage_details() -> None:
+    body = {"choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1200, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 1024}}}
+    result = parse_chat_completion(json.dumps(body))
+    assert (result.cached_tokens, result.prefilled_tokens, result.prefill_s) == (1024, 176, None)

@@ -21,9 +21,15 @@ NO_KNOWLEDGE = "(this task has no knowledge.md)"
 KNOWLEDGE_OMITTED = " less what Tables shows (`\\knowledge` prints it verbatim)"
 
 
-def build_system_prompt(limits: Limits = Limits()) -> str:
-    """Layer (a): the fixed rules."""
-    return render_prompt("rules", max_requests=limits.max_requests_per_attempt)
+# Below this context window (tokens) the rules are the short ones: the full rules and the tool
+# schemas take about 2,700 tokens, a third of an 8k window.
+SHORT_RULES_BELOW = 16_384
+
+
+def build_system_prompt(limits: Limits = Limits(), window: int | None = None) -> str:
+    """Layer (a): the fixed rules; the short ones for a known window under SHORT_RULES_BELOW."""
+    name = "rules_short" if window is not None and window < SHORT_RULES_BELOW else "rules"
+    return render_prompt(name, max_requests=limits.max_requests_per_attempt, example=render_prompt("example").strip())
 
 
 def build_knowledge_prompt(knowledge: str, evidence_hints: str = "", *, video: bool = False,
@@ -65,8 +71,9 @@ def build_user_prompt(brief: TaskBrief, evidence_hints: str = "") -> str:
     return knowledge.rstrip() + "\n\n" + build_task_prompt(brief, tables)
 
 
-def build_messages(brief: TaskBrief, limits: Limits = Limits(), evidence_hints: str = "") -> list[dict[str, Any]]:
-    """The opening conversation: [system (rules), user (knowledge + task)].
+def build_messages(brief: TaskBrief, limits: Limits = Limits(), evidence_hints: str = "",
+                   window: int | None = None) -> list[dict[str, Any]]:
+    """The opening conversation: [system (rules, short ones for a small ``window``), user (knowledge + task)].
 
     With `limits.vision`, the user message also carries up to `limits.vision_images` keyframes as
     image parts."""
@@ -74,4 +81,4 @@ def build_messages(brief: TaskBrief, limits: Limits = Limits(), evidence_hints: 
     images = pick_frames(brief.video_frames, limits.vision_images) if limits.vision else ()
     user = user_message(text)
     user["content"] = user_content(text, images, limits.vision_max_side)
-    return [system_message(build_system_prompt(limits)), user]
+    return [system_message(build_system_prompt(limits, window)), user]

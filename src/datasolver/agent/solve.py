@@ -79,6 +79,10 @@ MIN_PROMPT_BUDGET = 200
 KNOWLEDGE_MIN_CHARS = 1_000  # a window too small for the folded prompt still keeps this much knowledge.md
 KNOWLEDGE_CUT_NOTE = "knowledge.md cut here to fit the model's context window"
 SMALL_WINDOW = 16_384  # below it the compaction note shows only solver.py's query area
+# A server whose prefill speed is known (llama.cpp says it in every reply) gets a first prompt it can
+# read in at most this share of the time left to the task: on 2 CPU cores a 1.5B model reads 20-40
+# tokens a second, so a 4,500-token opening took 78-250 s of a 600 s task.
+PREFILL_SHARE = 0.15
 
 
 @dataclass
@@ -205,7 +209,7 @@ class _Session:
         self.fitted_window: int | None = None  # the context window the opening was fitted to
         self.opening_share = OPENING_SHARE  # of the window's room; smaller after an overflow
         self.scale = 1.0  # the server's tokens per estimated token, once a request was answered
-        self.opening = build_messages(brief, limits, evidence_hints)
+        self.opening = build_messages(brief, limits, evidence_hints, client.context_window)
         self.results: list[AttemptResult] = []
         self.last_edited: str | None = None  # solver.py at the end of the latest attempt that changed it
         runner = ToolRunner(toolbox, trace, timeout_s=limits.tool_timeout_s, result_chars=limits.tool_result_chars,
@@ -219,30 +223,39 @@ class _Session:
     async def fit(self) -> None:
         """Fit the first prompt to its budget (and to the server's window, when known)."""
         window = self.client.context_window
-        fixed = estimate_tokens(build_system_prompt(self.limits)) + estimate_tools_tokens(self.run.tools)
+        fixed = estimate_tokens(build_system_prompt(self.limits, window)) + estimate_tools_tokens(self.run.tools)
         budget = prompt_budget_for(self.limits, window, reply_tokens(self.client.settings.max_tokens, window),
                                    fixed, share=self.opening_share, scale=self.scale)
+        slow = prefill_budget(self.client.facts.prefill_rate, self.limits.seconds_left(), self.scale)
+        if slow is not None and slow < budget:
+            budget = slow
+        else:
+            slow = None
         before = first_prompt_tokens(self.full_brief, self.evidence_hints)
         self.fitted_window = window
         if before <= budget:
             self.brief = self.full_brief
         else:
-            if self.votes is None:
+            brief = self.full_brief
+            if slow is not None:  # a slow server sheds the knowledge.md lint first (leads, not facts)
+                brief = dataclasses.replace(brief, lint="")
+            if self.votes is None and slow is None:  # on a slow server the votes cost more than they save
                 digest = self.full_brief.digest
                 self.votes = await vote_table_relevance(self.client, self.full_brief.question, digest,
                                                         RELEVANCE_VOTES) if digest else {}
-            self.brief = await asyncio.to_thread(fit_brief, self.full_brief, budget,
+            self.brief = await asyncio.to_thread(fit_brief, brief, budget,
                                                  evidence_hints=self.evidence_hints, relevance=self.votes)
             over = first_prompt_tokens(self.brief, self.evidence_hints) - budget
-            if over > 0 and window is not None and self.brief.knowledge:  # a small window: cut knowledge.md too
+            if over > 0 and (window is not None or slow is not None) and self.brief.knowledge:  # cut knowledge.md too
                 keep = max(KNOWLEDGE_MIN_CHARS, len(self.brief.knowledge) - 4 * over)
                 if keep < len(self.brief.knowledge):
                     cut = self.brief.knowledge[:keep].rstrip() + f"\n… ({KNOWLEDGE_CUT_NOTE})"
                     self.brief = dataclasses.replace(self.brief, knowledge=cut)
             self._event(EVENT_PROMPT_FITTED, budget=budget, context_window=window, tokens_before=before,
                         tokens_after=first_prompt_tokens(self.brief, self.evidence_hints),
-                        folded=list(self.brief.folded), votes=self.votes)
-        self.opening = build_messages(self.brief, self.limits, self.evidence_hints)
+                        folded=list(self.brief.folded), votes=self.votes,
+                        prefill_rate=self.client.facts.prefill_rate if slow is not None else None)
+        self.opening = build_messages(self.brief, self.limits, self.evidence_hints, window)
 
     async def _refit(self) -> bool:
         """After a context overflow: fit the first prompt smaller (a window learnt from the 400, or
@@ -387,6 +400,15 @@ def prompt_budget_for(
         return limits.prompt_budget
     room = int(limits.compaction_threshold(window, reply) * share / max(scale, 0.1)) - fixed_tokens
     return max(MIN_PROMPT_BUDGET, min(limits.prompt_budget, room))
+
+
+def prefill_budget(rate: float | None, seconds_left: float | None, scale: float = 1.0) -> int | None:
+    """Estimated tokens of a first prompt that a server reading ``rate`` prompt tokens a second
+    reads in ``PREFILL_SHARE`` of ``seconds_left``; None when either is unknown. (The rules and tool
+    schemas are left out: they are the same for every task, so the server's prefix cache keeps them.)"""
+    if rate is None or seconds_left is None:
+        return None
+    return max(MIN_PROMPT_BUDGET, int(rate * seconds_left * PREFILL_SHARE / max(scale, 0.1)))
 
 
 def _query_area(solver_py: Path) -> tuple[int, int] | None:

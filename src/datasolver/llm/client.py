@@ -207,6 +207,8 @@ class LLMClient:
             result.retries_taken = retries
             result.request_id = request_id
             self.usage.add(result.usage.prompt_tokens, result.usage.completion_tokens, requests=0)
+            if result.prefill_s is not None:  # a latency would count the reply's generation too
+                self.facts.learn_prefill(result.prefilled_tokens, result.prefill_s)
             if tools and mode != "native" and not result.tool_calls:
                 names = {t.get("function", {}).get("name") for t in tools}
                 found = parse_text_tool_calls(result.content, id_prefix=f"{ID_PREFIX}{request_id}_", tool_names=names)
@@ -345,6 +347,10 @@ class LLMClient:
         self, request_id: int, tries: int, result: ChatResult, latency: float, context: dict[str, Any]
     ) -> None:
         extra = {"via": "text", "text_form": result.text_form} if result.text_form else {}
+        if result.cached_tokens:
+            extra["cached_tokens"] = result.cached_tokens
+        if result.prefill_s is not None:
+            extra["prefill_s"] = round(result.prefill_s, 3)
         self._trace_event(
             C.EVENT_RESPONSE, request_id, tries, context, latency_s=round(latency, 3),
             finish_reason=result.finish_reason, content=result.content, reasoning=result.reasoning,

@@ -29,7 +29,16 @@ class ChatResult:
     retries_taken: int = 0
     request_id: int = 0  # the id of its request/response events in the trace
     text_form: str | None = None  # how the model wrote its calls when they came as text
+    # Prompt tokens the server took from its prefix cache, and (llama.cpp's `timings`) the seconds it
+    # spent on the rest of the prompt; None when the server does not say.
+    cached_tokens: int = 0
+    prefill_s: float | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def prefilled_tokens(self) -> int:
+        """Prompt tokens the server had to process (not served from its cache)."""
+        return max(0, self.usage.prompt_tokens - self.cached_tokens)
 
     def assistant_message(self) -> dict[str, Any]:
         """The message to append to history: content "" never null, no reasoning."""
@@ -59,6 +68,7 @@ def parse_chat_completion(text: str) -> ChatResult:
     usage_raw = data.get("usage") or {}
     usage = Usage()
     usage.add(_int(usage_raw.get("prompt_tokens")), _int(usage_raw.get("completion_tokens")))
+    cached, prefill_s = _prefill(data, usage_raw)
     return ChatResult(
         content=content,
         reasoning=reasoning,
@@ -66,8 +76,22 @@ def parse_chat_completion(text: str) -> ChatResult:
         usage=usage,
         finish_reason=choice.get("finish_reason"),
         model=str(data.get("model") or ""),
+        cached_tokens=cached,
+        prefill_s=prefill_s,
         raw=data,
     )
+
+
+def _prefill(data: dict[str, Any], usage: dict[str, Any]) -> tuple[int, float | None]:
+    """(cached prompt tokens, prefill seconds): llama.cpp's ``timings`` (``cache_n``, ``prompt_ms``),
+    else OpenAI/vLLM's ``usage.prompt_tokens_details.cached_tokens`` and no seconds."""
+    timings = data.get("timings")
+    if isinstance(timings, dict) and "prompt_ms" in timings:
+        ms = timings.get("prompt_ms")
+        seconds = float(ms) / 1000 if isinstance(ms, (int, float)) and ms >= 0 else None
+        return _int(timings.get("cache_n")), seconds
+    details = usage.get("prompt_tokens_details")
+    return (_int(details.get("cached_tokens")) if isinstance(details, dict) else 0), None
 
 
 def _tool_call(call: dict[str, Any]) -> ToolCall:

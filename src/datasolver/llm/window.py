@@ -134,12 +134,18 @@ def reply_tokens(max_tokens: int | None, window: int | None) -> int | None:
     return cap if max_tokens is None else min(max_tokens, cap)
 
 
+# A prefill speed is learnt only from replies that processed at least this many prompt tokens
+# (a short prompt's fixed overhead would make a fast server look slow).
+MIN_PREFILL_SAMPLE = 256
+
+
 class ServerFacts:
     """What one endpoint has shown about itself, shared by every client (and task) that uses it.
 
     ``context_window`` and where it came from (the setting, the server, a context-length 400);
-    ``tools_rejected`` once the server refused the ``tools`` field (then calls travel as text).
-    Plain attributes: every writer stores the same learned value, so no lock is needed.
+    ``tools_rejected`` once the server refused the ``tools`` field (then calls travel as text);
+    ``prefill_rate``: prompt tokens per second the server processes, from its replies.
+    Plain attributes: every writer stores a learned value whole, so no lock is needed.
     """
 
     def __init__(self, context_window: int | None = None) -> None:
@@ -148,6 +154,17 @@ class ServerFacts:
         self.asked_server = False
         self.asked: list[str] = []  # the URLs asked for the window
         self.tools_rejected = False
+        self.prefill_rate: float | None = None
+
+    def learn_prefill(self, tokens: int, seconds: float) -> bool:
+        """Record a reply whose server processed ``tokens`` uncached prompt tokens in ``seconds`` (as
+        llama.cpp's ``timings`` say). The rate is the mean of the latest sample and the previous
+        rate, so one odd reply moves it only halfway."""
+        if tokens < MIN_PREFILL_SAMPLE or seconds <= 0:
+            return False
+        rate = tokens / seconds
+        self.prefill_rate = rate if self.prefill_rate is None else (self.prefill_rate + rate) / 2
+        return True
 
     def learn_window(self, window: int, source: str) -> bool:
         """Record a window; a stated setting is never overridden, a smaller stated limit wins."""
@@ -160,4 +177,5 @@ class ServerFacts:
 
     def as_dict(self) -> dict[str, Any]:
         return {"context_window": self.context_window, "window_source": self.window_source,
-                "tools_rejected": self.tools_rejected}
+                "tools_rejected": self.tools_rejected,
+                "prefill_rate": None if self.prefill_rate is None else round(self.prefill_rate, 1)}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
 import select
 import socket
 import threading
@@ -61,6 +62,9 @@ class ScriptedServer:
     ``disconnects`` counts the clients that closed their connection while waiting for an answer.
     ``honor_max_tokens`` cuts a text answer longer than the request's ``max_tokens`` (counted as
     len/4) there, with finish_reason "length", as a real server does.
+    ``prefill_rate`` (tokens/s) adds llama.cpp's ``timings`` to every answer, with a one-slot
+    prefix cache: ``cache_n`` is the prompt's common prefix with the previous request's (tools,
+    then messages), ``prompt_ms`` what reading the rest takes at that rate (no time passes).
     """
 
     def __init__(
@@ -77,6 +81,7 @@ class ScriptedServer:
         report_window: str | None = None,
         one_at_a_time: bool = False,
         honor_max_tokens: bool = False,
+        prefill_rate: float | None = None,
     ) -> None:
         if script is not None and isinstance(script, (str, bytes)):
             raise TypeError("script must be a sequence of turns or a mapping key -> turns")
@@ -91,6 +96,8 @@ class ScriptedServer:
         self.disconnects = 0
         self.overflows = 0  # requests refused for the context window
         self._serial = threading.Lock() if one_at_a_time else None
+        self.prefill_rate = prefill_rate
+        self._cached_prompt = ""  # the one slot's cached prompt (prefill_rate)
         self._handler = handler
         self._route = route
         self._queues: dict[str | None, list[Turn]] = {}
@@ -269,7 +276,8 @@ class ScriptedServer:
             message["reasoning_content"] = turn.reasoning_content
         prompt = self.prompt_tokens(body)
         completion = max(1, _tokens(json.dumps(message, ensure_ascii=False)))
-        return {
+        timings = {"timings": self._timings(body, prompt, completion)} if self.prefill_rate else {}
+        return {**timings,
             "id": f"chatcmpl-{next(self._ids)}",
             "object": "chat.completion",
             "created": int(time.time()),
@@ -281,6 +289,18 @@ class ScriptedServer:
                 "total_tokens": prompt + completion,
             },
         }
+
+
+    def _timings(self, body: dict[str, Any], prompt: int, completion: int) -> dict[str, Any]:
+        """llama.cpp's ``timings``: tokens served from the slot's cache, and the rest's prefill time."""
+        rendered = json.dumps([body.get("tools"), body.get("messages")], ensure_ascii=False)
+        with self._lock:
+            shared = len(os.path.commonprefix([self._cached_prompt, rendered]))
+            self._cached_prompt = rendered
+        cached = min(prompt, _tokens(rendered[:shared]))
+        assert self.prefill_rate is not None
+        return {"cache_n": cached, "prompt_n": prompt - cached,
+                "prompt_ms": round((prompt - cached) / self.prefill_rate * 1000, 3), "predicted_n": completion}
 
 
 def strict_violations(body: Any) -> list[str]:

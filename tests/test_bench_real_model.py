@@ -1,0 +1,86 @@
+"""benchmarks/real_model.py's own bookkeeping (the benchmark itself needs llama-server, a 1 GB model
+and hours of CPU, so it is not run here): the counting proxy in front of the server, the starter
+kit's renumbered copy of the tasks, the fixed task mix."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from datasolver.llm.fake import ScriptedServer, delay
+from tests.benchscripts import load_benchmark
+
+
+
+def load_bench():
+    return load_benchmark("real_model")
+
+
+def chat(url: str, question: str, timeout: float = 30.0) -> httpx.Response:
+    body = {"model": "m", "messages": [{"role": "system", "content": "rules " * 400},
+                                       {"role": "user", "content": f"# Question\n{question}"}]}
+    return httpx.post(f"{url}/v1/chat/completions", json=body, timeout=timeout)
+
+
+def test_the_proxy_counts_requests_tokens_and_cache_per_harness_and_task(tmp_path: Path) -> None:
+    bench = load_bench()
+    with ScriptedServer(["one", "two", "three"], prefill_rate=50.0) as server:
+        with bench.CountingProxy(server.base_url.removesuffix("/v1"), tmp_path / "requests.jsonl") as proxy:
+            proxy.questions = {"task_a": "How many orders?", "task_b": "Which city?"}
+            proxy.label = {"harness": "datasolver"}
+            first = chat(proxy.url, "How many orders?")
+            chat(proxy.url, "How many orders?")  # the same prompt: read from the cache
+            proxy.label = {"harness": "kit", "task": "task_b"}
+            chat(proxy.url, "something else")  # quotes no question: the label's task
+            assert httpx.get(f"{proxy.url}/v1/models", timeout=10).status_code == 200  # passed through, not counted
+    assert first.status_code == 200 and first.json()["choices"][0]["message"]["content"] == "one"
+    a = bench.request_totals(tmp_path / "requests.jsonl", "datasolver", "task_a")
+    assert (a["requests"], a["cancelled"], a["completion_tokens"] > 0) == (2, 0, True)
+    assert a["cached_tokens"] >= a["prompt_tokens"] // 2 - 10 and a["first_prompt_tokens"] == a["prompt_tokens"] // 2
+    assert a["prefill_s"] == pytest.approx(a["prefilled_tokens"] / 50.0, abs=0.2)
+    assert bench.request_totals(tmp_path / "requests.jsonl", "kit", "task_b")["requests"] == 1
+    replies = [json.loads(line)["reply"] for line in (tmp_path / "requests.jsonl").read_text().splitlines()]
+    assert replies == ["one", "two", "three"]
+
+
+def test_a_client_that_leaves_closes_its_upstream_request_and_is_counted_cancelled(tmp_path: Path) -> None:
+    bench = load_bench()
+    with ScriptedServer([delay(5.0, "late")], one_at_a_time=True) as server:
+        with bench.CountingProxy(server.base_url.removesuffix("/v1"), tmp_path / "requests.jsonl") as proxy:
+            proxy.label = {"harness": "kit", "task": "task_a"}
+            with pytest.raises(httpx.ReadTimeout):
+                chat(proxy.url, "q", timeout=0.5)
+            for _ in range(100):  # the proxy notices the client left and drops the upstream request
+                if server.disconnects:
+                    break
+                time.sleep(0.05)
+        assert server.disconnects == 1
+    totals = bench.request_totals(tmp_path / "requests.jsonl", "kit", "task_a")
+    assert (totals["requests"], totals["cancelled"], totals["prompt_tokens"]) == (1, 1, 0)
+
+
+def test_the_starter_kit_gets_renumbered_tasks_with_only_the_keys_it_accepts(tmp_path: Path, dev_tasks: Path) -> None:
+    bench = load_bench()
+    chosen = bench.pick_tasks("3")
+    ids = bench.kit_dataset(chosen, tmp_path / "kit" / "input")
+    assert list(ids.values()) == ["task_1", "task_2", "task_3"] and list(ids) == [t for _, t in chosen]
+    for (split, task), kit_id in zip(chosen, ids.values()):
+        meta = json.loads((tmp_path / "kit" / "input" / kit_id / "task.json").read_text(encoding="utf-8"))
+        original = json.loads((bench.SHARED_TASKS / split / "input" / task / "task.json").read_text(encoding="utf-8"))
+        assert set(meta) == {"task_id", "difficulty", "question"} and meta["task_id"] == kit_id
+        assert meta["question"] == original["question"]
+        assert (tmp_path / "kit" / "input" / kit_id / "context").is_dir()
+    assert json.loads((tmp_path / "kit" / "task_map.json").read_text(encoding="utf-8")) == ids
+
+
+def test_the_fixed_mix_is_six_and_six_and_any_prefix_mixes_both() -> None:
+    bench = load_bench()
+    splits = [split for split, _ in bench.TASKS]
+    assert (splits.count("dev"), splits.count("dev-en")) == (6, 6) and len(set(bench.TASKS)) == 12
+    assert [s for s, _ in bench.pick_tasks("6")].count("dev") == 2
+    assert bench.pick_tasks("task_retqa_v979,task_en_geography_24") == [("dev", "task_retqa_v979"),
+                                                                         ("dev-en", "task_en_geography_24")]
