@@ -7,10 +7,9 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
+from datasolver.cli.input_options import follow_outside_links
 from datasolver.cmdline import hide_in_cmdline
 from datasolver.mcp_http import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S, TOKEN_ENV
-
-from datasolver.cli.input_options import follow_outside_links
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
