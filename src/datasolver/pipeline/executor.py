@@ -63,11 +63,8 @@ class LocalExecutor:
         waiting = len(todo)
         facts = ServerFacts(config.settings.context_window)  # learnt once, shared by every task
 
-        setup = TaskSetup(
-            scratch_root=batch.scratch_root, output_dir=config.output_dir, logs_dir=config.logs_dir,
-            settings=config.settings, limits=config.limits, doc_llm=config.doc_llm, solver=batch.solver,
-            keep_scratch=config.keep_scratch or not batch.temporary_scratch, facts=facts, votes=config.votes,
-        )
+        setup = TaskSetup.from_config(config, scratch_root=batch.scratch_root, solver=batch.solver,
+                                      temporary_scratch=batch.temporary_scratch, facts=facts)
 
         async def work(task: Task) -> None:
             try:

@@ -164,11 +164,8 @@ def run_on_worker(task: Task, config: RunConfig, plan: RelativePlan, slots: Any,
     scratch_root = Path(tempfile.mkdtemp(prefix="datasolver-scratch-")) if temporary else config.scratch_dir
     assert scratch_root is not None
     try:
-        setup = TaskSetup(
-            scratch_root=scratch_root, output_dir=config.output_dir, logs_dir=config.logs_dir,
-            settings=config.settings, limits=config.limits, doc_llm=config.doc_llm, solver=solver,
-            keep_scratch=config.keep_scratch or not temporary, request_gate=slot_gate(slots), votes=config.votes,
-        )
+        setup = TaskSetup.from_config(config, scratch_root=scratch_root, solver=solver, temporary_scratch=temporary,
+                                      request_gate=slot_gate(slots))
         started = plan.start()
         video_budget_s = max(started.deadline - time.monotonic(), 0.0) * VIDEO_SHARE
         return asyncio.run(run_task(task, setup, solve_turn=planned(started), video_budget_s=video_budget_s))

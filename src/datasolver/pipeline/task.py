@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from datasolver.data import Task
 from datasolver.llm import LLMClient, LLMSettings, RequestGate, ServerFacts, TraceWriter, Usage
 from datasolver.pipeline.budget import TaskPlan
-from datasolver.pipeline.config import FAST_MAX_ATTEMPTS, FAST_MAX_REQUESTS, HARD_STOP_MARGIN_S
+from datasolver.pipeline.config import FAST_MAX_ATTEMPTS, FAST_MAX_REQUESTS, HARD_STOP_MARGIN_S, RunConfig
 from datasolver.pipeline.documents import prepare_task_documents
 from datasolver.pipeline.fallback import run_fallback
 from datasolver.pipeline.summary import TaskRecord
@@ -165,6 +165,21 @@ class TaskSetup:
     request_gate: RequestGate | None = None
     facts: ServerFacts | None = None
     votes: VotePolicy | None = None
+
+    @classmethod
+    def from_config(cls, config: RunConfig, *, scratch_root: Path, temporary_scratch: bool,
+                    solver: TaskSolver | None = None, request_gate: RequestGate | None = None,
+                    facts: ServerFacts | None = None) -> TaskSetup:
+        """The one way a run's settings become a task setup (the local and the Ray executor alike):
+        what differs per executor is where scratch lives, the request gate and shared server facts.
+        Without shared facts, the configured window still starts every task's own."""
+        return cls(
+            scratch_root=scratch_root, output_dir=config.output_dir, logs_dir=config.logs_dir,
+            settings=config.settings, limits=config.limits, doc_llm=config.doc_llm, solver=solver,
+            keep_scratch=config.keep_scratch or not temporary_scratch, request_gate=request_gate,
+            facts=facts if facts is not None else ServerFacts(config.settings.context_window),
+            votes=config.votes,
+        )
 
 
 # Entered around the solve stage; yields the task's plan (a batch plans a task when a worker frees up).
