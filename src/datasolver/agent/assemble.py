@@ -29,7 +29,8 @@ SHORT_RULES_BELOW = 16_384
 def build_system_prompt(limits: Limits = Limits(), window: int | None = None) -> str:
     """Layer (a): the fixed rules; the short ones for a known window under SHORT_RULES_BELOW."""
     name = "rules_short" if window is not None and window < SHORT_RULES_BELOW else "rules"
-    return render_prompt(name, max_requests=limits.max_requests_per_attempt, example=render_prompt("example").strip())
+    return render_prompt(name, max_requests=limits.max_requests_per_attempt, example=render_prompt("example").strip(),
+                         untrusted=render_prompt("untrusted").strip())
 
 
 def build_knowledge_prompt(knowledge: str, evidence_hints: str = "", *, video: bool = False,
