@@ -135,8 +135,9 @@ def reply_tokens(max_tokens: int | None, window: int | None) -> int | None:
 
 
 # A prefill speed is learnt only from replies that processed at least this many prompt tokens
-# (a short prompt's fixed overhead would make a fast server look slow).
-MIN_PREFILL_SAMPLE = 256
+# (a prompt of a few tokens measures the server's fixed overhead, not its speed). Low enough that
+# the turns of a conversation count: after an opening read from the cache, a turn adds 100-300.
+MIN_PREFILL_SAMPLE = 64
 
 
 class ServerFacts:
