@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from datasolver.llm import as_text_history, parse_text_tool_calls, parse_tool_arguments, tools_prompt
-from datasolver.llm.text_calls import FORM_FUNCTIONS, FORM_HERMES, FORM_JSON, FORM_MISTRAL
+from datasolver.llm.text_calls import FORM_BARE, FORM_FUNCTIONS, FORM_HERMES, FORM_JSON, FORM_MISTRAL
 from pydantic import BaseModel
 
 NAMES = {"explore_data", "read_solver", "edit_solver", "run_solver"}
@@ -186,3 +187,33 @@ def test_a_written_query_is_read_from_sql_and_python_blocks(reply: str, query: s
 ])
 def test_no_query_is_read_from_code_without_one(reply: str) -> None:
     assert written_query(reply) is None
+
+
+TOOLS = ("explore_data", "read_solver", "edit_solver", "run_solver")
+
+
+def test_a_small_models_copied_calls_are_read_as_calls() -> None:
+    # The real Qwen2.5-Coder-1.5B reply after run_solver's NO OUTPUT showed calls to copy.
+    fixtures = json.loads((Path(__file__).parent / "fixtures" / "small_model_replies.json").read_text("utf-8"))
+    found = parse_text_tool_calls(fixtures["bare_calls_copied"]["reply"], tool_names=TOOLS)
+    assert found.form == FORM_BARE
+    assert [c.name for c in found.calls] == ["explore_data", "edit_solver"]
+    assert json.loads(found.calls[0].arguments_raw) == {"query": "SELECT * FROM cite LIMIT 5"}
+    assert json.loads(found.calls[1].arguments_raw)["sql"].startswith("SELECT title, COUNT(*)")
+    assert found.content == "To look at the likeliest table first:"
+
+
+@pytest.mark.parametrize("content", [
+    "explore_data {\"query\": \"SELECT 1\"}",        # without tool names nothing is read this way
+])
+def test_bare_calls_need_the_tool_names(content: str) -> None:
+    assert parse_text_tool_calls(content).calls == []
+
+
+@pytest.mark.parametrize("content", [
+    "I will use explore_data {\"query\": \"SELECT 1\"} next.",   # not at the start of a line
+    "write_file {\"path\": \"x\"}",                             # not one of the tools
+    "explore_data {not json}",                                  # no argument object
+])
+def test_bare_calls_are_known_names_at_a_line_start_with_an_object(content: str) -> None:
+    assert parse_text_tool_calls(content, tool_names=TOOLS).calls == []

@@ -10,6 +10,9 @@ These forms are read:
 - ``functions.NAME:`` (or ``functions.NAME``) followed by a JSON object of arguments
 - a fenced ```json block, or bare JSON, holding an object (or a list of objects) with ``name`` and
   ``arguments`` or ``parameters``
+- a known tool's bare name at the start of a line followed by its arguments object
+  (``explore_data {"query": "…"}``): what a small model wrote after being shown such calls to copy;
+  read only with ``tool_names``, so prose that happens to hold braces is not a call
 
 Arguments stay raw text: ``parse_tool_arguments`` repairs and validates them later, exactly as for
 native calls. A ``<tool_call>`` block whose name cannot be read becomes a call with an empty name,
@@ -33,6 +36,7 @@ FORM_HERMES = "hermes"
 FORM_MISTRAL = "mistral"
 FORM_FUNCTIONS = "functions"
 FORM_JSON = "json"
+FORM_BARE = "bare"
 
 _HERMES_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
 _XML_FUNCTION = re.compile(r"<function=([^>\s]+)\s*>", re.DOTALL)
@@ -75,6 +79,10 @@ def parse_text_tool_calls(
     if found is not None:
         rest, raw = found
         return TextCalls(rest, _numbered(raw, id_prefix), FORM_JSON)
+    found = _read_bare(content, tool_names)
+    if found is not None:
+        rest, raw = found
+        return TextCalls(rest, _numbered(raw, id_prefix), FORM_BARE)
     return TextCalls(content)
 
 
@@ -174,6 +182,31 @@ def _read_json(
         if calls:
             return (content[:m.start()] + content[end:]).strip(), calls
     return None
+
+
+def _read_bare(
+    content: str, tool_names: Collection[str] | None
+) -> tuple[str, list[tuple[str, str]]] | None:
+    if not tool_names:
+        return None
+    names = "|".join(re.escape(n) for n in sorted(tool_names, key=len, reverse=True))
+    calls: list[tuple[str, str]] = []
+    kept: list[str] = []
+    cursor = 0
+    # A line that starts (after list marks or quotes) with a tool's name and then its argument object.
+    for m in re.finditer(rf"(?m)^[ \t>*`-]*({names})`?[ \t]*:?[ \t]*(?=\{{)", content):
+        if m.start() < cursor:
+            continue
+        value, end = _decode_at(content, m.end())
+        if not isinstance(value, dict):
+            continue
+        calls.append((m.group(1), json.dumps(value, ensure_ascii=False)))
+        kept.append(content[cursor:m.start()])
+        cursor = end
+    if not calls:
+        return None
+    kept.append(content[cursor:])
+    return "".join(kept).strip(), calls
 
 
 # -- helpers -------------------------------------------------------------------------------------
