@@ -12,6 +12,8 @@ from pathlib import Path
 
 import click
 
+from datasolver import safe_write
+
 WIDTH = 100  # fixed, so the text does not depend on the terminal that made it
 
 HEADER = """\
@@ -50,7 +52,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m datasolver.cli.reference OUTPUT.md", file=sys.stderr)
         return 2
-    Path(argv[0]).write_text(render_reference(), encoding="utf-8")
+    safe_write.write_file(Path(argv[0]), render_reference())  # never through a link at that path
     return 0
 
 
