@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from datasolver import safe_write
 
 FOLLOW_OUTSIDE_ENV = "DATASOLVER_FOLLOW_OUTSIDE_LINKS"
 FOLLOW_OUTSIDE_FLAG = "--follow-outside-links"
@@ -221,10 +222,8 @@ def write_prepared_record(task_dir: Path, refused: list[tuple[str, str]], input_
     """Mark `task_dir` as a scratch folder `prepare` made from `input_dir`, naming the context files
     it refused. Written through a new O_EXCL file renamed into place: a planted link is replaced,
     never followed."""
-    path = Path(task_dir) / PREPARED_RECORD
-    temporary = path.with_name(f".{PREPARED_RECORD}.{secrets.token_hex(8)}")
-    _write_new(temporary, {"input": str(Path(input_dir).resolve()), "refused": [list(i) for i in refused]})
-    os.replace(temporary, path)
+    record = {"input": str(Path(input_dir).resolve()), "refused": [list(i) for i in refused]}
+    safe_write.write_file(Path(task_dir) / PREPARED_RECORD, _record_text(record), base=Path(task_dir))
 
 
 def mark_prepared(task_dir: Path) -> None:
@@ -238,7 +237,11 @@ def mark_prepared(task_dir: Path) -> None:
 def _write_new(path: Path, record: dict) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(record, ensure_ascii=False, indent=1))
+        fh.write(_record_text(record))
+
+
+def _record_text(record: dict) -> str:
+    return json.dumps(record, ensure_ascii=False, indent=1)
 
 
 def read_prepared_record(task_dir: Path) -> list[tuple[str, str]] | None:
