@@ -92,3 +92,20 @@ def test_user_docs_point_only_inside_the_repo():
         text = doc.read_text(encoding="utf-8")
         assert "../shared" not in text, f"{doc.name} points to ../shared, which a user's clone lacks"
         assert not re.search(r"\bthe issue\b", text), f"{doc.name} refers to 'the issue'"
+
+
+# docs/models.md still holds the real-model run's figures (to move to benchmarks/README.md).
+FIGURES_ALLOWED = {"models.md"}
+
+
+def test_measured_figures_live_in_the_benchmarks_readme():
+    # User docs say what the program does; a run's figures (a section of them, or the load of the
+    # machine a run was timed on) go to benchmarks/README.md, which the docs link to.
+    assert (README.parent / "benchmarks" / "README.md").is_file()
+    for doc in [*sorted(DOCS.glob("*.md")), README]:
+        if doc.name in FIGURES_ALLOWED:
+            continue
+        text = doc.read_text(encoding="utf-8")
+        heading = re.search(r"^#+ .*\b(measured|benchmarks?|costs)\b.*$", text, re.MULTILINE | re.IGNORECASE)
+        assert heading is None, f"{doc.name}: {heading.group(0)!r}: measurements go to benchmarks/README.md"
+        assert "load average" not in text, f"{doc.name}: a timed run's figures go to benchmarks/README.md"
