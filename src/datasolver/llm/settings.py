@@ -29,12 +29,13 @@ class LLMSettings:
     model: str = setting(REQUIRED, "the model name sent with each request (`MODEL_NAME`)")
     connect_timeout: float = seconds(C.DEFAULT_CONNECT_TIMEOUT_S, "seconds to open a connection")
     read_timeout: float = seconds(C.DEFAULT_READ_TIMEOUT_S, "seconds to wait for a reply")
-    max_retries: int = count(C.DEFAULT_MAX_RETRIES, "retries of a failed request (429, 5xx, network)", least=0)
+    max_retries: int = count(C.DEFAULT_MAX_RETRIES, "retries of a failed request (timeout, lost connection, "
+                             "unreadable body, 429, 5xx: llm/retry.py)", least=0)
     temperature: float = sampling_temperature(C.DEFAULT_TEMPERATURE, "sampling temperature")
     enable_thinking: bool | None = switch(None, "per-request thinking switch for Qwen-style servers; None "
                                           "leaves the server default", optional=True)
-    initial_backoff: float = amount(C.INITIAL_BACKOFF_S, "seconds before the first retry, doubled each time",
-                                    least=0)
+    initial_backoff: float = amount(C.INITIAL_BACKOFF_S, "seconds before the first retry; the wait grows "
+                                    "exponentially, with jitter", least=0)
     max_backoff: float = amount(C.MAX_BACKOFF_S, "the longest wait between retries, seconds", least=0)
     retry_after_cap: float = amount(C.RETRY_AFTER_CAP_S, "a server's Retry-After is honoured up to this many "
                                     "seconds", least=0)

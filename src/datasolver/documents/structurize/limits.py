@@ -15,7 +15,8 @@ class StructurizeLimits:
                                 "an outline of parts")
     max_part_chars: int = count(12_000, "each worker reads one part of at most this size (sections are packed "
                                 "or split to fit)")
-    max_knowledge_chars: int = count(8_000, "knowledge.md (the naming anchor) beyond this is cut in the planner's prompt")
+    max_knowledge_chars: int = count(8_000, "knowledge.md (the naming anchor) beyond this is cut in the "
+                                     "planner's prompt")
     max_ids_per_call: int = count(80, "a worker fills at most this many record ids per call (more ids → several "
                                   "calls)")
     plan_retries: int = count(2, "planner calls retried after an unusable answer", least=0)
