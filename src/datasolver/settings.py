@@ -43,23 +43,24 @@ class Rule:
         if value is None and self.optional:
             return None
         if self.kind == "choice":
-            return None if value in self.choices else f"must be one of {', '.join(map(repr, self.choices))}"
-        if self.kind == "switch":
-            return None if isinstance(value, bool) else "must be True or False"
-        integer = self.kind == "integer"
-        number = isinstance(value, int) if integer else isinstance(value, (int, float))
-        if isinstance(value, bool) or not number or not self._within(value):
-            return f"must be {self.wanted()}"
-        return None
+            taken = value in self.choices
+        elif self.kind == "switch":
+            taken = isinstance(value, bool)
+        else:
+            number = isinstance(value, int) if self.kind == "integer" else isinstance(value, (int, float))
+            taken = number and not isinstance(value, bool) and self._within(value)
+        return None if taken else f"must be {self.wanted()}"
 
     def _within(self, value: float) -> bool:
         return ((self.least is None or value >= self.least) and (self.above is None or value > self.above)
                 and (self.most is None or value <= self.most))
 
     def wanted(self) -> str:
-        """`an integer >= 1`, `a number > 0 (or None)`: what the field takes, in words."""
-        if self.kind in ("choice", "switch"):
-            text = " | ".join(map(repr, self.choices)) if self.kind == "choice" else "True or False"
+        """`an integer >= 1`, `a number > 0 (or None)`, `one of 'a', 'b'`: what the field takes, in words."""
+        if self.kind == "choice":
+            text = f"one of {', '.join(map(repr, self.choices))}"
+        elif self.kind == "switch":
+            text = "True or False"
         else:
             text = "an integer" if self.kind == "integer" else "a number"
             bounds = [f">= {_num(self.least)}" if self.least is not None else "",
