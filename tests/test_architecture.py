@@ -147,14 +147,16 @@ def test_the_engine_and_the_leaves_import_no_room_above_them() -> None:
     allowed = allowed_imports()
     assert allowed["errors"] == set() and allowed["clip"] == set() and allowed["sizes"] == set()
     assert allowed["terminal"] == set()
-    # Floor 0: the one way to write where links may wait, and to read JSON someone else wrote.
+    # Floor 0: the one way to write where links may wait, to read JSON someone else wrote, and to
+    # declare a settings field.
     assert allowed["safe_write"] == {"errors"} and allowed["untrusted_json"] == {"errors"}
-    floor0 = {"errors", "clip", "safe_write", "untrusted_json"}
+    assert allowed["settings"] == {"errors"}
+    floor0 = {"errors", "clip", "safe_write", "untrusted_json", "settings"}
     for leaf in ("llm", "eval", "prompts"):
         assert {"errors", "clip"} <= allowed[leaf] <= floor0, leaf
     # The engine and the sandbox also show byte counts; the sandbox replaces solver.py the one safe way.
-    assert allowed["data"] == {"errors", "clip", "sizes", "safe_write"}  # prepared.json, never through a link
-    assert allowed["sandbox"] == {"errors", "clip", "sizes", "safe_write"}
+    assert allowed["data"] == {"errors", "settings", "clip", "sizes", "safe_write"}  # prepared.json, never through a link
+    assert allowed["sandbox"] == {"errors", "settings", "clip", "sizes", "safe_write"}
 
 
 def test_the_sandbox_knows_nothing_of_what_it_runs() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from pathlib import Path
 
@@ -35,35 +34,49 @@ def test_the_reference_has_every_command_and_every_run_flag():
                 assert opt in text, opt
 
 
-def _table(doc: str, heading: str) -> dict[str, str]:
-    """The `| `name` | default | … |` rows under a Markdown heading: name → default cell."""
-    text = (DOCS / doc).read_text(encoding="utf-8")
-    section = text.split(f"\n{heading}\n", 1)[1].split("\n#", 1)[0]
-    rows = re.findall(r"^\| `([a-z_0-9]+)` \| ([^|]*) \|", section, re.MULTILINE)
-    return {name: default.strip() for name, default in rows}
+def _settings_blocks() -> list[tuple[str, str, str]]:
+    """(doc, class name, table written) of every generated settings table in docs/."""
+    from datasolver.cli.reference import settings_blocks
+
+    return [(doc.name, name, table) for doc in sorted(DOCS.glob("*.md"))
+            for name, table in settings_blocks(doc.read_text(encoding="utf-8"))]
 
 
-def _spelled(value: object) -> str:
-    """How the docs write a default, thousands separators left out: 48000, None, False, 0.3."""
-    return str(value)
+@pytest.mark.parametrize("doc, name, written", _settings_blocks(),
+                         ids=[f"{doc}:{name}" for doc, name, _ in _settings_blocks()])
+def test_a_settings_table_is_its_class_as_the_code_says(doc, name, written):
+    from datasolver.cli.reference import SETTINGS_CLASSES, SETTINGS_COMMAND
+    from datasolver.settings import settings_table
+
+    assert name in SETTINGS_CLASSES, f"{doc}: no settings class {name}"
+    assert written == settings_table(SETTINGS_CLASSES[name]), (
+        f"{doc}: the {name} table is out of date: run `{SETTINGS_COMMAND}`")
 
 
-SETTINGS_TABLES = [
-    # (doc, heading, dataclass path, fields the table leaves out on purpose)
-    ("agent.md", "## Limits", "datasolver.agent.limits:Limits", {"clock"}),
-]
+def test_every_settings_class_has_its_table_in_the_docs():
+    from datasolver.cli.reference import SETTINGS_CLASSES
+
+    shown = {name for _, name, _ in _settings_blocks()}
+    assert set(SETTINGS_CLASSES) - shown == set()
 
 
-@pytest.mark.parametrize("doc, heading, target, left_out", SETTINGS_TABLES)
-def test_a_settings_table_names_every_field_with_its_default(doc, heading, target, left_out):
-    module, name = target.split(":")
-    settings = getattr(__import__(module, fromlist=[name]), name)
-    table = _table(doc, heading)
-    fields = {f.name: f for f in dataclasses.fields(settings) if f.name not in left_out}
-    assert set(table) == set(fields), f"{doc} {heading}: the table and {name}'s fields differ"
-    for field_name, field in fields.items():
-        assert table[field_name].replace(" ", "") == _spelled(field.default), (
-            f"{doc} {heading}: `{field_name}` says {table[field_name]!r}, the code {field.default!r}")
+def test_every_settings_dataclass_is_known_to_the_reference():
+    # A new `…Limits`, `…Settings`, `…Config`, `…Options` or `…Policy` dataclass gets its table too.
+    from datasolver.cli.reference import SETTINGS_CLASSES
+
+    pattern = re.compile(r"^@dataclass[^\n]*\nclass (\w+(?:Limits|Settings|Config|Options|Policy))\b", re.MULTILINE)
+    found = {name for path in SRC.rglob("*.py") for name in pattern.findall(path.read_text(encoding="utf-8"))}
+    assert found and found - set(SETTINGS_CLASSES) == set()
+
+
+def test_no_settings_table_is_written_by_hand():
+    # A table headed `| setting | default |` (or `| field | default |`) is one the code makes.
+    from datasolver.cli.reference import SETTINGS_BLOCK
+
+    for doc in sorted([*DOCS.glob("*.md"), README]):
+        outside = SETTINGS_BLOCK.sub("", doc.read_text(encoding="utf-8"))
+        assert not re.search(r"^\| *`?(setting|field)`? *\| *default *\|", outside, re.MULTILINE | re.IGNORECASE), (
+            f"{doc.name}: a hand-written settings table; put it between <!-- settings: Class --> markers")
 
 
 def test_the_readme_lists_every_doc_and_every_room():
@@ -79,3 +92,20 @@ def test_user_docs_point_only_inside_the_repo():
         text = doc.read_text(encoding="utf-8")
         assert "../shared" not in text, f"{doc.name} points to ../shared, which a user's clone lacks"
         assert not re.search(r"\bthe issue\b", text), f"{doc.name} refers to 'the issue'"
+
+
+# docs/models.md still holds the real-model run's figures (to move to benchmarks/README.md).
+FIGURES_ALLOWED = {"models.md"}
+
+
+def test_measured_figures_live_in_the_benchmarks_readme():
+    # User docs say what the program does; a run's figures (a section of them, or the load of the
+    # machine a run was timed on) go to benchmarks/README.md, which the docs link to.
+    assert (README.parent / "benchmarks" / "README.md").is_file()
+    for doc in [*sorted(DOCS.glob("*.md")), README]:
+        if doc.name in FIGURES_ALLOWED:
+            continue
+        text = doc.read_text(encoding="utf-8")
+        heading = re.search(r"^#+ .*\b(measured|benchmarks?|costs)\b.*$", text, re.MULTILINE | re.IGNORECASE)
+        assert heading is None, f"{doc.name}: {heading.group(0)!r}: measurements go to benchmarks/README.md"
+        assert "load average" not in text, f"{doc.name}: a timed run's figures go to benchmarks/README.md"

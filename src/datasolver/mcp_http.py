@@ -28,6 +28,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from datasolver.errors import DatasolverError, error_record
+from datasolver.settings import REQUIRED, check_settings, count, seconds, setting
 
 TOKEN_ENV = "DATASOLVER_MCP_TOKEN"
 SHUTDOWN_GRACE_S = 2  # open streams get this long to end after SIGINT/SIGTERM
@@ -74,12 +75,17 @@ class Exposure:
     """Where and how the HTTP server listens (`host` normalised); `token` None means no bearer
     check (loopback only); how many sessions may be open and how long one may idle."""
 
-    host: str
-    port: int
-    token: str | None = None
-    allowed_hosts: tuple[str, ...] = ()
-    max_sessions: int = DEFAULT_MAX_SESSIONS
-    session_idle_s: float = DEFAULT_SESSION_IDLE_S
+    host: str = setting(REQUIRED, "the address bound, normalised (`--host`)")
+    port: int = count(REQUIRED, "the port bound (`--port`; 0: any free port)", least=0, most=65535)
+    token: str | None = setting(None, "the bearer token every request must carry; None: no check (loopback "
+                                "only)", repr=False)
+    allowed_hosts: tuple[str, ...] = setting((), "more names accepted in Host and Origin (`--allowed-host`)")
+    max_sessions: int = count(DEFAULT_MAX_SESSIONS, "open MCP sessions at once; one more is answered 503")
+    session_idle_s: float = seconds(DEFAULT_SESSION_IDLE_S, "a session with no request for this long is closed "
+                                    "(its results freed)")
+
+    def __post_init__(self) -> None:
+        check_settings(self)
 
     @property
     def remote(self) -> bool:
@@ -115,8 +121,6 @@ def plan_exposure(host: str, port: int, *, allow_remote: bool, token: str | None
             f"--host {host} would serve the data beyond this machine's own loopback{why}; pass --allow-remote "
             f"to do so (every request then needs a bearer token: --token, --token-file, ${TOKEN_ENV}, or one "
             "generated and printed now)")
-    if max_sessions < 1 or not session_idle_s > 0:
-        raise ValueError(f"max_sessions must be >= 1 and session_idle_s > 0, got {max_sessions}, {session_idle_s}")
     generated = False
     if not is_loopback(bind) and not token:
         token, generated = new_token(), True

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 
 from datasolver.agent.errors import LimitsError
+from datasolver.settings import amount, check_settings, count, seconds, setting, switch
 
 
-_OPTIONAL = frozenset({"deadline", "clock"})
 WINDOW_MARGIN_SHARE = 20  # 5% of a known window is kept free for the token estimate's error
-_NULLABLE = frozenset({"task_token_budget", "tool_reply_tokens"})
-_NON_NEGATIVE = frozenset({"send_backs"})
-_FLOATS = frozenset({"attempt_temperature_step", "max_temperature"})
 
 
 @dataclass(frozen=True)
@@ -26,63 +23,54 @@ class Limits:
     the fallback run of solver.py still happens.
     """
 
-    max_requests_per_attempt: int = 80
-    max_attempts: int = 5
-    # Compact older turns above this estimate; with a known context window the threshold is the
-    # window less a reserve for the reply, when that is lower.
-    context_token_budget: int = 48_000
-    tool_timeout_s: float = 120  # per tool call (fractions allowed); run_solver's own timeout is capped to it
-    cut_off_retries: int = 2  # replies cut by the output token limit answered with a nudge, per attempt
-    send_backs: int = 1  # replies with neither a tool call nor an answer sent back, per attempt
-    context_shrinks: int = 3  # context-length 400s answered by shrinking the request, per request
-    # Must-submit governor: with this many requests (of the attempt) or seconds (to the deadline)
-    # left and no OK run yet, the model is told to write its final query now.
-    reserve_requests: int = 3
-    reserve_seconds: int = 90
-    deadline: float | None = None
-    task_token_budget: int | None = None  # prompt + completion tokens of the whole task
-    # max_tokens of a reply while a tool call is expected (nothing submitted yet), once the model
-    # has shown it does not think (its first reply had no reasoning); None: no cap. A small model's
-    # prose plan costs minutes on a CPU server; a cut reply lifts the cap for the rest of the attempt.
-    tool_reply_tokens: int | None = 512
-    # From attempt 2 on the temperature rises by this step per attempt, up to max_temperature.
-    attempt_temperature_step: float = 0.3
-    max_temperature: float = 1.0
-    # Sizes that keep prompts and history bounded.
-    tool_result_chars: int = 12_000  # one tool result in history, longer ones are clipped
-    findings_chars: int = 8_000  # the compacted summary of older turns
-    profile_max_rows: int = 500_000  # larger tables are listed without a profile (no load)
-    profile_chars: int = 30_000  # profiles beyond this get the one-line listing instead
-    tree_max_lines: int = 120  # the directory tree in the prompt
-    # The first user message (knowledge, files, tables, question), in estimated tokens; above it the
-    # least relevant tables are folded to one line each. Sized for a 32k-token context window.
-    prompt_budget: int = 10_000
-    # Video evidence: keyframes as image parts for vision-capable endpoints, and the answer judge.
-    vision: bool = False  # send keyframes as images (--vision / MODEL_VISION=1)
-    vision_images: int = 8  # at most this many keyframes per task as images
-    vision_max_side: int = 1280  # pixels, long side of each image sent
-    video_judges: int = 3  # independent "does the video show the answer" calls; 0: no judge
-    # What `deadline` is measured on; tests inject a clock of their own instead of waiting.
-    clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
+    max_requests_per_attempt: int = count(80, "model requests per attempt (a context-length retry counts)")
+    max_attempts: int = count(5, "attempts before the fallback")
+    context_token_budget: int = count(
+        48_000, "estimated tokens before older turns are compacted; with a known context window, the window "
+        "less the reply's room when that is lower")
+    tool_timeout_s: float = seconds(
+        120, "seconds per tool call (fractions allowed); caps run_solver's `timeout`; the fallback's timeout")
+    cut_off_retries: int = count(
+        2, "replies cut by the output token limit answered with a nudge, per attempt")
+    send_backs: int = count(1, "replies with neither a tool call nor an answer sent back, per attempt", least=0)
+    context_shrinks: int = count(3, "context-length 400s answered by shrinking the request, per request")
+    # The must-submit governor: with this much left and no OK run yet, the model is told to write
+    # its final query now.
+    reserve_requests: int = count(3, "must-submit: requests left in the attempt when the model is told to submit")
+    reserve_seconds: int = count(90, "must-submit: seconds left to the deadline when the model is told to submit")
+    deadline: float | None = amount(None, "absolute `clock()` value for the whole task; None: no deadline",
+                                    optional=True)
+    task_token_budget: int | None = count(
+        None, "prompt + completion tokens of the whole task (`datasolver run --task-token-budget`); None: no cap",
+        optional=True)
+    # A small model's prose plan costs minutes on a CPU server; a cut reply lifts the cap for the rest
+    # of the attempt.
+    tool_reply_tokens: int | None = count(
+        512, "`max_tokens` of a reply while a tool call is expected (nothing submitted yet), once the model has "
+        "shown it does not think; None: no cap (`--tool-reply-tokens 0`)", optional=True)
+    attempt_temperature_step: float = amount(
+        0.3, "temperature added per attempt from attempt 2 (`--attempt-temperature-step`)", least=0)
+    max_temperature: float = amount(1.0, "the rise stops here", least=0)
+    tool_result_chars: int = count(12_000, "one tool result in the history; longer ones are clipped")
+    findings_chars: int = count(8_000, "the compacted summary of older turns")
+    profile_max_rows: int = count(500_000, "larger tables are listed without a profile (no load)")
+    profile_chars: int = count(30_000, "profiles beyond this get the one-line listing instead")
+    tree_max_lines: int = count(120, "the directory tree in the first prompt")
+    prompt_budget: int = count(
+        10_000, "estimated tokens of the first user message; above it the least relevant tables fold to one "
+        "line each (sized for a 32k-token window)")
+    vision: bool = switch(False, "send keyframes as image parts (`--vision`, `MODEL_VISION=1`)")
+    vision_images: int = count(8, "at most this many keyframes per task as images (`--vision-images`, "
+                               "`MODEL_VISION_IMAGES`)")
+    vision_max_side: int = count(1280, "long side of each image sent, pixels")
+    video_judges: int = count(3, "\"does the video show the answer\" calls for a task with a video "
+                              "(`--video-judges`); 0: no judge", least=0)
+    clock: Callable[[], float] = setting(
+        time.monotonic, "what `deadline` is measured on; tests inject a clock of their own instead of waiting",
+        repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in _OPTIONAL or f.name == "vision" or (f.name == "video_judges" and value == 0) or (
-                    f.name in _NULLABLE and value is None):
-                continue
-            if f.name == "tool_timeout_s":
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                    raise LimitsError(f"Limits.tool_timeout_s must be a number of seconds > 0, got {value!r}")
-                continue
-            if f.name in _FLOATS:
-                if not isinstance(value, (int, float)) or value < 0:
-                    raise LimitsError(f"Limits.{f.name} must be a number >= 0, got {value!r}")
-                continue
-            least = 0 if f.name in _NON_NEGATIVE else 1
-            if not isinstance(value, int) or value < least:
-                kind = "an integer >= 0" if least == 0 else "a positive integer"
-                raise LimitsError(f"Limits.{f.name} must be {kind}, got {value!r}")
+        check_settings(self, LimitsError)
 
     def temperature_for(self, attempt: int, base: float) -> float:
         """The sampling temperature of an attempt: ``base`` first, then higher each attempt."""

@@ -1,18 +1,36 @@
-"""The CLI reference (docs/cli.md), made from the commands' own `--help`.
+"""The CLI reference (docs/cli.md), made from the commands' own `--help`, and the settings tables
+of the docs, made from the settings dataclasses.
 
 Hand-kept flag tables drifted from the code (docs/pipeline.md's `run` table lacked nine flags), so
-the reference is generated: `python -m datasolver.cli.reference docs/cli.md` rewrites it, and a
-test fails when the file and the help texts differ.
+the reference is generated: `python -m datasolver.cli.reference docs/cli.md` rewrites it. Likewise
+each settings table in docs/ sits between `<!-- settings: ClassName -->` and `<!-- end settings -->`
+and is rewritten by `python -m datasolver.cli.reference --settings docs/*.md`. A test fails when a
+file and the code differ.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 import click
 
 from datasolver import safe_write
+from datasolver.agent import Limits
+from datasolver.ask.config import AskConfig, AskLimits
+from datasolver.data.input_limits import InputLimits
+from datasolver.documents.model import PrepareOptions
+from datasolver.documents.structurize.limits import StructurizeLimits
+from datasolver.errors import DatasolverError
+from datasolver.llm import LLMSettings
+from datasolver.mcp_http import Exposure
+from datasolver.pipeline.config import RunConfig
+from datasolver.pipeline.votes import VotePolicy
+from datasolver.sandbox.policy import SandboxLimits
+from datasolver.settings import settings_table
+from datasolver.video.analyze import VideoOptions
+from datasolver.video.keyframes import DetectorSettings
 
 WIDTH = 100  # fixed, so the text does not depend on the terminal that made it
 
@@ -48,9 +66,41 @@ def render_reference() -> str:
     return "\n".join(parts)
 
 
+# Every settings dataclass; each has its generated table in docs/ (a test checks both).
+SETTINGS_CLASSES: dict[str, type] = {cls.__name__: cls for cls in (
+    Limits, AskLimits, AskConfig, LLMSettings, RunConfig, VotePolicy, InputLimits, StructurizeLimits,
+    PrepareOptions, SandboxLimits, VideoOptions, DetectorSettings, Exposure)}
+SETTINGS_BLOCK = re.compile(r"(<!-- settings: (\w+) -->\n)(.*?)(<!-- end settings -->)", re.DOTALL)
+SETTINGS_COMMAND = "python -m datasolver.cli.reference --settings docs/*.md"
+
+
+def settings_blocks(text: str) -> list[tuple[str, str]]:
+    """(class name, the table written) of each settings block of a Markdown text."""
+    return [(m.group(2), m.group(3)) for m in SETTINGS_BLOCK.finditer(text)]
+
+
+def refresh_settings(text: str) -> str:
+    """The text with the table of every settings block made again from its class."""
+    def table(match: re.Match[str]) -> str:
+        name = match.group(2)
+        if name not in SETTINGS_CLASSES:
+            raise DatasolverError(f"unknown settings class {name!r} (known: {', '.join(SETTINGS_CLASSES)})")
+        return match.group(1) + settings_table(SETTINGS_CLASSES[name]) + match.group(4)
+
+    return SETTINGS_BLOCK.sub(table, text)
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: python -m datasolver.cli.reference OUTPUT.md", file=sys.stderr)
+    if argv[:1] == ["--settings"] and len(argv) > 1:
+        for name in argv[1:]:
+            path = Path(name)
+            text = path.read_text(encoding="utf-8")
+            if refresh_settings(text) != text:
+                safe_write.write_file(path, refresh_settings(text))
+        return 0
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print("usage: python -m datasolver.cli.reference OUTPUT.md\n"
+              "       python -m datasolver.cli.reference --settings DOC.md ...", file=sys.stderr)
         return 2
     safe_write.write_file(Path(argv[0]), render_reference())  # never through a link at that path
     return 0

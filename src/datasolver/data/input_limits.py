@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from datasolver.data.errors import DataError
+from datasolver.settings import check_settings, count
 from datasolver.sizes import human_size
 
 FILE_ENV = "DATASOLVER_MAX_FILE_BYTES"
@@ -38,8 +39,13 @@ def parse_size(text: str) -> int:
 class InputLimits:
     """The caps; `from_env` reads DATASOLVER_MAX_FILE_BYTES / DATASOLVER_MAX_INPUT_BYTES."""
 
-    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
-    max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES
+    max_file_bytes: int = count(DEFAULT_MAX_FILE_BYTES, f"a larger table file is not loaded (a note says so; "
+                                f"`{FILE_ENV}`)", least=0)
+    max_total_bytes: int = count(DEFAULT_MAX_TOTAL_BYTES, f"a task's table files together; a file that would pass "
+                                 f"it is not loaded (`{TOTAL_ENV}`)", least=0)
+
+    def __post_init__(self) -> None:
+        check_settings(self)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> InputLimits:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from datasolver.documents.sources import Document
+from datasolver.settings import amount, check_settings, count, setting
 
 if TYPE_CHECKING:
     from datasolver.documents.structurize.limits import StructurizeLimits
@@ -74,19 +75,21 @@ class DocReport:
 class PrepareOptions:
     """How `prepare_documents` runs; the defaults are the deterministic path only."""
 
-    llm: LLMClient | None = None
-    """The model for narrative documents; None (`--no-llm`) runs the deterministic path only."""
-    knowledge: str | None = None
-    """The structurizer's naming anchor; None reads `knowledge.md` of the source folder."""
-    question: str | None = None
-    """For the relevance votes; None takes task.json's question when preparing a task."""
-    votes: int = DEFAULT_VOTES
-    """Parallel relevance votes per document list (0: structure every narrative document)."""
-    cache_dir: Path | None = None
-    """The structurizer's cache; None is `<out_dir>/.cache`."""
-    limits: StructurizeLimits | None = None
-    deadline: float | None = None
-    """time.monotonic() past which the deterministic pass reads no more (the rest is skipped, said so)."""
+    llm: LLMClient | None = setting(None, "the model for narrative documents; None (`--no-llm`) runs the "
+                                    "deterministic path only")
+    knowledge: str | None = setting(None, "the structurizer's naming anchor; None reads `knowledge.md` of the "
+                                    "source folder")
+    question: str | None = setting(None, "for the relevance votes; None takes task.json's question when "
+                                   "preparing a task")
+    votes: int = count(DEFAULT_VOTES, "parallel relevance votes per document list (0: structure every narrative "
+                       "document)", least=0)
+    cache_dir: Path | None = setting(None, "the structurizer's cache; None is `<out_dir>/.cache`")
+    limits: StructurizeLimits | None = setting(None, "the structurizer's knobs; None: the defaults")
+    deadline: float | None = amount(None, "`time.monotonic()` past which the deterministic pass reads no more "
+                                    "(the rest is skipped, said so)", optional=True)
+
+    def __post_init__(self) -> None:
+        check_settings(self)
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datasolver.errors import DatasolverError
+from datasolver.settings import SettingsError
 
 from typing import Any
 
@@ -14,7 +15,7 @@ class LLMError(DatasolverError):
     retries_taken: int = 0
 
 
-class LLMConfigError(LLMError):
+class LLMConfigError(LLMError, SettingsError):
     """Settings are missing or invalid (no endpoint URL, no model name, a negative timeout)."""
 
 

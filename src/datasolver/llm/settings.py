@@ -6,11 +6,14 @@ import dataclasses
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from datasolver.settings import (REQUIRED, amount, check_settings, choice, count, sampling_temperature, seconds,
+                                setting, switch)
 
 from . import constants as C
 from .errors import LLMConfigError
@@ -20,24 +23,32 @@ from .errors import LLMConfigError
 class LLMSettings:
     """Endpoint, model and call policy. The key is kept out of ``repr`` so it never lands in logs."""
 
-    base_url: str
-    api_key: str | None = field(repr=False)
-    model: str
-    connect_timeout: float = C.DEFAULT_CONNECT_TIMEOUT_S
-    read_timeout: float = C.DEFAULT_READ_TIMEOUT_S
-    max_retries: int = C.DEFAULT_MAX_RETRIES
-    temperature: float = C.DEFAULT_TEMPERATURE
-    enable_thinking: bool | None = None
-    initial_backoff: float = C.INITIAL_BACKOFF_S
-    max_backoff: float = C.MAX_BACKOFF_S
-    retry_after_cap: float = C.RETRY_AFTER_CAP_S
-    transport: Callable[[str | None], httpx.AsyncBaseTransport] | None = field(
-        default=None, repr=False, compare=False)
-    """None: the network. Else a factory of an httpx transport per task id (the trace's) that answers
-    every request in-process: `datasolver replay` answers from recorded traces this way."""
-    tool_mode: str = C.DEFAULT_TOOL_MODE
-    max_tokens: int | None = C.DEFAULT_MAX_TOKENS  # None: let the server decide
-    context_window: int | None = None  # tokens; None: ask the server, else learn from a 400
+    base_url: str = setting(REQUIRED, "the OpenAI-compatible endpoint (`MODEL_API_URL`), trailing `/` dropped")
+    api_key: str | None = setting(REQUIRED, "the bearer key (`MODEL_API_KEY` or `MODEL_API_KEY_FILE`); None: "
+                                  "none sent", repr=False)
+    model: str = setting(REQUIRED, "the model name sent with each request (`MODEL_NAME`)")
+    connect_timeout: float = seconds(C.DEFAULT_CONNECT_TIMEOUT_S, "seconds to open a connection")
+    read_timeout: float = seconds(C.DEFAULT_READ_TIMEOUT_S, "seconds to wait for a reply")
+    max_retries: int = count(C.DEFAULT_MAX_RETRIES, "retries of a failed request (timeout, lost connection, "
+                             "unreadable body, 429, 5xx: llm/retry.py)", least=0)
+    temperature: float = sampling_temperature(C.DEFAULT_TEMPERATURE, "sampling temperature")
+    enable_thinking: bool | None = switch(None, "per-request thinking switch for Qwen-style servers; None "
+                                          "leaves the server default", optional=True)
+    initial_backoff: float = amount(C.INITIAL_BACKOFF_S, "seconds before the first retry; the wait grows "
+                                    "exponentially, with jitter", least=0)
+    max_backoff: float = amount(C.MAX_BACKOFF_S, "the longest wait between retries, seconds", least=0)
+    retry_after_cap: float = amount(C.RETRY_AFTER_CAP_S, "a server's Retry-After is honoured up to this many "
+                                    "seconds", least=0)
+    transport: Callable[[str | None], httpx.AsyncBaseTransport] | None = setting(
+        None, "None: the network; else a factory of an httpx transport per task id (the trace's) that answers "
+        "every request in-process (`datasolver replay` answers from recorded traces this way)",
+        repr=False, compare=False)
+    tool_mode: str = choice(C.DEFAULT_TOOL_MODE, "how tool calls travel: native `tools`, calls written as "
+                            "text, or auto (native, text when the server refuses)", C.TOOL_MODES)
+    max_tokens: int | None = count(C.DEFAULT_MAX_TOKENS, "`max_tokens` of a reply; None: let the server decide",
+                                   optional=True)
+    context_window: int | None = count(None, "tokens; None: ask the server, else learn from a 400",
+                                       optional=True)
 
     def __post_init__(self) -> None:
         if not self.base_url:
@@ -45,20 +56,7 @@ class LLMSettings:
         if not self.model:
             raise LLMConfigError(f"No model name: set {C.ENV_MODEL} or pass model=...")
         object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
-        for name in ("connect_timeout", "read_timeout"):
-            if getattr(self, name) <= 0:
-                raise LLMConfigError(f"{name} must be > 0 seconds, got {getattr(self, name)!r}")
-        for name in ("initial_backoff", "max_backoff", "retry_after_cap"):
-            if getattr(self, name) < 0:
-                raise LLMConfigError(f"{name} must be >= 0 seconds, got {getattr(self, name)!r}")
-        if self.tool_mode not in C.TOOL_MODES:
-            raise LLMConfigError(f"tool_mode must be one of {', '.join(C.TOOL_MODES)}, got {self.tool_mode!r}")
-        for name in ("max_tokens", "context_window"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or value < 1):
-                raise LLMConfigError(f"{name} must be a positive integer, got {value!r}")
-        if self.max_retries < 0:
-            raise LLMConfigError(f"max_retries must be >= 0, got {self.max_retries!r}")
+        check_settings(self, LLMConfigError)
 
     @classmethod
     def from_env(cls, **overrides: Any) -> LLMSettings:

@@ -9,13 +9,14 @@ two output folders never share traces and the output folder holds predictions on
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from datasolver.llm import LLMSettings
 from datasolver.pipeline.errors import OutputError, RunConfigError
 from datasolver.pipeline.votes import VotePolicy
+from datasolver.settings import REQUIRED, check_settings, count, seconds, setting, switch
 
 if TYPE_CHECKING:
     from datasolver.agent import Limits
@@ -52,34 +53,29 @@ SUMMARY_FILE = "run_summary.json"
 class RunConfig:
     """Everything one batch run needs. `limits` (agent Limits) defaults to the agent's own."""
 
-    input_dir: Path
-    output_dir: Path
-    logs_dir: Path
-    settings: LLMSettings
-    workers: int = DEFAULT_WORKERS
-    task_timeout_s: float = DEFAULT_TASK_TIMEOUT_S
-    time_budget_s: float | None = None
-    task_ids: tuple[str, ...] | None = None
-    force: bool = False
-    scratch_dir: Path | None = None
-    """None: a fresh temporary folder, each task's part deleted when it ends (unless keep_scratch)."""
-    keep_scratch: bool = False
-    doc_llm: bool = True
-    """Let the document room ask the model to structure narrative documents."""
-    limits: Limits | None = None
-    votes: VotePolicy = field(default_factory=VotePolicy)
-    """Independent solves per task and the temperature of all but the first (see pipeline.votes)."""
-    warm_runs: bool = True
-    """Local executor: fork sandboxed solver.py runs from a per-batch fork server (pandas, duckdb and
-    datasolver.data already imported) instead of a fresh interpreter each; cold when it is unusable."""
+    input_dir: Path = setting(REQUIRED, "the folder of task folders (read only)")
+    output_dir: Path = setting(REQUIRED, "predictions go to `<output_dir>/<task_id>/prediction.csv`")
+    logs_dir: Path = setting(REQUIRED, "traces and run_summary.json")
+    settings: LLMSettings = setting(REQUIRED, "the model endpoint and its call policy")
+    workers: int = count(DEFAULT_WORKERS, "tasks at once (bounded by the model endpoint, not by CPUs)")
+    task_timeout_s: float = seconds(DEFAULT_TASK_TIMEOUT_S, "one task's deadline, seconds")
+    time_budget_s: float | None = seconds(None, "the whole run's seconds; tasks past it get the fast path, then "
+                                          "the fallback only; None: no budget", optional=True)
+    task_ids: tuple[str, ...] | None = setting(None, "only these tasks; None: every task of the input folder")
+    force: bool = switch(False, "solve again tasks that already have a prediction")
+    scratch_dir: Path | None = setting(None, "None: a fresh temporary folder, each task's part deleted when it "
+                                       "ends (unless keep_scratch)")
+    keep_scratch: bool = switch(False, "keep each task's scratch folder")
+    doc_llm: bool = switch(True, "let the document room ask the model to structure narrative documents")
+    limits: Limits | None = setting(None, "the agent's budgets per task; None: the agent's defaults")
+    votes: VotePolicy = setting(doc="independent solves per task and the temperature of all but the first",
+                                factory=VotePolicy)
+    warm_runs: bool = switch(True, "local executor: fork sandboxed solver.py runs from a per-batch fork server "
+                             "(pandas, duckdb and datasolver.data already imported) instead of a fresh interpreter "
+                             "each; cold when it is unusable")
 
     def __post_init__(self) -> None:
-        if self.workers < 1:
-            raise RunConfigError(f"workers must be >= 1, got {self.workers}")
-        if self.task_timeout_s <= 0:
-            raise RunConfigError(f"task_timeout_s must be > 0, got {self.task_timeout_s}")
-        if self.time_budget_s is not None and self.time_budget_s <= 0:
-            raise RunConfigError(f"time_budget_s must be > 0 (or None for no budget), got {self.time_budget_s}")
+        check_settings(self, RunConfigError)
 
     @property
     def summary_path(self) -> Path:

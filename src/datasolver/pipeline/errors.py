@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datasolver.errors import DatasolverError
+from datasolver.settings import SettingsError
 
 
 class PipelineError(DatasolverError):
@@ -13,7 +14,7 @@ class InputError(PipelineError):
     """The input folder is missing, unreadable, or holds no task folder."""
 
 
-class RunConfigError(PipelineError, ValueError):
+class RunConfigError(PipelineError, SettingsError):
     """A run setting is out of range (workers below 1, a deadline or budget of 0 seconds or less)."""
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from datasolver.eval import prediction_signature
 from datasolver.pipeline.errors import RunConfigError
+from datasolver.settings import check_settings, count, sampling_temperature
 
 EVENT_SOLVE_START = "vote_solve_start"
 EVENT_SOLVE_END = "vote_solve_end"
@@ -29,14 +30,11 @@ EVENT_VOTE = "vote_result"
 class VotePolicy:
     """How many solves at most, and the temperature of every solve after the first."""
 
-    votes: int = 1
-    temperature: float = 0.7
+    votes: int = count(1, "independent solves per task at most (`--votes`); voting stops at the first agreement")
+    temperature: float = sampling_temperature(0.7, "temperature of every solve after the first (the first runs at 0)")
 
     def __post_init__(self) -> None:
-        if not isinstance(self.votes, int) or self.votes < 1:
-            raise RunConfigError(f"votes must be an integer >= 1, got {self.votes!r}")
-        if not 0.0 <= self.temperature <= 2.0:
-            raise RunConfigError(f"vote temperature must be within 0..2, got {self.temperature!r}")
+        check_settings(self, RunConfigError)
 
     def temperature_of(self, number: int) -> float:
         return 0.0 if number == 1 else self.temperature

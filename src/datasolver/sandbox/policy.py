@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Mapping
 
+from datasolver.settings import check_settings, choice, count, seconds, switch
+
 GiB = 1 << 30
 
 # Variables passed through (after the secret filter); everything else is dropped.
@@ -34,19 +36,32 @@ SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION
 class SandboxLimits:
     """Resource limits and isolation switches for one sandboxed run."""
 
-    timeout_s: float = 120.0
-    memory_bytes: int | None = 8 * GiB  # RLIMIT_AS: address space, not resident memory
-    cpu_seconds: int | None = None  # None: timeout × min(cpus, 8) + 10, a backstop only
-    file_size_bytes: int | None = 2 * GiB  # RLIMIT_FSIZE: largest single file written
-    max_processes: int | None = 256  # tasks (threads too) in the run's PID namespace: pid_max, RLIMIT_NPROC
-    tree_memory_bytes: int | None = 8 * GiB  # resident memory of the whole tree, sampled by the parent
-    disk_bytes: int | None = 8 * GiB  # bytes added beneath the writable folders during the run
-    max_files: int | None = 100_000  # files, folders and links added beneath the writable folders (inodes)
-    landlock: Literal["required", "best_effort", "off"] = "best_effort"
-    confine_reads: bool = True  # Landlock read rules: only the allow-list (read_allowlist) is readable
-    block_unix_sockets: bool = True  # seccomp: socket(AF_UNIX), io_uring and the kernel keyring calls refused
-    isolate_network: bool = True  # a network namespace (with the user + PID namespaces) when it works here
-    isolate_ipc: bool = True  # IPC + UTS namespaces: no SysV IPC object of another process, the host name hidden
+    timeout_s: float = seconds(120.0, "wall-clock seconds before the whole tree is killed")
+    memory_bytes: int | None = count(8 * GiB, "`RLIMIT_AS` per process: address space, not resident memory",
+                                     optional=True)
+    cpu_seconds: int | None = count(None, "`RLIMIT_CPU`; None: timeout × min(cpus, 8) + 10, a backstop only",
+                                    optional=True)
+    file_size_bytes: int | None = count(2 * GiB, "`RLIMIT_FSIZE`: the largest single file written", optional=True)
+    max_processes: int | None = count(256, "tasks (threads too) in the run's PID namespace: pid_max, "
+                                      "`RLIMIT_NPROC`, the cgroup's pids.max", optional=True)
+    tree_memory_bytes: int | None = count(8 * GiB, "resident memory of the whole tree: the cgroup's limit, and "
+                                          "sampled by the parent", optional=True)
+    disk_bytes: int | None = count(8 * GiB, "bytes added beneath the writable folders during the run",
+                                   optional=True)
+    max_files: int | None = count(100_000, "files, folders and links added beneath the writable folders (inodes)",
+                                  optional=True)
+    landlock: Literal["required", "best_effort", "off"] = choice(
+        "best_effort", "Landlock: refuse to run without it, use it when the kernel has it, or not at all",
+        ("required", "best_effort", "off"))
+    confine_reads: bool = switch(True, "Landlock read rules: only the allow-list (read_allowlist) is readable")
+    block_unix_sockets: bool = switch(True, "seccomp: socket(AF_UNIX), io_uring and the kernel keyring calls "
+                                      "refused")
+    isolate_network: bool = switch(True, "a network namespace (with the user + PID namespaces) when it works here")
+    isolate_ipc: bool = switch(True, "IPC + UTS namespaces: no SysV IPC object of another process, the host name "
+                               "hidden")
+
+    def __post_init__(self) -> None:
+        check_settings(self)
 
     def resolved_cpu_seconds(self) -> int | None:
         if self.cpu_seconds is not None:

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from datasolver import safe_write
+from datasolver.settings import check_settings, count, setting, switch
 from datasolver.video import cache
 from datasolver.video.errors import MediaUnreadable, VideoError
 from datasolver.video.keyframes import Candidate, DetectorSettings, changed_fraction, scan_video
@@ -30,11 +31,14 @@ LOST_TEXT_MIN_CHANGE = 0.01
 class VideoOptions:
     """What the pass does; part of the cache key."""
 
-    ocr: bool = True
-    asr: bool = True
-    max_frames: int = MAX_FRAMES
-    max_side: int = 1920
-    detector: DetectorSettings = field(default_factory=DetectorSettings)
+    ocr: bool = switch(True, "read the text of each kept frame (when an OCR engine is installed)")
+    asr: bool = switch(True, "transcribe speech (when a speech model is installed)")
+    max_frames: int = count(MAX_FRAMES, "past this many states the biggest changes are kept")
+    max_side: int = count(1920, "frames are stored at most this many pixels wide")
+    detector: DetectorSettings = setting(doc="the keyframe detector's knobs", factory=DetectorSettings)
+
+    def __post_init__(self) -> None:
+        check_settings(self)
 
     def key(self) -> dict[str, object]:
         return {"version": PASS_VERSION, **asdict(self)}

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from datasolver.settings import amount, check_settings, count, seconds, setting
 from datasolver.video.errors import MediaUnreadable
 
 
@@ -29,18 +30,21 @@ from datasolver.video.errors import MediaUnreadable
 class DetectorSettings:
     """Knobs of the detector; the defaults are the ones measured in docs/video.md."""
 
-    sample_fps: float = 4.0
-    thumb_size: tuple[int, int] = (160, 90)
-    pixel_delta: int = 12
-    """A thumbnail pixel counts as changed when its grey level moves by more than this."""
-    still_fraction: float = 0.0002
-    """At most this fraction of changed thumbnail pixels is 'still' (≤ 2 of 14,400)."""
-    settle_s: float = 0.25
-    max_wait_s: float = 3.0
-    burst_factor: float = 3.0
-    near_s: float = 1.0
-    """A burst or keyframe within this of a pixel candidate is already covered."""
-    max_candidates: int = 400
+    sample_fps: float = amount(4.0, "frames compared per second of video", above=0)
+    thumb_size: tuple[int, int] = setting((160, 90), "the grey thumbnail each sample is shrunk to, pixels")
+    pixel_delta: int = count(12, "a thumbnail pixel counts as changed when its grey level moves by more than this",
+                             least=0)
+    still_fraction: float = amount(0.0002, "at most this fraction of changed thumbnail pixels is 'still' (≤ 2 of "
+                                   "14,400)", least=0, most=1)
+    settle_s: float = amount(0.25, "after a change settles, the frame this many seconds later is grabbed", least=0)
+    max_wait_s: float = seconds(3.0, "motion that never settles grabs a frame this often, seconds")
+    burst_factor: float = amount(3.0, "a packet this many times the median non-key packet is a burst", above=0)
+    near_s: float = amount(1.0, "a burst or keyframe within this of a pixel candidate is already covered, seconds",
+                           least=0)
+    max_candidates: int = count(400, "past this many changes reading stops (a note says so)")
+
+    def __post_init__(self) -> None:
+        check_settings(self)
 
 
 @dataclass
