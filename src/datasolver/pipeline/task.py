@@ -31,7 +31,7 @@ from datasolver.pipeline.video import has_media, prepare_task_video
 from datasolver.pipeline.votes import VotePolicy, solve_by_vote
 from datasolver.sandbox import UnsafeFile, safe_files
 from datasolver.solver import prepare_task, publish_prediction
-from datasolver.solver.layout import ScratchLayout
+from datasolver.data.layout import ScratchLayout
 
 if TYPE_CHECKING:
     from datasolver.agent import Limits
