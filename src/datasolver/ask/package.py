@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from datasolver.ask.graph import Graph, find_graphs
-from datasolver.data import Catalog, DataError, ScratchLayout, Task, load_task
+from datasolver.data import Catalog, DataError, ScratchLayout, Task, TaskFolder, load_task
 from datasolver.data.files import list_context_files
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ def _off_the_loop(run: Callable[[], T]) -> T:
         return pool.submit(run).result()
 
 
-def _task_question(folder: ScratchLayout) -> str | None:
+def _task_question(folder: TaskFolder) -> str | None:
     if not folder.is_task():
         return None
     try:
