@@ -604,7 +604,7 @@ def _own_derived(path: Path, context: Path, reg: Registration) -> list[Path]:
         return []
     if read_prepared_record(path) is None:
         reg.notes.append((DERIVED, "not read: this derived/ came with the input (datasolver writes one "
-                                       "only in a folder `prepare` made); its tables are ignored"))
+                                   "only in a folder `prepare` made); its tables are ignored"))
         return []
     return [derived]
 

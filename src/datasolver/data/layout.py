@@ -31,14 +31,11 @@ from pathlib import Path
 
 from datasolver.data.errors import ScratchError
 
-TASK_JSON = "task.json"
 DERIVED = "derived"
 """The derived/ folder's name, also the label of its tables (`derived/<file>`) and their kind."""
 PREDICTION_NAME = "prediction.csv"
 """The answer file: what solver.py writes into workdir/ and what the grader reads."""
-QUERY_LOG_NAME = "run_sql.jsonl"
-PREPARED_RECORD = "prepared.json"
-_CONTEXT, _WORKDIR, _TMP = "context", "workdir", "tmp"
+_TASK_JSON, _CONTEXT, _WORKDIR, _TMP = "task.json", "context", "workdir", "tmp"
 OUTPUT_FOLDERS = frozenset({DERIVED, _WORKDIR})
 """Names of the folders the program writes beside context/: never read as input documents."""
 
@@ -53,7 +50,7 @@ class TaskFolder:
 
     @property
     def task_json(self) -> Path:
-        return self.root / TASK_JSON
+        return self.root / _TASK_JSON
 
     @property
     def context(self) -> Path:
@@ -84,7 +81,7 @@ class ScratchLayout(TaskFolder):
 
     @property
     def prepared_record(self) -> Path:
-        return self.root / PREPARED_RECORD
+        return self.root / "prepared.json"
 
     @property
     def derived(self) -> Path:
@@ -121,7 +118,7 @@ class ScratchLayout(TaskFolder):
 
     @property
     def query_log(self) -> Path:
-        return self.tmp / QUERY_LOG_NAME
+        return self.tmp / "run_sql.jsonl"
 
     @property
     def votes(self) -> Path:
