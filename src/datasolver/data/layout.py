@@ -40,8 +40,7 @@ OUTPUT_FOLDERS = frozenset({DERIVED, _WORKDIR})
 """Names of the folders the program writes beside context/: never read as input documents."""
 
 
-# Two classes, the second extending the first: a scratch folder is a task folder (task.json +
-# context/) plus the folders the program writes, and the catalog reads either the same way.
+# Two classes, one extending the other: a scratch folder is a task folder plus what the program writes.
 @dataclass(frozen=True)
 class TaskFolder:
     """Paths of an input task folder (`root` = `<input>/<task>`), or of any data folder."""
