@@ -34,7 +34,7 @@ from pathlib import Path
 
 from datasolver import examples
 from datasolver.agent import solve_task
-from datasolver.data import Catalog
+from datasolver.data import Catalog, ScratchLayout, load_task
 from datasolver.eval import evaluate_dir
 from datasolver.examples import ScriptedAnswer, solver_handler
 from datasolver.examples.mistakes import mistake_for, right_answer
@@ -43,7 +43,6 @@ from datasolver.llm.fake import ScriptedServer
 from datasolver.pipeline import RunConfig, VotePolicy, run_batch_sync
 from datasolver.sandbox import SandboxLimits
 from datasolver.solver import (
-    ScratchLayout,
     SolverToolbox,
     prepare_task,
     restore_scaffold,
@@ -141,7 +140,8 @@ def cost(work: Path, rows: int = 1_000_000) -> dict:
         handle.write("id,amount,shop,city\n")
         for k in range(rows):
             handle.write(f"{k},{(k * 7919) % 1000 / 10},shop{k % 50},{'city' + str(k % 7)}\n")
-    scratch = prepare_task(task, work / "cost_scratch")
+    the_task = load_task(task)
+    scratch = prepare_task(the_task, work / "cost_scratch")
     queries = {
         "aggregate": "SELECT shop, sum(amount) AS total FROM sales GROUP BY shop ORDER BY shop",
         "raw_1M_rows": "SELECT id, amount, shop FROM sales",
@@ -152,7 +152,7 @@ def cost(work: Path, rows: int = 1_000_000) -> dict:
     with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
         catalog.query("SELECT count(*) FROM sales")  # warm, as after exploring
         for name, sql in queries.items():
-            with SolverToolbox(scratch, catalog=catalog) as toolbox:
+            with SolverToolbox(scratch, catalog=catalog, task=the_task) as toolbox:
                 set_query(toolbox, query_code(sql))
             started = time.perf_counter()
             run = run_solver_script(scratch, SandboxLimits(timeout_s=600))
@@ -160,7 +160,8 @@ def cost(work: Path, rows: int = 1_000_000) -> dict:
             out[name] = {"run_s": round(run_s, 3)}
             # Untimed once: the first check of a process pays sqlglot's and the query's warm-up,
             # which would otherwise fall on whichever way is timed first.
-            check_answer(ScratchLayout.of(scratch), check_prediction(run.prediction, answer_checked=True), catalog)
+            check_answer(ScratchLayout.of(scratch), the_task.question,
+                         check_prediction(run.prediction, answer_checked=True), catalog)
             for way, read_all in (("sampled", False), ("whole", True)):
                 # What run_solver does after the run: read prediction.csv (self-check) and check it.
                 # "whole" is the way before sampling: every row read in Python, hashed, kept.
@@ -169,7 +170,7 @@ def cost(work: Path, rows: int = 1_000_000) -> dict:
                     with _reading_everything(read_all):
                         started = time.perf_counter()
                         prediction = check_prediction(run.prediction, answer_checked=not read_all)
-                        report = check_answer(ScratchLayout.of(scratch), prediction, catalog)
+                        report = check_answer(ScratchLayout.of(scratch), the_task.question, prediction, catalog)
                         times.append(time.perf_counter() - started)
                 check_s = sorted(times)[1]
                 out[name][way] = {"checks_s": round(check_s, 3), "ratio": round(check_s / run_s, 4),

@@ -176,3 +176,40 @@ def test_the_ray_actors_module_imports_nothing_heavy() -> None:
              "print(sorted(m for m in ('pandas', 'duckdb', 'openai', 'datasolver.pipeline') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+
+# The task layout's names: spelled only in data/layout.py. eval/ is a leaf below data/ (it may not
+# import it): the scorer reads the competition's prediction.csv and a task.json's difficulty itself.
+LAYOUT_MODULE = PACKAGE / "data" / "layout.py"
+LAYOUT_NAMES = {"context", "derived", "workdir", "task.json", "prediction.csv"}
+LAYOUT_NAME_EXEMPT = {("eval", "task.json"), ("eval", "prediction.csv")}
+
+
+def layout_literals(code: str, room: str) -> list[tuple[int, str]]:
+    """(line, name) of each string literal in `code` that is exactly a layout name. Docstrings are
+    prose and are skipped; comments are not literals; a name inside a longer string (a message,
+    an f-string's text) is not a path built from it."""
+    tree = ast.parse(code)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return sorted((node.lineno, node.value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in LAYOUT_NAMES
+                  and id(node) not in docstrings and (room, node.value) not in LAYOUT_NAME_EXEMPT)
+
+
+def test_only_the_layout_module_spells_the_task_folder_names() -> None:
+    found = [f"{path.relative_to(PACKAGE)}:{line} {name!r}" for path in sorted(PACKAGE.rglob("*.py"))
+             if path != LAYOUT_MODULE
+             for line, name in layout_literals(path.read_text(encoding="utf-8"), _room(path))]
+    assert found == []
+
+
+def test_the_layout_check_finds_a_spelled_folder_name() -> None:
+    code = ('"""Reads context/ and derived/ (prose, not a path)."""\n'
+            'X = ROOT / "derived"\n'
+            'Y = f"see {ROOT}/workdir"  # "context" in a comment\n'
+            'Z = ("the derived folder", "task.json")\n')
+    assert layout_literals(code, "agent") == [(2, "derived"), (4, "task.json")]
+    assert layout_literals(code, "eval") == [(2, "derived")]

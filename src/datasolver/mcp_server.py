@@ -43,6 +43,7 @@ from pydantic import Field, ValidationError
 from datasolver import __version__
 from datasolver.ask import AskToolbox, DataPackage, open_package
 from datasolver.ask.prompts import render_prompt
+from datasolver.data import ScratchLayout, TaskFolder, load_task
 from datasolver.errors import error_record
 from datasolver.mcp_http import SESSION_HEADER, SHUTDOWN_GRACE_S, BearerAuth, Exposure, SessionWatch, plan_exposure
 from datasolver.signals import terminate_unwinds
@@ -216,7 +217,7 @@ def build_server(
 ) -> DataServer:
     """A server over a data folder, or over a task folder (then with the solver tools too)."""
     path = Path(path)
-    if not (path / "task.json").is_file():
+    if not TaskFolder(path).is_task():
         package = open_package(path, symmetric=symmetric)
         package.catalog.timeout_s = query_timeout_s
         server = DataServer(_new_mcp(task_mode=False, allow_write=False), package, SessionToolboxes(package))
@@ -227,15 +228,16 @@ def build_server(
 
     owned = [] if scratch_root is not None else [Path(tempfile.mkdtemp(prefix="datasolver-mcp-"))]
     try:
-        scratch = prepare_task(path, scratch_root or owned[0])
-        package = open_package(scratch, derived_dir=scratch / "derived", symmetric=symmetric)
+        task = load_task(path)  # read once: the Task travels to the scaffold, the package and the tools
+        scratch = prepare_task(task, scratch_root or owned[0])
+        package = open_package(scratch, derived_dir=ScratchLayout.of(scratch).derived, symmetric=symmetric, task=task)
     except BaseException:
         for folder in owned:
             shutil.rmtree(folder, ignore_errors=True)
         raise
     package.catalog.timeout_s = query_timeout_s
-    write_scaffold(scratch, package.catalog.names())  # list document tables in solver.py too
-    solver = SolverToolbox(scratch, catalog=package.catalog)
+    write_scaffold(scratch, package.catalog.names(), task=task)  # list document tables in solver.py too
+    solver = SolverToolbox(scratch, catalog=package.catalog, task=task)
     server = DataServer(_new_mcp(task_mode=True, allow_write=allow_write), package,
                         SessionToolboxes(package), solver, scratch, owned)
     gate = _CallGate(package.catalog.interrupt, query_timeout_s + CALL_GRACE_S,

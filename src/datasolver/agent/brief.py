@@ -13,7 +13,8 @@ from datasolver.agent.limits import Limits
 from datasolver.agent.tables import TableDigest, digest_tables
 from datasolver.agent.tree import render_tree
 from datasolver.agent.video import frame_paths, load_video_report, timeline_text
-from datasolver.data import Catalog, DataError, lint_knowledge, load_task
+from datasolver.data import Catalog, DataError, ScratchLayout, Task, lint_knowledge, load_task
+from datasolver.data.files import list_context_files
 from datasolver.documents import DocError, document_table_hints
 from datasolver.documents.manifest import MANIFEST
 
@@ -38,19 +39,23 @@ class TaskBrief:
     lint: str = ""  # `\lint` summary (at most LINT_LINES lines), "" when knowledge.md has no finding
 
 
-def gather_brief(task_scratch_dir: Path, catalog: Catalog, limits: Limits = Limits()) -> TaskBrief:
-    """Read task.json and knowledge.md, render the tree, profile the tables, collect doc hints."""
-    root = Path(task_scratch_dir)
-    task = load_task(root)
-    knowledge = task.knowledge()
+def gather_brief(task_scratch_dir: Path, catalog: Catalog, limits: Limits = Limits(), *,
+                 task: Task | None = None) -> TaskBrief:
+    """Take the question from `task` (without it, read the scratch's task.json), read knowledge.md,
+    render the tree, profile the tables, collect doc hints."""
+    layout = ScratchLayout(Path(task_scratch_dir))
+    root = layout.root
+    task = task if task is not None else load_task(root)
+    files = list_context_files(layout.context)  # the scratch's knowledge.md, as the tools see it
+    knowledge = files.knowledge_text()
     digest = digest_tables(catalog, max_rows=limits.profile_max_rows, max_chars=limits.profile_chars)
     video, frames = _video(root)
     return TaskBrief(
         task_id=task.task_id,
         question=task.question,
         knowledge=knowledge,
-        tree=render_tree(root, limits.tree_max_lines, described=_table_files(root, catalog),
-                         shown=_shown_files(root, task.context_files().knowledge)),
+        tree=render_tree(root, limits.tree_max_lines, described=_table_files(layout, catalog),
+                         shown=_shown_files(layout, files.knowledge)),
         tables=digest.render(),
         document_tables=_document_hints(root, digest.names()),
         digest=digest,
@@ -60,21 +65,21 @@ def gather_brief(task_scratch_dir: Path, catalog: Catalog, limits: Limits = Limi
     )
 
 
-def _table_files(root: Path, catalog: Catalog) -> set[Path]:
+def _table_files(layout: ScratchLayout, catalog: Catalog) -> set[Path]:
     """The files that back a table (the table descriptions name them; the tree only counts them)."""
     files = set()
     for info in catalog.tables():
-        for candidate in (root / "context" / info.source_file, root / info.source_file):
+        for candidate in (layout.context / info.source_file, layout.root / info.source_file):
             if candidate.is_file():
                 files.add(candidate)
                 break
     return files
 
 
-def _shown_files(root: Path, knowledge: Path | None) -> set[Path]:
+def _shown_files(layout: ScratchLayout, knowledge: Path | None) -> set[Path]:
     """Files the prompt gives in other ways: knowledge.md (in full), the documents room's manifest
     (its tables are the document-table lines)."""
-    return {path for path in (knowledge, root / "derived" / MANIFEST) if path is not None}
+    return {path for path in (knowledge, layout.derived / MANIFEST) if path is not None}
 
 
 def _video(root: Path) -> tuple[str, tuple[Path, ...]]:

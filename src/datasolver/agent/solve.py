@@ -40,13 +40,12 @@ from datasolver.agent.relevance import vote_table_relevance
 from datasolver.agent.video import pick_frames
 from datasolver.agent.video_judge import judge_video
 from datasolver.agent.tokens import estimate_tokens, estimate_tools_tokens
-from datasolver.data import Catalog
+from datasolver.data import Catalog, ScratchLayout, Task, load_task
 from datasolver.llm import LLMClient, TraceWriter, user_message
 from datasolver.llm.window import reply_tokens
 from datasolver.sandbox import SandboxLimits, UnsafeFile, safe_files
 from datasolver.solver.scaffold import QUERY_AREA_END, QUERY_AREA_START
 from datasolver.solver import (
-    ScratchLayout,
     SolverToolbox,
     TaskStatus,
     publish_prediction,
@@ -119,8 +118,12 @@ async def solve_task(
     evidence_hints: str = "",
     chat_options: dict[str, Any] | None = None,
     answer_checks: bool = True,
+    task: Task | None = None,
 ) -> SolveOutcome:
     """Solve one prepared task. Raises only for programmer errors (e.g. an unprepared scratch dir).
+
+    ``task`` is the task's Task when the caller has it (the pipeline's, from discovery): the brief
+    and the answer checks take its question; without it the scratch's task.json is read once.
 
     ``chat_options`` are extra keywords for every ``client.chat`` call (e.g. ``enable_thinking``).
     ``answer_checks=False`` turns run_solver's answer checks off (only to measure what they bring).
@@ -137,9 +140,10 @@ async def solve_task(
     catalog = await asyncio.to_thread(Catalog.open, layout.root, cache_dir=layout.cache,
                                       timeout_s=limits.tool_timeout_s * QUERY_SHARE_OF_TOOL_TIMEOUT)
     try:
-        brief = await asyncio.to_thread(_gather_brief_in_turn, layout.root, catalog, limits)
+        task = task if task is not None else await asyncio.to_thread(load_task, layout.root)
+        brief = await asyncio.to_thread(_gather_brief_in_turn, layout.root, catalog, limits, task)
         evidence_hints = await _with_video_verdict(brief, client, limits, trace, evidence_hints)
-        with SolverToolbox(layout.root, catalog=catalog, answer_checks=answer_checks) as toolbox:
+        with SolverToolbox(layout.root, catalog=catalog, answer_checks=answer_checks, task=task) as toolbox:
             session = _Session(layout, brief, client, toolbox, catalog, Path(output_dir), limits, trace,
                                evidence_hints, dict(chat_options or {}))
             await session.fit()
@@ -159,9 +163,9 @@ async def solve_task(
 _BRIEF_TURNS = threading.BoundedSemaphore(max(1, os.cpu_count() or 1))
 
 
-def _gather_brief_in_turn(root: Path, catalog: Catalog, limits: Limits) -> TaskBrief:
+def _gather_brief_in_turn(root: Path, catalog: Catalog, limits: Limits, task: Task) -> TaskBrief:
     with _BRIEF_TURNS:
-        return gather_brief(root, catalog, limits)
+        return gather_brief(root, catalog, limits, task=task)
 
 
 async def _with_video_verdict(brief: TaskBrief, client: LLMClient, limits: Limits, trace: TraceWriter | None,

@@ -9,7 +9,8 @@ from typing import Any
 
 from datasolver.llm import LLMClient, LLMSettings, TraceWriter
 from datasolver.llm.fake import ToolCalls, tool_call
-from datasolver.solver import RESULT_LINE, ScratchLayout
+from datasolver.data import ScratchLayout
+from datasolver.solver import RESULT_LINE
 from datasolver.solver.hashline import line_hash
 
 

@@ -6,10 +6,8 @@ import os
 from collections.abc import Collection
 from pathlib import Path
 
-from datasolver.data import human_size
+from datasolver.data import ScratchLayout, human_size
 
-# Folders of the scratch dir the model should see; workdir/ and tmp/ are the agent's own.
-SHOWN_FOLDERS = ("context", "derived")
 FILES_PER_FOLDER = 25  # beyond this a folder's remaining files are summarized in one line
 
 
@@ -22,14 +20,15 @@ def render_tree(task_scratch_dir: Path, max_lines: int = 120, described: Collect
     list them twice; files in `shown` (whose content the prompt gives elsewhere: knowledge.md, the
     document-table manifest) are left out. A folder that holds nothing else is not shown.
     """
-    root = Path(task_scratch_dir)
+    layout = ScratchLayout(Path(task_scratch_dir))
     lines: list[str] = []
     skip = {os.path.normpath(p) for p in described}
     hide = {os.path.normpath(p) for p in shown}
     tables = [0, 0]  # table files seen, their bytes
-    for folder in SHOWN_FOLDERS:
-        if (root / folder).is_dir():
-            _walk(root / folder, f"{folder}/", 0, lines, skip, tables, hide)
+    # The folders the model should see; workdir/ and tmp/ are the agent's own.
+    for folder in (layout.context, layout.derived):
+        if folder.is_dir():
+            _walk(folder, f"{folder.name}/", 0, lines, skip, tables, hide)
     if tables[0]:
         lines.append(f"{tables[0]} table file{'s' if tables[0] > 1 else ''} ({human_size(tables[1])}), "
                      "named under Tables")

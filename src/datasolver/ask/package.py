@@ -20,13 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from datasolver.ask.graph import Graph, find_graphs
-from datasolver.data import Catalog, DataError, load_task
+from datasolver.data import Catalog, DataError, ScratchLayout, Task, TaskFolder, load_task
 from datasolver.data.files import list_context_files
 
 if TYPE_CHECKING:
     from datasolver.documents.cache import DocumentTables
 
-DERIVED_DIR = "derived"
 T = TypeVar("T")
 
 
@@ -66,23 +65,26 @@ def open_package(
     derived_dir: Path | None = None,
     prepare_docs: bool = True,
     doc_cache: str | Path | None = None,
+    task: Task | None = None,
 ) -> DataPackage:
     """Open `path` (task folder or plain data folder). `derived_dir` receives document tables
     (default: the document cache, `doc_cache` or `$DATASOLVER_DOC_CACHE`, see
     `documents.cache`); `symmetric` names relation types that hold both ways in addition to
-    those knowledge.md declares."""
+    those knowledge.md declares. `task` is the folder's Task when the caller has it (its question
+    is the package's; without it a task folder's task.json is read)."""
     root = Path(path)
+    layout = ScratchLayout(root)
     if cache_dir is not None:
         Path(cache_dir).mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="datasolver-ask-", dir=cache_dir))
     try:
-        context = root / "context" if (root / "context").is_dir() else root
+        context = layout.data_dir()
         files = list_context_files(context)
-        knowledge = files.knowledge.read_text(encoding="utf-8", errors="replace") if files.knowledge else ""
+        knowledge = files.knowledge_text()
         notes: list[str] = []
         extra: list[Path] = []
         docs = None
-        own_derived = root / DERIVED_DIR if context != root else None
+        own_derived = layout.derived if context != root else None
         if prepare_docs and files.doc and derived_dir is not None:
             notes += _off_the_loop(lambda: _prepare_documents(context, Path(derived_dir)))
             if own_derived is None or Path(derived_dir).resolve() != own_derived.resolve():
@@ -100,7 +102,7 @@ def open_package(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    package = DataPackage(root, catalog, knowledge, notes=notes, task_question=_task_question(root), _tmp=tmp,
+    package = DataPackage(root, catalog, knowledge, notes=notes, task_question=task.question if task is not None else _task_question(layout), _tmp=tmp,
                           _docs=docs)
     try:
         package.graphs = find_graphs(catalog, knowledge, symmetric)
@@ -144,10 +146,10 @@ def _off_the_loop(run: Callable[[], T]) -> T:
         return pool.submit(run).result()
 
 
-def _task_question(root: Path) -> str | None:
-    if not (root / "task.json").is_file():
+def _task_question(folder: TaskFolder) -> str | None:
+    if not folder.is_task():
         return None
     try:
-        return load_task(root).question
+        return load_task(folder.root).question
     except DataError:
         return None

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from datasolver.data.layout import TaskFolder
 from datasolver.documents import DocReport, PrepareOptions, prepare_documents_async
 from datasolver.llm import LLMClient, LLMConfigError, LLMSettings
 
@@ -46,7 +47,7 @@ def docs_command(path: Path, out_dir: Path | None, no_llm: bool, question: str |
     narrative documents are structured by the model set in MODEL_API_URL / MODEL_NAME unless
     --no-llm. Prints one line per table, then skipped documents with the reason.
     """
-    if out_dir is None and not (path / "context").is_dir():
+    if out_dir is None and not TaskFolder(path).context.is_dir():
         raise click.ClickException(f"{path} has no context/ folder; give --out DIR to extract a plain folder")
     settings, note = _model_or_none(no_llm)
     report = asyncio.run(_run(path, out_dir, settings, question, votes))

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from datasolver.cli.input_options import follow_outside_links
+from datasolver.data import load_task
 from datasolver.data.input_files import read_prepared_record
 from datasolver.llm import LLMConfigError, LLMSettings
 from datasolver.pipeline import prepare_task_documents
@@ -39,10 +40,11 @@ def prepare_command(task_dir: Path, scratch_dir: Path, copy_context: bool, no_ll
             settings = LLMSettings.from_env()
         except LLMConfigError:
             settings = None  # no model configured: the deterministic path alone
-    root = prepare_task(task_dir, scratch_dir, link_context=not copy_context)
+    task = load_task(task_dir)  # read once: the Task travels to the scaffold and the documents
+    root = prepare_task(task, scratch_dir, link_context=not copy_context)
     for path, reason in read_prepared_record(root) or []:
         click.echo(f"note: {path}: {reason}", err=True)
-    report = prepare_task_documents(root, settings=settings)
+    report = prepare_task_documents(root, task=task, settings=settings)
     if report.tables or report.skipped:
         click.echo(report.summary(), err=True)
     click.echo(root)

@@ -11,10 +11,12 @@ from datasolver.data.errors import (
     QueryInterrupted,
     ReadOnlyViolation,
     SqlSyntaxError,
+    ScratchError,
     SourceSkipped,
     TaskError,
     UnknownTable,
 )
+from datasolver.data.layout import ScratchLayout, TaskFolder
 from datasolver.data.input_limits import InputLimits, human_size
 from datasolver.data.joins import JoinCandidate, join_candidates, render_joins
 from datasolver.data.lint import LintReport, lint_knowledge
@@ -42,12 +44,15 @@ __all__ = [
     "ReadOnlyViolation",
     "SqlSyntaxError",
     "Relation",
+    "ScratchError",
+    "ScratchLayout",
     "SkippedSource",
     "SourceSkipped",
     "TableInfo",
     "TableProfile",
     "Task",
     "TaskDiscovery",
+    "TaskFolder",
     "TaskError",
     "UnknownTable",
     "canonical_name",

@@ -38,6 +38,7 @@ from datasolver.data.guard import check_read_only, locked_connection_config
 from datasolver.data.infer_types import materialize
 from datasolver.data.input_files import read_prepared_record
 from datasolver.data.input_limits import InputBudget, InputLimits
+from datasolver.data.layout import DERIVED, ScratchLayout, TaskFolder
 from datasolver.data.names import assign_table_names, canonical_name, quote_ident
 from datasolver.data.relation import Relation
 from datasolver.data.results import QueryResult, TableInfo, render_describe
@@ -94,7 +95,6 @@ def _physical_memory() -> int:
 
 def _clamp(value: int, bounds: tuple[int, int]) -> int:
     return max(bounds[0], min(bounds[1], value))
-DERIVED_DIR = "derived"
 LOADED_ENV = "DATASOLVER_LOADED_CATALOG"  # how a sandboxed solver.py run learns its parent's loaded tables
 STOP_REPEAT_S = 0.02  # how often a stopped operation's connections are interrupted again
 T = TypeVar("T")
@@ -185,7 +185,7 @@ class Catalog:
         path = Path(path)
         if not path.is_dir():
             raise SourceSkipped(f"{path} is not a folder")
-        context = path / "context" if (path / "context").is_dir() else path
+        context = TaskFolder(path).data_dir()
         reg = Registration()
         budget = InputBudget(input_limits or InputLimits.from_env())
         register_files(list_context_files(context), reg, budget=budget)
@@ -599,12 +599,12 @@ class Catalog:
 def _own_derived(path: Path, context: Path, reg: Registration) -> list[Path]:
     """derived/ of a task folder when the program made it (a scratch folder `prepare` marked); one
     shipped with an input task is ignored with a note: its manifest could name any file."""
-    derived = path / DERIVED_DIR
+    derived = ScratchLayout(path).derived
     if context == path or not os.path.lexists(derived):
         return []
     if read_prepared_record(path) is None:
-        reg.notes.append((DERIVED_DIR, "not read: this derived/ came with the input (datasolver writes one "
-                                       "only in a folder `prepare` made); its tables are ignored"))
+        reg.notes.append((DERIVED, "not read: this derived/ came with the input (datasolver writes one "
+                                   "only in a folder `prepare` made); its tables are ignored"))
         return []
     return [derived]
 

@@ -13,6 +13,10 @@ class TaskError(DataError):
     """A task folder is malformed (missing or invalid task.json, empty question)."""
 
 
+class ScratchError(DataError):
+    """A task scratch folder is missing or incomplete; run `datasolver prepare` first."""
+
+
 class SourceSkipped(DataError):
     """A context file could not be read; the catalog records it and loads everything else."""
 

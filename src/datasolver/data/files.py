@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from datasolver.data.input_files import InputScope, read_prepared_record, task_folder_of, walk_inputs
+from datasolver.data.input_files import InputScope, read_prepared_record, walk_inputs
+from datasolver.data.layout import TaskFolder
 from datasolver.data.names import natural_key
 
 KIND_BY_SUFFIX = {
@@ -45,6 +46,10 @@ class ContextFiles:
     hidden: list[Path] = field(default_factory=list)  # names starting with a dot: listed, never loaded
     refused: list[tuple[str, str]] = field(default_factory=list)  # (relative path, why it is not read)
 
+    def knowledge_text(self) -> str:
+        """knowledge.md in full, "" when the folder has none."""
+        return self.knowledge.read_text(encoding="utf-8", errors="replace") if self.knowledge else ""
+
     def relative(self, path: Path) -> str:
         try:
             return path.relative_to(self.root).as_posix()
@@ -63,7 +68,7 @@ def list_context_files(root: Path, scope: InputScope | None = None) -> ContextFi
     found = ContextFiles(root=root)
     if not root.is_dir():
         return found
-    task_dir = task_folder_of(root)
+    task_dir = TaskFolder.of_context(root).root
     walk = walk_inputs(root, scope or InputScope(task_dir))
     found.refused = [(found.relative(p), reason) for p, reason in walk.refused] + (read_prepared_record(task_dir) or [])
     found.refused.sort(key=lambda item: natural_key(item[0]))

@@ -25,15 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from datasolver import safe_write
+from datasolver.data.layout import ScratchLayout, TaskFolder
 
 FOLLOW_OUTSIDE_ENV = "DATASOLVER_FOLLOW_OUTSIDE_LINKS"
 FOLLOW_OUTSIDE_FLAG = "--follow-outside-links"
-# Beside task.json in a scratch folder, written by `prepare`: it marks the folder as one the program
-# made (so its derived/ is ours), names the input task folder and the context files prepare
-# refused, so the scratch's catalog (the brief, the tools, `tables`) still says so. A forged one
-# adds notes, lets a derived/ be read (whose entries stay bare names of regular files inside it)
-# and names an input whose own check still decides (see InputScope).
-PREPARED_RECORD = "prepared.json"
+# prepared.json (ScratchLayout.prepared_record), beside task.json in a scratch folder, written by
+# `prepare`: it marks the folder as one the program made (so its derived/ is ours), names the input
+# task folder and the context files prepare refused, so the scratch's catalog (the brief, the tools,
+# `tables`) still says so. A forged one adds notes, lets a derived/ be read (whose entries stay bare
+# names of regular files inside it) and names an input whose own check still decides (see InputScope).
 MAX_ENTRIES = 100_000  # files and folders one walk lists before it stops with a note
 MAX_RECORD_BYTES = 1 << 20
 _SYSTEM_ROOTS = ("/proc", "/sys", "/dev")
@@ -49,14 +49,6 @@ def outside_links_allowed() -> bool:
 def outside_links_env() -> dict[str, str]:
     """The variable for a child process (the sandboxed solver.py) so it decides as its parent did."""
     return {FOLLOW_OUTSIDE_ENV: "1"} if outside_links_allowed() else {}
-
-
-def task_folder_of(folder: Path) -> Path:
-    """The task folder a context folder belongs to (its parent when that holds task.json), else itself."""
-    folder = Path(folder)
-    if folder.name == "context" and (folder.parent / "task.json").is_file():
-        return folder.parent
-    return folder
 
 
 class InputScope:
@@ -100,10 +92,10 @@ class InputScope:
         if self._input is None:
             return False
         try:  # prepare makes real folders: the link's folder resolves inside the scratch's context/
-            rel = Path(os.path.realpath(path.parent)).relative_to(self.root / "context") / path.name
+            rel = Path(os.path.realpath(path.parent)).relative_to(TaskFolder(self.root).context) / path.name
         except ValueError:
             return False
-        mirror = self._input / "context" / rel
+        mirror = TaskFolder(self._input).context / rel
         if Path(os.path.realpath(mirror)) != real:
             return False
         if self._input_scope is None:
@@ -147,7 +139,7 @@ def walk_inputs(folder: Path, scope: InputScope | None = None, max_entries: int 
     after `max_entries` entries with a note. Nothing is opened but folders.
     """
     folder = Path(folder)
-    scope = scope or InputScope(task_folder_of(folder))
+    scope = scope or InputScope(TaskFolder.of_context(folder).root)
     walk = InputWalk()
     try:
         seen = {_identity(os.stat(folder))}
@@ -223,13 +215,13 @@ def write_prepared_record(task_dir: Path, refused: list[tuple[str, str]], input_
     it refused. Written through a new O_EXCL file renamed into place: a planted link is replaced,
     never followed."""
     record = {"input": str(Path(input_dir).resolve()), "refused": [list(i) for i in refused]}
-    safe_write.write_file(Path(task_dir) / PREPARED_RECORD, _record_text(record), base=Path(task_dir))
+    safe_write.write_file(ScratchLayout(Path(task_dir)).prepared_record, _record_text(record), base=Path(task_dir))
 
 
 def mark_prepared(task_dir: Path) -> None:
     """Record that the program writes derived/ here, unless a record exists (it keeps prepare's)."""
     try:
-        _write_new(Path(task_dir) / PREPARED_RECORD, {"refused": []})
+        _write_new(ScratchLayout(Path(task_dir)).prepared_record, {"refused": []})
     except FileExistsError:
         pass
 
@@ -259,7 +251,7 @@ def read_prepared_record(task_dir: Path) -> list[tuple[str, str]] | None:
 def _read_record(task_dir: Path) -> dict | None:
     """prepared.json as a dict ({} when damaged); None when there is none (or it is not a regular file)."""
     try:
-        fd = os.open(task_dir / PREPARED_RECORD, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(ScratchLayout(task_dir).prepared_record, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
     try:

@@ -16,6 +16,7 @@ from datasolver.data.arrow_columns import TextTable
 from datasolver.data.errors import SourceSkipped
 from datasolver.data.files import KIND_BY_SUFFIX, ContextFiles
 from datasolver.data.input_limits import InputBudget, InputLimits
+from datasolver.data.layout import DERIVED
 from datasolver.data.sqlite_source import Stop
 
 DERIVED_MANIFEST = "manifest.json"
@@ -122,7 +123,7 @@ def unreadable_reason(exc: BaseException) -> str:
 MAX_MANIFEST_BYTES = 16 << 20
 
 
-def register_derived(derived_dir: Path, reg: Registration, label: str = "derived",
+def register_derived(derived_dir: Path, reg: Registration, label: str = DERIVED,
                      budget: InputBudget | None = None) -> None:
     """Tables extracted from documents: `derived/manifest.json` names each file's table and origin.
 
@@ -156,9 +157,9 @@ def register_derived(derived_dir: Path, reg: Registration, label: str = "derived
         before = len(reg.sources)
         if path.suffix.lower() == ".csv":
             register: Callable[..., None] = _register_csv
-            args: tuple = (path, relpath, str(entry.get("table") or path.stem), reg, "derived")
+            args: tuple = (path, relpath, str(entry.get("table") or path.stem), reg, DERIVED)
         elif path.suffix.lower() in (".db", ".sqlite", ".sqlite3"):
-            register, args = _register_sqlite, (path, relpath, reg, "derived", entry.get("table"))
+            register, args = _register_sqlite, (path, relpath, reg, DERIVED, entry.get("table"))
         else:
             reg.skipped.append((relpath, "derived table file must be .csv or SQLite"))
             continue

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from datasolver.data.errors import TaskError
 from datasolver.data.files import ContextFiles, list_context_files
+from datasolver.data.layout import TaskFolder
 from datasolver.data.names import natural_key
 
 DIFFICULTIES = ("easy", "medium", "hard", "extreme")
@@ -47,15 +48,18 @@ class Task:
     difficulty: str | None = None
 
     @property
+    def folder(self) -> TaskFolder:
+        return TaskFolder(self.dir)
+
+    @property
     def context_dir(self) -> Path:
-        return self.dir / "context"
+        return self.folder.context
 
     def context_files(self) -> ContextFiles:
         return list_context_files(self.context_dir)
 
     def knowledge(self) -> str:
-        path = self.context_files().knowledge
-        return path.read_text(encoding="utf-8", errors="replace") if path else ""
+        return self.context_files().knowledge_text()
 
 
 @dataclass
@@ -69,7 +73,7 @@ class TaskDiscovery:
 def load_task(task_dir: Path) -> Task:
     """Read and validate `task_dir/task.json`; raise TaskError with a precise reason."""
     task_dir = Path(task_dir)
-    spec_path = task_dir / "task.json"
+    spec_path = TaskFolder(task_dir).task_json
     if not spec_path.is_file():
         raise TaskError(f"{task_dir}: no task.json")
     try:
@@ -122,7 +126,7 @@ def discover_tasks(input_dir: Path) -> TaskDiscovery:
             found.tasks.append(task)
             continue
         others = ", ".join(f"{t.dir.name} ({t.task_id!r})" for t in twins)
-        found.errors.append((task.dir, f"{task.dir / 'task.json'}: task_id {task.task_id!r} names the same "
+        found.errors.append((task.dir, f"{task.folder.task_json}: task_id {task.task_id!r} names the same "
                                        f"folder as {others}; none of them is run"))
     found.errors.sort(key=lambda e: natural_key(e[0].name))
     return found

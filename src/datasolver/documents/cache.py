@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from datasolver import __version__
+from datasolver.data.layout import ScratchLayout
 from datasolver.documents.manifest import MANIFEST, VERSION
 from datasolver.documents.model import SkippedDocument
 from datasolver.documents.sources import Document, file_sha256, find_documents
@@ -37,7 +38,6 @@ from datasolver.documents.sources import Document, file_sha256, find_documents
 CACHE_ENV = "DATASOLVER_DOC_CACHE"
 NO_CACHE = ("off", "none")
 REPORT = "report.json"  # skipped documents and warnings of the extraction, kept beside the manifest
-DERIVED_DIR = "derived"
 STALE_TMP_S = 3600.0
 NOT_EXTRACTED = "not read: documents are extracted only when tables are loaded"
 
@@ -91,9 +91,10 @@ def document_tables(folder: Path | str, *, cache: str | Path | None = None, extr
     `unread` with the reason.
     """
     root = Path(folder)
-    context = root / "context" if (root / "context").is_dir() else root
-    if context != root and (root / DERIVED_DIR / MANIFEST).is_file():
-        result = _from_entry(root / DERIVED_DIR, DocumentTables(reused=True))
+    layout = ScratchLayout(root)
+    context = layout.data_dir()
+    if context != root and (layout.derived / MANIFEST).is_file():
+        result = _from_entry(layout.derived, DocumentTables(reused=True))
         result.derived = None  # the catalog registers a task's own derived/ itself
         return result
     docs = find_documents(context)

@@ -10,6 +10,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from datasolver.clip import clip_names
+from datasolver.data.layout import ScratchLayout
 from datasolver.data.names import canonical_name
 from datasolver.documents.manifest import MANIFEST, load_manifest
 
@@ -25,7 +26,7 @@ _METHOD_WORDS = {
 def derived_dir_of(path: Path) -> Path:
     """`path` itself when it holds a manifest, else `path/derived` (a task scratch dir)."""
     path = Path(path)
-    return path if (path / MANIFEST).is_file() else path / "derived"
+    return path if (path / MANIFEST).is_file() else ScratchLayout(path).derived
 
 
 def document_table_hints(task_scratch_dir: Path, described: Collection[str] = ()) -> str:

@@ -8,7 +8,6 @@ One async core (`prepare_documents_async`) and one sync wrapper (`prepare_docume
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Coroutine
 from dataclasses import replace
@@ -16,8 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from datasolver import safe_write
+from datasolver.data.errors import TaskError
 from datasolver.data.input_files import mark_prepared
+from datasolver.data.layout import ScratchLayout
 from datasolver.data.names import canonical_name
+from datasolver.data.tasks import load_task
 from datasolver.documents.errors import DocError, DocumentSkipped, ManifestError
 from datasolver.documents.manifest import VERSION, load_manifest, save_manifest, write_table
 from datasolver.documents.markdown import extract_markdown
@@ -46,7 +48,8 @@ async def prepare_documents_async(
     """Documents → table files + manifest.json.
 
     With `out_dir=None`, `folder` is a task scratch dir: documents of `<task>/context/` go to
-    `<task>/derived/`, and the question defaults to task.json's. Otherwise every document under
+    `<task>/derived/`, and the question defaults to task.json's (callers that hold the task's
+    `Task` pass its question, so the file is not read again). Otherwise every document under
     `folder` goes to `out_dir`. `options.knowledge` defaults to the source folder's knowledge.md
     (the structurizer's naming anchor).
 
@@ -56,10 +59,11 @@ async def prepare_documents_async(
     options = options or PrepareOptions()
     source_dir, task = Path(folder), None
     if out_dir is None:
-        task, source_dir = source_dir, source_dir / "context"
+        layout = ScratchLayout(source_dir)
+        task, source_dir = source_dir, layout.context
         if not source_dir.is_dir():
             raise DocError(f"{task} has no context/ folder; run prepare on the task first, or give an output folder")
-        out_dir = task / "derived"
+        out_dir = layout.derived
         mark_prepared(task)  # a derived/ of a task folder is read only where the program wrote it
         if options.question is None:
             options = replace(options, question=_question_of(task))
@@ -132,12 +136,10 @@ def _run_sync(coro: Coroutine[Any, Any, DocReport], *, uses_model: bool) -> DocR
 
 
 def _question_of(task: Path) -> str | None:
-    path = task / "task.json"
     try:
-        value = json.loads(path.read_text(encoding="utf-8")).get("question")
-    except (OSError, ValueError, AttributeError):
+        return load_task(task).question
+    except TaskError:
         return None
-    return value if isinstance(value, str) else None
 
 
 def _extract(doc: Document, out_dir: Path, used: set[str], report: DocReport,

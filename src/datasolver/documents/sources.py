@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from datasolver.data.input_files import walk_inputs
+from datasolver.data.layout import OUTPUT_FOLDERS
 from datasolver.documents.errors import DocumentSkipped
 
 TEXT_SUFFIXES = (".md", ".markdown", ".txt")
@@ -14,7 +15,7 @@ PDF_SUFFIXES = (".pdf",)
 # knowledge.md describes the data; its own tables are field glossaries, not data.
 _NOT_DOCUMENTS = {"knowledge.md"}
 # Folders that hold our own or other rooms' outputs, never input documents.
-_SKIP_DIRS = {"derived", "workdir", "__pycache__", "node_modules"}
+_SKIP_DIRS = OUTPUT_FOLDERS | {"__pycache__", "node_modules"}
 MAX_TEXT_BYTES = 64 * 1024 * 1024
 
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datasolver.data.layout import TaskFolder
+from datasolver.data.tasks import load_task
 from datasolver.llm.fake import Turn, text, tool_call
 from datasolver.solver.scaffold import RESULT_LINE, query_code
 
@@ -69,8 +71,8 @@ def load_answers(solutions_json: Path, input_dir: Path | None = None) -> dict[st
     answers = {}
     for task_id, entry in raw.items():
         question = None
-        if input_dir is not None and (Path(input_dir) / task_id / "task.json").is_file():
-            question = json.loads((Path(input_dir) / task_id / "task.json").read_text(encoding="utf-8"))["question"]
+        if input_dir is not None and TaskFolder(Path(input_dir) / task_id).is_task():
+            question = load_task(Path(input_dir) / task_id).question
         answers[task_id] = ScriptedAnswer(task_id, entry["sql"], question, tuple(entry.get("explore", ())))
     return answers
 

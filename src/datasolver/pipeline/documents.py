@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from pathlib import Path
 
+from datasolver.data import Task
 from datasolver.documents import DocReport, PrepareOptions, prepare_documents, prepare_documents_async
 from datasolver.llm import LLMClient, LLMSettings, RequestGate, TraceWriter, Usage
 from datasolver.solver import write_scaffold
@@ -23,6 +25,7 @@ DOCUMENTS_BUDGET_S = 300.0
 def prepare_task_documents(
     task_scratch_dir: Path,
     *,
+    task: Task | None = None,
     settings: LLMSettings | None = None,
     trace: TraceWriter | None = None,
     usage: Usage | None = None,
@@ -32,21 +35,24 @@ def prepare_task_documents(
     """Write `derived/` tables and return the report (the agent's brief reads the document-table
     hints itself). Blocking; the deterministic pass reads for at most `budget_s`.
 
-    When tables were written, solver.py is re-scaffolded so its table list names them.
+    When tables were written, solver.py is re-scaffolded so its table list names them. `task` is
+    the task's Task when the caller has it (its question guides the model pass; without it the
+    scratch's task.json is read).
     """
-    deadline = time.monotonic() + budget_s
+    options = PrepareOptions(deadline=time.monotonic() + budget_s,
+                             question=task.question if task is not None else None)
     if settings is None:
-        report = prepare_documents(task_scratch_dir, options=PrepareOptions(deadline=deadline))
+        report = prepare_documents(task_scratch_dir, options=options)
     else:
-        report = asyncio.run(_with_model(task_scratch_dir, settings, trace, usage, request_gate, deadline))
+        report = asyncio.run(_with_model(task_scratch_dir, settings, trace, usage, request_gate, options))
     if report.tables:
-        write_scaffold(task_scratch_dir)
+        write_scaffold(task_scratch_dir, task=task)
     return report
 
 
 async def _with_model(
     task_scratch_dir: Path, settings: LLMSettings, trace: TraceWriter | None, usage: Usage | None,
-    request_gate: RequestGate | None, deadline: float,
+    request_gate: RequestGate | None, options: PrepareOptions,
 ) -> DocReport:
     async with LLMClient(settings, trace, usage, request_gate=request_gate) as client:
-        return await prepare_documents_async(task_scratch_dir, options=PrepareOptions(llm=client, deadline=deadline))
+        return await prepare_documents_async(task_scratch_dir, options=replace(options, llm=client))

@@ -31,7 +31,7 @@ from datasolver.pipeline.video import has_media, prepare_task_video
 from datasolver.pipeline.votes import VotePolicy, solve_by_vote
 from datasolver.sandbox import UnsafeFile, safe_files
 from datasolver.solver import prepare_task, publish_prediction
-from datasolver.solver.layout import ScratchLayout
+from datasolver.data.layout import ScratchLayout
 
 if TYPE_CHECKING:
     from datasolver.agent import Limits
@@ -88,7 +88,7 @@ async def prepare_stage(task: Task, *, scratch_root: Path, logs_dir: Path, setti
     prepared = PreparedTask(task, TaskRecord(task.task_id, "failed"), trace, Usage())
     trace.event("task_start", question=task.question, task_dir=str(task.dir))
     try:
-        prepared.scratch = await asyncio.to_thread(prepare_task, task.dir, scratch_root)
+        prepared.scratch = await asyncio.to_thread(prepare_task, task, scratch_root)
         await _documents(prepared, None)
         await _video(prepared, video_budget_s)
     except Exception as exc:  # the task cannot run; the batch goes on
@@ -227,7 +227,7 @@ async def _documents(
     assert prepared.scratch is not None
     try:
         report = await asyncio.to_thread(
-            prepare_task_documents, prepared.scratch, settings=settings, trace=prepared.trace,
+            prepare_task_documents, prepared.scratch, task=prepared.task, settings=settings, trace=prepared.trace,
             usage=prepared.usage, request_gate=request_gate,
         )
     except Exception as exc:  # a boundary: PDF/model parsers raise many types; the task goes on without
@@ -270,7 +270,7 @@ async def _agent(
     grace = policy.votes * (2 * agent_limits.tool_timeout_s) + HARD_STOP_MARGIN_S
     client = LLMClient(settings, trace, prepared.usage, request_gate=request_gate, facts=facts)
     if policy.votes == 1:
-        solving = solve(scratch, client, output_dir, limits=agent_limits, trace=trace)
+        solving = solve(scratch, client, output_dir, limits=agent_limits, trace=trace, task=prepared.task)
     else:
         solving = _vote(prepared, solve, client, output_dir, agent_limits, policy)
     try:
@@ -327,10 +327,10 @@ async def _vote(
         if limits.deadline is not None:
             share = (limits.deadline - time.monotonic()) / (policy.votes - number + 1)
             solve_limits = dataclasses.replace(limits, deadline=time.monotonic() + share)
-        return await solve(scratch, client, folder, limits=solve_limits, trace=trace,
+        return await solve(scratch, client, folder, limits=solve_limits, trace=trace, task=prepared.task,
                            chat_options={"temperature": temperature})
 
-    vote = await solve_by_vote(once, policy, scratch / "votes", record.task_id, trace.event)
+    vote = await solve_by_vote(once, policy, ScratchLayout(scratch).votes, record.task_id, trace.event)
     record.vote = vote.to_json()
     chosen = vote.outcomes[vote.chosen if vote.chosen is not None else -1]
     chosen.attempts = sum(o.attempts for o in vote.outcomes)

@@ -1,7 +1,7 @@
 """The solver room: the solver.py scaffold, the four solver tools, and runs of solver.py (through datasolver.sandbox)."""
 
-from datasolver.solver.errors import ScaffoldError, ScratchError, SolverError, UnknownTool
-from datasolver.solver.layout import PREDICTION_NAME, ScratchLayout
+from datasolver.data.errors import ScratchError  # raised by prepare_task and the tools on an unprepared folder
+from datasolver.solver.errors import ScaffoldError, SolverError, UnknownTool
 from datasolver.solver.prepare import prepare_task, restore_scaffold, write_scaffold
 from datasolver.solver.publish import STATUSES, TaskStatus, has_prediction, prediction_path, publish_prediction
 from datasolver.solver.run_report import render_run
@@ -12,14 +12,12 @@ from datasolver.solver.tools import SOLVER_TOOLS, SolverToolbox, ToolResult, too
 
 __all__ = [
     "NO_RESULT_MARKER",
-    "PREDICTION_NAME",
     "RESULT_LINE",
     "SOLVER_PRELOAD",
     "SOLVER_TOOLS",
     "STATUSES",
     "ScaffoldError",
     "ScratchError",
-    "ScratchLayout",
     "SolverError",
     "SolverRun",
     "SolverToolbox",

@@ -9,10 +9,6 @@ class SolverError(DatasolverError):
     """Base class of every error raised by the solver room."""
 
 
-class ScratchError(SolverError):
-    """A task scratch folder is missing or incomplete; run `datasolver prepare` first."""
-
-
 class ScaffoldError(SolverError):
     """solver.py (or its pristine copy) cannot be written or restored."""
 

@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
-from datasolver.data import Catalog, InputLimits, load_task
+from datasolver.data import Catalog, InputLimits, ScratchError, ScratchLayout, Task, TaskFolder, load_task
 from datasolver.data.files import list_context_files
 from datasolver.data.input_files import write_prepared_record
 from datasolver.data.input_limits import InputBudget
 from datasolver.sandbox import UnsafeFile, safe_files
-from datasolver.solver.errors import ScaffoldError, ScratchError
-from datasolver.solver.layout import ScratchLayout
+from datasolver.solver.errors import ScaffoldError
 from datasolver.solver.runner import clear_prediction
 from datasolver.solver.scaffold import render_solver
 from datasolver.solver.tools.solver_file import write_atomic
 
 
-def prepare_task(task_dir: Path, scratch_root: Path, *, link_context: bool = True) -> Path:
+def prepare_task(task: Task | Path, scratch_root: Path, *, link_context: bool = True) -> Path:
     """Create `<scratch_root>/<task_id>/` (task.json, context/, workdir/solver.py, tmp/); return it.
+
+    `task` is a discovered Task (its task.json is not read again) or a task folder (read here).
 
     context/ mirrors the input's folders with each file a symlink to the input (or a copy when
     `link_context` is False): only the files the data room's one check accepts (regular files
@@ -28,29 +28,31 @@ def prepare_task(task_dir: Path, scratch_root: Path, *, link_context: bool = Tru
     everything it made (the agent's edits and any prediction are discarded); derived/ belongs to
     the documents room and is left alone.
     """
-    task = load_task(Path(task_dir))  # its task_id is one safe folder name (data.task_id_problem)
-    source = Path(task_dir).resolve()
+    if not isinstance(task, Task):
+        task = load_task(Path(task))  # its task_id is one safe folder name (data.task_id_problem)
+    source = TaskFolder(task.dir.resolve())
     layout = ScratchLayout.of(Path(scratch_root) / task.task_id)
-    if layout.root == source or source in layout.root.parents:
-        raise ScratchError(f"scratch folder {layout.root} is inside the input task {source}; choose another")
+    if layout.root == source.root or source.root in layout.root.parents:
+        raise ScratchError(f"scratch folder {layout.root} is inside the input task {source.root}; choose another")
     layout.root.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source / "task.json", layout.task_json)
-    refused = _mirror(source / "context", layout.context, link=link_context)
-    write_prepared_record(layout.root, refused, source)
+    shutil.copyfile(source.task_json, layout.task_json)  # a copy for people; the program uses `task`
+    refused = _mirror(source.context, layout.context, link=link_context)
+    write_prepared_record(layout.root, refused, source.root)
     for folder in (layout.workdir, layout.tmp, layout.cache):
         _remove(folder)
         folder.mkdir()
-    write_scaffold(layout.root)
+    write_scaffold(layout.root, task=task)
     return layout.root
 
 
-def write_scaffold(task_scratch_dir: Path, table_names: list[str] | None = None) -> Path:
+def write_scaffold(task_scratch_dir: Path, table_names: list[str] | None = None, *, task: Task | None = None) -> Path:
     """(Re)write workdir/solver.py and its pristine copy; table names default to the catalog's.
 
-    Call again after derived/ tables appear, so the query-area comment lists them.
+    Call again after derived/ tables appear, so the query-area comment lists them. `task` is the
+    task's Task when the caller has it; without it the scratch's task.json is read.
     """
     layout = ScratchLayout.of(task_scratch_dir).require()
-    task = load_task(layout.root)
+    task = task if task is not None else load_task(layout.root)
     if table_names is None:
         with Catalog.open(layout.root, cache_dir=layout.cache) as catalog:
             table_names = catalog.names()

@@ -15,7 +15,7 @@ from typing import Literal, get_args
 from datasolver import safe_write
 from datasolver.sandbox import UnsafeFile, safe_files
 from datasolver.solver.checks import PREDICTION_MAX_BYTES
-from datasolver.solver.layout import PREDICTION_NAME
+from datasolver.data.layout import PREDICTION_NAME
 
 TaskStatus = Literal["solved", "fallback", "failed", "skipped"]
 """How a task ended: the agent's prediction, the fallback run's, none, or not run (resume)."""

@@ -17,8 +17,8 @@ from datasolver.data.input_files import outside_links_env
 from datasolver.sandbox import SandboxLimits, SandboxRun, run_sandboxed, safe_files
 from datasolver.sandbox.fork_server import DATA_STACK
 from datasolver.solver.checks import PREDICTION_MAX_BYTES
-from datasolver.solver.errors import ScratchError
-from datasolver.solver.layout import PREDICTION_NAME, ScratchLayout
+from datasolver.data.errors import ScratchError
+from datasolver.data.layout import PREDICTION_NAME, ScratchLayout
 from datasolver.solver.scaffold import NO_RESULT_MARKER
 
 # What a fork server for solver.py runs preloads: the data stack and the engine solver.py imports.

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 import textwrap
+from pathlib import Path
 
-from datasolver.solver.layout import QUERY_LOG_NAME
+from datasolver.data.layout import ScratchLayout
 
 RESULT_LINE = "result = None"
 NO_RESULT_MARKER = "DATASOLVER-NO-RESULT: result is None, prediction.csv not written"
@@ -38,9 +39,10 @@ import pandas as pd
 from datasolver.data import Catalog
 
 TASK_DIR = Path(__file__).resolve().parent.parent  # <scratch>/<task_id>, wherever we run from
-PREDICTION = TASK_DIR / "workdir" / "prediction.csv"
+PREDICTION = TASK_DIR / {prediction!r}
 NO_RESULT_MARKER = {marker!r}
-QUERY_LOG = TASK_DIR / "tmp" / {query_log!r}  # what run_sql ran, for the answer checks
+TMP_DIR = TASK_DIR / {tmp!r}
+QUERY_LOG = TASK_DIR / {query_log!r}  # what run_sql ran, for the answer checks
 
 
 def run_sql(query: str) -> pd.DataFrame:
@@ -56,8 +58,8 @@ def run_sql(query: str) -> pd.DataFrame:
 
 # Top-level code right above the query area, so an indented line there is an error, not
 # silently part of run_sql.
-(TASK_DIR / "tmp").mkdir(exist_ok=True)
-catalog = Catalog.open(TASK_DIR, cache_dir=TASK_DIR / "tmp")
+TMP_DIR.mkdir(exist_ok=True)
+catalog = Catalog.open(TASK_DIR, cache_dir=TMP_DIR)
 '''
 
 _TAIL = '''
@@ -87,9 +89,15 @@ catalog.close()
 '''
 
 
+# The scratch paths solver.py uses, relative to its task folder (POSIX: the sandbox is Linux).
+_RELATIVE = ScratchLayout(Path("."))
+_PATHS = {name: getattr(_RELATIVE, name).as_posix() for name in ("prediction", "tmp", "query_log")}
+
+
 def render_solver(task_id: str, question: str, table_names: list[str]) -> str:
     """The scaffold for one task: fixed head, query area (question, tables, `result = None`), save block."""
-    lines = [_HEAD.format(task_id=_one_line(task_id), marker=NO_RESULT_MARKER, query_log=QUERY_LOG_NAME).rstrip("\n"), "", QUERY_AREA_START]
+    head = _HEAD.format(task_id=_one_line(task_id), marker=NO_RESULT_MARKER, **_PATHS)
+    lines = [head.rstrip("\n"), "", QUERY_AREA_START]
     lines += _comment("Question: ", question)
     lines += _comment("Tables: ", ", ".join(table_names) if table_names else "(none found)")
     lines += [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from datasolver.sandbox import SandboxLimits
-from datasolver.solver.layout import ScratchLayout
+from datasolver.data.layout import ScratchLayout
 from datasolver.solver.publish import publish_prediction
 from datasolver.solver.runner import SolverRun, run_solver_script
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from datasolver.data.layout import TaskFolder
 from datasolver.solver.hashline import line_hash
 from datasolver.solver.scaffold import RESULT_LINE
 from datasolver.solver.tools import SolverToolbox, ToolResult
@@ -17,21 +18,21 @@ TINY_QUESTION = "Which cities have orders, and how many orders does each have?"
 
 def make_tiny_task(parent: Path, task_id: str = "task_tiny") -> Path:
     """A task folder with task.json, a CSV and a JSON table; returns the task folder."""
-    task = Path(parent) / task_id
-    (task / "context" / "csv").mkdir(parents=True)
-    (task / "context" / "json").mkdir()
-    (task / "task.json").write_text(
+    task = TaskFolder(Path(parent) / task_id)
+    (task.context / "csv").mkdir(parents=True)
+    (task.context / "json").mkdir()
+    task.task_json.write_text(
         json.dumps({"task_id": task_id, "difficulty": "easy", "question": TINY_QUESTION}), encoding="utf-8"
     )
-    (task / "context" / "csv" / "orders.csv").write_text(
+    (task.context / "csv" / "orders.csv").write_text(
         "order_id,city,amount\n1,Paris,10.5\n2,Lyon,3\n3,Paris,7\n4,Nice,\n", encoding="utf-8"
     )
-    (task / "context" / "json" / "cities.json").write_text(
+    (task.context / "json" / "cities.json").write_text(
         json.dumps({"table": "cities", "records": [{"city": "Paris", "country": "FR"}, {"city": "Lyon", "country": "FR"}]}),
         encoding="utf-8",
     )
-    (task / "context" / "knowledge.md").write_text("amount is in euros.\n", encoding="utf-8")
-    return task
+    (task.context / "knowledge.md").write_text("amount is in euros.\n", encoding="utf-8")
+    return task.root
 
 
 PAPER_QUESTION = "What are the titles of the papers published in 2020? List them alphabetically."
@@ -40,9 +41,9 @@ PAPER_SQL = "SELECT title FROM paper WHERE year = 2020 ORDER BY title ASC"  # th
 
 def make_paper_task(parent: Path, task_id: str = "task_paper") -> Path:
     """A small academic task (authors, papers, who wrote what) whose answer is PAPER_SQL."""
-    task = Path(parent) / task_id
-    (task / "context" / "csv").mkdir(parents=True)
-    (task / "task.json").write_text(
+    task = TaskFolder(Path(parent) / task_id)
+    (task.context / "csv").mkdir(parents=True)
+    task.task_json.write_text(
         json.dumps({"task_id": task_id, "difficulty": "easy", "question": PAPER_QUESTION}), encoding="utf-8"
     )
     tables = {
@@ -52,9 +53,9 @@ def make_paper_task(parent: Path, task_id: str = "task_paper") -> Path:
         "writes": "aid,pid\n1,10\n2,11\n3,12\n1,13\n2,14\n",
     }
     for name, text in tables.items():
-        (task / "context" / "csv" / f"{name}.csv").write_text(text, encoding="utf-8")
-    (task / "context" / "knowledge.md").write_text("year is the year of publication.\n", encoding="utf-8")
-    return task
+        (task.context / "csv" / f"{name}.csv").write_text(text, encoding="utf-8")
+    (task.context / "knowledge.md").write_text("year is the year of publication.\n", encoding="utf-8")
+    return task.root
 
 
 def call_json(toolbox: SolverToolbox, name: str, json_args: str) -> ToolResult:

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from datasolver import safe_write
+from datasolver.data.layout import ScratchLayout
 from datasolver.video.errors import VideoError
 
-VIDEO_DIR = Path("derived") / "video"
 TIMELINE_FILE = "timeline.json"
 DEFAULT_SCRATCH = "datasolver-scratch"
 
@@ -22,13 +22,8 @@ class Placement:
     """Image paths in the report are relative to this (the scratch root), else absolute."""
 
 
-def is_scratch(path: Path) -> bool:
-    """A prepared task scratch folder (task.json and workdir/ beside context/)."""
-    return (path / "task.json").is_file() and (path / "workdir").is_dir() and (path / "context").is_dir()
-
-
 def timeline_path(task_scratch_dir: Path) -> Path:
-    return Path(task_scratch_dir) / VIDEO_DIR / TIMELINE_FILE
+    return ScratchLayout(Path(task_scratch_dir)).video / TIMELINE_FILE
 
 
 def place(path: Path, out: Path | None = None) -> Placement:
@@ -37,15 +32,16 @@ def place(path: Path, out: Path | None = None) -> Placement:
     A scratch's derived/video/ (and the temporary scratch's folders) is made here, and refused
     (`UnsafeWrite`) when a link stands on the way: a task folder may ship one."""
     path = Path(path)
+    layout = ScratchLayout(path)
     if out is None:
-        if path.is_dir() and is_scratch(path):
-            return Placement(safe_write.make_folders(path / VIDEO_DIR, base=path), path)
+        if path.is_dir() and layout.is_prepared():
+            return Placement(safe_write.make_folders(layout.video, base=path), path)
         name = path.name if path.is_dir() else path.stem
         scratch = Path(tempfile.gettempdir()) / DEFAULT_SCRATCH / name
-        return Placement(safe_write.make_folders(scratch / VIDEO_DIR, base=Path(tempfile.gettempdir())), scratch)
+        return Placement(safe_write.make_folders(ScratchLayout(scratch).video, base=Path(tempfile.gettempdir())), scratch)
     source = (path if path.is_dir() else path.parent).resolve()
     target = Path(out).resolve()
     inside = target == source or source in target.parents
-    if inside and not (path.is_dir() and is_scratch(path) and (path / "derived").resolve() in [target, *target.parents]):
+    if inside and not (path.is_dir() and layout.is_prepared() and layout.derived.resolve() in [target, *target.parents]):
         raise VideoError(f"--out {out} lies inside the input {source}; the input is never written, choose another")
     return Placement(Path(out), None)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from datasolver.data.layout import TaskFolder
 from datasolver.video.synth import Slide, make_screencast
 
 HEAD = ("字段 Field", "运算 Op", "阈值 Threshold")
@@ -21,7 +22,8 @@ SLIDES = [
 
 
 def main() -> None:
-    target = Path(__file__).resolve().parents[1] / "input" / "task_demo_video" / "context" / "video" / "briefing.mp4"
+    task = TaskFolder(Path(__file__).resolve().parents[1] / "input" / "task_demo_video")
+    target = task.context / "video" / "briefing.mp4"
     make_screencast(target, SLIDES, size=(640, 360), fps=10)
     print(f"{target} ({target.stat().st_size} bytes)")
 

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from datasolver.data.layout import ScratchLayout
 from datasolver.sandbox import UnsafeFile, safe_files
 from datasolver.solver.answer_checks import code, queries, shape
 from datasolver.solver.answer_checks.model import AnswerContext, CheckFinding, read_query_log
 from datasolver.solver.checks import PredictionCheck
 from datasolver.solver.checks import PREDICTION_MAX_BYTES
-from datasolver.solver.layout import ScratchLayout
 
 if TYPE_CHECKING:
     from datasolver.data import Catalog
@@ -68,10 +67,11 @@ def run_answer_checks(ctx: AnswerContext) -> CheckReport:
     return report
 
 
-def answer_context(layout: ScratchLayout, prediction: PredictionCheck, catalog: Catalog | None) -> AnswerContext:
-    """The context of the run that just wrote `prediction` in `layout`."""
+def answer_context(layout: ScratchLayout, question: str, prediction: PredictionCheck,
+                   catalog: Catalog | None) -> AnswerContext:
+    """The context of the run that just wrote `prediction` in `layout`, for the task asking `question`."""
     return AnswerContext(
-        question=_question(layout.task_json),
+        question=question,
         code=_read_safely(layout.solver_py, safe_files.DEFAULT_READ_CAP),
         queries=read_query_log(_read_safely(layout.query_log, PREDICTION_MAX_BYTES)),
         columns=list(prediction.columns),
@@ -82,16 +82,9 @@ def answer_context(layout: ScratchLayout, prediction: PredictionCheck, catalog: 
     )
 
 
-def check_answer(layout: ScratchLayout, prediction: PredictionCheck, catalog: Catalog | None) -> CheckReport:
-    return run_answer_checks(answer_context(layout, prediction, catalog))
-
-
-def _question(task_json: Path) -> str:
-    try:
-        value = json.loads(task_json.read_text(encoding="utf-8")).get("question", "")
-    except (OSError, ValueError, AttributeError):
-        return ""
-    return value if isinstance(value, str) else ""
+def check_answer(layout: ScratchLayout, question: str, prediction: PredictionCheck,
+                 catalog: Catalog | None) -> CheckReport:
+    return run_answer_checks(answer_context(layout, question, prediction, catalog))
 
 
 def _read_safely(path: Path, cap: int) -> str:

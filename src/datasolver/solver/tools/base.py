@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
+from datasolver.data.layout import ScratchLayout
+from datasolver.data.tasks import Task
 from datasolver.sandbox import SandboxLimits
-from datasolver.solver.layout import ScratchLayout
 
 if TYPE_CHECKING:
     from datasolver.data import Catalog
@@ -18,8 +19,10 @@ if TYPE_CHECKING:
 
 @dataclass
 class ToolContext:
-    """One task's scratch folder, its catalog (opened on first use) and sandbox limits."""
+    """One task (its question, for the answer checks), its scratch folder, its catalog (opened on
+    first use) and sandbox limits."""
 
+    task: Task
     layout: ScratchLayout
     open_catalog: Callable[[], "Catalog"]
     limits: SandboxLimits = field(default_factory=SandboxLimits)

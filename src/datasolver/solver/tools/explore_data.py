@@ -12,10 +12,10 @@ from datasolver.data import (
     UnknownTable,
     join_candidates,
     lint_knowledge,
-    load_task,
     render_joins,
     render_result,
 )
+from datasolver.data.files import list_context_files
 from datasolver.solver.tools.base import ToolContext
 from datasolver.toolkit import ToolResult
 
@@ -72,12 +72,12 @@ def _command(ctx: ToolContext, text: str) -> ToolResult:
     if word == "\\schema":
         return ToolResult.retry("\\schema needs a table name, e.g. `\\schema orders`.")
     if word == "\\lint" and not rest.strip():
-        knowledge = load_task(ctx.layout.root).knowledge()
+        knowledge = list_context_files(ctx.layout.context).knowledge_text()
         if not knowledge.strip():
             return ToolResult("this task has no knowledge.md")
         return ToolResult(lint_knowledge(ctx.open_catalog(), knowledge).render())
     if word == "\\knowledge" and not rest.strip():
-        knowledge = load_task(ctx.layout.root).knowledge()
+        knowledge = list_context_files(ctx.layout.context).knowledge_text()
         return ToolResult(knowledge if knowledge.strip() else "this task has no knowledge.md")
     if word == "\\joins":
         tables = _words(rest)

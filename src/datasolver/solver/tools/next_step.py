@@ -14,7 +14,7 @@ from datasolver.data.terms import likeliest
 from datasolver.solver.hashline import line_hash
 from datasolver.solver.scaffold import RESULT_LINE
 from datasolver.solver.tools.solver_file import read_lines
-from datasolver.solver.layout import ScratchLayout
+from datasolver.data.layout import ScratchLayout
 
 # Copied verbatim it does not run, so a placeholder never becomes an answer by itself.
 _PLAIN = re.compile(r"[a-z_][a-z0-9_]*")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from datasolver.sandbox import UnsafeFile, safe_files
 from datasolver.solver.hashline import join_lines, split_lines
-from datasolver.solver.layout import ScratchLayout
+from datasolver.data.layout import ScratchLayout
 
 MISSING_SOLVER = "workdir/solver.py does not exist; the task scratch folder must be prepared again."
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from datasolver.data.layout import ScratchLayout
+from datasolver.data.tasks import Task, load_task
 from datasolver.sandbox import SandboxLimits
 from datasolver.solver.errors import UnknownTool
-from datasolver.solver.layout import ScratchLayout
 from datasolver.solver.tools.base import ToolContext
 from datasolver.solver.tools.registry import SOLVER_TOOLS
 from datasolver.toolkit import Tool, Toolbox
@@ -17,17 +18,20 @@ if TYPE_CHECKING:
 
 
 class SolverToolbox(Toolbox[ToolContext]):
-    """The tools bound to one task scratch folder. Opens the catalog on first use; call close()."""
+    """The tools bound to one task scratch folder. Opens the catalog on first use; call close().
+
+    `task` is the task's Task when the caller has it; without it the scratch's task.json is read."""
 
     def __init__(
         self, task_scratch_dir: Path, catalog: "Catalog | None" = None, limits: SandboxLimits | None = None,
-        *, answer_checks: bool = True,
+        *, answer_checks: bool = True, task: Task | None = None,
     ) -> None:
         self.layout = ScratchLayout.of(task_scratch_dir).require()
         self._catalog = catalog
         self._owns_catalog = catalog is None  # a catalog handed in belongs to the caller
-        super().__init__(SOLVER_TOOLS, ToolContext(self.layout, self._open_catalog, limits or SandboxLimits(),
-                                                   answer_checks))
+        task = task if task is not None else load_task(self.layout.root)
+        super().__init__(SOLVER_TOOLS, ToolContext(task, self.layout, self._open_catalog,
+                                                   limits or SandboxLimits(), answer_checks))
 
     def tool(self, name: str) -> Tool[ToolContext]:
         if name not in self.names:
