@@ -19,7 +19,6 @@ from datasolver.pipeline.config import (
 from datasolver.pipeline.demo import DemoResult, run_demo
 from datasolver.pipeline.documents import prepare_task_documents
 from datasolver.pipeline.errors import InputError, OutputError, PipelineError, RunConfigError, UnknownTasks
-from datasolver.pipeline.fallback import run_fallback
 from datasolver.pipeline.progress import LogProgress, NullProgress, Progress, RichProgress, make_progress
 from datasolver.pipeline.resume import split_for_resume
 from datasolver.pipeline.summary import RunSummary, TaskRecord, load_summary, write_summary
@@ -58,7 +57,6 @@ __all__ = [
     "run_batch",
     "run_batch_sync",
     "run_demo",
-    "run_fallback",
     "planned",
     "run_task",
     "solve_by_vote",

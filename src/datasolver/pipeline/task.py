@@ -23,14 +23,19 @@ from typing import TYPE_CHECKING, Any
 from datasolver.data import Task
 from datasolver.llm import LLMClient, LLMSettings, RequestGate, ServerFacts, TraceWriter, Usage
 from datasolver.pipeline.budget import TaskPlan
-from datasolver.pipeline.config import FAST_MAX_ATTEMPTS, FAST_MAX_REQUESTS, HARD_STOP_MARGIN_S, RunConfig
+from datasolver.pipeline.config import (
+    FALLBACK_TIMEOUT_S,
+    FAST_MAX_ATTEMPTS,
+    FAST_MAX_REQUESTS,
+    HARD_STOP_MARGIN_S,
+    RunConfig,
+)
 from datasolver.pipeline.documents import prepare_task_documents
-from datasolver.pipeline.fallback import run_fallback
 from datasolver.pipeline.summary import TaskRecord
 from datasolver.pipeline.video import has_media, prepare_task_video
 from datasolver.pipeline.votes import VotePolicy, solve_by_vote
-from datasolver.sandbox import UnsafeFile, safe_files
-from datasolver.solver import prepare_task, publish_prediction
+from datasolver.sandbox import SandboxLimits, UnsafeFile, safe_files
+from datasolver.solver import prepare_task, publish_prediction, run_fallback
 from datasolver.solver.layout import ScratchLayout
 
 if TYPE_CHECKING:
@@ -340,7 +345,8 @@ async def _vote(
 
 
 async def _fallback(scratch: Path, output_dir: Path, record: TaskRecord, why: str) -> None:
-    path, what = await asyncio.to_thread(run_fallback, scratch, output_dir)
-    record.status = "fallback" if path is not None else "failed"
-    record.prediction = str(path) if path is not None else None
-    record.reason = f"{why}; {what}"
+    """The current solver.py, run once with no model (the agent raised, overstayed, or got no time)."""
+    done = await asyncio.to_thread(run_fallback, scratch, output_dir, SandboxLimits(timeout_s=FALLBACK_TIMEOUT_S))
+    record.status = "fallback" if done.prediction is not None else "failed"
+    record.prediction = str(done.prediction) if done.prediction is not None else None
+    record.reason = f"{why}; {done.note}"
