@@ -174,3 +174,28 @@ def test_the_ray_actors_module_imports_nothing_heavy() -> None:
              "print(sorted(m for m in ('pandas', 'duckdb', 'openai', 'datasolver.pipeline') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_agent_loop_names_no_tool() -> None:
+    # What the loop does for one tool sits on the tool (its hooks) or in the value it returns; a
+    # tool name in the loop's code (a string or a name, docstrings and comments aside) would be a
+    # branch on that tool. Nor does it start the sandbox's fork server itself (run_solver's warm_up).
+    from datasolver.solver import SOLVER_TOOLS
+
+    names = {tool.name for tool in SOLVER_TOOLS}
+    tree = ast.parse((PACKAGE / "agent" / "loop.py").read_text(encoding="utf-8"))
+    docstrings = {id(body[0].value) for body in [getattr(n, "body", None) for n in ast.walk(tree)]
+                  if isinstance(body, list) and body and isinstance(body[0], ast.Expr)
+                  and isinstance(body[0].value, ast.Constant)}
+    words: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            words += re.findall(r"\w+", node.value)
+        elif isinstance(node, ast.Name):
+            words.append(node.id)
+        elif isinstance(node, ast.Attribute):
+            words.append(node.attr)
+        elif isinstance(node, ast.alias):
+            words += node.name.split(".")
+    assert not names & {w.lower() for w in words}
+    assert "fork_server" not in {w.lower() for w in words} and "prestart_fork_server" not in words

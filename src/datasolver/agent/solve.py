@@ -55,6 +55,7 @@ from datasolver.solver import (
     run_fallback,
 )
 from datasolver.solver.scaffold import with_query
+from datasolver.solver.tools import written_query_calls
 from datasolver.toolkit import ToolRunner
 
 SOLVED: TaskStatus = "solved"
@@ -217,7 +218,8 @@ class _Session:
         self.chat_options = chat_options
         self.run = AttemptRun(client, runner, toolbox.schemas(), limits, self._solver_view, client.usage,
                               trace, chat_options, started=limits.clock(),
-                              has_prediction=lambda: safe_files.is_regular(layout.prediction))
+                              has_prediction=lambda: safe_files.is_regular(layout.prediction),
+                              written_query=written_query_calls)
         self.run.learnt = Learnt(tuple(brief.digest.names()) if brief.digest is not None else ())
 
     async def fit(self) -> None:

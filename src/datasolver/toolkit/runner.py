@@ -41,6 +41,10 @@ class ToolOutcome:
     """The validated arguments as the tool's model (None when they could not be read)."""
     value: Any = None
     """The tool's value for the program (ToolResult.value), e.g. a result handle or a final answer."""
+    clip_hint: str = CLIP_NOTE
+    """How to see the rest when the text is cut (the tool's `clip_hint`)."""
+    submits: bool = False
+    """The call ran the answer (the tool's `submits`)."""
 
     def message(self) -> dict[str, Any]:
         """The tool message for the history."""
@@ -73,6 +77,12 @@ class ToolRunner:
         self._seconds_left = seconds_left
         self.result_chars = result_chars
         self._interrupt = interrupt
+
+    def warm_up(self) -> None:
+        """Start what the tools want started before calls run (their `warm_up` hooks)."""
+        for tool in self.toolbox.tools:
+            if tool.warm_up is not None:
+                tool.warm_up()
 
     def call_timeout(self) -> float | None:
         """Seconds the next call may take: `timeout_s`, at most the time left to the deadline."""
@@ -138,11 +148,14 @@ class ToolRunner:
 
     def _finish(self, call: ToolCall, text: str, ok: bool, kind: str, repairs: list[str], latency: float,
                 arguments: Any, value: Any = None) -> ToolOutcome:
+        tool = self.toolbox.tool(call.name) if call.name in self.toolbox.names else None
+        clip_hint = tool.clip_hint if tool is not None and tool.clip_hint else CLIP_NOTE
         if self.result_chars is not None:
-            text = clip(text, self.result_chars, note=CLIP_NOTE)
+            text = clip(text, self.result_chars, note=clip_hint)
         if self.trace is not None:
             self.trace.tool_result(call.id, call.name, text, ok=ok, latency_s=round(latency, 3))
-        return ToolOutcome(call.id, call.name, text, ok, kind, list(repairs), arguments=arguments, value=value)
+        return ToolOutcome(call.id, call.name, text, ok, kind, list(repairs), arguments=arguments, value=value,
+                           clip_hint=clip_hint, submits=tool is not None and tool.submits)
 
     def _trace_call(self, call: ToolCall, arguments: Any, repairs: list[str], error: str | None) -> None:
         if self.trace is not None:
