@@ -374,14 +374,10 @@ class _Session:
     def _outcome(self, status: TaskStatus, prediction: Path | None, reason: str | None) -> SolveOutcome:
         return SolveOutcome(
             task_id=self.brief.task_id, status=status, attempts=len(self.results),
-            requests=sum(r.requests for r in self.results), usage=self._usage(), seconds=0.0,
+            requests=sum(r.requests for r in self.results), usage=self.client.usage.since(self.usage_at_start),
+            seconds=0.0,
             prediction=prediction, reason=reason, attempt_results=list(self.results),
         )
-
-    def _usage(self) -> dict[str, int]:
-        """What this task's requests used (the client may have counted earlier stages too)."""
-        now = self.client.usage.as_dict()
-        return {k: v - self.usage_at_start.get(k, 0) for k, v in now.items()}
 
     def _event(self, kind: str, **fields: Any) -> None:
         if self.trace is not None:
