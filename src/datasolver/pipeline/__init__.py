@@ -22,7 +22,17 @@ from datasolver.pipeline.errors import InputError, OutputError, PipelineError, R
 from datasolver.pipeline.progress import LogProgress, NullProgress, Progress, RichProgress, make_progress
 from datasolver.pipeline.resume import split_for_resume
 from datasolver.pipeline.summary import RunSummary, TaskRecord, load_summary, write_summary
-from datasolver.pipeline.task import PreparedTask, TaskSetup, TaskSolver, planned, prepare_stage, run_task, solve_stage, task_limits
+from datasolver.pipeline.task import (
+    PreparedTask,
+    SolveResult,
+    TaskSetup,
+    TaskSolver,
+    planned,
+    prepare_stage,
+    run_task,
+    solve_stage,
+    task_limits,
+)
 from datasolver.pipeline.votes import VoteOutcome, VotePolicy, solve_by_vote
 
 __all__ = [
@@ -38,6 +48,7 @@ __all__ = [
     "PipelineError",
     "RunConfigError",
     "PreparedTask",
+    "SolveResult",
     "Progress",
     "RichProgress",
     "RunConfig",
