@@ -199,3 +199,19 @@ def test_the_agent_loop_names_no_tool() -> None:
             words += node.name.split(".")
     assert not names & {w.lower() for w in words}
     assert "fork_server" not in {w.lower() for w in words} and "prestart_fork_server" not in words
+
+
+def test_no_hand_driven_coroutine_and_no_thread_pool_to_escape_a_running_loop() -> None:
+    # One sync and one async entry per library call: a sync entry is plain blocking work or
+    # `asyncio.run` of the async one; async code calls the async entry or `asyncio.to_thread`.
+    # The one pool is the batch's default executor (its size, pipeline/batch.py).
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "send"
+                    and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and node.args[0].value is None):
+                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} drives a coroutine by hand")
+            names = {node.id} if isinstance(node, ast.Name) else {node.attr} if isinstance(node, ast.Attribute) else set()
+            if names & {"ThreadPoolExecutor", "run_coroutine_threadsafe"} and path != PACKAGE / "pipeline" / "batch.py":
+                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} uses {names.pop()}")
+    assert found == []

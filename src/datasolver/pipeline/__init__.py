@@ -17,7 +17,7 @@ from datasolver.pipeline.config import (
     default_output_dir,
 )
 from datasolver.pipeline.demo import DemoResult, run_demo
-from datasolver.pipeline.documents import prepare_task_documents
+from datasolver.pipeline.documents import prepare_task_documents, prepare_task_documents_async
 from datasolver.pipeline.errors import InputError, OutputError, PipelineError, RunConfigError, UnknownTasks
 from datasolver.pipeline.progress import LogProgress, NullProgress, Progress, RichProgress, make_progress
 from datasolver.pipeline.resume import split_for_resume
@@ -37,6 +37,7 @@ from datasolver.pipeline.votes import VoteOutcome, VotePolicy, solve_by_vote
 
 __all__ = [
     "prepare_task_documents",
+    "prepare_task_documents_async",
     "DEFAULT_TASK_TIMEOUT_S",
     "DEFAULT_WORKERS",
     "SUMMARY_FILE",

@@ -32,7 +32,7 @@ from datasolver.pipeline.config import (
     HARD_STOP_MARGIN_S,
     RunConfig,
 )
-from datasolver.pipeline.documents import prepare_task_documents
+from datasolver.pipeline.documents import prepare_task_documents_async
 from datasolver.pipeline.summary import TaskRecord
 from datasolver.pipeline.video import has_media, prepare_task_video
 from datasolver.pipeline.votes import VotePolicy, solve_by_vote
@@ -245,10 +245,8 @@ async def _documents(
     """Document tables (with the model pass when `settings`); a failure is traced, the task goes on."""
     assert prepared.scratch is not None
     try:
-        report = await asyncio.to_thread(
-            prepare_task_documents, prepared.scratch, settings=settings, trace=prepared.trace,
-            usage=prepared.usage, request_gate=request_gate,
-        )
+        report = await prepare_task_documents_async(prepared.scratch, settings=settings, trace=prepared.trace,
+                                                    usage=prepared.usage, request_gate=request_gate)
     except Exception as exc:  # a boundary: PDF/model parsers raise many types; the task goes on without
         prepared.trace.event("documents_failed", with_model=settings is not None, error=f"{type(exc).__name__}: {exc}")
         return
