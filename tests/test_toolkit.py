@@ -135,11 +135,12 @@ def test_a_tools_hooks_reach_the_loop_through_the_runner_and_its_outcomes() -> N
     runs the answer; the loop reads them from the outcome and the runner, never by the tool's name."""
     started: list[str] = []
     box = make(lambda n, l: ToolResult("x" * 500), clip_hint="read on with an offset", submits=True,
-               warm_up=lambda: started.append("zygote"))
+               warm_up=lambda: started.append("zygote"), repeat_hint="look the name up first")
     runner = ToolRunner(box, result_chars=100)
     runner.warm_up()
     outcome = asyncio.run(runner.run(call()))
     assert started == ["zygote"] and outcome.submits and outcome.clip_hint == "read on with an offset"
+    assert outcome.repeat_hint == "look the name up first"
     assert outcome.text.endswith("cut; read on with an offset)")
     plain = run(make(lambda n, l: ToolResult("ok")), call())
     assert not plain.submits and plain.clip_hint == "ask for fewer rows or columns"

@@ -17,7 +17,7 @@ never re-sent unchanged: the history shrinks by at least the ratio the error sta
 attempt ends naming both numbers.
 
 The loop names no tool: what it does for one tool sits on the tool (`clip_hint`, `warm_up`,
-`submits`) or in what the tool returns (a QueryResult with rows, a CheckReport), and the calls a
+`submits`, `repeat_hint`) or in what the tool returns (a QueryResult with rows, a CheckReport), and the calls a
 written query stands for come from the tools' room (`AttemptRun.written_query`).
 """
 
@@ -373,7 +373,7 @@ def take_outcome(conv: Conversation, call: ToolCall, outcome: ToolOutcome, run: 
     run.learnt.see(outcome, rows_query)
     repeats = state.error_streak.see(outcome.ok, outcome.text)
     if repeats >= REPEATS_TO_WARN:
-        outcome.text += repetition_note(outcome.name, outcome.kind, repeats)
+        outcome.text += repetition_note(outcome.kind, outcome.repeat_hint, repeats)
         run.event(EVENT_REPEATED_ERROR, attempt=state.number, name=outcome.name, error_kind=outcome.kind,
                   count=repeats, error=outcome.text[:500])
     if note:

@@ -12,14 +12,14 @@ import asyncio
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
 from datasolver.clip import clip
 from datasolver.llm import ToolCall, TraceWriter, parse_tool_arguments, tool_message
-from datasolver.toolkit.tool import Toolbox, unknown_tool_message
+from datasolver.toolkit.tool import Tool, Toolbox, unknown_tool_message
 
 EVENT_TOOL_CRASH = "tool_crash"
 CLIP_NOTE = "ask for fewer rows or columns"
@@ -41,10 +41,23 @@ class ToolOutcome:
     """The validated arguments as the tool's model (None when they could not be read)."""
     value: Any = None
     """The tool's value for the program (ToolResult.value), e.g. a result handle or a final answer."""
-    clip_hint: str = CLIP_NOTE
-    """How to see the rest when the text is cut (the tool's `clip_hint`)."""
-    submits: bool = False
-    """The call ran the answer (the tool's `submits`)."""
+    tool: Tool[Any] | None = field(default=None, repr=False, compare=False)
+    """The tool called (None for a name that is not one): its hooks are the loop's reactions."""
+
+    @property
+    def clip_hint(self) -> str:
+        """How to see the rest when the text is cut."""
+        return self.tool.clip_hint if self.tool is not None and self.tool.clip_hint else CLIP_NOTE
+
+    @property
+    def submits(self) -> bool:
+        """The call ran the answer."""
+        return self.tool is not None and self.tool.submits
+
+    @property
+    def repeat_hint(self) -> str:
+        """What to change when this error repeats ("" when the tool says nothing)."""
+        return self.tool.repeat_hint if self.tool is not None else ""
 
     def message(self) -> dict[str, Any]:
         """The tool message for the history."""
@@ -149,13 +162,13 @@ class ToolRunner:
     def _finish(self, call: ToolCall, text: str, ok: bool, kind: str, repairs: list[str], latency: float,
                 arguments: Any, value: Any = None) -> ToolOutcome:
         tool = self.toolbox.tool(call.name) if call.name in self.toolbox.names else None
-        clip_hint = tool.clip_hint if tool is not None and tool.clip_hint else CLIP_NOTE
+        outcome = ToolOutcome(call.id, call.name, text, ok, kind, list(repairs), arguments=arguments, value=value,
+                              tool=tool)
         if self.result_chars is not None:
-            text = clip(text, self.result_chars, note=clip_hint)
+            outcome.text = clip(text, self.result_chars, note=outcome.clip_hint)
         if self.trace is not None:
-            self.trace.tool_result(call.id, call.name, text, ok=ok, latency_s=round(latency, 3))
-        return ToolOutcome(call.id, call.name, text, ok, kind, list(repairs), arguments=arguments, value=value,
-                           clip_hint=clip_hint, submits=tool is not None and tool.submits)
+            self.trace.tool_result(call.id, call.name, outcome.text, ok=ok, latency_s=round(latency, 3))
+        return outcome
 
     def _trace_call(self, call: ToolCall, arguments: Any, repairs: list[str], error: str | None) -> None:
         if self.trace is not None:

@@ -4,7 +4,8 @@
 Google-style docstring: the text before `Args:` is the description the model sees, each `Args:`
 entry the description of one parameter; the argument model and the JSON schema are built from
 the signature, so there is no second copy of the arguments. Settings for one tool sit on the
-tool (`timeout_grace_s`, `prepare`, `hint`, `clip_hint`, `warm_up`, `submits`), not in the loops,
+tool (`timeout_grace_s`, `prepare`, `hint`, `clip_hint`, `warm_up`, `submits`, `repeat_hint`), not in
+the loops,
 which name no tool. `Toolbox.call` validates and
 dispatches; an exception becomes a result through one table (`kind_of`). A leaf module: it imports
 only the error root.
@@ -97,6 +98,8 @@ class Tool(Generic[C]):
     server) overlaps the model's turns rather than the first call."""
     submits: bool = False
     """A call runs the answer (the loop watches whether the latest one succeeded, and its checks)."""
+    repeat_hint: str = ""
+    """What to change when a call's error comes back word for word (the loop's repetition note)."""
     args_model: type[BaseModel] = field(init=False, repr=False, compare=False)
     parameter_docs: dict[str, str] = field(init=False, repr=False, compare=False)
     _schema: dict[str, Any] = field(init=False, repr=False, compare=False, default_factory=dict)

@@ -16,12 +16,14 @@ from datasolver.solver.tools.run_solver import SANDBOX_GRACE_S, cap_timeout, run
 from datasolver.toolkit import Tool
 
 SOLVER_TOOLS: tuple[Tool[ToolContext], ...] = (
-    Tool(explore_data, hint=explore_hint),
-    Tool(read_solver, clip_hint="read on with read_solver's offset"),
-    Tool(edit_solver),
+    Tool(explore_data, hint=explore_hint,
+         repeat_hint="change the SQL: check table and column names with `\\schema <table>` and quote "
+                     "names with spaces or Chinese characters in double quotes"),
+    Tool(read_solver, clip_hint="read on with read_solver's offset", repeat_hint="change the arguments"),
+    Tool(edit_solver, repeat_hint="call read_solver for the current line numbers and hashes, then edit with those"),
     # solver.py runs go through the batch's fork server: started once a model has answered.
     Tool(run_solver, timeout_grace_s=SANDBOX_GRACE_S, prepare=cap_timeout, warm_up=prestart_fork_server,
-         submits=True),
+         submits=True, repeat_hint="change the code in solver.py (edit_solver) before running it again"),
 )
 PROBE_ROWS = 5  # rows the explore_data test of a written query asks for
 
