@@ -79,6 +79,17 @@ def test_an_edit_never_run_is_saved_by_the_fallback(scratch: Path) -> None:
     assert (fallback["ran"], fallback["status"]) == (True, "OK")
 
 
+def test_a_failing_fallback_says_why_in_one_line_from_the_run(scratch: Path) -> None:
+    """The agent's fallback is the pipeline's (`solver.run_fallback`): its reason names what ran,
+    the status and the error's first line, taken from the run (not from its report's text)."""
+    script = [edit_query_turn(scratch, 'result = run_sql("SELECT * FROM no_such_table")'), text("done")]
+    outcome, _, _ = solve(scratch, script, Limits(max_attempts=1))
+    head = ("attempt 1 ended (answered with prose) without prediction.csv; "
+            "fallback run of the last edited solver.py: FAILED (")
+    assert outcome.status == "failed" and outcome.reason.startswith(head)
+    assert "no_such_table" in outcome.reason and "\n" not in outcome.reason
+
+
 def test_five_failed_attempts_then_fallback(scratch: Path) -> None:
     """Each attempt reads solver.py (pristine again), edits it, stops without running it."""
     seen_pristine: list[bool] = []

@@ -178,7 +178,6 @@ def test_the_ray_actors_module_imports_nothing_heavy() -> None:
     assert out.strip() == "[]"
 
 
-
 # The task layout's names: spelled only in data/layout.py. eval/ is a leaf below data/ (it may not
 # import it): the scorer reads the competition's prediction.csv and a task.json's difficulty itself.
 LAYOUT_MODULE = PACKAGE / "data" / "layout.py"
@@ -213,3 +212,44 @@ def test_the_layout_check_finds_a_spelled_folder_name() -> None:
             'Z = ("the derived folder", "task.json")\n')
     assert layout_literals(code, "agent") == [(2, "derived"), (4, "task.json")]
     assert layout_literals(code, "eval") == [(2, "derived")]
+
+
+def test_the_agent_loop_names_no_tool() -> None:
+    # What the loop does for one tool sits on the tool (its hooks) or in the value it returns; a
+    # tool name in the loop's code (a string or a name, docstrings and comments aside) would be a
+    # branch on that tool. Nor does it start the sandbox's fork server itself (run_solver's warm_up).
+    from datasolver.solver import SOLVER_TOOLS
+
+    names = {tool.name for tool in SOLVER_TOOLS}
+    tree = ast.parse((PACKAGE / "agent" / "loop.py").read_text(encoding="utf-8"))
+    docstrings = {id(body[0].value) for body in [getattr(n, "body", None) for n in ast.walk(tree)]
+                  if isinstance(body, list) and body and isinstance(body[0], ast.Expr)
+                  and isinstance(body[0].value, ast.Constant)}
+    words: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            words += re.findall(r"\w+", node.value)
+        elif isinstance(node, ast.Name):
+            words.append(node.id)
+        elif isinstance(node, ast.Attribute):
+            words.append(node.attr)
+        elif isinstance(node, ast.alias):
+            words += node.name.split(".")
+    assert not names & {w.lower() for w in words}
+    assert "fork_server" not in {w.lower() for w in words} and "prestart_fork_server" not in words
+
+
+def test_no_hand_driven_coroutine_and_no_thread_pool_to_escape_a_running_loop() -> None:
+    # One sync and one async entry per library call: a sync entry is plain blocking work or
+    # `asyncio.run` of the async one; async code calls the async entry or `asyncio.to_thread`.
+    # The one pool is the batch's default executor (its size, pipeline/batch.py).
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "send"
+                    and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and node.args[0].value is None):
+                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} drives a coroutine by hand")
+            names = {node.id} if isinstance(node, ast.Name) else {node.attr} if isinstance(node, ast.Attribute) else set()
+            if names & {"ThreadPoolExecutor", "run_coroutine_threadsafe"} and path != PACKAGE / "pipeline" / "batch.py":
+                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} uses {names.pop()}")
+    assert found == []

@@ -224,3 +224,40 @@ def test_a_long_document_is_planned_from_an_outline_and_never_sent_whole() -> No
     assert sum("of every record this part states" in last_user(r) for r in requests) == 2
     assert [r[0] for r in result.rows] == ["甲公司", "乙公司", "丙公司"]
     assert result.rows[2] == ["丙公司", "1.5", "12000万"]
+
+
+def test_the_pipelines_async_entry_structures_on_the_callers_loop_through_its_gate(tmp_path: Path) -> None:
+    """`prepare_task_documents_async`: the model pass runs on the caller's event loop (no thread
+    with a loop of its own), every request through the task's request gate and into its usage."""
+    from contextlib import asynccontextmanager
+
+    from datasolver.llm import Usage
+    from datasolver.pipeline.documents import prepare_task_documents_async
+    from datasolver.solver import prepare_task
+    from datasolver.solver.testing import make_tiny_task
+
+    task = make_tiny_task(tmp_path / "in")
+    (task / "context" / "doc").mkdir()
+    (task / "context" / "doc" / "report.md").write_text(REPORT, encoding="utf-8")
+    scratch = prepare_task(task, tmp_path / "scratch")
+    gated: list[int] = []
+
+    @asynccontextmanager
+    async def gate():
+        gated.append(1)
+        yield
+
+    async def run(server: ScriptedServer) -> Any:
+        settings = LLMSettings(base_url=server.base_url, api_key="test-key", model="fake-model", max_retries=0)
+        usage = Usage()
+        report = await prepare_task_documents_async(scratch, settings=settings, usage=usage, request_gate=gate)
+        return report, usage
+
+    with ScriptedServer(handler=make_handler(vote=["doc/report.md"])) as server:
+        report, usage = asyncio.run(run(server))
+        sent = len(server.requests)
+    # (The default part size gives the report one part, which the scripted three-part plan does
+    # not fit: the model pass ran and said why it made no table.)
+    assert [s.source for s in report.skipped] == ["doc/report.md"]
+    assert report.skipped[0].reason.startswith("structurizer failed")
+    assert sent > 0 and len(gated) == usage.requests == sent

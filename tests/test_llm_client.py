@@ -324,6 +324,19 @@ def test_usage_accumulates_per_task_and_merges_into_run(server_factory: Any) -> 
     }
 
 
+def test_usage_since_a_snapshot_is_one_tasks_or_one_questions_share() -> None:
+    """The one way the agent (per task) and the analyst (per question) count their own share of a
+    client's usage that earlier stages also counted."""
+    usage = Usage()
+    usage.add(100, 10)
+    before = usage.as_dict()
+    usage.add(40, 5, retries=1)
+    usage.add(0, 0, failed=1)
+    assert usage.since(before) == {"requests": 2, "prompt_tokens": 40, "completion_tokens": 5, "total_tokens": 45,
+                                   "retries": 1, "failed": 1, "cancelled": 0}
+    assert usage.since({}) == usage.as_dict()
+
+
 def test_empty_messages_fail_before_io() -> None:
     client = LLMClient(LLMSettings(base_url="http://127.0.0.1:9/v1", api_key=None, model="m"))
     with pytest.raises(ValueError, match="messages"):

@@ -256,3 +256,37 @@ def test_openai_cached_tokens_are_read_from_the_usage_details() -> None:
             "usage": {"prompt_tokens": 1200, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 1024}}}
     result = parse_chat_completion(json.dumps(body))
     assert (result.cached_tokens, result.prefilled_tokens, result.prefill_s) == (1024, 176, None)
+
+
+def test_merged_facts_keep_a_stated_window_take_the_smaller_learnt_one_and_average_prefill() -> None:
+    """How a Ray driver takes in what a task learnt (`ServerFacts.merge`)."""
+    driver, learnt = ServerFacts(), ServerFacts()
+    learnt.learn_window(4096, "server")
+    learnt.asked_server, learnt.asked, learnt.tools_rejected, learnt.prefill_rate = True, ["u"], True, 100.0
+    driver.merge(learnt)
+    assert (driver.context_window, driver.window_source, driver.asked_server) == (4096, "server", True)
+    assert driver.tools_rejected and driver.prefill_rate == 100.0
+    smaller, larger = ServerFacts(), ServerFacts()
+    smaller.learn_window(2048, "error")
+    larger.learn_window(8192, "server")
+    larger.prefill_rate = 300.0
+    driver.merge(smaller)
+    driver.merge(larger)  # arriving later does not make a larger window win
+    assert (driver.context_window, driver.window_source, driver.prefill_rate) == (2048, "error", 200.0)
+    stated = ServerFacts(1024)
+    stated.merge(larger)
+    assert (stated.context_window, stated.window_source) == (1024, "setting")
+
+
+def test_the_urls_asked_for_the_window_carry_no_credentials() -> None:
+    """Server facts travel between processes (Ray): the URLs they list are redacted."""
+    with ScriptedServer([], context_window=6144, report_window="models") as server:
+        secret_url = server.base_url.replace("://", "://user:s3cret@")
+
+        async def go():
+            async with LLMClient(settings(server).replace(base_url=secret_url)) as client:
+                await client.learn_context_window()
+                return client.facts
+
+        facts = run(go())
+    assert facts.asked and all("s3cret" not in url for url in facts.asked)

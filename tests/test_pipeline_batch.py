@@ -117,7 +117,7 @@ def test_a_task_that_raises_in_the_worker_is_recorded_and_the_batch_goes_on(exam
     assert failed.status == "failed"
     assert failed.error == "RuntimeError: boom inside the worker"
     # The pipeline still gave it the fallback run (a pristine scaffold writes nothing).
-    assert "agent raised RuntimeError: boom inside the worker; fallback run: NO OUTPUT" in failed.reason
+    assert "agent raised RuntimeError: boom inside the worker; fallback run of the current solver.py: NO OUTPUT" in failed.reason
     assert not (tmp_path / "out" / "task_demo_sales").exists()
     saved = {t["task_id"]: t for t in load_summary(tmp_path / "logs" / "run_summary.json")["tasks"]}
     assert saved["task_demo_sales"]["error"] == "RuntimeError: boom inside the worker"
@@ -213,7 +213,7 @@ def test_an_agent_that_ignores_its_deadline_is_stopped_and_the_fallback_runs(exa
     (record,) = summary.tasks
     assert record.status == "failed"
     assert record.error == "hard stop: the agent was still running 0.2s after its deadline"
-    assert record.reason.startswith(record.error + "; fallback run: NO OUTPUT")
+    assert record.reason.startswith(record.error + "; fallback run of the current solver.py: NO OUTPUT")
 
 
 def test_a_spent_time_budget_leaves_only_the_fallback_run(example_server, tmp_path):
@@ -223,7 +223,7 @@ def test_a_spent_time_budget_leaves_only_the_fallback_run(example_server, tmp_pa
     for record in summary.tasks:
         assert record.mode == "fallback_only" and record.requests == 0
         assert record.status == "failed"
-        assert record.reason.startswith("time budget spent") and "fallback run: NO OUTPUT" in record.reason
+        assert record.reason.startswith("time budget spent") and "fallback run of the current solver.py: NO OUTPUT" in record.reason
 
 
 def test_fast_mode_gives_the_agent_one_attempt(monkeypatch, tmp_path):

@@ -105,3 +105,20 @@ def test_task_arguments_carry_no_key_and_the_workers_still_send_it(local_ray, tm
     assert summary.counts()["solved"] == 1
     assert shipped and all(key.encode() not in blob for blob in shipped)
     assert keys == {key}
+
+
+def test_what_one_ray_task_learnt_about_the_server_reaches_the_tasks_submitted_after(local_ray, tmp_path: Path) -> None:
+    """Each Ray task returns the server facts it left; the driver merges them and sends them on.
+    One worker: the first two tasks are submitted together (each asks the server for its window),
+    the third only after one returned, with the window it learnt, so it asks nothing."""
+    from datasolver import examples
+    from datasolver.examples import solver_handler
+    from datasolver.llm.fake import ScriptedServer
+
+    input_dir = copy_examples(tmp_path)
+    with ScriptedServer(handler=solver_handler(examples.demo_answers()), context_window=100_000,
+                        report_window="models") as server:
+        summary = run_batch_sync(make_config(server, input_dir, tmp_path, workers=1), executor=RayExecutor())
+        gets = [r.path for r in server.records if r.method == "GET"]
+    assert summary.counts()["solved"] == 3
+    assert gets == ["/v1/models", "/v1/models"]

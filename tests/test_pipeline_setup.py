@@ -42,3 +42,54 @@ def test_shared_facts_are_passed_on_untouched(tmp_path: Path) -> None:
     fields = {f.name for f in dataclasses.fields(TaskSetup)}
     assert fields == {"scratch_root", "output_dir", "logs_dir", "settings", "limits", "doc_llm", "solver",
                       "keep_scratch", "request_gate", "facts", "votes"}, "a new field needs a line in from_config"
+
+
+def _run(task, setup, plan):
+    import asyncio
+
+    from datasolver.pipeline.task import planned, run_task
+
+    return asyncio.run(run_task(task, setup, solve_turn=planned(plan)))
+
+
+def _events(logs: Path, task_id: str) -> list[dict]:
+    import json
+
+    lines = (logs / task_id / "trace.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def test_a_task_that_cannot_be_prepared_gets_one_record_from_the_stages_outcomes(tmp_path: Path) -> None:
+    """The prepare stage says why it failed; the solve stage then runs nothing; run_task builds the
+    one record (with the plan's mode) and the trace ends with it."""
+    import shutil
+    import time
+
+    from datasolver.data import load_task
+    from datasolver.pipeline.budget import TaskPlan
+    from datasolver.solver.testing import make_tiny_task
+
+    task = load_task(make_tiny_task(tmp_path / "in"))
+    shutil.rmtree(task.dir)  # gone between discovery and preparing
+    setup = TaskSetup.from_config(_config(tmp_path), scratch_root=tmp_path / "scratch", temporary_scratch=True)
+    record = _run(task, setup, TaskPlan("fast", time.monotonic() + 60))
+    assert (record.task_id, record.status, record.mode, record.attempts, record.requests) == (task.task_id, "failed",
+                                                                                                 "fast", 0, 0)
+    assert record.reason == record.error and record.error.startswith("TaskError") and "no task.json" in record.error
+    end = _events(tmp_path / "logs", task.task_id)[-1]
+    assert end["event"] == "task_end" and end["status"] == "failed" and end["reason"] == record.reason
+
+
+def test_a_fallback_only_plan_gives_the_fallbacks_outcome_as_the_record(tmp_path: Path) -> None:
+    import time
+
+    from datasolver.data import load_task
+    from datasolver.pipeline.budget import TaskPlan
+    from datasolver.solver.testing import make_tiny_task
+
+    task = load_task(make_tiny_task(tmp_path / "in"))
+    setup = TaskSetup.from_config(_config(tmp_path), scratch_root=tmp_path / "scratch", temporary_scratch=True)
+    record = _run(task, setup, TaskPlan("fallback_only", time.monotonic(), "time budget spent"))
+    assert (record.status, record.mode, record.prediction) == ("failed", "fallback_only", None)
+    assert record.reason == "time budget spent; fallback run of the current solver.py: NO OUTPUT (`result` is still None)"
+    assert record.error is None and not (tmp_path / "scratch" / task.task_id).exists()  # a temporary copy is removed

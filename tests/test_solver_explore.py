@@ -45,6 +45,18 @@ def test_sql_output_shape_and_limit(toolbox) -> None:
     assert lines[2:4] == ["1\tParis", "2\tLyon"]
 
 
+def test_the_row_counts_travel_as_a_value_with_the_sql_sent(toolbox) -> None:
+    """The agent keeps the latest query that returned rows from this value, not from the text."""
+    from datasolver.data import QueryResult
+
+    sql = "SELECT order_id FROM orders WHERE city = 'Paris'"
+    result = explore(toolbox, f"  {sql} ", limit=1)
+    assert isinstance(result.value, QueryResult)
+    assert (len(result.value.rows), result.value.total_rows, result.value.sql) == (1, 2, sql)
+    none = explore(toolbox, "SELECT * FROM orders WHERE order_id < 0").value
+    assert none.total_rows == 0 and explore(toolbox, "\\tables").value is None
+
+
 def test_limit_is_capped_at_500(toolbox) -> None:
     result = explore(toolbox, "SELECT * FROM range(1000)", limit=5000)
     assert result.text.splitlines()[0] == "rows: 500 of 1000"

@@ -130,6 +130,25 @@ def test_long_results_are_clipped() -> None:
     assert outcome.message() == {"role": "tool", "tool_call_id": "c1", "content": outcome.text}
 
 
+def test_a_tools_hooks_reach_the_loop_through_the_runner_and_its_outcomes() -> None:
+    """What a loop does for one tool sits on the tool: its clip hint, what to warm up, whether it
+    runs the answer; the loop reads them from the outcome and the runner, never by the tool's name."""
+    started: list[str] = []
+    box = make(lambda n, l: ToolResult("x" * 500), clip_hint="read on with an offset", submits=True,
+               warm_up=lambda: started.append("zygote"), repeat_hint="look the name up first")
+    runner = ToolRunner(box, result_chars=100)
+    runner.warm_up()
+    outcome = asyncio.run(runner.run(call()))
+    assert started == ["zygote"] and outcome.submits and outcome.clip_hint == "read on with an offset"
+    assert outcome.repeat_hint == "look the name up first"
+    assert outcome.text.endswith("cut; read on with an offset)")
+    plain = run(make(lambda n, l: ToolResult("ok")), call())
+    assert not plain.submits and plain.clip_hint == "ask for fewer rows or columns"
+    names = {t.name: t for t in SOLVER_TOOLS}
+    assert [n for n, t in names.items() if t.submits] == ["run_solver"]
+    assert [n for n, t in names.items() if t.warm_up is not None] == ["run_solver"]
+
+
 def test_kinds_pass_through_and_bad_arguments_never_reach_the_tool() -> None:
     outcome = run(make(lambda n, l: ToolResult.failed("QueryError: no table")), call())
     assert (outcome.kind, outcome.ok) == ("failed", False)

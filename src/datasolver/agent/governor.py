@@ -23,13 +23,6 @@ _WHAT_TO_CHANGE = {
     "timeout": "make the query cheaper (filter early, aggregate before joining) or try another query",
     "crash": "try a different call",
 }
-_BY_TOOL = {
-    "explore_data": "change the SQL: check table and column names with `\\schema <table>` and quote "
-                    "names with spaces or Chinese characters in double quotes",
-    "edit_solver": "call read_solver for the current line numbers and hashes, then edit with those",
-    "run_solver": "change the code in solver.py (edit_solver) before running it again",
-    "read_solver": "change the arguments",
-}
 
 
 RESERVE_SHARE = 0.25  # the time reserve is at most this share of the task's time
@@ -73,9 +66,10 @@ class ErrorStreak:
         return self.count
 
 
-def repetition_note(name: str, kind: str, count: int) -> str:
-    """The note appended to a tool result that repeats the previous error word for word."""
-    change = _WHAT_TO_CHANGE.get(kind) or _BY_TOOL.get(name, "change the call")
+def repetition_note(kind: str, tool_hint: str, count: int) -> str:
+    """The note appended to a tool result that repeats the previous error word for word
+    (``tool_hint``: what the tool says to change, its `repeat_hint`)."""
+    change = _WHAT_TO_CHANGE.get(kind) or tool_hint or "change the call"
     ending = ("A third identical error ends this attempt." if count < REPEATS_TO_STOP
               else "This attempt ends now.")
     return (f"\n(note: this is the same error as your previous {count - 1} call(s), word for word: "

@@ -19,8 +19,6 @@ from datasolver.toolkit import ToolOutcome
 MAX_ERRORS = 3
 ERROR_CHARS = 200
 QUERY_CHARS = 400
-EXPLORE_DATA = "explore_data"
-RUN_SOLVER = "run_solver"
 
 
 @dataclass
@@ -32,20 +30,18 @@ class Learnt:
     rows_query: str | None = None
     errors: list[str] = field(default_factory=list)
 
-    def see(self, outcome: ToolOutcome, returned_rows: bool) -> None:
-        """Learn from one tool outcome (``returned_rows``: an explore_data SQL result with rows)."""
-        query = str(getattr(outcome.args, "query", "") or "").strip()
-        if outcome.name == EXPLORE_DATA and outcome.ok:
+    def see(self, outcome: ToolOutcome, rows_query: str | None) -> None:
+        """Learn from one tool outcome (``rows_query``: the SQL of a query result with rows)."""
+        if outcome.ok:
+            query = str(getattr(outcome.args, "query", "") or "").strip()  # an exploring call's query or command
             for name in _named(query, self.table_names):
                 if name not in self.tables:
                     self.tables.append(name)
-            if returned_rows:
-                self.rows_query = query
-            return
-        if outcome.ok:
+            if rows_query:
+                self.rows_query = rows_query
             return
         first = next((line.strip() for line in outcome.text.splitlines() if line.strip()), outcome.kind)
-        if outcome.name == RUN_SOLVER and first == "NO OUTPUT":
+        if outcome.submits and first == "NO OUTPUT":
             first = "NO OUTPUT (solver.py still answered `result = None`: nothing was written into it)"
         error = f"{outcome.name}: {clip(first, ERROR_CHARS)}"
         if error in self.errors:

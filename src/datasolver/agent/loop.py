@@ -4,8 +4,8 @@
     call_model       one chat request (the client retries 429/5xx/timeouts itself)
     run_tools        execute every tool call of the answer, in order
 
-repeated until the model answers without a tool call (once sent back when its latest run_solver
-reported failed answer checks), the request cap, the task's token budget
+repeated until the model answers without a tool call (once sent back when its latest run of the
+answer reported failed answer checks), the request cap, the task's token budget
 or the deadline is hit, or the model endpoint fails for good. Model misbehaviour ends an attempt;
 it never raises. A reply cut off by the output token limit (finish_reason "length", common while
 thinking) is not an answer: the model is told so and the loop goes on, a few times per attempt.
@@ -15,6 +15,10 @@ tools; anything else (prose, other code) is sent back once, naming the tool to u
 is expected, a model that does not think gets a capped reply length. A context-length 400 is
 never re-sent unchanged: the history shrinks by at least the ratio the error states, or the
 attempt ends naming both numbers.
+
+The loop names no tool: what it does for one tool sits on the tool (`clip_hint`, `warm_up`,
+`submits`, `repeat_hint`) or in what the tool returns (a QueryResult with rows, a CheckReport), and the calls a
+written query stands for come from the tools' room (`AttemptRun.written_query`).
 """
 
 from __future__ import annotations
@@ -48,8 +52,9 @@ from datasolver.llm import (
 )
 from datasolver.llm.text_calls import ID_PREFIX, written_query
 from datasolver.llm.window import reply_tokens
-from datasolver.sandbox.fork_server import prestart_fork_server
+from datasolver.data import QueryResult
 from datasolver.solver.answer_checks import CheckReport
+from datasolver.solver.tools import WrittenQueryCalls
 from datasolver.toolkit import ToolOutcome, ToolRunner
 
 # Why an attempt ended.
@@ -70,18 +75,8 @@ EVENT_ANSWER_CHECKS = "answer_checks"
 EVENT_MUST_SUBMIT = "must_submit"
 EVENT_REPEATED_ERROR = "repeated_error"
 REPEATED_ERROR = "repeated_error"  # the same tool error three times in a row ended the attempt
-RUN_SOLVER = "run_solver"
-EXPLORE_DATA = "explore_data"
-EDIT_SOLVER = "edit_solver"
 EVENT_QUERY_ADOPTED = "query_adopted"
 VIA_WRITTEN = "written"  # a call made for the model from the query its reply wrote (tool_call events' `via`)
-PROBE_ROWS = 5  # rows the explore_data test of a written query asks for
-WRITTEN_QUERY_RUN = ("(Your reply wrote an SQL query instead of calling a tool: it was put into solver.py "
-                     "and run for you, as these calls. Next time call the tools yourself.)")
-WRITTEN_QUERY_FAILED = ("(Your reply wrote an SQL query instead of calling a tool: it was tested with "
-                        "explore_data and failed, so solver.py is unchanged. Fix the query, then call "
-                        "edit_solver with {\"sql\": \"…\"} and run_solver.)")
-_ROWS_LINE = re.compile(r"^rows: \d+ of (\d+)")
 CUT_OFF = "length"  # the finish_reason of a reply stopped by the output token limit
 # After a context-length 400, aim this far below the stated ratio (our estimate is not the
 # server's tokenizer).
@@ -110,10 +105,10 @@ class AttemptResult:
     sent_back: int = 0
     adopted: int = 0  # replies whose written SQL query was tested and run for the model
     tool_kinds: dict[str, int] = field(default_factory=dict)  # outcome kind → count
-    checks: list[str] = field(default_factory=list)  # the latest run_solver's failed answer checks
+    checks: list[str] = field(default_factory=list)  # the latest run of the answer's failed answer checks
     check_lines: list[str] = field(default_factory=list)  # its CHECK lines worth a send-back
     checks_sent_back: int = 0  # times the model was sent back over failed checks (at most once)
-    run_ok: bool = False  # the latest run_solver of this attempt said OK
+    run_ok: bool = False  # the latest run of the answer in this attempt said OK
     must_submit: str | None = None  # why the governor told the model to submit now
     cap_lifted: bool = False  # a reply was cut off: no tool_reply_tokens cap for the rest of the attempt
     last_capped: bool = False  # the latest request asked for at most tool_reply_tokens
@@ -134,14 +129,15 @@ class AttemptRun:
     runner: ToolRunner
     tools: list[dict[str, Any]]
     limits: Limits
-    solver_view: Callable[[], Awaitable[str]]  # current solver.py as read_solver shows it
+    solver_view: Callable[[], Awaitable[str]]  # current solver.py as the model is shown it
     usage: Usage
     trace: TraceWriter | None = None
     chat_options: dict[str, Any] = field(default_factory=dict)  # extra keywords for client.chat
     has_prediction: Callable[[], bool] = lambda: False  # whether prediction.csv is written
+    written_query: Callable[[str], WrittenQueryCalls] | None = None  # the calls a reply's written SQL stands for
     thinks: bool | None = None  # whether the model's replies carry reasoning (learnt from its first reply)
     learnt: Learnt = field(default_factory=Learnt)  # what every attempt so far found out, for the next one
-    last_rows_query: str | None = None  # the latest explore_data SQL that returned rows (any attempt)
+    last_rows_query: str | None = None  # the latest query that returned rows (any attempt)
     started: float = field(default_factory=time.monotonic)  # when solving the task began
 
     def event(self, kind: str, **fields: Any) -> None:
@@ -239,16 +235,12 @@ def reply_kind(reply: str) -> str:
 
 
 def send_back_hint(reply: str) -> str:
-    """Which tool the reply's content belongs in."""
+    """Which tool the reply's content belongs in (`solver_hint_*.md`)."""
     if _SQL_BLOCK.search(reply):
-        return ("An SQL query in a reply is not run: SQL belongs in solver.py. Call edit_solver with "
-                "{\"sql\": \"<your SQL>\"}, then run_solver. Use explore_data first if you want to test the query.")
+        return render_prompt("hint_sql")
     if _CODE_BLOCK.search(reply):
-        return ("Code in a reply is not run, and solver.py reads no files: the tables are queried with SQL. "
-                "Call edit_solver with {\"sql\": \"SELECT …\"} (or put Python code in solver.py by line number "
-                "and hash, from read_solver), then call run_solver.")
-    return ("Call a tool: explore_data to look at the data, edit_solver with {\"sql\": \"SELECT …\"} to put "
-            "the query into solver.py, run_solver to run it and write prediction.csv.")
+        return render_prompt("hint_code")
+    return render_prompt("hint_call")
 
 
 async def prepare_request(conv: Conversation, run: AttemptRun, state: AttemptResult, tools_tokens: int) -> None:
@@ -354,9 +346,9 @@ def record_answer(conv: Conversation, result: ChatResult, run: AttemptRun, state
 
 async def run_tools(conv: Conversation, calls: list[ToolCall], run: AttemptRun, state: AttemptResult) -> None:
     """Step 3: run the calls in order (an edit then a run must see each other) and append results."""
-    # The model has answered: solver.py runs are near. The batch's zygote starts now (on this, the
-    # batch's, thread), its imports overlapping model turns rather than the first tasks' briefs.
-    prestart_fork_server()
+    # The model has answered: what the tools want warm (the batch's zygote) starts now, on this, the
+    # batch's, thread, overlapping model turns rather than the first tasks' briefs.
+    run.runner.warm_up()
     for call in calls:
         outcome = await run.runner.run(call)
         if not take_outcome(conv, call, outcome, run, state):
@@ -369,20 +361,19 @@ def take_outcome(conv: Conversation, call: ToolCall, outcome: ToolOutcome, run: 
     REPEATS_TO_STOP times in a row."""
     limit = run.result_chars()
     if len(outcome.text) > limit:  # a small window keeps shorter results than the runner's limit
-        hint = "read on with read_solver's offset" if call.name == "read_solver" else "ask for fewer rows or columns"
-        outcome.text = clip(outcome.text, limit, note=hint)
+        outcome.text = clip(outcome.text, limit, note=outcome.clip_hint)
     state.tool_calls += 1
     state.tool_kinds[outcome.kind] = state.tool_kinds.get(outcome.kind, 0) + 1
-    rows = outcome.name == EXPLORE_DATA and outcome.ok and _returned_rows(outcome.text)
-    if outcome.name == RUN_SOLVER:
+    rows_query = returned_rows(outcome)
+    if outcome.submits:
         state.run_ok = outcome.ok
         note_checks(run, state, outcome)
-    elif rows:
-        run.last_rows_query = str(getattr(outcome.args, "query", "")).strip() or run.last_rows_query
-    run.learnt.see(outcome, rows)
+    elif rows_query:
+        run.last_rows_query = rows_query
+    run.learnt.see(outcome, rows_query)
     repeats = state.error_streak.see(outcome.ok, outcome.text)
     if repeats >= REPEATS_TO_WARN:
-        outcome.text += repetition_note(outcome.name, outcome.kind, repeats)
+        outcome.text += repetition_note(outcome.kind, outcome.repeat_hint, repeats)
         run.event(EVENT_REPEATED_ERROR, attempt=state.number, name=outcome.name, error_kind=outcome.kind,
                   count=repeats, error=outcome.text[:500])
     if note:
@@ -393,20 +384,20 @@ def take_outcome(conv: Conversation, call: ToolCall, outcome: ToolOutcome, run: 
 
 async def adopt_written_query(conv: Conversation, result: ChatResult, run: AttemptRun, state: AttemptResult) -> bool:
     """A reply with no call that wrote an SQL query (an ```sql block, `run_sql("…")` in code):
-    the query is tested with explore_data; when it runs it goes into solver.py (edit_solver's
-    `sql`) and run_solver runs it, else the model sees the error and solver.py stays as it was.
+    the query is tested (`run.written_query`'s probe); when it runs, the calls that put it into
+    solver.py and run it are made, else the model sees the error and solver.py stays as it was.
     The reply is recorded as having made those calls, so the history, the trace and a replay
-    show them. False when the reply wrote no query."""
+    show them. False when the reply wrote no query (or the loop has no such calls)."""
     query = written_query(result.content)
-    if query is None:
+    if query is None or run.written_query is None:
         return False
-    prestart_fork_server()
-    ids = (f"{ID_PREFIX}written_{result.request_id}_{n}" for n in range(1, 4))
-    probe = ToolCall(next(ids), EXPLORE_DATA, json.dumps({"query": query, "limit": PROBE_ROWS}), via=VIA_WRITTEN)
+    run.runner.warm_up()
+    plan = run.written_query(query)
+    ids = (f"{ID_PREFIX}written_{result.request_id}_{n}" for n in range(1, 2 + len(plan.adopt)))
+    probe = ToolCall(next(ids), plan.probe[0], json.dumps(plan.probe[1]), via=VIA_WRITTEN)
     tested = await run.runner.run(probe)
     if tested.ok:
-        calls = [ToolCall(next(ids), EDIT_SOLVER, json.dumps({"sql": query}), via=VIA_WRITTEN),
-                 ToolCall(next(ids), RUN_SOLVER, "{}", via=VIA_WRITTEN)]
+        calls = [ToolCall(next(ids), name, json.dumps(args), via=VIA_WRITTEN) for name, args in plan.adopt]
     else:
         calls = [probe]
     state.adopted += 1
@@ -414,11 +405,11 @@ async def adopt_written_query(conv: Conversation, result: ChatResult, run: Attem
               ran=tested.ok, calls=[c.name for c in calls])
     conv.messages[-1] = assistant_message(result.content, calls)  # the reply, as the calls it stood for
     if not tested.ok:
-        take_outcome(conv, probe, tested, run, state, note=WRITTEN_QUERY_FAILED)
+        take_outcome(conv, probe, tested, run, state, note=render_prompt("written_query_failed"))
         return True
     for n, call in enumerate(calls):
         outcome = await run.runner.run(call)
-        if not take_outcome(conv, call, outcome, run, state, note=WRITTEN_QUERY_RUN if n == 0 else ""):
+        if not take_outcome(conv, call, outcome, run, state, note=render_prompt("written_query_run") if n == 0 else ""):
             break
     return True
 
@@ -437,14 +428,16 @@ def govern(conv: Conversation, run: AttemptRun, state: AttemptResult) -> None:
     conv.append(user_message(render_prompt("must_submit", why=why)))
 
 
-def _returned_rows(text: str) -> bool:
-    """True for an explore_data SQL result with at least one row (not `\\tables`, `\\schema`)."""
-    match = _ROWS_LINE.match(text)
-    return match is not None and int(match.group(1)) > 0
+def returned_rows(outcome: ToolOutcome) -> str | None:
+    """The SQL of a successful query result with at least one row (its value a QueryResult), else None."""
+    value = outcome.value
+    if outcome.ok and isinstance(value, QueryResult) and value.total_rows > 0:
+        return value.sql.strip() or None
+    return None
 
 
 def note_checks(run: AttemptRun, state: AttemptResult, outcome: ToolOutcome) -> None:
-    """Remember the answer checks of the latest run_solver (its ToolResult.value) and trace them."""
+    """Remember the answer checks of the latest run of the answer (a CheckReport value) and trace them."""
     report = outcome.value if outcome.ok and isinstance(outcome.value, CheckReport) else None
     state.checks = report.names if report is not None else []
     state.check_lines = [f.line() for f in report.blocking] if report is not None else []

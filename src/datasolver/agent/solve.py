@@ -51,9 +51,10 @@ from datasolver.solver import (
     publish_prediction,
     render_run,
     restore_scaffold,
-    run_solver_script,
+    run_fallback,
 )
 from datasolver.solver.scaffold import with_query
+from datasolver.solver.tools import written_query_calls
 from datasolver.toolkit import ToolRunner
 
 SOLVED: TaskStatus = "solved"
@@ -221,7 +222,8 @@ class _Session:
         self.chat_options = chat_options
         self.run = AttemptRun(client, runner, toolbox.schemas(), limits, self._solver_view, client.usage,
                               trace, chat_options, started=limits.clock(),
-                              has_prediction=lambda: safe_files.is_regular(layout.prediction))
+                              has_prediction=lambda: safe_files.is_regular(layout.prediction),
+                              written_query=written_query_calls)
         self.run.learnt = Learnt(tuple(brief.digest.names()) if brief.digest is not None else ())
 
     async def fit(self) -> None:
@@ -322,23 +324,21 @@ class _Session:
 
     async def _fallback(self, reason: str) -> SolveOutcome:
         """Run the last edited solver.py once, else the last explore query that returned rows
-        through the scaffold; publish the prediction if it writes one."""
+        through the scaffold (`datasolver.solver.run_fallback`: published when it writes one)."""
         script, source = await asyncio.to_thread(self._fallback_script)
         if script is None:
             self._event(EVENT_FALLBACK, ran=False, reason=reason)
             return self._outcome(FAILED, None, f"{reason}; fallback skipped: solver.py was never edited "
                                                "and no explore query returned rows")
-        reason = f"{reason}; fallback ran {source}"
-        await asyncio.to_thread(safe_files.write_atomic, self.layout.solver_py, script)
         sandbox = SandboxLimits(timeout_s=float(self.limits.tool_timeout_s))
-        run = await asyncio.to_thread(run_solver_script, self.layout, sandbox)
-        report = render_run(run, self_check=False, show_rows=0)
-        self._event(EVENT_FALLBACK, ran=True, source=source, status=run.status, report=report[:2000])
-        if run.status == "OK" and safe_files.is_regular(self.layout.prediction):
-            path = await self._publish(None)
-            return self._outcome(FALLBACK, path, reason)
-        first_line = report.splitlines()[1] if len(report.splitlines()) > 1 else report
-        return self._outcome(FAILED, None, f"{reason}; fallback run {run.status}: {first_line[:300]}")
+        done = await asyncio.to_thread(run_fallback, self.layout.root, self.output_dir, sandbox,
+                                       script=script, source=source)
+        self._event(EVENT_FALLBACK, ran=True, source=source, status=done.run.status,
+                    report=render_run(done.run, self_check=False, show_rows=0)[:2000])
+        if done.prediction is not None:
+            self._event(EVENT_PUBLISHED, attempt=None, path=str(done.prediction))
+            return self._outcome(FALLBACK, done.prediction, f"{reason}; {done.note}")
+        return self._outcome(FAILED, None, f"{reason}; {done.note}")
 
     def _fallback_script(self) -> tuple[str | None, str]:
         """(script, where it came from): the current solver.py if edited, else the last edited one
@@ -378,14 +378,10 @@ class _Session:
     def _outcome(self, status: TaskStatus, prediction: Path | None, reason: str | None) -> SolveOutcome:
         return SolveOutcome(
             task_id=self.brief.task_id, status=status, attempts=len(self.results),
-            requests=sum(r.requests for r in self.results), usage=self._usage(), seconds=0.0,
+            requests=sum(r.requests for r in self.results), usage=self.client.usage.since(self.usage_at_start),
+            seconds=0.0,
             prediction=prediction, reason=reason, attempt_results=list(self.results),
         )
-
-    def _usage(self) -> dict[str, int]:
-        """What this task's requests used (the client may have counted earlier stages too)."""
-        now = self.client.usage.as_dict()
-        return {k: v - self.usage_at_start.get(k, 0) for k, v in now.items()}
 
     def _event(self, kind: str, **fields: Any) -> None:
         if self.trace is not None:

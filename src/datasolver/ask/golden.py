@@ -8,6 +8,7 @@ given to the command). A question asked twice over the same data is answered onc
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import json
 from collections.abc import Iterable
@@ -145,7 +146,7 @@ async def _answer(item: GoldenItem, packages: dict[Path, DataPackage], client: L
     try:
         root = item.data_dir.resolve()
         if root not in packages:
-            packages[root] = open_package(root, symmetric=symmetric)
+            packages[root] = await asyncio.to_thread(open_package, root, symmetric=symmetric)
         return await Analyst(packages[root], client, config).ask(item.question)
     except DatasolverError as exc:
         return exc

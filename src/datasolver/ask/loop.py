@@ -98,7 +98,7 @@ class Analyst:
             evidence_sql=[toolbox.handles.evidence_sql(h.index) for h in final.evidence],
             backed_by_query=bool(final.evidence),
             handles=[_handle_record(h) for _, h in sorted(lineage.items())],
-            usage=_usage_delta(usage_before, self.client.usage.as_dict()), steps=state.steps, stopped=stopped,
+            usage=self.client.usage.since(usage_before), steps=state.steps, stopped=stopped,
             reviewed=state.reviewed, sent_back=state.sent_back, review_feedback=state.feedback, notes=state.notes,
         )
         self._event("ask_answer", answer=result.answer, stopped=stopped, evidence_sql=result.evidence_sql)
@@ -185,10 +185,6 @@ def _step(outcome: ToolOutcome) -> Step:
 def _handle_record(handle: Handle) -> dict[str, Any]:
     return {"ref": handle.ref, "operation": handle.operation, "columns": list(handle.columns),
             "types": list(handle.types), "rows": handle.rows, "parents": [f"@{p}" for p in handle.parents]}
-
-
-def _usage_delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
-    return {k: after[k] - before.get(k, 0) for k in after}
 
 
 __all__ = ["Analyst", "AskResult", "Step"]

@@ -9,15 +9,12 @@ written.
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 import tempfile
 from collections.abc import Iterable
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from datasolver.ask.graph import Graph, find_graphs
 from datasolver.data import Catalog, DataError, ScratchLayout, Task, TaskFolder, load_task
@@ -25,8 +22,6 @@ from datasolver.data.files import list_context_files
 
 if TYPE_CHECKING:
     from datasolver.documents.cache import DocumentTables
-
-T = TypeVar("T")
 
 
 @dataclass
@@ -71,7 +66,8 @@ def open_package(
     (default: the document cache, `doc_cache` or `$DATASOLVER_DOC_CACHE`, see
     `documents.cache`); `symmetric` names relation types that hold both ways in addition to
     those knowledge.md declares. `task` is the folder's Task when the caller has it (its question
-    is the package's; without it a task folder's task.json is read)."""
+    is the package's; without it a task folder's task.json is read). Blocking (the documents pass
+    parses PDFs): async code runs it in a worker thread (`asyncio.to_thread`)."""
     root = Path(path)
     layout = ScratchLayout(root)
     if cache_dir is not None:
@@ -86,11 +82,11 @@ def open_package(
         docs = None
         own_derived = layout.derived if context != root else None
         if prepare_docs and files.doc and derived_dir is not None:
-            notes += _off_the_loop(lambda: _prepare_documents(context, Path(derived_dir)))
+            notes += _prepare_documents(context, Path(derived_dir))
             if own_derived is None or Path(derived_dir).resolve() != own_derived.resolve():
                 extra.append(Path(derived_dir))
         elif prepare_docs and files.doc:
-            docs, more = _off_the_loop(lambda: _cached_documents(root, doc_cache))
+            docs, more = _cached_documents(root, doc_cache)
             notes += more
             extra += docs.extra_derived if docs is not None else []
         try:
@@ -133,17 +129,6 @@ def _cached_documents(root: Path, doc_cache: str | Path | None) -> tuple[Documen
         return None, [f"documents not read: {exc}"]
     notes = [f"document {s.source}: {s.reason}" for s in docs.unread] + docs.warnings + docs.notes
     return docs, notes
-
-
-def _off_the_loop(run: Callable[[], T]) -> T:
-    """`run()`, in a worker thread when called from async code (an MCP server, a test): the
-    documents pass runs its own event loop and parses PDFs, which would stall the caller's."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return run()
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(run).result()
 
 
 def _task_question(folder: TaskFolder) -> str | None:

@@ -2,15 +2,15 @@
 
 The deterministic path (pipe tables, PDF tables and text) always runs; the LLM structurizer runs
 for narrative documents only when `PrepareOptions.llm` is given. Outputs go to the scratch area only.
-One async core (`prepare_documents_async`) and one sync wrapper (`prepare_documents`).
+One async entry (`prepare_documents_async`) and one sync entry (`prepare_documents`), over the same
+blocking steps (read the documents, write the manifest) and, with a model, its async pass.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Coroutine
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,19 +33,27 @@ MIN_NARRATIVE_CHARS = 80
 
 
 def prepare_documents(folder: Path, out_dir: Path | None = None, options: PrepareOptions | None = None) -> DocReport:
-    """Synchronous form of `prepare_documents_async`.
-
-    Inside a running event loop the deterministic path still works; with a model there, await
-    `prepare_documents_async` instead.
-    """
+    """The synchronous entry (see `prepare_documents_async` for what it does). Without a model it
+    is plain blocking work, inside a running event loop too; with a model it runs the async entry
+    in an event loop of its own, so inside a running loop await `prepare_documents_async` instead."""
     options = options or PrepareOptions()
-    return _run_sync(prepare_documents_async(folder, out_dir, options), uses_model=options.llm is not None)
+    if options.llm is None:
+        work = _read_documents(folder, out_dir, options)
+        _keep_previous_llm_tables(work.old, work.narrative, work.out_dir, work.used, work.report)
+        return _write_manifest(work)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(prepare_documents_async(folder, out_dir, options))
+    raise DocError("prepare_documents with a model was called inside a running event loop; "
+                   "await prepare_documents_async instead")
 
 
 async def prepare_documents_async(
     folder: Path, out_dir: Path | None = None, options: PrepareOptions | None = None
 ) -> DocReport:
-    """Documents → table files + manifest.json.
+    """Documents → table files + manifest.json (the asynchronous entry: reading documents and
+    writing tables run in a worker thread, the model's requests on the caller's loop).
 
     With `out_dir=None`, `folder` is a task scratch dir: documents of `<task>/context/` go to
     `<task>/derived/`, and the question defaults to task.json's (callers that hold the task's
@@ -57,6 +65,36 @@ async def prepare_documents_async(
     model produced earlier are kept while their document is unchanged, even without a model.
     """
     options = options or PrepareOptions()
+    work = await asyncio.to_thread(_read_documents, folder, out_dir, options)
+    if work.options.llm is not None and work.narrative:
+        from datasolver.documents.llm_pass import structure_documents
+
+        await structure_documents(work.options.llm, work.narrative, work.out_dir, work.used, work.report, work.options)
+    else:
+        await asyncio.to_thread(_keep_previous_llm_tables, work.old, work.narrative, work.out_dir, work.used,
+                                work.report)
+    return await asyncio.to_thread(_write_manifest, work)
+
+
+@dataclass
+class _Pass:
+    """One pass over a folder's documents between reading them and writing the manifest."""
+
+    out_dir: Path
+    options: PrepareOptions
+    report: DocReport
+    old: dict[str, Any]
+    used: set[str]
+    states: list[DocState]
+
+    @property
+    def narrative(self) -> list[DocState]:
+        """Documents the deterministic path found no table in (the model's, when there is one)."""
+        return [s for s in self.states if not s.entries]
+
+
+def _read_documents(folder: Path, out_dir: Path | None, options: PrepareOptions) -> _Pass:
+    """Resolve the folders and run the deterministic path on every document (blocking)."""
     source_dir, task = Path(folder), None
     if out_dir is None:
         layout = ScratchLayout(source_dir)
@@ -80,29 +118,24 @@ async def prepare_documents_async(
     except ManifestError as exc:
         report.warnings.append(f"{exc}; starting a fresh manifest")
         old = {"tables": [], "documents": []}
-
-    used: set[str] = set()
-    states: list[DocState] = []
+    work = _Pass(out_dir, options, report, old, set(), [])
     for doc in find_documents(source_dir, exclude=out_dir):
-        state = _extract(doc, out_dir, used, report, options.deadline)
+        state = _extract(doc, out_dir, work.used, report, options.deadline)
         if state is not None:
-            states.append(state)
+            work.states.append(state)
+    return work
 
-    narrative = [s for s in states if not s.entries]
-    if options.llm is not None and narrative:
-        from datasolver.documents.llm_pass import structure_documents
 
-        await structure_documents(options.llm, narrative, out_dir, used, report, options)
-    else:
-        _keep_previous_llm_tables(old, narrative, out_dir, used, report)
-    for s in narrative:
-        if not s.entries:
-            reason = (
-                "no table found (narrative text; configure a model to structure it)"
-                if options.llm is None else "no table found and the model produced none"
-            )
-            if not any(k.source == s.doc.source for k in report.skipped):
-                report.skipped.append(SkippedDocument(s.doc.source, reason))
+def _write_manifest(work: _Pass) -> DocReport:
+    """Note the documents still without a table, drop stale files, write the manifest (blocking)."""
+    report, states, out_dir = work.report, work.states, work.out_dir
+    for s in work.narrative:
+        reason = (
+            "no table found (narrative text; configure a model to structure it)"
+            if work.options.llm is None else "no table found and the model produced none"
+        )
+        if not any(k.source == s.doc.source for k in report.skipped):
+            report.skipped.append(SkippedDocument(s.doc.source, reason))
 
     manifest = {
         "version": VERSION,
@@ -110,29 +143,10 @@ async def prepare_documents_async(
         "documents": [_document_entry(s, report) for s in states]
         + [{"source": k.source, "skipped": k.reason} for k in report.skipped if k.source not in {s.doc.source for s in states}],
     }
-    _remove_stale_files(old, manifest, out_dir)
+    _remove_stale_files(work.old, manifest, out_dir)
     save_manifest(out_dir, manifest)
     report.tables = [_written(e) for e in manifest["tables"]]
     return report
-
-
-def _run_sync(coro: Coroutine[Any, Any, DocReport], *, uses_model: bool) -> DocReport:
-    """Run a prepare coroutine from synchronous code.
-
-    Inside a running event loop the deterministic path still works (it never suspends); a
-    model call there would need the loop, so that case asks for the async form instead.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    if not uses_model:
-        try:
-            coro.send(None)
-        except StopIteration as done:
-            return done.value
-    coro.close()
-    raise DocError("prepare_documents with a model was called inside a running event loop; await prepare_documents_async instead")
 
 
 def _question_of(task: Path) -> str | None:

@@ -33,7 +33,7 @@ from .errors import (
 from .messages import normalize_history
 from .response import ChatResult, parse_chat_completion
 from .retry import parse_retry_after, retry_delay, should_retry
-from .settings import LLMSettings
+from .settings import LLMSettings, redact_url
 from .text_calls import ID_PREFIX, parse_text_tool_calls
 from .text_history import as_text_history, with_tools_prompt
 from .trace import TraceWriter
@@ -120,7 +120,7 @@ class LLMClient:
         window, asked = await discover_window(self.settings.base_url, self.settings.model, self._get_json)
         if window:
             self.facts.learn_window(window, SOURCE_SERVER)
-        self.facts.asked = asked
+        self.facts.asked = [redact_url(url) for url in asked]  # facts travel (Ray): no credentials
         return self.facts.context_window
 
     async def _get_json(self, url: str) -> Any:

@@ -57,6 +57,11 @@ class Usage:
         )
         return self
 
+    def since(self, before: dict[str, int]) -> dict[str, int]:
+        """What was used after the snapshot ``before`` (an earlier ``as_dict()``): one task's or one
+        question's share of a client's usage that earlier stages also counted."""
+        return {k: v - before.get(k, 0) for k, v in self.as_dict().items()}
+
     def as_dict(self) -> dict[str, int]:
         """A consistent snapshot, ready for JSON."""
         with self._lock:

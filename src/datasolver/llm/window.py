@@ -176,6 +176,22 @@ class ServerFacts:
         self.context_window, self.window_source = window, source
         return True
 
+    def merge(self, other: ServerFacts) -> None:
+        """Take in what another copy of these facts learnt (a Ray task's, returned to the driver),
+        a stated window is kept, else the smaller learnt window wins (whichever copy learnt it
+        first); prefill rates are averaged."""
+        window = other.context_window
+        if (window is not None and other.window_source not in (None, SOURCE_SETTING)
+                and self.window_source != SOURCE_SETTING
+                and (self.context_window is None or window < self.context_window)):
+            self.context_window, self.window_source = window, other.window_source
+        if other.asked_server and not self.asked_server:
+            self.asked_server, self.asked = True, list(other.asked)
+        self.tools_rejected = self.tools_rejected or other.tools_rejected
+        if other.prefill_rate is not None:
+            mine = self.prefill_rate
+            self.prefill_rate = other.prefill_rate if mine is None else (mine + other.prefill_rate) / 2
+
     def as_dict(self) -> dict[str, Any]:
         return {"context_window": self.context_window, "window_source": self.window_source,
                 "tools_rejected": self.tools_rejected,

@@ -17,17 +17,27 @@ from datasolver.pipeline.config import (
     default_output_dir,
 )
 from datasolver.pipeline.demo import DemoResult, run_demo
-from datasolver.pipeline.documents import prepare_task_documents
+from datasolver.pipeline.documents import prepare_task_documents, prepare_task_documents_async
 from datasolver.pipeline.errors import InputError, OutputError, PipelineError, RunConfigError, UnknownTasks
-from datasolver.pipeline.fallback import run_fallback
 from datasolver.pipeline.progress import LogProgress, NullProgress, Progress, RichProgress, make_progress
 from datasolver.pipeline.resume import split_for_resume
 from datasolver.pipeline.summary import RunSummary, TaskRecord, load_summary, write_summary
-from datasolver.pipeline.task import PreparedTask, TaskSetup, TaskSolver, planned, prepare_stage, run_task, solve_stage, task_limits
+from datasolver.pipeline.task import (
+    PreparedTask,
+    SolveResult,
+    TaskSetup,
+    TaskSolver,
+    planned,
+    prepare_stage,
+    run_task,
+    solve_stage,
+    task_limits,
+)
 from datasolver.pipeline.votes import VoteOutcome, VotePolicy, solve_by_vote
 
 __all__ = [
     "prepare_task_documents",
+    "prepare_task_documents_async",
     "DEFAULT_TASK_TIMEOUT_S",
     "DEFAULT_WORKERS",
     "SUMMARY_FILE",
@@ -39,6 +49,7 @@ __all__ = [
     "PipelineError",
     "RunConfigError",
     "PreparedTask",
+    "SolveResult",
     "Progress",
     "RichProgress",
     "RunConfig",
@@ -58,7 +69,6 @@ __all__ = [
     "run_batch",
     "run_batch_sync",
     "run_demo",
-    "run_fallback",
     "planned",
     "run_task",
     "solve_by_vote",

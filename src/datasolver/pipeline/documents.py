@@ -1,8 +1,9 @@
-"""Document tables for one prepared task, run in a worker thread (PDF parsing is CPU work).
+"""Document tables for one prepared task: one sync entry (`prepare_task_documents`: `datasolver
+prepare`, tests) and one async entry (`prepare_task_documents_async`: the pipeline's event loop).
 
-The deterministic path always runs; with model settings the document room may also structure
-narrative documents. That pass gets its own client inside the thread's event loop (an async
-client is bound to the loop it runs on) but shares the task's Usage and trace.
+The deterministic path always runs (blocking: in a worker thread under the async entry); with
+model settings the document room may also structure narrative documents, through a client on the
+caller's loop that shares the task's Usage, trace and request gate.
 """
 
 from __future__ import annotations
@@ -29,30 +30,45 @@ def prepare_task_documents(
     settings: LLMSettings | None = None,
     trace: TraceWriter | None = None,
     usage: Usage | None = None,
-    request_gate: RequestGate | None = None,
     budget_s: float = DOCUMENTS_BUDGET_S,
 ) -> DocReport:
     """Write `derived/` tables and return the report (the agent's brief reads the document-table
-    hints itself). Blocking; the deterministic pass reads for at most `budget_s`.
+    hints itself). Blocking; the deterministic pass reads for at most `budget_s`. With `settings`
+    it runs the async entry in an event loop of its own (not from inside a running loop).
 
     When tables were written, solver.py is re-scaffolded so its table list names them. `task` is
     the task's Task when the caller has it (its question guides the model pass; without it the
     scratch's task.json is read).
     """
-    options = PrepareOptions(deadline=time.monotonic() + budget_s,
-                             question=task.question if task is not None else None)
-    if settings is None:
-        report = prepare_documents(task_scratch_dir, options=options)
-    else:
-        report = asyncio.run(_with_model(task_scratch_dir, settings, trace, usage, request_gate, options))
+    if settings is not None:
+        return asyncio.run(prepare_task_documents_async(task_scratch_dir, task=task, settings=settings, trace=trace,
+                                                        usage=usage, budget_s=budget_s))
+    report = prepare_documents(task_scratch_dir, options=_options(task, budget_s))
     if report.tables:
         write_scaffold(task_scratch_dir, task=task)
     return report
 
 
-async def _with_model(
-    task_scratch_dir: Path, settings: LLMSettings, trace: TraceWriter | None, usage: Usage | None,
-    request_gate: RequestGate | None, options: PrepareOptions,
+async def prepare_task_documents_async(
+    task_scratch_dir: Path,
+    *,
+    task: Task | None = None,
+    settings: LLMSettings | None = None,
+    trace: TraceWriter | None = None,
+    usage: Usage | None = None,
+    request_gate: RequestGate | None = None,
+    budget_s: float = DOCUMENTS_BUDGET_S,
 ) -> DocReport:
+    """`prepare_task_documents` for a caller on an event loop: the blocking steps in worker
+    threads, the model's requests (when `settings`) through ``request_gate`` on this loop."""
+    if settings is None:
+        return await asyncio.to_thread(prepare_task_documents, task_scratch_dir, task=task, budget_s=budget_s)
     async with LLMClient(settings, trace, usage, request_gate=request_gate) as client:
-        return await prepare_documents_async(task_scratch_dir, options=replace(options, llm=client))
+        report = await prepare_documents_async(task_scratch_dir, options=replace(_options(task, budget_s), llm=client))
+    if report.tables:
+        await asyncio.to_thread(write_scaffold, task_scratch_dir, task=task)
+    return report
+
+
+def _options(task: Task | None, budget_s: float) -> PrepareOptions:
+    return PrepareOptions(deadline=time.monotonic() + budget_s, question=task.question if task is not None else None)

@@ -10,6 +10,9 @@
   same path on every node (a shared file system); the input is only read.
 - Model requests across the whole cluster go through one small actor, `RequestSlots`, which hands
   out at most `workers` slots; each request holds one while it is in flight.
+- What a task learns about the server (its context window, prefill rate: `ServerFacts`) comes
+  back with its record; the driver merges it and sends it with the tasks it submits after, so
+  later tasks do not ask again.
 - At most `2 × workers` tasks are submitted at a time (so the next tasks prepare while others wait
   on the model), in input order. A task's deadline starts when its worker starts it.
 - A Ray this executor starts itself listens on loopback only: Ray's single-machine mode
@@ -43,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from datasolver.data import Task
-from datasolver.llm import LLMSettings, RequestGate, redact_url
+from datasolver.llm import LLMSettings, RequestGate, ServerFacts, redact_url
 from datasolver.llm.constants import ENV_API_KEY, ENV_API_URL
 from datasolver.pipeline.budget import Mode, TaskPlan
 from datasolver.pipeline.config import VIDEO_SHARE, RunConfig
@@ -157,18 +160,31 @@ class RelativePlan:
         return TaskPlan(self.mode, time.monotonic() + self.seconds, self.reason)
 
 
-def run_on_worker(task: Task, config: RunConfig, plan: RelativePlan, slots: Any, solver: TaskSolver | None) -> TaskRecord:
-    """One task on a Ray worker: `run_task` in a fresh event loop, model requests through the slots."""
+@dataclass(frozen=True)
+class WorkerResult:
+    """What a Ray task returns: the task's record and the server facts as it left them."""
+
+    record: TaskRecord
+    facts: ServerFacts
+
+
+def run_on_worker(task: Task, config: RunConfig, plan: RelativePlan, slots: Any, solver: TaskSolver | None,
+                  facts: ServerFacts) -> WorkerResult:
+    """One task on a Ray worker: `run_task` in a fresh event loop, model requests through the slots.
+
+    `facts` are what earlier tasks learnt about the server (the driver's merged copy); the task
+    starts from them and returns them with what it learnt itself."""
     config = dataclasses.replace(config, settings=worker_settings(config.settings))
     temporary = config.scratch_dir is None
     scratch_root = Path(tempfile.mkdtemp(prefix="datasolver-scratch-")) if temporary else config.scratch_dir
     assert scratch_root is not None
     try:
         setup = TaskSetup.from_config(config, scratch_root=scratch_root, solver=solver, temporary_scratch=temporary,
-                                      request_gate=slot_gate(slots))
+                                      request_gate=slot_gate(slots), facts=facts)
         started = plan.start()
         video_budget_s = max(started.deadline - time.monotonic(), 0.0) * VIDEO_SHARE
-        return asyncio.run(run_task(task, setup, solve_turn=planned(started), video_budget_s=video_budget_s))
+        record = asyncio.run(run_task(task, setup, solve_turn=planned(started), video_budget_s=video_budget_s))
+        return WorkerResult(record, facts)
     finally:
         if temporary and not config.keep_scratch:
             shutil.rmtree(scratch_root, ignore_errors=True)
@@ -214,6 +230,7 @@ class RayExecutor:
         runtime_env = {"env_vars": secrets} if secrets else None
         remote = ray.remote(run_on_worker).options(num_cpus=self.cpus_per_task, max_retries=0,
                                                    runtime_env=runtime_env)
+        facts = ServerFacts(config.settings.context_window)  # each task's learning, merged as it returns
         queue = list(todo)
         waiting = len(queue)
         pending: dict[Any, tuple[Task, TaskPlan]] = {}
@@ -223,15 +240,18 @@ class RayExecutor:
                 plan = batch.budget.plan(waiting)
                 waiting -= 1
                 batch.progress.task_started(task.task_id, plan.mode)
-                ref = remote.remote(task, sent, RelativePlan.of(plan, time.monotonic()), slots, batch.solver)
+                ref = remote.remote(task, sent, RelativePlan.of(plan, time.monotonic()), slots, batch.solver, facts)
                 pending[ref] = (task, plan)
             done, _ = await asyncio.to_thread(ray.wait, list(pending), num_returns=1)
             for ref in done:
                 task, plan = pending.pop(ref)
                 try:
-                    record = await ref
+                    result: WorkerResult = await ref
                 except Exception as exc:  # the worker died or Ray failed the task
                     record = internal_error(task, exc)
+                else:
+                    record = result.record
+                    facts.merge(result.facts)
                 if plan.mode != "fallback_only":
                     batch.budget.record(record.seconds)
                 batch.finished(record)

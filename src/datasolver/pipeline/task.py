@@ -3,8 +3,10 @@
 Two stages, so a batch can prepare the next tasks while earlier ones wait on the model:
 `prepare_stage` (scratch copy, deterministic document tables: CPU and disk, no model) and
 `solve_stage` (model pass over narrative documents when allowed, then the agent under a deadline).
-`run_task` is both in a row, and both executors (local and Ray) call it. Nothing here raises for a task's own trouble: every outcome,
-exceptions included, becomes a TaskRecord. Blocking work goes to threads so the event loop keeps
+`run_task` is both in a row, and both executors (local and Ray) call it with one `TaskSetup`. Each
+stage returns its outcome (`PreparedTask`, `SolveResult`) and `run_task` builds the task's one
+TaskRecord from them. Nothing here raises for a task's own trouble: every outcome, exceptions
+included, becomes that record. Blocking work goes to threads so the event loop keeps
 serving the other tasks' model requests.
 """
 
@@ -21,17 +23,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from datasolver.data import Task
+from datasolver.data.layout import ScratchLayout
 from datasolver.llm import LLMClient, LLMSettings, RequestGate, ServerFacts, TraceWriter, Usage
 from datasolver.pipeline.budget import TaskPlan
-from datasolver.pipeline.config import FAST_MAX_ATTEMPTS, FAST_MAX_REQUESTS, HARD_STOP_MARGIN_S, RunConfig
-from datasolver.pipeline.documents import prepare_task_documents
-from datasolver.pipeline.fallback import run_fallback
+from datasolver.pipeline.config import (
+    FALLBACK_TIMEOUT_S,
+    FAST_MAX_ATTEMPTS,
+    FAST_MAX_REQUESTS,
+    HARD_STOP_MARGIN_S,
+    RunConfig,
+)
+from datasolver.pipeline.documents import prepare_task_documents_async
 from datasolver.pipeline.summary import TaskRecord
 from datasolver.pipeline.video import has_media, prepare_task_video
 from datasolver.pipeline.votes import VotePolicy, solve_by_vote
-from datasolver.sandbox import UnsafeFile, safe_files
-from datasolver.solver import prepare_task, publish_prediction
-from datasolver.data.layout import ScratchLayout
+from datasolver.sandbox import SandboxLimits, UnsafeFile, safe_files
+from datasolver.solver import TaskStatus, prepare_task, publish_prediction, run_fallback
 
 if TYPE_CHECKING:
     from datasolver.agent import Limits
@@ -60,94 +67,6 @@ def task_limits(base: Limits | None, plan: TaskPlan) -> Limits:
         changes["max_attempts"] = min(limits.max_attempts, FAST_MAX_ATTEMPTS)
         changes["max_requests_per_attempt"] = min(limits.max_requests_per_attempt, FAST_MAX_REQUESTS)
     return dataclasses.replace(limits, **changes)
-
-
-@dataclass
-class PreparedTask:
-    """A task after the prepare stage; `scratch` is None when preparing failed (see `record`)."""
-
-    task: Task
-    record: TaskRecord
-    trace: TraceWriter
-    usage: Usage
-    scratch: Path | None = None
-    untabled_documents: bool = False
-    """Some document gave no table without a model (narrative prose: the model pass may help)."""
-    video_seconds: float = 0.0
-    """Time the video pass took; it is taken off the task's deadline."""
-
-
-async def prepare_stage(task: Task, *, scratch_root: Path, logs_dir: Path, settings: LLMSettings,
-                        video_budget_s: float | None = None) -> PreparedTask:
-    """Scratch copy, deterministic document tables and the video pass (no model request).
-
-    The video pass gets at most `video_budget_s` seconds; what it takes is later taken off the
-    task's deadline."""
-    started = time.monotonic()
-    trace = TraceWriter(logs_dir, task_id=task.task_id, secrets=[settings.api_key, *settings.url_secrets()])
-    prepared = PreparedTask(task, TaskRecord(task.task_id, "failed"), trace, Usage())
-    trace.event("task_start", question=task.question, task_dir=str(task.dir))
-    try:
-        prepared.scratch = await asyncio.to_thread(prepare_task, task, scratch_root)
-        await _documents(prepared, None)
-        await _video(prepared, video_budget_s)
-    except Exception as exc:  # the task cannot run; the batch goes on
-        prepared.record.reason = prepared.record.error = f"{type(exc).__name__}: {exc}"
-    prepared.record.seconds = time.monotonic() - started
-    return prepared
-
-
-async def solve_stage(
-    prepared: PreparedTask,
-    *,
-    output_dir: Path,
-    settings: LLMSettings,
-    plan: TaskPlan,
-    limits: Limits | None = None,
-    doc_llm: bool = True,
-    solver: TaskSolver | None = None,
-    keep_scratch: bool = True,
-    request_gate: RequestGate | None = None,
-    facts: ServerFacts | None = None,
-    votes: VotePolicy | None = None,
-) -> TaskRecord:
-    """The model's part (or only the fallback run, as `plan` says); returns the final record.
-
-    ``request_gate`` is entered around every model request (the Ray executor's cluster-wide limit).
-    ``facts`` (what the endpoint showed of itself: its context window) may be shared by tasks.
-    With ``votes.votes > 1`` (full mode only) the agent solves the task several times independently
-    and the answer is voted (`datasolver.pipeline.votes`).
-    """
-    started = time.monotonic()
-    record, trace, scratch = prepared.record, prepared.trace, prepared.scratch
-    record.mode = plan.mode
-    try:
-        if scratch is None:
-            return record
-        if prepared.video_seconds:
-            plan = dataclasses.replace(plan, deadline=plan.deadline - prepared.video_seconds)
-        trace.event("solve_start", mode=plan.mode, plan_reason=plan.reason,
-                    seconds_to_deadline=round(plan.deadline - started, 1))
-        if plan.mode == "fallback_only":
-            await _fallback(scratch, output_dir, record, plan.reason or "no time left for the model")
-        else:
-            if doc_llm and prepared.untabled_documents:
-                await _documents(prepared, settings, request_gate)
-            policy = votes if votes is not None and plan.mode == "full" else VotePolicy()
-            await _agent(prepared, output_dir, settings, plan, limits, solver, request_gate, facts, policy)
-    except Exception as exc:  # a bug here must not stop the batch
-        record.status, record.reason = "failed", f"{type(exc).__name__}: {exc}"
-        record.error = record.reason
-    finally:
-        record.seconds += time.monotonic() - started
-        record.usage = prepared.usage.as_dict()
-        record.requests = record.usage["requests"]
-        if scratch is not None:
-            _trace_final_solver(trace, scratch)
-        trace.event("task_end", **record.to_json())
-        if scratch is not None and not keep_scratch:
-            shutil.rmtree(scratch, ignore_errors=True)
-    return record
 
 
 @dataclass(frozen=True)
@@ -182,6 +101,86 @@ class TaskSetup:
         )
 
 
+@dataclass
+class PreparedTask:
+    """A task after the prepare stage; `error` says why preparing failed (then `scratch` is None)."""
+
+    task: Task
+    trace: TraceWriter
+    usage: Usage
+    scratch: Path | None = None
+    error: str | None = None
+    document_tables: int = 0
+    untabled_documents: bool = False
+    """Some document gave no table without a model (narrative prose: the model pass may help)."""
+    video_seconds: float = 0.0
+    """Time the video pass took; it is taken off the task's deadline."""
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """What the solve stage came to: the agent's outcome, the fallback's, or why neither ran."""
+
+    status: TaskStatus
+    reason: str | None = None
+    error: str | None = None
+    attempts: int = 0
+    prediction: Path | None = None
+    vote: dict[str, Any] | None = None
+
+    @classmethod
+    def failed(cls, error: str) -> SolveResult:
+        return cls("failed", reason=error, error=error)
+
+
+async def prepare_stage(task: Task, setup: TaskSetup, *, video_budget_s: float | None = None) -> PreparedTask:
+    """Scratch copy, deterministic document tables and the video pass (no model request).
+
+    The video pass gets at most `video_budget_s` seconds; what it takes is later taken off the
+    task's deadline."""
+    started = time.monotonic()
+    settings = setup.settings
+    trace = TraceWriter(setup.logs_dir, task_id=task.task_id, secrets=[settings.api_key, *settings.url_secrets()])
+    prepared = PreparedTask(task, trace, Usage())
+    trace.event("task_start", question=task.question, task_dir=str(task.dir))
+    try:
+        prepared.scratch = await asyncio.to_thread(prepare_task, task, setup.scratch_root)
+        await _documents(prepared, None)
+        await _video(prepared, video_budget_s)
+    except Exception as exc:  # the task cannot run; the batch goes on
+        prepared.error = f"{type(exc).__name__}: {exc}"
+    prepared.seconds = time.monotonic() - started
+    return prepared
+
+
+async def solve_stage(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan) -> SolveResult:
+    """The model's part (or only the fallback run, as `plan` says); never raises for the task's trouble.
+
+    Model requests go through ``setup.request_gate`` (the Ray executor's cluster-wide limit) and
+    share ``setup.facts`` (what the endpoint showed of itself). With ``setup.votes.votes > 1``
+    (full mode only) the agent solves the task several times independently and the answer is voted
+    (`datasolver.pipeline.votes`).
+    """
+    scratch, trace = prepared.scratch, prepared.trace
+    if prepared.error is not None or scratch is None:
+        return SolveResult.failed(prepared.error or "the task was not prepared")
+    try:
+        if prepared.video_seconds:
+            plan = dataclasses.replace(plan, deadline=plan.deadline - prepared.video_seconds)
+        trace.event("solve_start", mode=plan.mode, plan_reason=plan.reason,
+                    seconds_to_deadline=round(plan.deadline - time.monotonic(), 1))
+        if plan.mode == "fallback_only":
+            return await _fallback(scratch, setup.output_dir, plan.reason or "no time left for the model")
+        if setup.doc_llm and prepared.untabled_documents:
+            await _documents(prepared, setup.settings, setup.request_gate)
+        votes = setup.votes
+        policy = votes if votes is not None and plan.mode == "full" else VotePolicy()
+        return await _agent(prepared, setup, plan, policy)
+    except Exception as exc:  # a bug here must not stop the batch
+        return SolveResult.failed(f"{type(exc).__name__}: {exc}")
+
+
 # Entered around the solve stage; yields the task's plan (a batch plans a task when a worker frees up).
 SolveTurn = Callable[[], AbstractAsyncContextManager[TaskPlan]]
 
@@ -207,17 +206,37 @@ async def run_task(
     """Solve one task and return its record; the answer lands in `<output_dir>/<task_id>/`.
 
     The one place a task is wired: `prepare_stage` inside `prepare_turn()` (a batch bounds how many
-    prepare at once), then `solve_stage` inside `solve_turn()`, which yields the task's plan.
+    prepare at once), then `solve_stage` inside `solve_turn()`, which yields the task's plan. Each
+    stage returns its outcome; the record is built here, once, from both (also when the solve
+    stage is cancelled: the trace still ends and a temporary scratch copy is still removed).
     """
     async with prepare_turn():
-        prepared = await prepare_stage(task, scratch_root=setup.scratch_root, logs_dir=setup.logs_dir,
-                                       settings=setup.settings, video_budget_s=video_budget_s)
+        prepared = await prepare_stage(task, setup, video_budget_s=video_budget_s)
     async with solve_turn() as plan:
-        return await solve_stage(
-            prepared, output_dir=setup.output_dir, settings=setup.settings, plan=plan, limits=setup.limits,
-            doc_llm=setup.doc_llm, solver=setup.solver, keep_scratch=setup.keep_scratch,
-            request_gate=setup.request_gate, facts=setup.facts, votes=setup.votes,
-        )
+        started = time.monotonic()
+        result = SolveResult.failed("cancelled before the task ended")
+        try:
+            result = await solve_stage(prepared, setup, plan)
+        finally:
+            usage = prepared.usage.as_dict()
+            record = TaskRecord(
+                task.task_id, result.status, mode=plan.mode, attempts=result.attempts, requests=usage["requests"],
+                usage=usage, seconds=prepared.seconds + time.monotonic() - started, reason=result.reason,
+                error=result.error, prediction=str(result.prediction) if result.prediction is not None else None,
+                document_tables=prepared.document_tables, vote=result.vote,
+            )
+            _close(prepared, record, keep_scratch=setup.keep_scratch)
+    return record
+
+
+def _close(prepared: PreparedTask, record: TaskRecord, *, keep_scratch: bool) -> None:
+    """The trace's last events (the final solver.py, the record) and, unless kept, the scratch copy."""
+    scratch = prepared.scratch
+    if scratch is not None:
+        _trace_final_solver(prepared.trace, scratch)
+    prepared.trace.event("task_end", **record.to_json())
+    if scratch is not None and not keep_scratch:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 async def _documents(
@@ -226,15 +245,14 @@ async def _documents(
     """Document tables (with the model pass when `settings`); a failure is traced, the task goes on."""
     assert prepared.scratch is not None
     try:
-        report = await asyncio.to_thread(
-            prepare_task_documents, prepared.scratch, task=prepared.task, settings=settings, trace=prepared.trace,
-            usage=prepared.usage, request_gate=request_gate,
-        )
+        report = await prepare_task_documents_async(prepared.scratch, task=prepared.task, settings=settings,
+                                                    trace=prepared.trace, usage=prepared.usage,
+                                                    request_gate=request_gate)
     except Exception as exc:  # a boundary: PDF/model parsers raise many types; the task goes on without
         prepared.trace.event("documents_failed", with_model=settings is not None, error=f"{type(exc).__name__}: {exc}")
         return
     prepared.untabled_documents = bool(report.skipped)
-    prepared.record.document_tables = len(report.tables)
+    prepared.document_tables = len(report.tables)
     prepared.trace.event("documents", with_model=settings is not None, summary=report.summary(),
                          warnings=report.warnings, skipped=[f"{s.source}: {s.reason}" for s in report.skipped])
 
@@ -257,39 +275,34 @@ async def _video(prepared: PreparedTask, budget_s: float | None) -> None:
          "notes": v.notes} for v in report.videos])
 
 
-async def _agent(
-    prepared: PreparedTask, output_dir: Path, settings: LLMSettings, plan: TaskPlan, limits: Limits | None,
-    solver: TaskSolver | None, request_gate: RequestGate | None = None, facts: ServerFacts | None = None,
-    policy: VotePolicy = VotePolicy(),
-) -> None:
+async def _agent(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan, policy: VotePolicy) -> SolveResult:
     """Run the agent under a hard stop; if it raises or overstays, run our own fallback."""
-    scratch, record, trace = prepared.scratch, prepared.record, prepared.trace
+    scratch, trace, output_dir = prepared.scratch, prepared.trace, setup.output_dir
     assert scratch is not None
-    solve = solver or default_solver()
-    agent_limits = task_limits(limits, plan)
+    solve = setup.solver or default_solver()
+    agent_limits = task_limits(setup.limits, plan)
     grace = policy.votes * (2 * agent_limits.tool_timeout_s) + HARD_STOP_MARGIN_S
-    client = LLMClient(settings, trace, prepared.usage, request_gate=request_gate, facts=facts)
-    if policy.votes == 1:
-        solving = solve(scratch, client, output_dir, limits=agent_limits, trace=trace, task=prepared.task)
-    else:
-        solving = _vote(prepared, solve, client, output_dir, agent_limits, policy)
+    client = LLMClient(setup.settings, trace, prepared.usage, request_gate=setup.request_gate, facts=setup.facts)
+
+    async def solving() -> tuple[Any, dict[str, Any] | None]:
+        if policy.votes == 1:
+            return await solve(scratch, client, output_dir, limits=agent_limits, trace=trace, task=prepared.task), None
+        return await _vote(prepared, solve, client, output_dir, agent_limits, policy)
+
     try:
-        outcome = await asyncio.wait_for(solving, timeout=max(plan.deadline - time.monotonic(), 0.0) + grace)
+        outcome, vote = await asyncio.wait_for(solving(), timeout=max(plan.deadline - time.monotonic(), 0.0) + grace)
     except asyncio.TimeoutError:
-        record.error = f"hard stop: the agent was still running {grace:g}s after its deadline"
-        await _fallback(scratch, output_dir, record, record.error)
-        return
+        error = f"hard stop: the agent was still running {grace:g}s after its deadline"
+        return await _fallback(scratch, output_dir, error, error=error)
     except Exception as exc:  # a boundary: whatever the agent (or a test's solver) raised, the fallback answers
-        record.error = f"{type(exc).__name__}: {exc}"
-        trace.event("task_exception", error=record.error)
-        await _fallback(scratch, output_dir, record, f"agent raised {record.error}")
-        return
+        error = f"{type(exc).__name__}: {exc}"
+        trace.event("task_exception", error=error)
+        return await _fallback(scratch, output_dir, f"agent raised {error}", error=error)
     finally:
         await client.aclose()
-    record.status = outcome.status
-    record.attempts = outcome.attempts
-    record.reason = outcome.reason
-    record.prediction = str(outcome.prediction) if outcome.prediction is not None else None
+    prediction = Path(outcome.prediction) if outcome.prediction is not None else None
+    return SolveResult(outcome.status, reason=outcome.reason, attempts=outcome.attempts, prediction=prediction,
+                       vote=vote)
 
 
 def _trace_final_solver(trace: TraceWriter, scratch: Path) -> None:
@@ -314,12 +327,13 @@ def _trace_final_solver(trace: TraceWriter, scratch: Path) -> None:
 async def _vote(
     prepared: PreparedTask, solve: TaskSolver, client: LLMClient, output_dir: Path, limits: Limits,
     policy: VotePolicy,
-) -> Any:
+) -> tuple[Any, dict[str, Any]]:
     """Independent solves into `<scratch>/votes/solve_<n>/`, voted; the chosen answer is published.
+    Returns the chosen solve's outcome and the vote's record.
 
     Each solve gets an equal share of the time left for the solves that may still follow.
     """
-    scratch, record, trace = prepared.scratch, prepared.record, prepared.trace
+    scratch, trace, task_id = prepared.scratch, prepared.trace, prepared.task.task_id
     assert scratch is not None
 
     async def once(number: int, temperature: float, folder: Path) -> Any:
@@ -330,17 +344,16 @@ async def _vote(
         return await solve(scratch, client, folder, limits=solve_limits, trace=trace, task=prepared.task,
                            chat_options={"temperature": temperature})
 
-    vote = await solve_by_vote(once, policy, ScratchLayout(scratch).votes, record.task_id, trace.event)
-    record.vote = vote.to_json()
+    vote = await solve_by_vote(once, policy, ScratchLayout(scratch).votes, task_id, trace.event)
     chosen = vote.outcomes[vote.chosen if vote.chosen is not None else -1]
     chosen.attempts = sum(o.attempts for o in vote.outcomes)
     if vote.chosen is not None and chosen.prediction is not None:
-        chosen.prediction = await asyncio.to_thread(publish_prediction, chosen.prediction, output_dir, record.task_id)
-    return chosen
+        chosen.prediction = await asyncio.to_thread(publish_prediction, chosen.prediction, output_dir, task_id)
+    return chosen, vote.to_json()
 
 
-async def _fallback(scratch: Path, output_dir: Path, record: TaskRecord, why: str) -> None:
-    path, what = await asyncio.to_thread(run_fallback, scratch, output_dir)
-    record.status = "fallback" if path is not None else "failed"
-    record.prediction = str(path) if path is not None else None
-    record.reason = f"{why}; {what}"
+async def _fallback(scratch: Path, output_dir: Path, why: str, *, error: str | None = None) -> SolveResult:
+    """The current solver.py, run once with no model (the agent raised, overstayed, or got no time)."""
+    done = await asyncio.to_thread(run_fallback, scratch, output_dir, SandboxLimits(timeout_s=FALLBACK_TIMEOUT_S))
+    return SolveResult("fallback" if done.prediction is not None else "failed", reason=f"{why}; {done.note}",
+                       error=error, prediction=done.prediction)

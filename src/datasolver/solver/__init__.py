@@ -7,7 +7,7 @@ from datasolver.solver.publish import STATUSES, TaskStatus, has_prediction, pred
 from datasolver.solver.run_report import render_run
 from datasolver.solver.runner import SOLVER_PRELOAD, SolverRun, run_solver_script
 from datasolver.solver.scaffold import NO_RESULT_MARKER, RESULT_LINE
-from datasolver.solver.solve import rerun_solver
+from datasolver.solver.solve import FallbackRun, rerun_solver, run_fallback
 from datasolver.solver.tools import SOLVER_TOOLS, SolverToolbox, ToolResult, tool_schemas
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "SOLVER_PRELOAD",
     "SOLVER_TOOLS",
     "STATUSES",
+    "FallbackRun",
     "ScaffoldError",
     "ScratchError",
     "SolverError",
@@ -31,6 +32,7 @@ __all__ = [
     "rerun_solver",
     "prepare_task",
     "restore_scaffold",
+    "run_fallback",
     "run_solver_script",
     "tool_schemas",
     "write_scaffold",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from datasolver.data import Catalog, InputLimits, ScratchError, ScratchLayout, Task, TaskFolder, load_task
+from datasolver.data import Catalog, InputLimits, ScratchError, ScratchLayout, Task, TaskError, TaskFolder, load_task
 from datasolver.data.files import list_context_files
 from datasolver.data.input_files import write_prepared_record
 from datasolver.data.input_limits import InputBudget
@@ -31,6 +31,8 @@ def prepare_task(task: Task | Path, scratch_root: Path, *, link_context: bool = 
     if not isinstance(task, Task):
         task = load_task(Path(task))  # its task_id is one safe folder name (data.task_id_problem)
     source = TaskFolder(task.dir.resolve())
+    if not source.is_task():  # a discovered task's folder can go before it is prepared
+        raise TaskError(f"{task.dir}: no task.json (the folder changed after the task was read)")
     layout = ScratchLayout.of(Path(scratch_root) / task.task_id)
     if layout.root == source.root or source.root in layout.root.parents:
         raise ScratchError(f"scratch folder {layout.root} is inside the input task {source.root}; choose another")

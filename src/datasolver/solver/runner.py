@@ -37,6 +37,15 @@ class SolverRun:
     error: str = ""  # FAILED: the shortened error report, error message first
 
     @property
+    def why_no_prediction(self) -> str | None:
+        """One line: why this run wrote no prediction (None when it did)."""
+        if self.status == "OK":
+            return None
+        if self.status == "NO OUTPUT":
+            return "`result` is still None"
+        return self.error.splitlines()[0] if self.error.strip() else "failed"
+
+    @property
     def notes(self) -> list[str]:
         """Sandbox caveats worth reporting (Landlock fallback, refused variables)."""
         return list(self.sandbox.notes)

@@ -12,14 +12,14 @@ import asyncio
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
 from datasolver.clip import clip
 from datasolver.llm import ToolCall, TraceWriter, parse_tool_arguments, tool_message
-from datasolver.toolkit.tool import Toolbox, unknown_tool_message
+from datasolver.toolkit.tool import Tool, Toolbox, unknown_tool_message
 
 EVENT_TOOL_CRASH = "tool_crash"
 CLIP_NOTE = "ask for fewer rows or columns"
@@ -41,6 +41,23 @@ class ToolOutcome:
     """The validated arguments as the tool's model (None when they could not be read)."""
     value: Any = None
     """The tool's value for the program (ToolResult.value), e.g. a result handle or a final answer."""
+    tool: Tool[Any] | None = field(default=None, repr=False, compare=False)
+    """The tool called (None for a name that is not one): its hooks are the loop's reactions."""
+
+    @property
+    def clip_hint(self) -> str:
+        """How to see the rest when the text is cut."""
+        return self.tool.clip_hint if self.tool is not None and self.tool.clip_hint else CLIP_NOTE
+
+    @property
+    def submits(self) -> bool:
+        """The call ran the answer."""
+        return self.tool is not None and self.tool.submits
+
+    @property
+    def repeat_hint(self) -> str:
+        """What to change when this error repeats ("" when the tool says nothing)."""
+        return self.tool.repeat_hint if self.tool is not None else ""
 
     def message(self) -> dict[str, Any]:
         """The tool message for the history."""
@@ -73,6 +90,12 @@ class ToolRunner:
         self._seconds_left = seconds_left
         self.result_chars = result_chars
         self._interrupt = interrupt
+
+    def warm_up(self) -> None:
+        """Start what the tools want started before calls run (their `warm_up` hooks)."""
+        for tool in self.toolbox.tools:
+            if tool.warm_up is not None:
+                tool.warm_up()
 
     def call_timeout(self) -> float | None:
         """Seconds the next call may take: `timeout_s`, at most the time left to the deadline."""
@@ -138,11 +161,14 @@ class ToolRunner:
 
     def _finish(self, call: ToolCall, text: str, ok: bool, kind: str, repairs: list[str], latency: float,
                 arguments: Any, value: Any = None) -> ToolOutcome:
+        tool = self.toolbox.tool(call.name) if call.name in self.toolbox.names else None
+        outcome = ToolOutcome(call.id, call.name, text, ok, kind, list(repairs), arguments=arguments, value=value,
+                              tool=tool)
         if self.result_chars is not None:
-            text = clip(text, self.result_chars, note=CLIP_NOTE)
+            outcome.text = clip(text, self.result_chars, note=outcome.clip_hint)
         if self.trace is not None:
-            self.trace.tool_result(call.id, call.name, text, ok=ok, latency_s=round(latency, 3))
-        return ToolOutcome(call.id, call.name, text, ok, kind, list(repairs), arguments=arguments, value=value)
+            self.trace.tool_result(call.id, call.name, outcome.text, ok=ok, latency_s=round(latency, 3))
+        return outcome
 
     def _trace_call(self, call: ToolCall, arguments: Any, repairs: list[str], error: str | None) -> None:
         if self.trace is not None:

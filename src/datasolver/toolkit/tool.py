@@ -4,7 +4,9 @@
 Google-style docstring: the text before `Args:` is the description the model sees, each `Args:`
 entry the description of one parameter; the argument model and the JSON schema are built from
 the signature, so there is no second copy of the arguments. Settings for one tool sit on the
-tool (`timeout_grace_s`, `prepare`, `hint`), not in the loops. `Toolbox.call` validates and
+tool (`timeout_grace_s`, `prepare`, `hint`, `clip_hint`, `warm_up`, `submits`, `repeat_hint`), not in
+the loops,
+which name no tool. `Toolbox.call` validates and
 dispatches; an exception becomes a result through one table (`kind_of`). A leaf module: it imports
 only the error root.
 """
@@ -89,6 +91,15 @@ class Tool(Generic[C]):
     """Adjust validated arguments to the loop's tool timeout before the call (e.g. cap a timeout)."""
     hint: Callable[[BaseException], str] | None = None
     """What to do next after an error, in this tool's own words (appended to the message)."""
+    clip_hint: str = ""
+    """How to see the rest of a result cut to fit the history, in this tool's own words."""
+    warm_up: Callable[[], None] | None = None
+    """Started when a loop is about to run a model's calls, so a slow start (a sandbox's fork
+    server) overlaps the model's turns rather than the first call."""
+    submits: bool = False
+    """A call runs the answer (the loop watches whether the latest one succeeded, and its checks)."""
+    repeat_hint: str = ""
+    """What to change when a call's error comes back word for word (the loop's repetition note)."""
     args_model: type[BaseModel] = field(init=False, repr=False, compare=False)
     parameter_docs: dict[str, str] = field(init=False, repr=False, compare=False)
     _schema: dict[str, Any] = field(init=False, repr=False, compare=False, default_factory=dict)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datasolver.solver.tools.base import ToolContext
-from datasolver.solver.tools.registry import SOLVER_TOOLS, tool_schemas
+from datasolver.solver.tools.registry import SOLVER_TOOLS, WrittenQueryCalls, tool_schemas, written_query_calls
 from datasolver.solver.tools.toolbox import SolverToolbox
 from datasolver.toolkit import ResultKind, Tool, ToolResult
 
@@ -14,5 +14,7 @@ __all__ = [
     "Tool",
     "ToolContext",
     "ToolResult",
+    "WrittenQueryCalls",
     "tool_schemas",
+    "written_query_calls",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from typing import Annotated
 
@@ -50,7 +51,9 @@ def explore_data(ctx: ToolContext, query: str, limit: Annotated[int, Field(ge=1)
     out = render_result(result)
     if limit > MAX_LIMIT:
         out += f"\nnote: limit capped at {MAX_LIMIT}."
-    return ToolResult(out)
+    # The result (its row counts, the SQL as sent) rides along for the program: the agent keeps
+    # the latest query that returned rows for its fallback.
+    return ToolResult(out, value=dataclasses.replace(result, sql=text))
 
 
 def explore_hint(exc: BaseException) -> str:
