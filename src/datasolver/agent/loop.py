@@ -46,7 +46,7 @@ from datasolver.llm import (
     assistant_message,
     user_message,
 )
-from datasolver.llm.text_calls import ID_PREFIX, written_query
+from datasolver.llm.text_calls import ID_PREFIX, without_echoed_results, written_query
 from datasolver.llm.window import reply_tokens
 from datasolver.sandbox.fork_server import prestart_fork_server
 from datasolver.solver.answer_checks import CheckReport
@@ -229,6 +229,8 @@ async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> Attem
 
 def reply_kind(reply: str) -> str:
     """What a reply without a tool call held, in a few words (for the reason an attempt failed)."""
+    if not without_echoed_results(reply).strip() and reply.strip():
+        return "the last tool result written again"
     if _SQL_BLOCK.search(reply):
         return "an SQL query that did not run"
     if _CODE_BLOCK.search(reply):
@@ -240,15 +242,19 @@ def reply_kind(reply: str) -> str:
 
 def send_back_hint(reply: str) -> str:
     """Which tool the reply's content belongs in."""
+    reply = without_echoed_results(reply)
     if _SQL_BLOCK.search(reply):
-        return ("An SQL query in a reply is not run: SQL belongs in solver.py. Call edit_solver with "
-                "{\"sql\": \"<your SQL>\"}, then run_solver. Use explore_data first if you want to test the query.")
+        return ("The SQL in your reply was not run: write the whole query in one ```sql block (it is tested, "
+                "put into solver.py and run for you), or call edit_solver with {\"sql\": \"<your SQL>\"}, "
+                "then run_solver. Use explore_data first if you want to test the query.")
     if _CODE_BLOCK.search(reply):
         return ("Code in a reply is not run, and solver.py reads no files: the tables are queried with SQL. "
-                "Call edit_solver with {\"sql\": \"SELECT …\"} (or put Python code in solver.py by line number "
-                "and hash, from read_solver), then call run_solver.")
-    return ("Call a tool: explore_data to look at the data, edit_solver with {\"sql\": \"SELECT …\"} to put "
-            "the query into solver.py, run_solver to run it and write prediction.csv.")
+                "Reply with the DuckDB SQL query that answers the question in a ```sql block (it is tested, put "
+                "into solver.py and run for you), or call edit_solver with {\"sql\": \"SELECT …\"}, then run_solver.")
+    # Small models answer prose, "Done." or an echo of the last tool result here; the one thing
+    # they reliably write is a query, and a reply's ```sql block is tested and run for them.
+    return ("Reply with the DuckDB SQL query that answers the question in a ```sql block: it is tested, "
+            "put into solver.py and run for you. Or call explore_data first to look at the data.")
 
 
 async def prepare_request(conv: Conversation, run: AttemptRun, state: AttemptResult, tools_tokens: int) -> None:
