@@ -37,6 +37,8 @@ MADE_UP_PATH = text("To answer, load the data and filter it:\n```python\nimport 
 INVENTED_TABLE = text("Here is the result:\n\n| Result |\n|---|\n| Deep Learning Advances |\n| Quantum Data |\n")
 PROSE_PLAN = text(" ".join(["To solve this task I will first look at the paper table, then I will check which"
                             " columns hold the year and the title, then filter the rows and sort them."] * 19))
+TOOL_RESULT_ECHOED = text(RECORDED["tool_result_echoed"]["reply"])  # NO OUTPUT written again, in <tool_response>
+DONE_AT_START = text(RECORDED["done_at_attempt_start"]["reply"])  # "Done." as a new attempt's first reply
 DONE = text("The titles of the papers published in 2020 are listed in prediction.csv.")
 
 
@@ -104,6 +106,24 @@ def test_a_wrong_table_in_the_sql_block_shows_the_error_and_the_fix_answers(scra
     assert outcome.status == "solved"
     adopted = [(e["ran"], e["query"]) for e in events if e["event"] == "query_adopted"]
     assert adopted == [(False, "SELECT title FROM Result WHERE year = 2020"), (True, PAPER_SQL)]
+
+
+def test_an_echoed_tool_result_is_sent_back_and_the_sql_it_asks_for_answers(scratch: Path) -> None:
+    outcome, server, _ = solve(scratch, [RUN_SOLVER_DEFAULTS, TOOL_RESULT_ECHOED, sql_block(PAPER_SQL), DONE])
+    assert outcome.status == "solved"
+    assert outcome.prediction.read_text(encoding="utf-8") == ANSWER_CSV
+    # The calls the echoed result suggests (a placeholder edit, a look at the table) were not run.
+    assert outcome.attempt_results[0].sent_back == 1
+    assert "```sql block" in server.requests[2]["messages"][-1]["content"]
+
+
+def test_done_at_a_new_attempts_start_is_sent_back_for_the_sql(scratch: Path) -> None:
+    script = [RUN_SOLVER_DEFAULTS, DONE_AT_START, DONE_AT_START,  # attempt 1: sent back once, then over
+              DONE_AT_START, sql_block(PAPER_SQL), DONE]  # attempt 2: "Done." again, then the SQL asked for
+    outcome, server, _ = solve(scratch, script, Limits(max_attempts=2))
+    assert outcome.status == "solved" and outcome.attempts == 2
+    assert outcome.prediction.read_text(encoding="utf-8") == ANSWER_CSV
+    assert "```sql block" in server.requests[4]["messages"][-1]["content"]
 
 
 GEOGRAPHY = SHARED / "tasks" / "dev-en"

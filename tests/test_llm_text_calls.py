@@ -217,3 +217,21 @@ def test_bare_calls_need_the_tool_names(content: str) -> None:
 ])
 def test_bare_calls_are_known_names_at_a_line_start_with_an_object(content: str) -> None:
     assert parse_text_tool_calls(content, tool_names=TOOLS).calls == []
+
+
+def test_calls_inside_an_echoed_tool_result_are_not_the_models() -> None:
+    echoed = ('<tool_response>\nNO OUTPUT\nReady to copy:\nedit_solver {"sql": "SELECT <columns> FROM paper"}\n'
+              'explore_data {"query": "SELECT * FROM paper LIMIT 5"}\n</tool_response>')
+    names = {"edit_solver", "explore_data", "run_solver"}
+    assert parse_text_tool_calls(echoed, tool_names=names).calls == []
+    cut_off = echoed.removesuffix("\n</tool_response>")  # a reply cut inside the echo
+    assert parse_text_tool_calls(cut_off, tool_names=names).calls == []
+    after = parse_text_tool_calls(echoed + '\n<tool_call>{"name": "run_solver", "arguments": {}}</tool_call>',
+                                  tool_names=names)
+    assert [c.name for c in after.calls] == ["run_solver"]
+
+
+def test_a_run_sql_line_in_a_block_labelled_sql_gives_its_query() -> None:
+    # The real 1.5B model wrote this after NO OUTPUT (task_en_scholar_12, 2026-12-02).
+    reply = '<tool_response>\nNO OUTPUT\n```sql\nresult = run_sql("SELECT COUNT(*) FROM paper WHERE year = 2020")\n```'
+    assert written_query(reply) == "SELECT COUNT(*) FROM paper WHERE year = 2020"

@@ -61,7 +61,10 @@ def fit_brief(
         return first_prompt_tokens(candidate, evidence_hints) <= budget_tokens
 
     candidate = folded(0)
-    for count in range(1, len(units) + 1):  # the shortest prefix of the units that fits
+    # The shortest prefix of the units that fits; the most relevant unit is never folded: a prompt
+    # still over budget is cut in knowledge.md instead (a small model that saw no table's columns
+    # guessed the table: 7 of 7 folded on a slow server, the answer read a neighbouring month's table).
+    for count in range(1, len(units)):
         if fits(candidate):
             return candidate
         candidate = folded(count)

@@ -50,7 +50,7 @@ from datasolver.llm import (
     assistant_message,
     user_message,
 )
-from datasolver.llm.text_calls import ID_PREFIX, written_query
+from datasolver.llm.text_calls import ID_PREFIX, without_echoed_results, written_query
 from datasolver.llm.window import reply_tokens
 from datasolver.data import QueryResult
 from datasolver.solver.answer_checks import CheckReport
@@ -225,6 +225,8 @@ async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> Attem
 
 def reply_kind(reply: str) -> str:
     """What a reply without a tool call held, in a few words (for the reason an attempt failed)."""
+    if not without_echoed_results(reply).strip() and reply.strip():
+        return "the last tool result written again"
     if _SQL_BLOCK.search(reply):
         return "an SQL query that did not run"
     if _CODE_BLOCK.search(reply):
@@ -236,10 +238,13 @@ def reply_kind(reply: str) -> str:
 
 def send_back_hint(reply: str) -> str:
     """Which tool the reply's content belongs in (`solver_hint_*.md`)."""
+    reply = without_echoed_results(reply)
     if _SQL_BLOCK.search(reply):
         return render_prompt("hint_sql")
     if _CODE_BLOCK.search(reply):
         return render_prompt("hint_code")
+    # Small models answer prose, "Done." or an echo of the last tool result here; the one thing
+    # they reliably write is a query, and a reply's ```sql block is tested and run for them.
     return render_prompt("hint_call")
 
 

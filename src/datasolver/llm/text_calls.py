@@ -47,6 +47,9 @@ _MISTRAL_NAMED = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*\[ARGS\]")
 _FUNCTIONS = re.compile(r"functions\.([A-Za-z_][\w-]*)\s*:?\s*(?:\n?```(?:json)?\s*)?(?=[{(])")
 _FENCE = re.compile(r"```[ \t]*([\w-]*)[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _ARG_KEYS = ("arguments", "parameters")
+# A small model sometimes writes the last tool result again, in the tags the chat template gives
+# results; the calls that result suggests are its text, not the model's calls.
+_ECHOED_RESULT = re.compile(r"<tool_response>.*?(?:</tool_response>|\Z)", re.DOTALL)
 
 
 @dataclass
@@ -69,6 +72,9 @@ def parse_text_tool_calls(
     """
     if not content or not content.strip():
         return TextCalls(content or "")
+    if _ECHOED_RESULT.search(content):
+        found = parse_text_tool_calls(without_echoed_results(content), id_prefix=id_prefix, tool_names=tool_names)
+        return found if found.calls else TextCalls(content)
     for form, reader in ((FORM_HERMES, _read_hermes), (FORM_MISTRAL, _read_mistral),
                          (FORM_FUNCTIONS, _read_functions)):
         found = reader(content)
@@ -84,6 +90,11 @@ def parse_text_tool_calls(
         rest, raw = found
         return TextCalls(rest, _numbered(raw, id_prefix), FORM_BARE)
     return TextCalls(content)
+
+
+def without_echoed_results(content: str) -> str:
+    """``content`` without the tool results the model wrote again (``<tool_response>`` blocks)."""
+    return _ECHOED_RESULT.sub("", content)
 
 
 def is_text_call(call_id: str | None) -> bool:
@@ -292,16 +303,18 @@ def written_query(content: str) -> str | None:
     """The SQL query a reply wrote instead of calling a tool, or None.
 
     Read, last one first: a closed ```sql block (or an unlabelled block that starts with SELECT
-    or WITH), or the string given to `run_sql(…)` in a ```python block. A block of several
+    or WITH), or the string given to `run_sql(…)` in a ```python (or ```sql) block. A block of several
     statements gives its last one. Code that is not one of these (pandas reading a file, a bare
     `result = None`) gives None.
     """
     for fence in reversed(list(_CLOSED_FENCE.finditer(content or ""))):
         language, body = fence.group(1).lower(), fence.group(2)
-        if language in _SQL_LANGUAGES or (not language and _SQL_START.match(body)):
+        literals = _RUN_SQL_LITERAL.findall(body)
+        if literals and language in _SQL_LANGUAGES:  # a run_sql("…") line in a block labelled sql
+            query = _last_statement(literals[-1][1])
+        elif language in _SQL_LANGUAGES or (not language and _SQL_START.match(body)):
             query = _last_statement(body)
         elif language in _CODE_LANGUAGES or not language:
-            literals = _RUN_SQL_LITERAL.findall(body)
             query = _last_statement(literals[-1][1]) if literals else None
         else:
             continue

@@ -27,7 +27,8 @@ def no_output_next_step(layout: ScratchLayout, catalog: Catalog) -> str:
     quoted = _quoted(table) if table else "<table>"
     sql = PLACEHOLDER_SQL.format(table=quoted)
     lines = ["Nothing is answered yet. Next, write the query that answers the question into solver.py and "
-             "call run_solver again. Ready to copy (replace the <…> parts):",
+             "call run_solver again, or reply with the query in a ```sql block (it is tested and run for you). "
+             "Ready to copy (replace the <…> parts):",
              "edit_solver " + json.dumps({"sql": sql}, ensure_ascii=False)]
     number = _result_line(layout)
     if number is not None:
