@@ -13,9 +13,7 @@ from typing import TypeVar
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED = REPO_ROOT.parent / "shared"
-DEV_TASKS = SHARED / "tasks" / "dev"
+from tests.helpers.paths import DEV_TASKS
 T = TypeVar("T")
 
 
@@ -105,9 +103,9 @@ def made_once_per_run(tmp_path_factory: pytest.TempPathFactory, name: str, make:
 
 @pytest.fixture(scope="session")
 def screencast(tmp_path_factory: pytest.TempPathFactory):
-    """The four-state narrated screencast of tests/videomedia.py, made once per test run
+    """The four-state narrated screencast of tests/helpers/videomedia.py, made once per test run
     (drawing, encoding and speech cost ~2 CPU-s)."""
-    from tests.videomedia import make, require_media_tools
+    from tests.helpers.videomedia import make, require_media_tools
 
     require_media_tools(speech=True)
     return made_once_per_run(tmp_path_factory, "screencast", lambda folder: make(folder / "briefing.mp4"))

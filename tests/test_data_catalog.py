@@ -6,7 +6,7 @@ import pytest
 
 from datasolver.data import Catalog, QueryError, ReadOnlyViolation, UnknownTable, render_profiles, render_result
 from datasolver.data.input_files import mark_prepared
-from tests.datafiles import sqlite_file, write_task
+from tests.helpers.datafiles import sqlite_file, write_task
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from datasolver.cli import cli
 from datasolver.data.names import canonical_name
 from datasolver.eval import score_files
-from tests.conftest import SHARED
+from tests.helpers.paths import SHARED
 
 SETS = ["dev", "dev-en"]
 _LISTING = re.compile(r"^(\S+)\s+rows\s+(\S+)\s+cols\s+(\S+)\s+(.*)$")

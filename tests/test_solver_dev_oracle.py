@@ -14,7 +14,7 @@ import pytest
 from datasolver.documents import prepare_documents
 from datasolver.solver import SolverToolbox, prepare_task, write_scaffold
 from datasolver.solver.testing import call_json, result_line_address
-from tests.datafiles import gold_is_only_nulls
+from tests.helpers.datafiles import gold_is_only_nulls
 
 TASKS = Path(__file__).resolve().parents[1].parent / "shared" / "tasks"
 TASK_SETS = ("dev", "dev-en")

@@ -6,7 +6,7 @@ import pytest
 
 from datasolver.video import DetectorSettings
 from datasolver.video.keyframes import _packet_events, scan_video
-from tests.videomedia import SLIDES_SPEC, state_of
+from tests.helpers.videomedia import SLIDES_SPEC, state_of
 
 
 def test_every_state_has_a_candidate_after_its_change_settles(screencast) -> None:

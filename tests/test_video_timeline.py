@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from datasolver.video import MediaTimeline, VideoOptions, analyze_media, analyze_path, render_timeline
-from tests.videomedia import SLIDES_SPEC, make, require_media_tools, state_of
+from tests.helpers.videomedia import SLIDES_SPEC, make, require_media_tools, state_of
 
 
 def _video(report) -> MediaTimeline:

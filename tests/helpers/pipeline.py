@@ -1,5 +1,5 @@
-"""Shared helpers of the pipeline tests (no tests here): a scripted server that solves tasks
-through the real tools, run configs pointing at it, and a byte-level snapshot of a folder."""
+"""Helpers of the pipeline tests: a scripted server that solves tasks through the real tools, the
+dev sets' oracle answers, run configs pointing at it, and a byte-level snapshot of a folder."""
 
 from __future__ import annotations
 
@@ -70,6 +70,13 @@ def answers_with(*extra: ScriptedAnswer) -> dict[str, ScriptedAnswer]:
     answers = examples.demo_answers()
     answers.update({a.task_id: a for a in extra})
     return answers
+
+
+def oracle_answers(task_set: Path) -> dict[str, ScriptedAnswer]:
+    """Each task's oracle SQL from a dev task set's oracle.jsonl (../shared/tasks/dev, dev-en)."""
+    rows = [json.loads(line) for line in (task_set / "oracle.jsonl").read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    return {r["task_id"]: ScriptedAnswer(r["task_id"], r["sql"], r["question"]) for r in rows}
 
 
 def snapshot(folder: Path) -> dict[str, str]:
