@@ -129,7 +129,7 @@ def test_tasks_share_one_event_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     import datasolver.agent.solve as solve_module
 
     # Briefs are built in turns, at most as many at once as there are CPUs (here: one).
-    monkeypatch.setattr(solve_module, "_BRIEF_TURNS", threading.BoundedSemaphore(1))
+    monkeypatch.setattr(solve_module, "BRIEF_TURNS", threading.BoundedSemaphore(1))
     building, most = [0], [0]
     real_gather = solve_module.gather_brief
 
