@@ -15,8 +15,9 @@ from datasolver.documents import prepare_documents
 from datasolver.solver import SolverToolbox, prepare_task, write_scaffold
 from datasolver.solver.testing import call_json, result_line_address
 from tests.helpers.datafiles import gold_is_only_nulls
+from tests.helpers.paths import SHARED
 
-TASKS = Path(__file__).resolve().parents[1].parent / "shared" / "tasks"
+TASKS = SHARED / "tasks"
 TASK_SETS = ("dev", "dev-en")
 
 
