@@ -102,6 +102,22 @@ def made_once_per_run(tmp_path_factory: pytest.TempPathFactory, name: str, make:
 
 
 @pytest.fixture(scope="session")
+def dev_tables(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], dict[str, tuple[int, str]]]:
+    """`dev_tables(set_name)`: task id → (exit code, output) of `datasolver tables` on every raw task
+    folder of ../shared/tasks/<set_name>, listed once per test run (each listing loads every table of
+    40 tasks: ~10 CPU-s), or skip when the set is absent."""
+    from tests.helpers.devsets import tables_listings, task_set
+
+    def listings(name: str) -> dict[str, tuple[int, str]]:
+        root = task_set(name)
+        if not (root / "oracle.jsonl").is_file():
+            pytest.skip(f"{root} is absent (only present beside the project's own checkout)")
+        return made_once_per_run(tmp_path_factory, f"tables-{name}", lambda _folder: tables_listings(root))
+
+    return listings
+
+
+@pytest.fixture(scope="session")
 def screencast(tmp_path_factory: pytest.TempPathFactory):
     """The four-state narrated screencast of tests/helpers/videomedia.py, made once per test run
     (drawing, encoding and speech cost ~2 CPU-s)."""

@@ -15,6 +15,7 @@ from datasolver.examples import ScriptedAnswer, solver_handler
 from datasolver.llm import LLMSettings
 from datasolver.llm.fake import ScriptedServer
 from datasolver.pipeline import RunConfig
+from tests.helpers.devsets import oracle
 
 
 def settings_for(server: ScriptedServer) -> LLMSettings:
@@ -74,9 +75,7 @@ def answers_with(*extra: ScriptedAnswer) -> dict[str, ScriptedAnswer]:
 
 def oracle_answers(task_set: Path) -> dict[str, ScriptedAnswer]:
     """Each task's oracle SQL from a dev task set's oracle.jsonl (../shared/tasks/dev, dev-en)."""
-    rows = [json.loads(line) for line in (task_set / "oracle.jsonl").read_text(encoding="utf-8").splitlines()
-            if line.strip()]
-    return {r["task_id"]: ScriptedAnswer(r["task_id"], r["sql"], r["question"]) for r in rows}
+    return {r["task_id"]: ScriptedAnswer(r["task_id"], r["sql"], r["question"]) for r in oracle(task_set)}
 
 
 def snapshot(folder: Path) -> dict[str, str]:
