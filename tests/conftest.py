@@ -105,7 +105,8 @@ def made_once_per_run(tmp_path_factory: pytest.TempPathFactory, name: str, make:
 def dev_tables(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], dict[str, tuple[int, str]]]:
     """`dev_tables(set_name)`: task id → (exit code, output) of `datasolver tables` on every raw task
     folder of ../shared/tasks/<set_name>, listed once per test run (each listing loads every table of
-    40 tasks: ~10 CPU-s), or skip when the set is absent."""
+    40 tasks: ~7 CPU-s), or skip when the set is absent. The tests that use it share an xdist_group,
+    so one worker lists and the next test reads, rather than one worker waiting on the other's lock."""
     from tests.helpers.devsets import tables_listings, task_set
 
     def listings(name: str) -> dict[str, tuple[int, str]]:

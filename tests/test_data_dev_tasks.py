@@ -14,6 +14,7 @@ def _needs_document(entry) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("dev-tables")  # on the worker that lists the set (no waiting for another)
 def test_every_dev_task_lists_its_tables_without_unreadable_files(dev_tasks, dev_tables):
     found = discover_tasks(dev_tasks / "input")
     assert len(found.tasks) == 40 and not found.errors

@@ -34,6 +34,7 @@ def _pipe_table_rows(doc: Path) -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("dev-tables")  # with test_data_dev_tasks: the dev listing is made once, on one worker
 @pytest.mark.parametrize("name", SETS)
 def test_tables_lists_every_oracle_table_with_its_row_count(name: str, dev_tables) -> None:
     root, oracle = _tasks(name)
