@@ -13,9 +13,7 @@ from typing import TypeVar
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED = REPO_ROOT.parent / "shared"
-DEV_TASKS = SHARED / "tasks" / "dev"
+from tests.helpers.paths import DEV_TASKS
 T = TypeVar("T")
 
 
@@ -104,10 +102,27 @@ def made_once_per_run(tmp_path_factory: pytest.TempPathFactory, name: str, make:
 
 
 @pytest.fixture(scope="session")
+def dev_tables(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], dict[str, tuple[int, str]]]:
+    """`dev_tables(set_name)`: task id → (exit code, output) of `datasolver tables` on every raw task
+    folder of ../shared/tasks/<set_name>, listed once per test run (each listing loads every table of
+    40 tasks: ~7 CPU-s), or skip when the set is absent. The tests that use it share an xdist_group,
+    so one worker lists and the next test reads, rather than one worker waiting on the other's lock."""
+    from tests.helpers.devsets import tables_listings, task_set
+
+    def listings(name: str) -> dict[str, tuple[int, str]]:
+        root = task_set(name)
+        if not (root / "oracle.jsonl").is_file():
+            pytest.skip(f"{root} is absent (only present beside the project's own checkout)")
+        return made_once_per_run(tmp_path_factory, f"tables-{name}", lambda _folder: tables_listings(root))
+
+    return listings
+
+
+@pytest.fixture(scope="session")
 def screencast(tmp_path_factory: pytest.TempPathFactory):
-    """The four-state narrated screencast of tests/videomedia.py, made once per test run
+    """The four-state narrated screencast of tests/helpers/videomedia.py, made once per test run
     (drawing, encoding and speech cost ~2 CPU-s)."""
-    from tests.videomedia import make, require_media_tools
+    from tests.helpers.videomedia import make, require_media_tools
 
     require_media_tools(speech=True)
     return made_once_per_run(tmp_path_factory, "screencast", lambda folder: make(folder / "briefing.mp4"))

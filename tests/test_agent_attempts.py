@@ -4,7 +4,6 @@ the fallback run of the last edited solver.py, the deadline, and tasks sharing o
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 from pathlib import Path
 
@@ -12,10 +11,10 @@ import pytest
 
 from datasolver.agent import Limits, SolveOutcome, solve_task
 from datasolver.agent.testing import edit_query_turn, fake_client
-from datasolver.llm import TraceWriter
 from datasolver.llm.fake import ScriptedServer, delay, http_error, text, tool_call
 from datasolver.solver import prepare_task
 from datasolver.solver.testing import make_tiny_task
+from tests.helpers.agent import solve
 
 COUNT_BY_CITY = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city ORDER BY n DESC, city")'
 EXPECTED_CSV = "city,n\nParis,2\nLyon,1\nNice,1\n"
@@ -25,22 +24,6 @@ BAD_REQUEST = http_error(400, body={"error": {"message": "invalid request"}})
 @pytest.fixture
 def scratch(tmp_path: Path) -> Path:
     return prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
-
-
-def solve(scratch: Path, script=None, limits: Limits = Limits(), *, handler=None, send_backs: int = 0):
-    """Run solve_task against a scripted server; return (outcome, server, trace events).
-
-    Replies without a tool call end the attempt here (``send_backs=0``) unless a test asks."""
-    limits = dataclasses.replace(limits, send_backs=send_backs)
-    trace = TraceWriter(scratch.parent.parent / "logs", scratch.name)
-    with ScriptedServer(script, handler) as server:
-        async def go() -> SolveOutcome:
-            async with fake_client(server.base_url, trace) as client:
-                return await solve_task(scratch, client, scratch.parent.parent / "out", limits=limits)
-
-        outcome = asyncio.run(go())
-    assert server.errors == []
-    return outcome, server, trace.read()
 
 
 def published(scratch: Path) -> Path:
@@ -157,7 +140,7 @@ def test_tasks_share_one_event_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     import datasolver.agent.solve as solve_module
 
     # Briefs are built in turns, at most as many at once as there are CPUs (here: one).
-    monkeypatch.setattr(solve_module, "_BRIEF_TURNS", threading.BoundedSemaphore(1))
+    monkeypatch.setattr(solve_module, "BRIEF_TURNS", threading.BoundedSemaphore(1))
     building, most = [0], [0]
     real_gather = solve_module.gather_brief
 

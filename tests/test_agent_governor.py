@@ -13,7 +13,7 @@ from datasolver.agent.testing import edit_query_turn
 from datasolver.llm.fake import text, tool_call
 from datasolver.solver import prepare_task
 from datasolver.solver.testing import make_tiny_task
-from tests.test_agent_attempts import solve as run_solve
+from tests.helpers.agent import solve as run_solve
 
 CITIES = 'result = run_sql("SELECT DISTINCT city FROM orders ORDER BY city")'
 
@@ -24,7 +24,7 @@ def scratch(tmp_path: Path) -> Path:
 
 
 def solve(scratch: Path, script, limits: Limits):
-    """test_agent_attempts' runner, keeping the send-backs `limits` asks for."""
+    """The scripted runner, keeping the send-backs `limits` asks for."""
     return run_solve(scratch, script, limits, send_backs=limits.send_backs)
 
 

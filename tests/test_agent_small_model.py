@@ -22,7 +22,7 @@ from datasolver.eval import score_files
 from datasolver.llm.fake import Text, text
 from datasolver.solver import prepare_task
 from datasolver.solver.testing import PAPER_SQL, make_paper_task
-from tests.conftest import SHARED
+from tests.helpers.paths import SHARED
 
 ANSWER_CSV = "title\nAdaptive Joins\nMedian Sketches\nZebra Streams\n"
 

@@ -12,7 +12,7 @@ from datasolver.cli import cli
 from datasolver.cli.ask_cmds import COMMANDS
 from datasolver.cli.model_options import NO_MODEL
 from datasolver.llm.fake import ScriptedServer, text, tool_call
-from tests.datafiles import write_task
+from tests.helpers.datafiles import write_task
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

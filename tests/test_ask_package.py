@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from datasolver.ask import open_package
-from tests.datafiles import write_task
+from tests.helpers.datafiles import write_task
 
 REPORT = """# Quarterly report
 

@@ -8,7 +8,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from tests.benchscripts import load_benchmark
+from tests.helpers.benchscripts import load_benchmark
 
 
 

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from datasolver.llm.fake import ScriptedServer, delay
-from tests.benchscripts import load_benchmark
+from tests.helpers.benchscripts import load_benchmark
 
 
 

@@ -8,7 +8,7 @@ import click
 from click.testing import CliRunner
 
 from datasolver.cli import COMMAND_MODULES, cli
-from tests.conftest import REPO_ROOT
+from tests.helpers.paths import REPO_ROOT
 
 
 def _commands() -> dict[str, click.Command]:

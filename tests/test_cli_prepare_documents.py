@@ -4,7 +4,7 @@ from click.testing import CliRunner
 
 from datasolver.cli import cli
 from datasolver.data import Catalog
-from tests.datafiles import write_task
+from tests.helpers.datafiles import write_task
 
 REPORT = """# 年度报告
 

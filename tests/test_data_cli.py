@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
-from tests.datafiles import write_task
+from tests.helpers.datafiles import write_task
 
 
 def test_tables_lists_names_rows_sources_aliases_and_unreadable_files(tmp_path):

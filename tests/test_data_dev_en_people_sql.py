@@ -6,7 +6,6 @@ Tables that exist only as Markdown tables in `doc/*.md` come from the document c
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -14,8 +13,9 @@ from click.testing import CliRunner
 
 from datasolver.cli import cli
 from datasolver.eval import score_files
+from tests.helpers.devsets import oracle, task_set
 
-DEV_EN = Path(__file__).resolve().parents[1].parent / "shared" / "tasks" / "dev-en"
+DEV_EN = task_set("dev-en")
 
 
 @pytest.mark.slow
@@ -23,8 +23,7 @@ DEV_EN = Path(__file__).resolve().parents[1].parent / "shared" / "tasks" / "dev-
 def test_each_dev_en_oracle_sql_reproduces_gold_on_the_raw_folder(tmp_path: Path, key: str) -> None:
     if not (DEV_EN / "oracle.jsonl").is_file():
         pytest.skip(f"{DEV_EN} is absent (only present beside the project's own checkout)")
-    entries = [json.loads(line) for line in (DEV_EN / "oracle.jsonl").read_text(encoding="utf-8").splitlines()
-               if line.strip()]
+    entries = oracle(DEV_EN)
     assert len(entries) == 40
     runner = CliRunner()
     failures = {}

@@ -1,17 +1,12 @@
 """The engine on the real dev tasks: every table lists, and each oracle SQL reproduces gold.csv."""
 
-import json
-
 import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
 from datasolver.data import Catalog, discover_tasks
 from datasolver.eval import score_files
-
-
-def _oracle(dev_tasks):
-    return [json.loads(line) for line in (dev_tasks / "oracle.jsonl").read_text(encoding="utf-8").splitlines() if line]
+from tests.helpers.devsets import oracle
 
 
 def _needs_document(entry) -> bool:
@@ -19,21 +14,24 @@ def _needs_document(entry) -> bool:
 
 
 @pytest.mark.slow
-def test_every_dev_task_lists_its_tables_without_unreadable_files(dev_tasks):
+@pytest.mark.xdist_group("dev-tables")  # on the worker that lists the set (no waiting for another)
+def test_every_dev_task_lists_its_tables_without_unreadable_files(dev_tasks, dev_tables):
     found = discover_tasks(dev_tasks / "input")
     assert len(found.tasks) == 40 and not found.errors
+    listings = dev_tables("dev")  # `datasolver tables` on each task, shared with test_dev_task_views
+    assert sorted(listings) == sorted(task.dir.name for task in found.tasks)
     runner = CliRunner()
     for task in found.tasks:
-        result = runner.invoke(cli, ["tables", str(task.dir)])
-        assert result.exit_code == 0, (task.task_id, result.output)
-        assert "unreadable:" not in result.output, (task.task_id, result.output)
-        first_table = result.output.split()[0]
+        exit_code, output = listings[task.dir.name]
+        assert exit_code == 0, (task.task_id, output)
+        assert "unreadable:" not in output, (task.task_id, output)
+        first_table = output.split()[0]
         sql = runner.invoke(cli, ["sql", str(task.dir), f'SELECT count(*) FROM "{first_table}"'])
         assert sql.exit_code == 0 and sql.output.startswith("rows: 1 of 1"), (task.task_id, sql.output)
 
 
 def test_oracle_sql_reproduces_gold(dev_tasks, tmp_path):
-    entries = [e for e in _oracle(dev_tasks) if not _needs_document(e)]
+    entries = [e for e in oracle(dev_tasks) if not _needs_document(e)]
     assert len(entries) >= 30
     failures = []
     for entry in entries:
@@ -51,5 +49,5 @@ def test_oracle_sql_reproduces_gold(dev_tasks, tmp_path):
 
 @pytest.mark.parametrize("needed_format", ["csv", "json", "db"])
 def test_each_source_format_is_covered_by_the_oracle_run(dev_tasks, needed_format):
-    formats = {t["format"] for e in _oracle(dev_tasks) if not _needs_document(e) for t in e["tables"].values()}
+    formats = {t["format"] for e in oracle(dev_tasks) if not _needs_document(e) for t in e["tables"].values()}
     assert needed_format in formats

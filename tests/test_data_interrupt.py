@@ -16,7 +16,7 @@ from datasolver.cli import cli
 from datasolver.data import Catalog, QueryInterrupted
 from datasolver.sandbox import SandboxLimits
 from datasolver.solver import SolverToolbox, prepare_task
-from tests.datafiles import write_task
+from tests.helpers.datafiles import write_task
 
 # 10^12 row combinations, each hashed: never finishes on its own (and no statistic can prove the
 # filter false, which would let DuckDB skip the work).

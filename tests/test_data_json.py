@@ -3,7 +3,7 @@
 import json
 
 from datasolver.data import Catalog
-from tests.datafiles import write_task
+from tests.helpers.datafiles import write_task
 
 
 def _dump(obj) -> str:

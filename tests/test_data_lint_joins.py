@@ -225,7 +225,7 @@ def test_examples_need_only_look_like_the_data(tmp_path: Path) -> None:
 def test_the_row_a_finding_quotes_is_the_first_in_file_order(tmp_path: Path) -> None:
     # The finding goes into the prompt, so it must not change from run to run: any_value() gave
     # the first row of whichever row group a parallel scan reached first (here 'AB-122880').
-    from tests.datafiles import write_task
+    from tests.helpers.datafiles import write_task
 
     rows = ["code,n"] + [f"AB-{i},{i}" for i in range(190_000)]
     task = write_task(tmp_path, files={"csv/codes.csv": "\n".join(rows) + "\n"})

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from datasolver.cli import cli
 from datasolver.data import Catalog, QueryError, Relation
-from tests.datafiles import write_task
+from tests.helpers.datafiles import write_task
 
 
 @pytest.fixture

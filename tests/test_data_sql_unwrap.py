@@ -10,7 +10,7 @@ import pytest
 
 from datasolver.data import Catalog
 from datasolver.data.sql_repair import unwrap_statement
-from tests.datafiles import write_task
+from tests.helpers.datafiles import write_task
 
 FENCE = "removed the Markdown code fence around the SQL"
 COMMENT = "removed the comment after the end of the statement"

@@ -1,7 +1,7 @@
 """SQLite through Python's sqlite3: Chinese names, views, typeless columns, corrupt files, no network."""
 
 from datasolver.data import Catalog
-from tests.datafiles import sqlite_file, write_task
+from tests.helpers.datafiles import sqlite_file, write_task
 
 
 def test_chinese_table_names_views_and_types(tmp_path):

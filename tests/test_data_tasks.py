@@ -3,7 +3,7 @@ import json
 import pytest
 
 from datasolver.data import TaskError, discover_tasks, load_task
-from tests.datafiles import write_task
+from tests.helpers.datafiles import write_task
 
 
 def test_discovery_natural_order_and_defaults(tmp_path):

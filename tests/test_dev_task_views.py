@@ -5,7 +5,6 @@ project's scorer). Skips without ../shared."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -15,18 +14,17 @@ from click.testing import CliRunner
 from datasolver.cli import cli
 from datasolver.data.names import canonical_name
 from datasolver.eval import score_files
-from tests.conftest import SHARED
+from tests.helpers.devsets import oracle, task_set
 
 SETS = ["dev", "dev-en"]
 _LISTING = re.compile(r"^(\S+)\s+rows\s+(\S+)\s+cols\s+(\S+)\s+(.*)$")
 
 
 def _tasks(name: str) -> tuple[Path, list[dict]]:
-    root = SHARED / "tasks" / name
+    root = task_set(name)
     if not (root / "oracle.jsonl").is_file():
         pytest.skip(f"{root} is absent (only present beside the project's own checkout)")
-    lines = (root / "oracle.jsonl").read_text(encoding="utf-8").splitlines()
-    return root, [json.loads(line) for line in lines if line.strip()]
+    return root, oracle(root)
 
 
 def _pipe_table_rows(doc: Path) -> int:
@@ -36,20 +34,21 @@ def _pipe_table_rows(doc: Path) -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("dev-tables")  # with test_data_dev_tasks: the dev listing is made once, on one worker
 @pytest.mark.parametrize("name", SETS)
-def test_tables_lists_every_oracle_table_with_its_row_count(name: str) -> None:
+def test_tables_lists_every_oracle_table_with_its_row_count(name: str, dev_tables) -> None:
     root, oracle = _tasks(name)
-    runner = CliRunner()
+    listings = dev_tables(name)  # `datasolver tables` on each raw task folder, listed once per test run
     missing, docs_checked = [], 0
     for entry in oracle:
         task = root / "input" / entry["task_id"]
-        result = runner.invoke(cli, ["tables", str(task)])
-        assert result.exit_code == 0, (entry["task_id"], result.output)
-        listed = {m[1]: m for m in map(_LISTING.match, result.output.splitlines()) if m}
+        exit_code, output = listings[entry["task_id"]]
+        assert exit_code == 0, (entry["task_id"], output)
+        listed = {m[1]: m for m in map(_LISTING.match, output.splitlines()) if m}
         # every table of the task, each with an exact row count, and no document left unread
-        assert len(listed) == entry["n_tables_total"], (entry["task_id"], result.output)
-        assert all(m[2].isdigit() for m in listed.values()), (entry["task_id"], result.output)
-        assert "unread document:" not in result.output, (entry["task_id"], result.output)
+        assert len(listed) == entry["n_tables_total"], (entry["task_id"], output)
+        assert all(m[2].isdigit() for m in listed.values()), (entry["task_id"], output)
+        assert "unread document:" not in output, (entry["task_id"], output)
         for table in entry["tables"].values():
             m = listed.get(canonical_name(table["name"]))
             if m is None or not m[2].isdigit():

@@ -15,7 +15,7 @@ from datasolver.data import Catalog
 from datasolver.documents.cache import CACHE_ENV, NOT_EXTRACTED, document_tables
 from datasolver.pipeline.documents import prepare_task_documents
 from datasolver.solver import prepare_task
-from tests.datafiles import write_task
+from tests.helpers.datafiles import write_task
 
 FARES = "# Fares\n\nPrices by class.\n\n| fare_id | class | price |\n|---|---|---|\n| 1 | Y | 120 |\n| 2 | J | 480 |\n"
 NARRATIVE = "# Notes\n\n" + "The fares were collected in spring from the carriers' public price lists. " * 3 + "\n"

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from datasolver.cli import cli
 from datasolver.data import Catalog
-from tests.datafiles import write_task
+from tests.helpers.datafiles import write_task
 
 GOOD = "id,name\n1,Ann\n2,Bob\n"
 

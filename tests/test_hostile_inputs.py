@@ -26,7 +26,7 @@ from datasolver.data import Catalog, QueryInterrupted
 from datasolver.data.input_files import FOLLOW_OUTSIDE_ENV, InputScope, mark_prepared, walk_inputs
 from datasolver.llm.fake import ScriptedServer, text, tool_calls
 from datasolver.solver import prepare_task
-from tests.datafiles import sqlite_file, write_task
+from tests.helpers.datafiles import sqlite_file, write_task
 
 AWS = "aws_secret_access_key = SECRET-AWS-4242"
 SSH = "-----BEGIN OPENSSH PRIVATE KEY----- SECRET-SSH-4242"

@@ -28,7 +28,7 @@ from datasolver.pipeline.summary import RunSummary, write_summary
 from datasolver.report import write_report
 from datasolver.report.sample import write_sample_run
 from datasolver.solver.publish import publish_prediction
-from tests.test_pipeline_fixtures import copy_examples, examples_server, snapshot
+from tests.helpers.pipeline import copy_examples, examples_server, snapshot
 
 SHELL_LINE = "$(touch /tmp/pwned)"
 

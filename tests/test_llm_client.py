@@ -66,7 +66,7 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     async def fake_sleep(seconds: float) -> None:
         recorded.append(seconds)
 
-    monkeypatch.setattr(client_module, "_sleep", fake_sleep)
+    monkeypatch.setattr(client_module, "retry_pause", fake_sleep)
     return recorded
 
 
@@ -362,16 +362,18 @@ def test_cancellation_is_traced_and_propagates(server_factory: Any, tmp_path: An
 
 
 def test_clients_share_one_tls_context(monkeypatch: Any) -> None:
-    # Loading the CA bundle cost ~25 ms of CPU for every client (one per task) before.
-    import httpx
+    # Loading the CA bundle cost ~25 ms of CPU for every client (one per task) before. Two clients
+    # load it once between them, or not at all when an earlier client of this process did.
+    import ssl
 
-    from datasolver.llm import client as client_module
-
-    made = []
-    real = httpx.create_ssl_context
-    monkeypatch.setattr(httpx, "create_ssl_context", lambda *a, **k: made.append(1) or real(*a, **k))
-    client_module._tls_context.cache_clear()
+    loads = []
+    real = ssl.SSLContext.load_verify_locations
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", lambda self, *a, **k: loads.append(1) or real(self, *a, **k))
     settings = LLMSettings(base_url="http://127.0.0.1:9/v1", api_key=KEY, model="m")
-    first, second = client_module._make_sdk(settings), client_module._make_sdk(settings)
-    assert len(made) == 1 and first is not second
-    client_module._tls_context.cache_clear()
+
+    async def two_clients() -> None:
+        async with LLMClient(settings), LLMClient(settings):
+            pass
+
+    run(two_clients())
+    assert len(loads) <= 1

@@ -22,7 +22,7 @@ def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     async def fake_sleep(seconds: float) -> None:
         return None
 
-    monkeypatch.setattr(client_module, "_sleep", fake_sleep)
+    monkeypatch.setattr(client_module, "retry_pause", fake_sleep)
 
 
 def test_path_layout(tmp_path: Path) -> None:

@@ -15,7 +15,8 @@ from mcp.client.stdio import StdioServerParameters
 
 from datasolver.mcp_server import build_server
 from datasolver.solver.testing import make_tiny_task
-from tests.datafiles import sqlite_file
+from tests.helpers.datafiles import sqlite_file
+from tests.helpers.mcp import texts
 
 RECORDS = [{"id": i, "name": f"p{i}", "info": {"price": i * 2}} for i in range(1, 8)]
 
@@ -32,10 +33,6 @@ def data(tmp_path: Path) -> Path:
     sqlite_file({"customers": ("cid INTEGER, city TEXT", [(1, "Paris"), (2, "Oslo"), (3, "Rome")])})(
         folder / "shop.db")
     return folder
-
-
-def texts(result) -> str:
-    return "\n".join(block.text for block in result.content)
 
 
 def error_of(result) -> dict:

@@ -25,9 +25,14 @@ from mcp.client.streamable_http import streamable_http_client
 
 from datasolver.mcp_http import RemoteExposureError, is_loopback, normalize_host, plan_exposure
 from datasolver.mcp_server import build_server
-from tests.test_mcp_hardening import INITIALIZE, _free_port, _serve, _stop, data, texts  # noqa: F401 (data: fixture)
+from tests.helpers.mcp import INITIALIZE, free_port, numbers_folder, serve, stop, texts, wait_listening
 
 EVIL = "evil.example"
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return numbers_folder(tmp_path)
 
 
 def test_host_spellings_are_normalised_and_only_canonical_loopback_is_loopback() -> None:
@@ -69,18 +74,6 @@ def _request(url: str, *, method: str = "POST", headers: dict[str, str] | None =
         return exc.code, {}
 
 
-def _wait(process, address: str, port: int) -> None:
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection((address, port), timeout=0.5).close()
-            return
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"server did not start: {process.stderr.read().decode(errors='replace')[-2000:]}")
-            time.sleep(0.1)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("spelling", ["LOCALHOST", "0:0:0:0:0:0:0:1", "::ffff:127.0.0.1"])
 def test_every_loopback_spelling_keeps_the_host_and_origin_check(data: Path, tmp_path: Path, spelling: str) -> None:
@@ -88,25 +81,25 @@ def test_every_loopback_spelling_keeps_the_host_and_origin_check(data: Path, tmp
     address = "::1" if normalize_host(spelling) == "::1" else "127.0.0.1"
     if address == "::1" and not _ipv6_loopback():
         pytest.skip("no IPv6 loopback on this machine")
-    port = _free_port()
-    process = _serve([str(data), "--http", str(port), "--host", spelling], tmp_path)
+    port = free_port()
+    process = serve([str(data), "--http", str(port), "--host", spelling], tmp_path)
     try:
-        _wait(process, address, port)
+        wait_listening(process, port, address)
         url = f"http://{'[::1]' if address == '::1' else address}:{port}/mcp"
         assert _request(url, headers={"Host": f"{EVIL}:{port}"})[0] == 421
         assert _request(url, headers={"Origin": f"http://{EVIL}"})[0] == 403
         assert _request(url)[0] == 200  # the client's own Host header names the loopback address
     finally:
-        _stop(process)
+        stop(process)
 
 
 @pytest.mark.slow
 def test_a_loopback_address_other_than_127_0_0_1_needs_allow_remote(data: Path, tmp_path: Path) -> None:
-    process = _serve([str(data), "--http", str(_free_port()), "--host", "127.0.0.2"], tmp_path)
+    process = serve([str(data), "--http", str(free_port()), "--host", "127.0.0.2"], tmp_path)
     try:
         _, err = process.communicate(timeout=60)
     except Exception:
-        _stop(process)
+        stop(process)
         raise
     assert process.returncode == 1, "served 127.0.0.2 without --allow-remote"
     assert "--allow-remote" in err.decode()
@@ -114,11 +107,12 @@ def test_a_loopback_address_other_than_127_0_0_1_needs_allow_remote(data: Path, 
 
 @pytest.mark.slow
 def test_sessions_are_capped_end_when_deleted_and_expire_when_idle(data: Path, tmp_path: Path) -> None:
-    port = _free_port()
-    process = _serve([str(data), "--http", str(port), "--max-sessions", "2", "--session-idle-timeout", "6"],
-                     tmp_path)
+    port = free_port()
+    # 3 s idle: the four requests of the cap check fit in it with room for a loaded machine's stalls.
+    process = serve([str(data), "--http", str(port), "--max-sessions", "2", "--session-idle-timeout", "3"],
+                    tmp_path)
     try:
-        _wait(process, "127.0.0.1", port)
+        wait_listening(process, port)
         url = f"http://127.0.0.1:{port}/mcp"
         first, second = (_request(url) for _ in range(2))
         assert first[0] == second[0] == 200
@@ -127,16 +121,24 @@ def test_sessions_are_capped_end_when_deleted_and_expire_when_idle(data: Path, t
         assert _request(url, method="DELETE", headers={"mcp-session-id": one}, body=None)[0] == 200
         third = _request(url)
         assert third[0] == 200  # the closed session's place was freed
-        time.sleep(9)  # both open sessions idle past 6 s (6 s: room for a loaded machine's stalls above)
+        # Both open sessions idle out: new sessions are refused (503) until each place is freed. A
+        # new-session request touches neither open session, so asking does not keep them alive.
+        accepted, deadline = 0, time.monotonic() + 60
+        while accepted < 2 and time.monotonic() < deadline:
+            status = _request(url)[0]
+            assert status in (200, 503)
+            accepted += status == 200
+            if status == 503:
+                time.sleep(0.2)
+        assert accepted == 2, "the idle sessions did not expire within 60 s"
         ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
         assert _request(url, headers={"mcp-session-id": third[1]["mcp-session-id"]}, body=ping)[0] == 404
-        assert [_request(url)[0] for _ in range(2)] == [200, 200]
     finally:
-        _stop(process)
+        stop(process)
 
 
 def test_each_session_has_its_own_results_and_they_are_freed_when_it_ends(data: Path) -> None:
-    port = _free_port()
+    port = free_port()
     with build_server(data) as server:
         exposure, _ = plan_exposure("127.0.0.1", port, allow_remote=False, token=None)
         thread = threading.Thread(target=server.run, args=(port, "127.0.0.1", exposure), daemon=True)
@@ -186,25 +188,25 @@ def test_each_session_has_its_own_results_and_they_are_freed_when_it_ends(data: 
 @pytest.mark.slow
 def test_the_token_is_masked_on_the_command_line_and_read_from_a_file(data: Path, tmp_path: Path) -> None:
     secret = "tok-" + "x7" * 20
-    port = _free_port()
-    process = _serve([str(data), "--http", str(port), "--token", secret], tmp_path)
+    port = free_port()
+    process = serve([str(data), "--http", str(port), "--token", secret], tmp_path)
     try:
-        _wait(process, "127.0.0.1", port)
+        wait_listening(process, port, "127.0.0.1")
         assert secret.encode() not in Path(f"/proc/{process.pid}/cmdline").read_bytes()
         url = f"http://127.0.0.1:{port}/mcp"
         assert _request(url)[0] == 401
         assert _request(url, headers={"Authorization": f"Bearer {secret}"})[0] == 200
     finally:
-        _stop(process)
+        stop(process)
     assert b"--token on the command line" in process.stderr.read()
     token_file = tmp_path / "token"
     token_file.write_text(secret + "\n", encoding="utf-8")
-    port = _free_port()
-    process = _serve([str(data), "--http", str(port), "--token-file", str(token_file)], tmp_path)
+    port = free_port()
+    process = serve([str(data), "--http", str(port), "--token-file", str(token_file)], tmp_path)
     try:
-        _wait(process, "127.0.0.1", port)
+        wait_listening(process, port, "127.0.0.1")
         url = f"http://127.0.0.1:{port}/mcp"
         assert _request(url)[0] == 401
         assert _request(url, headers={"Authorization": f"Bearer {secret}"})[0] == 200
     finally:
-        _stop(process)
+        stop(process)

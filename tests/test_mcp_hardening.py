@@ -9,12 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
-import socket
 import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -27,22 +23,12 @@ from mcp.client.streamable_http import streamable_http_client
 from datasolver.mcp_http import RemoteExposureError, is_loopback, plan_exposure
 from datasolver.mcp_server import build_server
 from datasolver.solver.testing import make_tiny_task
+from tests.helpers.mcp import INITIALIZE, free_port, numbers_folder, serve, stop, texts, wait_listening
 
 RUNAWAY = "SELECT count(*) FROM big a, big b, big c, big d WHERE hash(a.n, b.n, c.n, d.n) % 1000 = 7"
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
-
-
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
-    folder = tmp_path / "data"
-    folder.mkdir()
-    (folder / "big.csv").write_text("n\n" + "\n".join(map(str, range(1000))) + "\n", encoding="utf-8")
-    return folder
-
-
-def texts(result) -> str:
-    return "\n".join(block.text for block in result.content)
+    return numbers_folder(tmp_path)
 
 
 def test_other_clients_are_served_while_a_query_runs(data: Path) -> None:
@@ -95,45 +81,14 @@ def test_exposure_rules() -> None:
     assert given.token == "secret-token" and not generated
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _serve(args: list[str], tmp: Path, **popen) -> subprocess.Popen:
-    env = dict(os.environ, TMPDIR=str(tmp))
-    env.pop("DATASOLVER_MCP_TOKEN", None)
-    return subprocess.Popen([sys.executable, "-m", "datasolver", "mcp", *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
-
-
-def _wait_listening(process: subprocess.Popen, port: int) -> None:
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"server did not start: {process.stderr.read().decode(errors='replace')[-2000:]}")
-            time.sleep(0.1)
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.kill()
-    process.wait()
-
-
 @pytest.mark.slow
 def test_non_loopback_host_without_allow_remote_is_refused(data: Path, tmp_path: Path) -> None:
-    port = _free_port()
-    process = _serve([str(data), "--http", str(port), "--host", "0.0.0.0"], tmp_path)
+    port = free_port()
+    process = serve([str(data), "--http", str(port), "--host", "0.0.0.0"], tmp_path)
     try:
         _, err = process.communicate(timeout=60)
     except subprocess.TimeoutExpired:
-        _stop(process)
+        stop(process)
         pytest.fail("the server started serving 0.0.0.0 without --allow-remote")
     assert process.returncode == 1
     assert "--allow-remote" in err.decode()
@@ -152,13 +107,13 @@ def _post(port: int, headers: dict[str, str]) -> int:
 
 @pytest.mark.slow
 def test_remote_server_needs_the_bearer_token_and_a_known_host(data: Path, tmp_path: Path) -> None:
-    port = _free_port()
-    process = _serve([str(data), "--http", str(port), "--host", "0.0.0.0", "--allow-remote"], tmp_path)
+    port = free_port()
+    process = serve([str(data), "--http", str(port), "--host", "0.0.0.0", "--allow-remote"], tmp_path)
     try:
         line = process.stderr.readline().decode()
         assert line.startswith("bearer token"), line
         token = line.rsplit(" ", 1)[-1].strip()
-        _wait_listening(process, port)
+        wait_listening(process, port)
         assert _post(port, {}) == 401
         assert _post(port, {"Authorization": "Bearer wrong"}) == 401
         assert _post(port, {"Authorization": f"Bearer {token}", "Host": "evil.example"}) == 421
@@ -172,7 +127,7 @@ def test_remote_server_needs_the_bearer_token_and_a_known_host(data: Path, tmp_p
 
         asyncio.run(main())
     finally:
-        _stop(process)
+        stop(process)
 
 
 def _leftovers(tmp: Path) -> list[str]:
@@ -185,19 +140,19 @@ def test_a_signal_stops_the_server_and_removes_its_temp_folders(tmp_path: Path, 
     task = make_tiny_task(tmp_path / "input")
     temp = tmp_path / "temp"
     temp.mkdir()
-    port = _free_port()
+    port = free_port()
     args = [str(task)] + (["--http", str(port)] if transport == "http" else [])
-    process = _serve(args, temp, stdin=subprocess.PIPE)
+    process = serve(args, temp, stdin=subprocess.PIPE)
     try:
         if transport == "stdio":
             process.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
             process.stdin.flush()
             assert b'"result"' in process.stdout.readline()
         else:
-            _wait_listening(process, port)
+            wait_listening(process, port)
         assert _leftovers(temp), "the server makes a scratch copy and a catalog under TMPDIR"
         process.send_signal(sig)
         process.wait(timeout=60)
     finally:
-        _stop(process)
+        stop(process)
     assert _leftovers(temp) == []

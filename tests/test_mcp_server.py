@@ -19,6 +19,7 @@ from datasolver.mcp_server import build_server
 from datasolver.solver.hashline import line_hash
 from datasolver.solver.scaffold import RESULT_LINE
 from datasolver.solver.testing import make_tiny_task
+from tests.helpers.mcp import free_port, texts
 
 ENGINE_TOOLS = ["list_tables", "describe_table", "query", "filter", "group", "sort", "join", "join_keys", "render"]
 
@@ -29,10 +30,6 @@ def data(tmp_path: Path) -> Path:
     folder.mkdir()
     (folder / "sales.csv").write_text("region,amount\nNorth,10\nSouth,9\nEast,9\nWest,1\n", encoding="utf-8")
     return folder
-
-
-def texts(result) -> str:
-    return "\n".join(block.text for block in result.content)
 
 
 def folder_digest(folder: Path) -> str:
@@ -91,15 +88,9 @@ def test_stdio_client_lists_and_calls_the_tools(data: Path) -> None:
     asyncio.run(main())
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.mark.slow
 def test_streamable_http_client_lists_and_calls_the_tools(data: Path) -> None:
-    port = _free_port()
+    port = free_port()
     # The server's stderr goes to a file: reading it on failure never waits for the server to
     # end (a pipe's read() would block while a slow server still starts), and a chatty server
     # never blocks on a full pipe.

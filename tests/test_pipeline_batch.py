@@ -12,7 +12,7 @@ from datasolver.eval import evaluate_dir
 from datasolver.examples import ScriptedAnswer, solver_handler
 from datasolver.llm.fake import ScriptedServer, delay, text
 from datasolver.pipeline import InputError, OutputError, UnknownTasks, load_summary, run_batch_sync
-from tests.test_pipeline_fixtures import (
+from tests.helpers.pipeline import (
     add_task,
     answers_with,
     copy_examples,

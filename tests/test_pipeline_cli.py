@@ -12,7 +12,7 @@ from datasolver.cli.model_options import NO_MODEL
 from datasolver.cli.run_cmds import Duration
 from datasolver.pipeline import config as run_config
 from datasolver.pipeline import default_logs_dir
-from tests.test_pipeline_fixtures import copy_examples, examples_server, snapshot
+from tests.helpers.pipeline import copy_examples, examples_server, snapshot
 
 
 @pytest.fixture

@@ -11,16 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
-from datasolver.examples import ScriptedAnswer, solver_handler
+from datasolver.examples import solver_handler
 from datasolver.llm.fake import ScriptedServer
-from tests.conftest import SHARED
-from tests.datafiles import gold_is_only_nulls
-
-
-def oracle_answers(dev_tasks) -> dict[str, ScriptedAnswer]:
-    rows = [json.loads(line) for line in (dev_tasks / "oracle.jsonl").read_text(encoding="utf-8").splitlines()
-            if line.strip()]
-    return {r["task_id"]: ScriptedAnswer(r["task_id"], r["sql"], r["question"]) for r in rows}
+from tests.helpers.paths import SHARED
+from tests.helpers.pipeline import oracle_answers
+from tests.helpers.datafiles import gold_is_only_nulls
 
 
 REQUESTS_PER_TASK = 4  # a perfect model needs no more: read, edit, run, stop

@@ -16,7 +16,7 @@ from datasolver.cli import cli
 from datasolver.examples import solver_handler
 from datasolver.llm.fake import ScriptedServer, text_writer
 from datasolver.llm.fake.text_writer import FENCED_JSON, HERMES
-from tests.test_pipeline_dev_oracle import oracle_answers
+from tests.helpers.pipeline import oracle_answers
 
 WINDOW = 6144
 

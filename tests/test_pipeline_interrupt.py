@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import all_gone, holders
+from tests.helpers.processes import all_gone, holders
 
 
 pytestmark = [pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux-only"), pytest.mark.slow]
@@ -66,7 +66,7 @@ def _alive_with(token: str) -> list[int]:
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_interrupting_a_batch_ends_a_sandboxed_run_in_a_thread(tmp_path, signum):
-    from tests.test_pipeline_fixtures import add_task
+    from tests.helpers.pipeline import add_task
 
     input_dir = tmp_path / "input"
     add_task(input_dir, "task_sleep", "How many?", "n\n1\n")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from datasolver.pipeline import load_summary, run_batch_sync
-from tests.test_pipeline_fixtures import bearer_key, copy_examples, examples_server, make_config
+from tests.helpers.pipeline import bearer_key, copy_examples, examples_server, make_config
 
 ray = pytest.importorskip("ray", reason="the Ray executor's tests need the optional 'ray' package")
 pytestmark = pytest.mark.xdist_group("ray")  # one worker starts the module's local Ray, once

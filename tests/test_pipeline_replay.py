@@ -176,7 +176,7 @@ def test_divergence_names_a_changed_system_prompt_and_masks_scratch_paths():
 
 @pytest.mark.slow
 def test_a_recorded_dev_run_replays_to_identical_predictions(dev_tasks, tmp_path, monkeypatch):
-    from tests.test_pipeline_dev_oracle import oracle_answers
+    from tests.helpers.pipeline import oracle_answers
 
     answers = oracle_answers(dev_tasks)
     chosen = sorted(answers)[:DEV_REPLAY_TASKS]

@@ -7,7 +7,7 @@ import pytest
 from datasolver.data import discover_tasks
 from datasolver.pipeline import run_batch_sync, split_for_resume
 from datasolver.solver import has_prediction
-from tests.test_pipeline_fixtures import copy_examples, examples_server, make_config
+from tests.helpers.pipeline import copy_examples, examples_server, make_config
 
 
 @pytest.fixture

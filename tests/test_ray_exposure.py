@@ -18,7 +18,7 @@ import pytest
 
 from datasolver.llm import LLMSettings
 from datasolver.pipeline.ray_executor import split_secrets, starts_local_ray, worker_settings
-from tests.test_pipeline_fixtures import bearer_key, copy_examples, examples_server
+from tests.helpers.pipeline import bearer_key, copy_examples, examples_server
 
 pytest.importorskip("ray", reason="the Ray executor's tests need the optional 'ray' package")
 pytestmark = pytest.mark.xdist_group("ray")  # one worker runs the Ray tests, one Ray at a time

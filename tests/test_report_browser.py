@@ -11,7 +11,7 @@ import pytest
 
 from datasolver.report import load_run, write_report
 from datasolver.report.sample import write_sample_run
-from tests.browser import DevTools, dump_dom, find_chromium, screenshot
+from tests.helpers.browser import DevTools, dump_dom, find_chromium, screenshot
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(find_chromium() is None, reason="no chromium on PATH (apt-get install chromium)")]

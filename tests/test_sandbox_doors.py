@@ -183,7 +183,7 @@ def test_planted_links_and_fifos_leak_nothing_and_hang_nothing_in_a_batch(
     from datasolver.llm.fake import ScriptedServer
     from datasolver.pipeline import run_batch_sync
     from datasolver.report import write_report
-    from tests.test_pipeline_fixtures import copy_examples, make_config
+    from tests.helpers.pipeline import copy_examples, make_config
 
     monkeypatch.setenv("DATASOLVER_DOOR_TOKEN", ENV_SECRET)
     answers = examples.demo_answers()

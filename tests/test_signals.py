@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from datasolver.llm.fake import ScriptedServer
-from tests.test_pipeline_fixtures import copy_examples
+from tests.helpers.pipeline import copy_examples
 
 
 @pytest.mark.slow

@@ -14,17 +14,17 @@ import pytest
 from datasolver.documents import prepare_documents
 from datasolver.solver import SolverToolbox, prepare_task, write_scaffold
 from datasolver.solver.testing import call_json, result_line_address
-from tests.datafiles import gold_is_only_nulls
+from tests.helpers import devsets
+from tests.helpers.datafiles import gold_is_only_nulls
+from tests.helpers.paths import SHARED
 
-TASKS = Path(__file__).resolve().parents[1].parent / "shared" / "tasks"
+TASKS = SHARED / "tasks"
 TASK_SETS = ("dev", "dev-en")
 
 
-def _oracle_entries(task_set: str) -> list[dict]:
-    oracle = TASKS / task_set / "oracle.jsonl"
-    if not oracle.is_file():
-        return []
-    return [json.loads(line) for line in oracle.read_text(encoding="utf-8").splitlines() if line.strip()]
+def _oracle_entries(name: str) -> list[dict]:
+    root = devsets.task_set(name)
+    return devsets.oracle(root) if (root / "oracle.jsonl").is_file() else []
 
 
 def _params() -> list:

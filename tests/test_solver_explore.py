@@ -86,10 +86,15 @@ def test_errors_are_values(toolbox) -> None:
 def test_catalog_is_opened_lazily_and_closed(tmp_path: Path) -> None:
     root = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
     box = SolverToolbox(root)
-    assert box._catalog is None
+    # An open catalog keeps its DuckDB scratch folder in the task's cache/ (the parent's own).
+    before = set(box.layout.cache.iterdir()) if box.layout.cache.exists() else set()
+
+    def catalog_folders() -> set[Path]:
+        return set(box.layout.cache.iterdir()) - before if box.layout.cache.exists() else set()
+
     box.call("read_solver", {})
-    assert box._catalog is None
+    assert catalog_folders() == set()
     explore(box, "\\tables")
-    assert box._catalog is not None
+    assert len(catalog_folders()) == 1
     box.close()
-    assert box._catalog is None
+    assert catalog_folders() == set()

@@ -25,7 +25,7 @@ from datasolver.solver.checks import HEAD_ROWS, check_prediction
 from datasolver.solver.solve import rerun_solver
 from datasolver.solver.testing import call_json, make_tiny_task, set_query
 from datasolver.solver.tools.solver_file import read_lines, write_lines
-from tests.processes import alive, all_gone, holders
+from tests.helpers.processes import alive, all_gone, holders
 
 # Every test runs cold and warm (forked from the fork server's zygote): tests/conftest.py.
 pytestmark = pytest.mark.usefixtures("sandbox_path")

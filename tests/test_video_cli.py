@@ -8,7 +8,7 @@ import shutil
 from click.testing import CliRunner
 
 from datasolver.cli import cli
-from tests.datafiles import write_task
+from tests.helpers.datafiles import write_task
 
 
 def _snapshot(folder):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from datasolver.video import DetectorSettings
-from datasolver.video.keyframes import _packet_events, scan_video
-from tests.videomedia import SLIDES_SPEC, state_of
+from datasolver.video.keyframes import packet_events, scan_video
+from tests.helpers.videomedia import SLIDES_SPEC, state_of
 
 
 def test_every_state_has_a_candidate_after_its_change_settles(screencast) -> None:
@@ -31,7 +31,7 @@ def test_packet_events_ignore_periodic_keyframes_and_find_scene_cuts_and_bursts(
     packets = [(t / 10, 1000, t % 100 == 0) for t in range(0, 400)]  # a keyframe every 10 s
     packets = [p for p in packets if p[0] != 13.0] + [(13.0, 9000, True)]  # a scene-cut keyframe at 13 s
     packets = [p for p in packets if p[0] != 25.0] + [(25.0, 5000, False)]  # a burst at 25 s
-    events = _packet_events(packets, DetectorSettings())
+    events = packet_events(packets, DetectorSettings())
     assert events == [(13.0, "keyframe"), (25.0, "burst")]
 
 

@@ -27,8 +27,8 @@ from datasolver.llm.fake import ScriptedServer, text
 from datasolver.pipeline import run_batch_sync
 from datasolver.pipeline.video import prepare_task_video
 from datasolver.solver import prepare_task
-from tests.test_pipeline_fixtures import VIDEO_EXAMPLE, copy_examples, make_config, settings_for, snapshot
-from tests.videomedia import require_media_tools
+from tests.helpers.pipeline import VIDEO_EXAMPLE, copy_examples, make_config, settings_for, snapshot
+from tests.helpers.videomedia import require_media_tools
 
 pytestmark = pytest.mark.xdist_group("video-example")  # one worker analyses the example video, once
 

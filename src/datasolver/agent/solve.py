@@ -161,11 +161,11 @@ async def solve_task(
 # CPUs only slows each of them down, and they all finish together: the tasks then stay in step and
 # their later CPU bursts (explore queries, solver.py runs) collide as well. In turns, they start
 # talking to the model one after the other. A process-wide bound: the CPUs are the process's.
-_BRIEF_TURNS = threading.BoundedSemaphore(max(1, os.cpu_count() or 1))
+BRIEF_TURNS = threading.BoundedSemaphore(max(1, os.cpu_count() or 1))
 
 
 def _gather_brief_in_turn(root: Path, catalog: Catalog, limits: Limits, task: Task) -> TaskBrief:
-    with _BRIEF_TURNS:
+    with BRIEF_TURNS:
         return gather_brief(root, catalog, limits, task=task)
 
 

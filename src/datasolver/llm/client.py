@@ -56,8 +56,8 @@ EVENT_WINDOW = "context_window"
 _CONNECTION_FIELDS = ("base_url", "api_key")
 
 
-async def _sleep(seconds: float) -> None:
-    """The pause between retries (tests patch this to record the delay and not wait)."""
+async def retry_pause(seconds: float) -> None:
+    """The pause between retries: the one seam a test replaces to record each delay and not wait."""
     await asyncio.sleep(seconds)
 
 
@@ -245,7 +245,7 @@ class LLMClient:
             delay_s=round(delay, 3), latency_s=round(latency, 3), error_type=type(error).__name__,
             status=getattr(error, "status_code", None), error=str(error),
         )
-        await _sleep(delay)
+        await retry_pause(delay)
 
     # -- one attempt -------------------------------------------------------------------------
 

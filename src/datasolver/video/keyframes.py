@@ -132,7 +132,7 @@ def scan_video(path: Path, settings: DetectorSettings = DetectorSettings(), *, d
             _keep(scan, settings, last, float(last.time or watcher.now), "end", max_side)
         if scan.duration_s <= 0:
             scan.duration_s = watcher.now
-    scan.events = _uncovered(_packet_events(packets, settings), scan.candidates, settings)
+    scan.events = _uncovered(packet_events(packets, settings), scan.candidates, settings)
     if scan.events and (deadline is None or time.monotonic() < deadline):
         _grab_at(path, scan, settings, max_side)
     scan.candidates.sort(key=lambda c: c.time_s)
@@ -188,8 +188,9 @@ def _keep(scan: Scan, settings: DetectorSettings, frame, t: float, reason: str, 
     scan.candidates.append(Candidate(round(t, 2), reason, _rgb(frame, max_side), thumb, change))
 
 
-def _packet_events(packets: list[tuple[float, int, bool]], settings: DetectorSettings) -> list[tuple[float, str]]:
-    """Times of packet bursts and of keyframes off the periodic rhythm."""
+def packet_events(packets: list[tuple[float, int, bool]], settings: DetectorSettings) -> list[tuple[float, str]]:
+    """Times of packet bursts and of keyframes off the periodic rhythm, with what each is ("burst",
+    "keyframe"), from (time, size, is keyframe) per video packet: the second and third detector."""
     if len(packets) < 3:
         return []
     packets = sorted(packets)

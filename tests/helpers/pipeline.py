@@ -1,5 +1,5 @@
-"""Shared helpers of the pipeline tests (no tests here): a scripted server that solves tasks
-through the real tools, run configs pointing at it, and a byte-level snapshot of a folder."""
+"""Helpers of the pipeline tests: a scripted server that solves tasks through the real tools, the
+dev sets' oracle answers, run configs pointing at it, and a byte-level snapshot of a folder."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from datasolver.examples import ScriptedAnswer, solver_handler
 from datasolver.llm import LLMSettings
 from datasolver.llm.fake import ScriptedServer
 from datasolver.pipeline import RunConfig
+from tests.helpers.devsets import oracle
 
 
 def settings_for(server: ScriptedServer) -> LLMSettings:
@@ -70,6 +71,11 @@ def answers_with(*extra: ScriptedAnswer) -> dict[str, ScriptedAnswer]:
     answers = examples.demo_answers()
     answers.update({a.task_id: a for a in extra})
     return answers
+
+
+def oracle_answers(task_set: Path) -> dict[str, ScriptedAnswer]:
+    """Each task's oracle SQL from a dev task set's oracle.jsonl (../shared/tasks/dev, dev-en)."""
+    return {r["task_id"]: ScriptedAnswer(r["task_id"], r["sql"], r["question"]) for r in oracle(task_set)}
 
 
 def snapshot(folder: Path) -> dict[str, str]:
