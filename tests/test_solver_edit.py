@@ -187,10 +187,7 @@ def test_sql_again_replaces_the_previous_query_and_any_code_the_model_wrote(tool
     assert code == ['result = run_sql("""', "SELECT 2 AS b;", '""")']
 
 
-def test_sql_with_a_line_address_or_nothing_at_all_is_a_retry(toolbox) -> None:
-    number, digest = result_line_address(toolbox)
-    both = edit(toolbox, sql="SELECT 1", start_line=number, start_hash=digest, new_content="result = 1")
-    assert both.kind == "retry" and "either" in both.text
+def test_nothing_at_all_or_an_empty_sql_is_a_retry(toolbox) -> None:
     neither = edit(toolbox)
     assert neither.kind == "retry" and "sql" in neither.text and "start_line" in neither.text
     empty = edit(toolbox, sql="   ")
@@ -204,3 +201,15 @@ def test_sql_when_the_query_area_markers_are_gone_is_a_retry(toolbox) -> None:
     assert edit(toolbox, start_line=start, start_hash=line_hash(lines[start - 1]), new_content="# gone").ok
     gone = edit(toolbox, sql="SELECT 1")
     assert gone.kind == "retry" and "start_line" in gone.text
+
+
+def test_sql_beside_line_fields_wins_and_a_run_sql_line_gives_its_query(toolbox) -> None:
+    # The real 1.5B model sent both, with its query wrapped as solver.py code (task_retqa_v1800).
+    number, digest = result_line_address(toolbox)
+    both = edit(toolbox, sql='result = run_sql("SELECT 1 AS a")', start_line=number, start_hash=digest,
+                new_content="result = 1")
+    assert both.ok and "start_line, start_hash, new_content ignored" in both.text
+    area = solver_lines(toolbox)
+    code = [line for line in area[area.index(QUERY_AREA_START) + 1:area.index(QUERY_AREA_END)]
+            if not line.startswith("#")]
+    assert code == ['result = run_sql("""', "SELECT 1 AS a", '""")']

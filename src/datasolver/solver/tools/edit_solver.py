@@ -67,11 +67,15 @@ def edit_solver(
     lines = read_lines(ctx.layout)
     if lines is None:
         return ToolResult.failed(MISSING_SOLVER)
-    if sql is not None:
-        if start_line is not None or start_hash is not None or new_content is not None or end_line is not None:
-            return ToolResult.retry("Give either `sql` alone or start_line, start_hash and new_content, not both. "
-                                    "solver.py is unchanged.")
-        return _replace_query(ctx, lines, sql)
+    if sql is not None and (sql.strip() or new_content is None):
+        # A small model sends the line fields beside `sql` (copied from the schema); the query is
+        # what it means, so `sql` wins and the answer says the rest was not used.
+        ignored = [name for name, value in (("start_line", start_line), ("start_hash", start_hash),
+                                            ("new_content", new_content), ("end_line", end_line)) if value is not None]
+        result = _replace_query(ctx, lines, _unwrapped(sql))
+        if ignored and result.ok:
+            return ToolResult(f"{result.text}\n(`sql` was used; {', '.join(ignored)} ignored: give `sql` alone.)")
+        return result
     if start_line is None or start_hash is None or new_content is None:
         return ToolResult.retry(
             "Nothing to edit: give `sql` (one SQL query that answers the question), or start_line, start_hash "
@@ -109,6 +113,15 @@ def edit_solver(
     shown_from = first - WINDOW
     shown_to = (first + len(new) - 1 if new else first - 1) + WINDOW
     return ToolResult(text + "\n" + render_lines(proposed, shown_from, shown_to))
+
+
+# `result = run_sql("…")` sent as `sql`: the query is the string inside.
+_RUN_SQL_LINE = re.compile(r"""^\s*(?:result\s*=\s*)?run_sql\(\s*[rR]?("{3}|'{3}|"|')(.*)\1\s*\)\s*$""", re.DOTALL)
+
+
+def _unwrapped(sql: str) -> str:
+    match = _RUN_SQL_LINE.match(sql)
+    return match.group(2) if match else sql
 
 
 def _replace_query(ctx: ToolContext, lines: list[str], sql: str) -> ToolResult:
