@@ -381,6 +381,23 @@ def request_totals(log: Path, harness: str, task: str) -> dict[str, Any]:
     return totals
 
 
+def forget_requests(log: Path, harness: str, tasks: set[str]) -> int:
+    """Drop the requests an earlier run of ``harness`` made on ``tasks`` (pairs about to run again,
+    whose rows are not kept): their counts would be added to the new run's. Returns how many."""
+    if not log.is_file():
+        return 0
+    lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
+    keep = []
+    for line in lines:
+        with contextlib.suppress(ValueError):
+            record = json.loads(line)
+            if record.get("harness") == harness and record.get("task") in tasks:
+                continue
+        keep.append(line)
+    log.write_text("".join(keep), encoding="utf-8")
+    return len(lines) - len(keep)
+
+
 def _records(log: Path) -> Iterator[dict[str, Any]]:
     if log.is_file():
         for line in log.read_text(encoding="utf-8").splitlines():
@@ -540,6 +557,7 @@ def main() -> None:
             pending = [(split, task) for split, task in tasks if (harness, task) not in done]
             if not pending:
                 continue
+            forget_requests(requests_log, harness, {task for _, task in pending})
             proxy.label = {"harness": harness}
             if harness == "datasolver":
                 work = folder / "datasolver"

@@ -84,3 +84,17 @@ def test_the_fixed_mix_is_six_and_six_and_any_prefix_mixes_both() -> None:
     assert [s for s, _ in bench.pick_tasks("6")].count("dev") == 2
     assert bench.pick_tasks("task_retqa_v979,task_en_geography_24") == [("dev", "task_retqa_v979"),
                                                                          ("dev-en", "task_en_geography_24")]
+
+
+def test_a_pair_run_again_forgets_its_earlier_requests_and_keeps_the_others(tmp_path: Path) -> None:
+    # A datasolver run whose rows were dropped and run again had its old requests counted too.
+    bench = load_bench()
+    log = tmp_path / "requests.jsonl"
+    records = [{"harness": "datasolver", "task": "a", "prompt_tokens": 10}] * 2 + [
+        {"harness": "kit", "task": "a", "prompt_tokens": 5}, {"harness": "datasolver", "task": "b", "prompt_tokens": 7}]
+    log.write_text("".join(json.dumps(r) + "\n" for r in records) + "not json\n", encoding="utf-8")
+    assert bench.forget_requests(log, "datasolver", {"a"}) == 2
+    assert bench.request_totals(log, "datasolver", "a")["requests"] == 0
+    assert bench.request_totals(log, "kit", "a")["prompt_tokens"] == 5
+    assert bench.request_totals(log, "datasolver", "b")["prompt_tokens"] == 7
+    assert "not json" in log.read_text(encoding="utf-8")  # a line it cannot read is not its to drop
