@@ -12,6 +12,7 @@ from datasolver.data.sql_repair import (
     detect_dialects,
     execute_with_repair,
     fix_whitespace_columns,
+    quote_bare_columns,
     quote_brackets_and_backticks,
     transpile_dialect,
 )
@@ -261,3 +262,20 @@ def test_interrupt_is_not_retried() -> None:
     with pytest.raises(duckdb.InterruptException):
         execute_with_repair("SELECT [a] FROM t LIMIT 1, 2", run, lambda: ["a"])
     assert calls == ["SELECT [a] FROM t LIMIT 1, 2"]
+
+
+def test_a_column_written_bare_with_parentheses_is_quoted_and_runs(con: duckdb.DuckDBPyConnection) -> None:
+    # As the real 1.5B model wrote it (task_retqa_v256): DuckDB read 时间(月份) as a call of 时间.
+    sql = "SELECT count(*) FROM \"公司\" WHERE 时间(月份) = '2020-02' AND 绿化率(%) IS NULL"
+    with pytest.raises(duckdb.Error):
+        con.execute(sql)
+    out = execute_with_repair(sql, _runner(con, []), _columns(con, []))
+    assert out.value == [(1,)]
+    assert out.rewrites == ['column 时间(月份) → "时间(月份)"', 'column 绿化率(%) → "绿化率(%)"']
+
+
+def test_bare_column_quoting_leaves_strings_quoted_names_and_longer_words_alone() -> None:
+    columns = ["时间(月份)", "plain"]
+    sql = "SELECT \"时间(月份)\", '时间(月份)', x时间(月份) FROM t -- 时间(月份)\nWHERE plain = 1"
+    assert quote_bare_columns(sql, columns) == (sql, [])
+    assert quote_bare_columns("SELECT 时间(月份) FROM t", ["plain"]) == ("SELECT 时间(月份) FROM t", [])

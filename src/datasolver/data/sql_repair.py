@@ -3,7 +3,8 @@
 The SQL is always run as given first. Only when DuckDB rejects it do we try, in order:
 
 1. ``[ident]`` and backtick identifiers → double-quoted (never inside strings, never ``x[1]``);
-2. a double-quoted name that matches no column but exactly one real column once all
+2. a column name written bare although it needs quotes (``时间(月份)``) → double-quoted;
+   a double-quoted name that matches no column but exactly one real column once all
    whitespace (full-width U+3000 included) is removed → that column;
 3. a sqlglot transpile from the dialect the SQL's telltale features point at
    (T-SQL, MySQL, SQLite, PostgreSQL: its date templates by `pg_dates` first), each also
@@ -139,6 +140,39 @@ def fix_whitespace_columns(sql: str, columns: Iterable[str]) -> tuple[str, list[
                 continue
         out.append(tok.text)
     return "".join(out), notes
+
+
+def quote_bare_columns(sql: str, columns: Iterable[str]) -> tuple[str, list[str]]:
+    """Double-quote each column name written bare although it holds characters a bare name
+    cannot (``时间(月份)`` reads as a call of 时间, ``建筑密度(%)`` as an operator): a small model
+    writes them as the schema shows them. Only names with such characters, only outside strings,
+    comments and quoted names, and never inside a longer word."""
+    special = sorted({c for c in columns if _NEEDS_QUOTES.search(c)}, key=len, reverse=True)
+    if not special:
+        return sql, []
+    pattern = re.compile(r"(?<![\w\"])(" + "|".join(map(re.escape, special)) + r")(?![\w\"])")
+    out: list[str] = []
+    code: list[str] = []  # a run of tokens outside strings, comments and quoted names
+    notes: list[str] = []
+
+    def flush() -> None:
+        text = "".join(code)
+        for name in dict.fromkeys(pattern.findall(text)):
+            notes.append(f"column {name} → {quote_ident(name)}")
+        out.append(pattern.sub(lambda m: quote_ident(m.group(1)), text))
+        code.clear()
+
+    for tok in tokenize(sql):
+        if tok.kind in ("string", "comment", "ident", "backtick"):
+            flush()
+            out.append(tok.text)
+        else:
+            code.append(tok.text)
+    flush()
+    return "".join(out), notes
+
+
+_NEEDS_QUOTES = re.compile(r"[^\w]")
 
 
 # --------------------------------------------------------------------------- stage 3
@@ -417,6 +451,9 @@ def execute_with_repair(
     def candidates() -> Iterable[tuple[str, list[str]]]:
         quoted, notes = quote_brackets_and_backticks(sql)
         yield quoted, notes
+        bare, more = quote_bare_columns(quoted, cols())
+        if more:
+            yield bare, notes + more
         if has_quoted(quoted):
             fixed, more = fix_whitespace_columns(quoted, cols())
             yield fixed, notes + more
