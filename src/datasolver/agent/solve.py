@@ -109,7 +109,7 @@ class SolveOutcome:
 
 
 async def solve_task(
-    task_scratch_dir: Path,
+    task_scratch_dir: ScratchLayout | Path,
     client: LLMClient,
     output_dir: Path,
     *,
@@ -141,9 +141,9 @@ async def solve_task(
                                       timeout_s=limits.tool_timeout_s * QUERY_SHARE_OF_TOOL_TIMEOUT)
     try:
         task = task if task is not None else await asyncio.to_thread(load_task, layout.root)
-        brief = await asyncio.to_thread(_gather_brief_in_turn, layout.root, catalog, limits, task)
+        brief = await asyncio.to_thread(_gather_brief_in_turn, layout, catalog, limits, task)
         evidence_hints = await _with_video_verdict(brief, client, limits, trace, evidence_hints)
-        with SolverToolbox(layout.root, catalog=catalog, answer_checks=answer_checks, task=task) as toolbox:
+        with SolverToolbox(layout, catalog=catalog, answer_checks=answer_checks, task=task) as toolbox:
             session = _Session(layout, brief, client, toolbox, catalog, Path(output_dir), limits, trace,
                                evidence_hints, dict(chat_options or {}))
             await session.fit()
@@ -163,9 +163,9 @@ async def solve_task(
 BRIEF_TURNS = threading.BoundedSemaphore(max(1, os.cpu_count() or 1))
 
 
-def _gather_brief_in_turn(root: Path, catalog: Catalog, limits: Limits, task: Task) -> TaskBrief:
+def _gather_brief_in_turn(layout: ScratchLayout, catalog: Catalog, limits: Limits, task: Task) -> TaskBrief:
     with BRIEF_TURNS:
-        return gather_brief(root, catalog, limits, task=task)
+        return gather_brief(layout, catalog, limits, task=task)
 
 
 async def _with_video_verdict(brief: TaskBrief, client: LLMClient, limits: Limits, trace: TraceWriter | None,
@@ -296,7 +296,7 @@ class _Session:
         return await self._fallback(reason or "no attempt was made")
 
     async def _attempt(self, number: int) -> AttemptResult:
-        await asyncio.to_thread(restore_scaffold, self.layout.root)
+        await asyncio.to_thread(restore_scaffold, self.layout)
         temperature = self.limits.temperature_for(number, self.client.settings.temperature)
         self._event(EVENT_ATTEMPT_START, attempt=number, temperature=temperature)
         conv = Conversation.start(self._opening(number), self.brief.question)
@@ -330,7 +330,7 @@ class _Session:
             return self._outcome(FAILED, None, f"{reason}; fallback skipped: solver.py was never edited "
                                                "and no explore query returned rows")
         sandbox = SandboxLimits(timeout_s=float(self.limits.tool_timeout_s))
-        done = await asyncio.to_thread(run_fallback, self.layout.root, self.output_dir, sandbox,
+        done = await asyncio.to_thread(run_fallback, self.layout, self.output_dir, sandbox,
                                        script=script, source=source)
         self._event(EVENT_FALLBACK, ran=True, source=source, status=done.run.status,
                     report=render_run(done.run, self_check=False, show_rows=0)[:2000])

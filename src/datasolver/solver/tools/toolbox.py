@@ -26,7 +26,7 @@ class SolverToolbox(Toolbox[ToolContext]):
     `task` is the task's Task when the caller has it; without it the scratch's task.json is read."""
 
     def __init__(
-        self, task_scratch_dir: Path, catalog: "Catalog | None" = None, limits: SandboxLimits | None = None,
+        self, task_scratch_dir: ScratchLayout | Path, catalog: "Catalog | None" = None, limits: SandboxLimits | None = None,
         *, answer_checks: bool = True, task: Task | None = None,
     ) -> None:
         self.layout = ScratchLayout.of(task_scratch_dir).require()
