@@ -9,6 +9,8 @@ import pytest
 from datasolver.agent import Conversation, Limits, LimitsError, compact, estimate_tokens
 from datasolver.agent.compaction import render_findings, summarize_turns
 from datasolver.llm import ToolCall, assistant_message, system_message, tool_message, user_message
+from datasolver.solver import SOLVER_TOOLS
+from datasolver.toolkit import Tool, ToolResult
 
 
 def test_token_estimate_counts_cjk_per_character() -> None:
@@ -45,7 +47,7 @@ def conversation(turns: int) -> Conversation:
 def test_compaction_keeps_head_note_and_latest_tool_turn() -> None:
     conv = conversation(4)
     latest = conv.messages[-2:]
-    report = compact(conv, "40:NT|result = run_sql('SELECT 1')")
+    report = compact(conv, "40:NT|result = run_sql('SELECT 1')", tools=SOLVER_TOOLS)
     assert report is not None and report.messages_dropped == 6 and report.findings_added == 6
     assert report.tokens_after < 0.6 * report.tokens_before
     messages = conv.messages
@@ -61,10 +63,10 @@ def test_compaction_keeps_head_note_and_latest_tool_turn() -> None:
 
 def test_second_compaction_accumulates_findings() -> None:
     conv = conversation(3)
-    compact(conv, "v1")
+    compact(conv, "v1", tools=SOLVER_TOOLS)
     conv.append(*_turn(4, "explore_data", {"query": "SELECT 4"}, "rows: 0 of 0"))
     conv.append(*_turn(5, "read_solver", {}, "1:AA|..."))
-    report = compact(conv, "v2")
+    report = compact(conv, "v2", tools=SOLVER_TOOLS)
     assert report is not None and conv.compactions == 2
     note = conv.messages[2]["content"]
     assert "SELECT 1 FROM orders" in note and "SELECT 3 FROM orders" in note and "SELECT 4 → rows: 0 of 0" in note
@@ -75,8 +77,8 @@ def test_second_compaction_accumulates_findings() -> None:
 
 def test_nothing_to_compact_returns_none_unless_clipping() -> None:
     conv = conversation(1)
-    assert compact(conv, "v") is None
-    report = compact(conv, "v", tail_chars=100, forced=True)
+    assert compact(conv, "v", tools=SOLVER_TOOLS) is None
+    report = compact(conv, "v", tools=SOLVER_TOOLS, tail_chars=100, forced=True)
     assert report is not None and report.forced
     assert conv.messages[-1]["content"].endswith("characters cut)")
 
@@ -90,5 +92,26 @@ def test_findings_keep_the_newest_within_budget() -> None:
 
 def test_summary_of_an_edit_names_lines_not_code() -> None:
     call = ToolCall("e1", "edit_solver", json.dumps({"start_line": 40, "start_hash": "NT", "new_content": "x = 1"}))
-    lines = summarize_turns([assistant_message("", [call]), tool_message("e1", "Replaced line 40 with 1 line")])
+    lines = summarize_turns([assistant_message("", [call]), tool_message("e1", "Replaced line 40 with 1 line")],
+                            SOLVER_TOOLS)
     assert lines == ["- edit_solver (lines 40–40) → Replaced line 40 with 1 line"]
+
+
+def test_the_findings_follow_the_tools_own_summary_hooks_not_their_names() -> None:
+    def peek(ctx: object) -> ToolResult:
+        """Show the state."""
+        return ToolResult("state")
+
+    def note(ctx: object, text: str) -> ToolResult:
+        """Note something.
+
+        Args:
+            text: What to note.
+        """
+        return ToolResult("noted")
+
+    tools = (Tool(peek, superseded=True), Tool(note, brief_args=lambda args: f"«{args['text'][:5]}»"))
+    turns = _turn(1, "peek", {}, "state") + _turn(2, "note", {"text": "abcdefgh"}, "noted")
+    assert summarize_turns(turns, tools) == ["- you noted: step 1", "- you noted: step 2", "- note «abcde» → noted"]
+    assert summarize_turns(turns) == [
+        "- you noted: step 1", "- peek {} → state", "- you noted: step 2", '- note {"text": "abcdefgh"} → noted']

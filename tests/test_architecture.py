@@ -214,14 +214,9 @@ def test_the_layout_check_finds_a_spelled_folder_name() -> None:
     assert layout_literals(code, "eval") == [(2, "derived")]
 
 
-def test_the_agent_loop_names_no_tool() -> None:
-    # What the loop does for one tool sits on the tool (its hooks) or in the value it returns; a
-    # tool name in the loop's code (a string or a name, docstrings and comments aside) would be a
-    # branch on that tool. Nor does it start the sandbox's fork server itself (run_solver's warm_up).
-    from datasolver.solver import SOLVER_TOOLS
-
-    names = {tool.name for tool in SOLVER_TOOLS}
-    tree = ast.parse((PACKAGE / "agent" / "loop.py").read_text(encoding="utf-8"))
+def _words_in_code(source: str) -> set[str]:
+    """Lower-cased words of a module's string constants (docstrings aside), names, attributes and imports."""
+    tree = ast.parse(source)
     docstrings = {id(body[0].value) for body in [getattr(n, "body", None) for n in ast.walk(tree)]
                   if isinstance(body, list) and body and isinstance(body[0], ast.Expr)
                   and isinstance(body[0].value, ast.Constant)}
@@ -235,8 +230,42 @@ def test_the_agent_loop_names_no_tool() -> None:
             words.append(node.attr)
         elif isinstance(node, ast.alias):
             words += node.name.split(".")
-    assert not names & {w.lower() for w in words}
-    assert "fork_server" not in {w.lower() for w in words} and "prestart_fork_server" not in words
+    return {w.lower() for w in words}
+
+
+# agent/testing.py plays the model in tests (scripted turns), and a model's calls name their tools.
+AGENT_MODULES_THAT_MAY_NAME_A_TOOL = {"testing.py"}
+
+
+def test_the_agent_room_names_no_tool() -> None:
+    # What the agent does for one tool sits on the tool (its hooks: the loop's reactions, how a call
+    # reads in a summary of older turns) or in the value it returns; a tool name in the room's code
+    # (a string or a name, docstrings and comments aside) would be a branch on that tool, or a text
+    # that goes stale when the tool is renamed. Nor does the loop start the sandbox's fork server
+    # itself (run_solver's warm_up). Prompt files are text for the model, not code: they may name tools.
+    from datasolver.solver import SOLVER_TOOLS
+
+    names = {tool.name for tool in SOLVER_TOOLS}
+    found = {}
+    for path in sorted((PACKAGE / "agent").glob("*.py")):
+        if path.name not in AGENT_MODULES_THAT_MAY_NAME_A_TOOL:
+            named = names & _words_in_code(path.read_text(encoding="utf-8"))
+            if named:
+                found[path.name] = sorted(named)
+    assert found == {}
+    loop = _words_in_code((PACKAGE / "agent" / "loop.py").read_text(encoding="utf-8"))
+    assert "fork_server" not in loop and "prestart_fork_server" not in loop
+
+
+def test_the_tool_name_check_finds_a_named_tool() -> None:
+    planted = '''"""explore_data in a docstring is fine."""
+def f(toolbox):
+    # edit_solver in a comment is fine
+    return toolbox.call("read_solver", {})
+'''
+    words = _words_in_code(planted)
+    assert "read_solver" in words and "edit_solver" not in words and "explore_data" not in words
+    assert "run_solver" in _words_in_code("from x import run_solver")
 
 
 def test_no_hand_driven_coroutine_and_no_thread_pool_to_escape_a_running_loop() -> None:

@@ -213,3 +213,19 @@ def test_sql_beside_line_fields_wins_and_a_run_sql_line_gives_its_query(toolbox)
     code = [line for line in area[area.index(QUERY_AREA_START) + 1:area.index(QUERY_AREA_END)]
             if not line.startswith("#")]
     assert code == ['result = run_sql("""', "SELECT 1 AS a", '""")']
+
+
+def test_the_summary_view_is_read_solvers_text_or_only_the_query_area(toolbox) -> None:
+    # What the compaction note shows of solver.py; a small window gets the query area only, with the
+    # same line numbers and hashes, so an edit addressed from it still lands.
+    assert toolbox.solver_view() == call_json(toolbox, "read_solver", json.dumps({"limit": 2000})).text
+    lines = solver_lines(toolbox)
+    first, last = lines.index(QUERY_AREA_START) + 1, lines.index(QUERY_AREA_END) + 1
+    area = toolbox.solver_view(area_only=True).splitlines()
+    asked = json.dumps({"offset": first, "limit": last - first + 1})
+    assert area == call_json(toolbox, "read_solver", asked).text.splitlines()
+    numbered = [line for line in area if line[:1].isdigit()]  # then read_solver's "… more lines" note
+    assert numbered[0].startswith(f"{first}:") and numbered[-1].startswith(f"{last}:")
+    assert len(numbered) == last - first + 1 < len(lines)
+    toolbox.layout.solver_py.write_text("x = 1\n", encoding="utf-8")  # markers gone: the whole file
+    assert toolbox.solver_view(area_only=True) == toolbox.solver_view()

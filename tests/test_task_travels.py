@@ -1,5 +1,6 @@
 """task.json is read once per task: the Task from discovery travels to prepare, the scaffold, the
-documents, the brief and the answer checks, which take its question instead of reading the file."""
+documents, the brief and the answer checks, which take its question instead of reading the file.
+Likewise the scratch's layout, made by prepare, travels down the pipeline instead of being rebuilt."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import dataclasses
 import io
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -46,13 +48,32 @@ def task_json_opens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return opened
 
 
-def test_a_scripted_run_opens_each_task_json_twice_a_parse_and_a_copy(tmp_path: Path, task_json_opens) -> None:
+@pytest.fixture
+def layouts_from_paths(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The functions that build a ScratchLayout from a scratch path through `ScratchLayout.of`
+    from now on (handed a layout, `of` builds nothing)."""
+    built: list[str] = []
+    original = ScratchLayout.of.__func__
+
+    def recording_of(cls, task_scratch_dir, **kwargs):
+        if not isinstance(task_scratch_dir, ScratchLayout):
+            built.append(sys._getframe(1).f_code.co_name)
+        return original(cls, task_scratch_dir, **kwargs)
+
+    monkeypatch.setattr(ScratchLayout, "of", classmethod(recording_of))
+    return built
+
+
+def test_a_scripted_run_opens_each_task_json_twice_a_parse_and_a_copy(
+    tmp_path: Path, task_json_opens, layouts_from_paths
+) -> None:
     input_dir = tmp_path / "input"
     shutil.copytree(examples.input_dir() / DOC_TASK, input_dir / DOC_TASK)
     with ScriptedServer(handler=solver_handler(examples.demo_answers())) as server:
         settings = LLMSettings(base_url=server.base_url, api_key="sk-test", model="fake-model", max_retries=1,
                                initial_backoff=0.0, max_backoff=0.0)
         task_json_opens.clear()  # the scripted model's own reading of the questions is not the program's
+        layouts_from_paths.clear()
         summary = run_batch_sync(RunConfig(input_dir=input_dir, output_dir=tmp_path / "out", logs_dir=tmp_path / "logs",
                                            settings=settings, workers=1, task_timeout_s=120.0, doc_llm=False))
     assert summary.counts()["solved"] == 1
@@ -62,6 +83,9 @@ def test_a_scripted_run_opens_each_task_json_twice_a_parse_and_a_copy(tmp_path: 
     # Nothing else opens either file: the Task travels.
     source = str(input_dir / DOC_TASK / "task.json")
     assert task_json_opens == [source, source]
+    # prepare makes the layout, and documents, scaffold, brief, toolbox, attempts and trace get it;
+    # the agent builds it again once at its entry (a solver's signature takes the scratch path).
+    assert sorted(layouts_from_paths) == ["prepare_scratch", "solve_task"]
 
 
 def test_every_stage_takes_the_question_from_the_task_not_from_the_file(tmp_path: Path, task_json_opens) -> None:

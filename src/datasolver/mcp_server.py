@@ -43,7 +43,7 @@ from pydantic import Field, ValidationError
 from datasolver import __version__
 from datasolver.ask import AskToolbox, DataPackage, open_package
 from datasolver.ask.prompts import render_prompt
-from datasolver.data import ScratchLayout, TaskFolder, load_task
+from datasolver.data import TaskFolder, load_task
 from datasolver.errors import error_record
 from datasolver.mcp_http import SESSION_HEADER, SHUTDOWN_GRACE_S, BearerAuth, Exposure, SessionWatch, plan_exposure
 from datasolver.signals import terminate_unwinds
@@ -223,23 +223,23 @@ def build_server(
         server = DataServer(_new_mcp(task_mode=False, allow_write=False), package, SessionToolboxes(package))
         _add_engine_tools(server, _CallGate(package.catalog.interrupt, query_timeout_s + CALL_GRACE_S))
         return server
-    from datasolver.solver import SolverToolbox, prepare_task, write_scaffold
+    from datasolver.solver import SolverToolbox, prepare_scratch, write_scaffold
     from datasolver.solver.tools.run_solver import MAX_TIMEOUT_S
 
     owned = [] if scratch_root is not None else [Path(tempfile.mkdtemp(prefix="datasolver-mcp-"))]
     try:
         task = load_task(path)  # read once: the Task travels to the scaffold, the package and the tools
-        scratch = prepare_task(task, scratch_root or owned[0])
-        package = open_package(scratch, derived_dir=ScratchLayout.of(scratch).derived, symmetric=symmetric, task=task)
+        layout = prepare_scratch(task, scratch_root or owned[0])  # made once: the scaffold and the tools get it
+        package = open_package(layout.root, derived_dir=layout.derived, symmetric=symmetric, task=task)
     except BaseException:
         for folder in owned:
             shutil.rmtree(folder, ignore_errors=True)
         raise
     package.catalog.timeout_s = query_timeout_s
-    write_scaffold(scratch, package.catalog.names(), task=task)  # list document tables in solver.py too
-    solver = SolverToolbox(scratch, catalog=package.catalog, task=task)
+    write_scaffold(layout, package.catalog.names(), task=task)  # list document tables in solver.py too
+    solver = SolverToolbox(layout, catalog=package.catalog, task=task)
     server = DataServer(_new_mcp(task_mode=True, allow_write=allow_write), package,
-                        SessionToolboxes(package), solver, scratch, owned)
+                        SessionToolboxes(package), solver, layout.root, owned)
     gate = _CallGate(package.catalog.interrupt, query_timeout_s + CALL_GRACE_S,
                      {"run_solver": MAX_TIMEOUT_S + CALL_GRACE_S})
     _add_engine_tools(server, gate)

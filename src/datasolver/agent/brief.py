@@ -39,11 +39,11 @@ class TaskBrief:
     lint: str = ""  # `\lint` summary (at most LINT_LINES lines), "" when knowledge.md has no finding
 
 
-def gather_brief(task_scratch_dir: Path, catalog: Catalog, limits: Limits = Limits(), *,
+def gather_brief(task_scratch_dir: ScratchLayout | Path, catalog: Catalog, limits: Limits = Limits(), *,
                  task: Task | None = None) -> TaskBrief:
     """Take the question from `task` (without it, read the scratch's task.json), read knowledge.md,
     render the tree, profile the tables, collect doc hints."""
-    layout = ScratchLayout(Path(task_scratch_dir))
+    layout = ScratchLayout.of(task_scratch_dir, resolve=False)
     root = layout.root
     task = task if task is not None else load_task(root)
     files = list_context_files(layout.context)  # the scratch's knowledge.md, as the tools see it
@@ -54,7 +54,7 @@ def gather_brief(task_scratch_dir: Path, catalog: Catalog, limits: Limits = Limi
         task_id=task.task_id,
         question=task.question,
         knowledge=knowledge,
-        tree=render_tree(root, limits.tree_max_lines, described=_table_files(layout, catalog),
+        tree=render_tree(layout, limits.tree_max_lines, described=_table_files(layout, catalog),
                          shown=_shown_files(layout, files.knowledge)),
         tables=digest.render(),
         document_tables=_document_hints(root, digest.names()),

@@ -8,6 +8,7 @@ themselves, so compaction is deterministic, free and cannot fail.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,14 +17,13 @@ from datasolver.agent.prompts import render_prompt
 from datasolver.agent.tokens import estimate_messages_tokens
 from datasolver.clip import clip
 from datasolver.llm import user_message
+from datasolver.toolkit import Tool
 
 NOTE_CHARS = 300  # one assistant note in the findings
 ARGS_CHARS = 400  # one tool call's arguments in the findings
 RESULT_LINES = 4  # first lines of a tool result kept in the findings
 RESULT_CHARS = 400
 NO_FINDINGS = "(nothing recorded yet)"
-# read_solver output is superseded by the current solver.py in the note.
-_SKIPPED_TOOLS = frozenset({"read_solver"})
 
 
 @dataclass(frozen=True)
@@ -38,11 +38,12 @@ class CompactionReport:
 
 
 def compact(
-    conv: Conversation, solver_view: str, *, findings_chars: int = 8_000, tail_chars: int | None = None,
-    forced: bool = False,
+    conv: Conversation, solver_view: str, *, tools: Iterable[Tool[Any]] = (), findings_chars: int = 8_000,
+    tail_chars: int | None = None, forced: bool = False,
 ) -> CompactionReport | None:
     """Fold the turns before the latest tool turn into findings; None when there is nothing to fold.
 
+    ``tools`` say how their calls read in the findings (`Tool.brief_args`, `Tool.superseded`).
     ``tail_chars`` clips each kept tool result (used when even the latest results are too big, e.g.
     after the server said the context is too long).
     """
@@ -60,7 +61,7 @@ def compact(
                 clipped = True
     if not older and not clipped:
         return None
-    added = summarize_turns(older)
+    added = summarize_turns(older, tools)
     conv.findings.extend(added)
     note = render_prompt(
         "compaction",
@@ -73,8 +74,10 @@ def compact(
     return CompactionReport(before, estimate_messages_tokens(conv.messages), len(older), len(added), forced)
 
 
-def summarize_turns(messages: list[dict[str, Any]]) -> list[str]:
-    """One line per assistant note and per tool call (with the head of its result)."""
+def summarize_turns(messages: list[dict[str, Any]], tools: Iterable[Tool[Any]] = ()) -> list[str]:
+    """One line per assistant note and per tool call (with the head of its result); ``tools`` say
+    how their calls read, and which are left out."""
+    by_name = {tool.name: tool for tool in tools}
     calls: dict[str, tuple[str, str]] = {}
     lines: list[str] = []
     for message in messages:
@@ -88,9 +91,10 @@ def summarize_turns(messages: list[dict[str, Any]]) -> list[str]:
                 calls[call.get("id", "")] = (str(function.get("name", "")), str(function.get("arguments", "")))
         elif role == "tool":
             name, args = calls.get(message.get("tool_call_id", ""), ("?", ""))
-            if name in _SKIPPED_TOOLS:
+            tool = by_name.get(name)
+            if tool is not None and tool.superseded:
                 continue
-            lines.append(f"- {name} {_brief_args(name, args)} → {_result_head(str(message.get('content') or ''))}")
+            lines.append(f"- {name} {_brief_args(tool, args)} → {_result_head(str(message.get('content') or ''))}")
     return lines
 
 
@@ -109,18 +113,15 @@ def render_findings(findings: list[str], max_chars: int) -> str:
     return "\n".join(head + kept) if kept else NO_FINDINGS
 
 
-def _brief_args(name: str, raw: str) -> str:
+def _brief_args(tool: Tool[Any] | None, raw: str) -> str:
     try:
         args = json.loads(raw)
     except ValueError:
         return clip(raw, ARGS_CHARS)
     if not isinstance(args, dict):
         return clip(raw, ARGS_CHARS)
-    if name == "edit_solver":  # the edited code is in the current solver.py shown below
-        return f"(lines {args.get('start_line')}–{args.get('end_line') or args.get('start_line')})"
-    if name == "explore_data" and isinstance(args.get("query"), str):
-        return clip(" ".join(args["query"].split()), ARGS_CHARS)
-    return clip(json.dumps(args, ensure_ascii=False), ARGS_CHARS)
+    brief = tool.brief_args(args) if tool is not None and tool.brief_args is not None else None
+    return clip(brief if brief is not None else json.dumps(args, ensure_ascii=False), ARGS_CHARS)
 
 
 def _result_head(text: str) -> str:

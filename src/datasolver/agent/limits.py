@@ -29,7 +29,8 @@ class Limits:
         48_000, "estimated tokens before older turns are compacted; with a known context window, the window "
         "less the reply's room when that is lower")
     tool_timeout_s: float = seconds(
-        120, "seconds per tool call (fractions allowed); caps run_solver's `timeout`; the fallback's timeout")
+        120, "seconds per tool call (fractions allowed); also caps the `timeout` a call asks for (a solver.py run's); "
+        "the fallback's timeout")
     cut_off_retries: int = count(
         2, "replies cut by the output token limit answered with a nudge, per attempt")
     send_backs: int = count(1, "replies with neither a tool call nor an answer sent back, per attempt", least=0)

@@ -473,7 +473,8 @@ async def _compact(
     if forced and tail_chars is None:
         tail_chars = max(1_000, run.result_chars() // 4)
     findings = findings_chars if findings_chars is not None else run.findings_chars()
-    report = compact(conv, view, findings_chars=findings, tail_chars=tail_chars, forced=forced)
+    report = compact(conv, view, tools=run.runner.toolbox.tools, findings_chars=findings, tail_chars=tail_chars,
+                     forced=forced)
     if report is None:
         return False
     state.compactions += 1

@@ -44,7 +44,6 @@ from datasolver.data import Catalog, ScratchLayout, Task, load_task
 from datasolver.llm import LLMClient, TraceWriter, user_message
 from datasolver.llm.window import reply_tokens
 from datasolver.sandbox import SandboxLimits, UnsafeFile, safe_files
-from datasolver.solver.scaffold import QUERY_AREA_END, QUERY_AREA_START
 from datasolver.solver import (
     SolverToolbox,
     TaskStatus,
@@ -110,7 +109,7 @@ class SolveOutcome:
 
 
 async def solve_task(
-    task_scratch_dir: Path,
+    task_scratch_dir: ScratchLayout | Path,
     client: LLMClient,
     output_dir: Path,
     *,
@@ -142,9 +141,9 @@ async def solve_task(
                                       timeout_s=limits.tool_timeout_s * QUERY_SHARE_OF_TOOL_TIMEOUT)
     try:
         task = task if task is not None else await asyncio.to_thread(load_task, layout.root)
-        brief = await asyncio.to_thread(_gather_brief_in_turn, layout.root, catalog, limits, task)
+        brief = await asyncio.to_thread(_gather_brief_in_turn, layout, catalog, limits, task)
         evidence_hints = await _with_video_verdict(brief, client, limits, trace, evidence_hints)
-        with SolverToolbox(layout.root, catalog=catalog, answer_checks=answer_checks, task=task) as toolbox:
+        with SolverToolbox(layout, catalog=catalog, answer_checks=answer_checks, task=task) as toolbox:
             session = _Session(layout, brief, client, toolbox, catalog, Path(output_dir), limits, trace,
                                evidence_hints, dict(chat_options or {}))
             await session.fit()
@@ -164,9 +163,9 @@ async def solve_task(
 BRIEF_TURNS = threading.BoundedSemaphore(max(1, os.cpu_count() or 1))
 
 
-def _gather_brief_in_turn(root: Path, catalog: Catalog, limits: Limits, task: Task) -> TaskBrief:
+def _gather_brief_in_turn(layout: ScratchLayout, catalog: Catalog, limits: Limits, task: Task) -> TaskBrief:
     with BRIEF_TURNS:
-        return gather_brief(root, catalog, limits, task=task)
+        return gather_brief(layout, catalog, limits, task=task)
 
 
 async def _with_video_verdict(brief: TaskBrief, client: LLMClient, limits: Limits, trace: TraceWriter | None,
@@ -297,7 +296,7 @@ class _Session:
         return await self._fallback(reason or "no attempt was made")
 
     async def _attempt(self, number: int) -> AttemptResult:
-        await asyncio.to_thread(restore_scaffold, self.layout.root)
+        await asyncio.to_thread(restore_scaffold, self.layout)
         temperature = self.limits.temperature_for(number, self.client.settings.temperature)
         self._event(EVENT_ATTEMPT_START, attempt=number, temperature=temperature)
         conv = Conversation.start(self._opening(number), self.brief.question)
@@ -315,7 +314,7 @@ class _Session:
         """The opening messages; from attempt 2 the task message ends with how the last one went."""
         if number == 1 or not self.results:
             return list(self.opening)
-        line = render_prompt("previous_attempt", attempt=number, how=_how_it_ended(self.results[-1])).strip()
+        line = render_prompt("previous_attempt", attempt=number, how=_how_it_ended(self.results[-1], _submitter(self.toolbox))).strip()
         learnt = self.run.learnt.lines()
         if learnt:  # after the unchanged first message: a server's prompt cache still serves it
             line += "\n" + render_prompt("learnt", lines=learnt).strip()
@@ -331,7 +330,7 @@ class _Session:
             return self._outcome(FAILED, None, f"{reason}; fallback skipped: solver.py was never edited "
                                                "and no explore query returned rows")
         sandbox = SandboxLimits(timeout_s=float(self.limits.tool_timeout_s))
-        done = await asyncio.to_thread(run_fallback, self.layout.root, self.output_dir, sandbox,
+        done = await asyncio.to_thread(run_fallback, self.layout, self.output_dir, sandbox,
                                        script=script, source=source)
         self._event(EVENT_FALLBACK, ran=True, source=source, status=done.run.status,
                     report=render_run(done.run, self_check=False, show_rows=0)[:2000])
@@ -364,16 +363,10 @@ class _Session:
         return path
 
     async def _solver_view(self) -> str:
-        """solver.py as read_solver shows it, for the compaction note; in a small window only its
+        """solver.py as the model reads it, for the compaction note; in a small window only its
         query area (the part the model edits; line numbers and hashes stay valid)."""
-        args: dict[str, int] = {"limit": 2000}
         window = self.client.context_window
-        if window is not None and window < SMALL_WINDOW:
-            area = await asyncio.to_thread(_query_area, self.layout.solver_py)
-            if area is not None:
-                args = {"offset": area[0], "limit": area[1] - area[0] + 1}
-        result = await asyncio.to_thread(self.toolbox.call, "read_solver", args)
-        return result.text
+        return await asyncio.to_thread(self.toolbox.solver_view, window is not None and window < SMALL_WINDOW)
 
     def _outcome(self, status: TaskStatus, prediction: Path | None, reason: str | None) -> SolveOutcome:
         return SolveOutcome(
@@ -411,23 +404,19 @@ def prefill_budget(rate: float | None, seconds_left: float | None, scale: float 
     return max(MIN_PROMPT_BUDGET, int(rate * seconds_left * PREFILL_SHARE / max(scale, 0.1)))
 
 
-def _query_area(solver_py: Path) -> tuple[int, int] | None:
-    """1-based first and last line of solver.py's query area, or None when its markers are gone."""
-    lines = (_read(solver_py) or "").splitlines()
-    try:
-        return lines.index(QUERY_AREA_START) + 1, lines.index(QUERY_AREA_END) + 1
-    except ValueError:
-        return None
-
-
-def _how_it_ended(result: AttemptResult) -> str:
-    """One line: how an attempt ended, for the next attempt's opening message."""
+def _how_it_ended(result: AttemptResult, submitter: str) -> str:
+    """One line: how an attempt ended, for the next attempt's opening message (``submitter``: the
+    tool whose successful call writes the answer)."""
     calls = f"{result.requests} requests, {result.tool_calls} tool calls"
     if result.error is not None:
         return f"{result.ended} after {calls}: {result.error[:200]}"
     if result.ended == "answered":
-        return f"it answered without a successful run_solver (no prediction.csv) after {calls}"
+        return f"it answered without a successful {submitter} (no prediction.csv) after {calls}"
     return f"{result.ended} after {calls}, without prediction.csv"
+
+
+def _submitter(toolbox: SolverToolbox) -> str:
+    return next(tool.name for tool in toolbox.tools if tool.submits)
 
 
 def _why_rejected(result: AttemptResult) -> str:

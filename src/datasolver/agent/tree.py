@@ -11,7 +11,7 @@ from datasolver.data import ScratchLayout, human_size
 FILES_PER_FOLDER = 25  # beyond this a folder's remaining files are summarized in one line
 
 
-def render_tree(task_scratch_dir: Path, max_lines: int = 120, described: Collection[Path] = (),
+def render_tree(task_scratch_dir: ScratchLayout | Path, max_lines: int = 120, described: Collection[Path] = (),
                 shown: Collection[Path] = ()) -> str:
     """`context/` and `derived/` as an indented tree with file sizes (symlinks followed).
 
@@ -20,7 +20,7 @@ def render_tree(task_scratch_dir: Path, max_lines: int = 120, described: Collect
     list them twice; files in `shown` (whose content the prompt gives elsewhere: knowledge.md, the
     document-table manifest) are left out. A folder that holds nothing else is not shown.
     """
-    layout = ScratchLayout(Path(task_scratch_dir))
+    layout = ScratchLayout.of(task_scratch_dir, resolve=False)
     lines: list[str] = []
     skip = {os.path.normpath(p) for p in described}
     hide = {os.path.normpath(p) for p in shown}

@@ -12,7 +12,7 @@ from datasolver.data import load_task
 from datasolver.data.input_files import read_prepared_record
 from datasolver.llm import LLMConfigError, LLMSettings
 from datasolver.pipeline import prepare_task_documents
-from datasolver.solver import SolverToolbox, prepare_task, render_run, rerun_solver
+from datasolver.solver import SolverToolbox, prepare_scratch, render_run, rerun_solver
 from datasolver.toolkit import unknown_tool
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
@@ -41,13 +41,13 @@ def prepare_command(task_dir: Path, scratch_dir: Path, copy_context: bool, no_ll
         except LLMConfigError:
             settings = None  # no model configured: the deterministic path alone
     task = load_task(task_dir)  # read once: the Task travels to the scaffold and the documents
-    root = prepare_task(task, scratch_dir, link_context=not copy_context)
-    for path, reason in read_prepared_record(root) or []:
+    layout = prepare_scratch(task, scratch_dir, link_context=not copy_context)
+    for path, reason in read_prepared_record(layout.root) or []:
         click.echo(f"note: {path}: {reason}", err=True)
-    report = prepare_task_documents(root, task=task, settings=settings)
+    report = prepare_task_documents(layout, task=task, settings=settings)
     if report.tables or report.skipped:
         click.echo(report.summary(), err=True)
-    click.echo(root)
+    click.echo(layout.root)
 
 
 @click.command("tool")

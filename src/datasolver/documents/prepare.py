@@ -32,7 +32,9 @@ TEXT_DIR = "text"
 MIN_NARRATIVE_CHARS = 80
 
 
-def prepare_documents(folder: Path, out_dir: Path | None = None, options: PrepareOptions | None = None) -> DocReport:
+def prepare_documents(
+    folder: ScratchLayout | Path, out_dir: Path | None = None, options: PrepareOptions | None = None
+) -> DocReport:
     """The synchronous entry (see `prepare_documents_async` for what it does). Without a model it
     is plain blocking work, inside a running event loop too; with a model it runs the async entry
     in an event loop of its own, so inside a running loop await `prepare_documents_async` instead."""
@@ -50,14 +52,14 @@ def prepare_documents(folder: Path, out_dir: Path | None = None, options: Prepar
 
 
 async def prepare_documents_async(
-    folder: Path, out_dir: Path | None = None, options: PrepareOptions | None = None
+    folder: ScratchLayout | Path, out_dir: Path | None = None, options: PrepareOptions | None = None
 ) -> DocReport:
     """Documents → table files + manifest.json (the asynchronous entry: reading documents and
     writing tables run in a worker thread, the model's requests on the caller's loop).
 
-    With `out_dir=None`, `folder` is a task scratch dir: documents of `<task>/context/` go to
-    `<task>/derived/`, and the question defaults to task.json's (callers that hold the task's
-    `Task` pass its question, so the file is not read again). Otherwise every document under
+    With `out_dir=None`, `folder` is a task scratch dir (or its layout): documents of
+    `<task>/context/` go to `<task>/derived/`, and the question defaults to task.json's (callers
+    that hold the task's `Task` pass its question, so the file is not read again). Otherwise every document under
     `folder` goes to `out_dir`. `options.knowledge` defaults to the source folder's knowledge.md
     (the structurizer's naming anchor).
 
@@ -93,11 +95,11 @@ class _Pass:
         return [s for s in self.states if not s.entries]
 
 
-def _read_documents(folder: Path, out_dir: Path | None, options: PrepareOptions) -> _Pass:
+def _read_documents(folder: ScratchLayout | Path, out_dir: Path | None, options: PrepareOptions) -> _Pass:
     """Resolve the folders and run the deterministic path on every document (blocking)."""
-    source_dir, task = Path(folder), None
+    layout = folder if isinstance(folder, ScratchLayout) else ScratchLayout(Path(folder))
+    source_dir, task = layout.root, None
     if out_dir is None:
-        layout = ScratchLayout(source_dir)
         task, source_dir = source_dir, layout.context
         if not source_dir.is_dir():
             raise DocError(f"{task} has no context/ folder; run prepare on the task first, or give an output folder")

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from datasolver.data import Task
+from datasolver.data.layout import ScratchLayout
 from datasolver.documents import DocReport, PrepareOptions, prepare_documents, prepare_documents_async
 from datasolver.llm import LLMClient, LLMSettings, RequestGate, TraceWriter, Usage
 from datasolver.solver import write_scaffold
@@ -24,7 +25,7 @@ DOCUMENTS_BUDGET_S = 300.0
 
 
 def prepare_task_documents(
-    task_scratch_dir: Path,
+    task_scratch_dir: ScratchLayout | Path,
     *,
     task: Task | None = None,
     settings: LLMSettings | None = None,
@@ -50,7 +51,7 @@ def prepare_task_documents(
 
 
 async def prepare_task_documents_async(
-    task_scratch_dir: Path,
+    task_scratch_dir: ScratchLayout | Path,
     *,
     task: Task | None = None,
     settings: LLMSettings | None = None,

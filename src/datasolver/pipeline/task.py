@@ -38,7 +38,7 @@ from datasolver.pipeline.summary import TaskRecord
 from datasolver.pipeline.video import has_media, prepare_task_video
 from datasolver.pipeline.votes import VotePolicy, solve_by_vote
 from datasolver.sandbox import SandboxLimits, UnsafeFile, safe_files
-from datasolver.solver import TaskStatus, prepare_task, publish_prediction, run_fallback
+from datasolver.solver import TaskStatus, prepare_scratch, publish_prediction, run_fallback
 
 if TYPE_CHECKING:
     from datasolver.agent import Limits
@@ -103,12 +103,14 @@ class TaskSetup:
 
 @dataclass
 class PreparedTask:
-    """A task after the prepare stage; `error` says why preparing failed (then `scratch` is None)."""
+    """A task after the prepare stage; `error` says why preparing failed (then `layout` is None)."""
 
     task: Task
     trace: TraceWriter
     usage: Usage
-    scratch: Path | None = None
+    layout: ScratchLayout | None = None
+    """The scratch copy's layout, made once by prepare: documents, video, the fallback and the
+    votes take it; a solver gets its root (`TaskSolver`'s signature takes the scratch path)."""
     error: str | None = None
     document_tables: int = 0
     untabled_documents: bool = False
@@ -145,7 +147,7 @@ async def prepare_stage(task: Task, setup: TaskSetup, *, video_budget_s: float |
     prepared = PreparedTask(task, trace, Usage())
     trace.event("task_start", question=task.question, task_dir=str(task.dir))
     try:
-        prepared.scratch = await asyncio.to_thread(prepare_task, task, setup.scratch_root)
+        prepared.layout = await asyncio.to_thread(prepare_scratch, task, setup.scratch_root)
         await _documents(prepared, None)
         await _video(prepared, video_budget_s)
     except Exception as exc:  # the task cannot run; the batch goes on
@@ -162,8 +164,8 @@ async def solve_stage(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan) 
     (full mode only) the agent solves the task several times independently and the answer is voted
     (`datasolver.pipeline.votes`).
     """
-    scratch, trace = prepared.scratch, prepared.trace
-    if prepared.error is not None or scratch is None:
+    layout, trace = prepared.layout, prepared.trace
+    if prepared.error is not None or layout is None:
         return SolveResult.failed(prepared.error or "the task was not prepared")
     try:
         if prepared.video_seconds:
@@ -171,7 +173,7 @@ async def solve_stage(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan) 
         trace.event("solve_start", mode=plan.mode, plan_reason=plan.reason,
                     seconds_to_deadline=round(plan.deadline - time.monotonic(), 1))
         if plan.mode == "fallback_only":
-            return await _fallback(scratch, setup.output_dir, plan.reason or "no time left for the model")
+            return await _fallback(layout, setup.output_dir, plan.reason or "no time left for the model")
         if setup.doc_llm and prepared.untabled_documents:
             await _documents(prepared, setup.settings, setup.request_gate)
         votes = setup.votes
@@ -231,21 +233,21 @@ async def run_task(
 
 def _close(prepared: PreparedTask, record: TaskRecord, *, keep_scratch: bool) -> None:
     """The trace's last events (the final solver.py, the record) and, unless kept, the scratch copy."""
-    scratch = prepared.scratch
-    if scratch is not None:
-        _trace_final_solver(prepared.trace, scratch)
+    layout = prepared.layout
+    if layout is not None:
+        _trace_final_solver(prepared.trace, layout)
     prepared.trace.event("task_end", **record.to_json())
-    if scratch is not None and not keep_scratch:
-        shutil.rmtree(scratch, ignore_errors=True)
+    if layout is not None and not keep_scratch:
+        shutil.rmtree(layout.root, ignore_errors=True)
 
 
 async def _documents(
     prepared: PreparedTask, settings: LLMSettings | None, request_gate: RequestGate | None = None
 ) -> None:
     """Document tables (with the model pass when `settings`); a failure is traced, the task goes on."""
-    assert prepared.scratch is not None
+    assert prepared.layout is not None
     try:
-        report = await prepare_task_documents_async(prepared.scratch, task=prepared.task, settings=settings,
+        report = await prepare_task_documents_async(prepared.layout, task=prepared.task, settings=settings,
                                                     trace=prepared.trace, usage=prepared.usage,
                                                     request_gate=request_gate)
     except Exception as exc:  # a boundary: PDF/model parsers raise many types; the task goes on without
@@ -259,12 +261,12 @@ async def _documents(
 
 async def _video(prepared: PreparedTask, budget_s: float | None) -> None:
     """The video pass when the task has media; a failure is traced and the task goes on."""
-    assert prepared.scratch is not None
-    if not await asyncio.to_thread(has_media, prepared.scratch):
+    assert prepared.layout is not None
+    if not await asyncio.to_thread(has_media, prepared.layout):
         return
     started = time.monotonic()
     try:
-        report = await asyncio.to_thread(prepare_task_video, prepared.scratch, budget_s=budget_s)
+        report = await asyncio.to_thread(prepare_task_video, prepared.layout, budget_s=budget_s)
     except Exception as exc:  # a boundary: media decoders raise many types; the task goes on without
         prepared.trace.event("video_failed", error=f"{type(exc).__name__}: {exc}")
         return
@@ -277,8 +279,8 @@ async def _video(prepared: PreparedTask, budget_s: float | None) -> None:
 
 async def _agent(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan, policy: VotePolicy) -> SolveResult:
     """Run the agent under a hard stop; if it raises or overstays, run our own fallback."""
-    scratch, trace, output_dir = prepared.scratch, prepared.trace, setup.output_dir
-    assert scratch is not None
+    layout, trace, output_dir = prepared.layout, prepared.trace, setup.output_dir
+    assert layout is not None
     solve = setup.solver or default_solver()
     agent_limits = task_limits(setup.limits, plan)
     grace = policy.votes * (2 * agent_limits.tool_timeout_s) + HARD_STOP_MARGIN_S
@@ -286,18 +288,18 @@ async def _agent(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan, polic
 
     async def solving() -> tuple[Any, dict[str, Any] | None]:
         if policy.votes == 1:
-            return await solve(scratch, client, output_dir, limits=agent_limits, trace=trace, task=prepared.task), None
+            return await solve(layout.root, client, output_dir, limits=agent_limits, trace=trace, task=prepared.task), None
         return await _vote(prepared, solve, client, output_dir, agent_limits, policy)
 
     try:
         outcome, vote = await asyncio.wait_for(solving(), timeout=max(plan.deadline - time.monotonic(), 0.0) + grace)
     except asyncio.TimeoutError:
         error = f"hard stop: the agent was still running {grace:g}s after its deadline"
-        return await _fallback(scratch, output_dir, error, error=error)
+        return await _fallback(layout, output_dir, error, error=error)
     except Exception as exc:  # a boundary: whatever the agent (or a test's solver) raised, the fallback answers
         error = f"{type(exc).__name__}: {exc}"
         trace.event("task_exception", error=error)
-        return await _fallback(scratch, output_dir, f"agent raised {error}", error=error)
+        return await _fallback(layout, output_dir, f"agent raised {error}", error=error)
     finally:
         await client.aclose()
     prediction = Path(outcome.prediction) if outcome.prediction is not None else None
@@ -305,13 +307,13 @@ async def _agent(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan, polic
                        vote=vote)
 
 
-def _trace_final_solver(trace: TraceWriter, scratch: Path) -> None:
+def _trace_final_solver(trace: TraceWriter, layout: ScratchLayout) -> None:
     """The final solver.py in the trace (the report shows it; the scratch folder may be deleted).
 
     solver.py is the sandbox's to write: it is read without following a link or opening a FIFO
     (a link to /proc/self/environ put the parent's environment in the trace and the report)."""
     try:
-        code = safe_files.read_text(ScratchLayout.of(scratch).solver_py, errors="replace")
+        code = safe_files.read_text(layout.solver_py, errors="replace")
     except UnsafeFile as exc:
         trace.event("solver_final", code="", note=f"not read: {exc}")
         return
@@ -333,18 +335,18 @@ async def _vote(
 
     Each solve gets an equal share of the time left for the solves that may still follow.
     """
-    scratch, trace, task_id = prepared.scratch, prepared.trace, prepared.task.task_id
-    assert scratch is not None
+    layout, trace, task_id = prepared.layout, prepared.trace, prepared.task.task_id
+    assert layout is not None
 
     async def once(number: int, temperature: float, folder: Path) -> Any:
         solve_limits = limits
         if limits.deadline is not None:
             share = (limits.deadline - time.monotonic()) / (policy.votes - number + 1)
             solve_limits = dataclasses.replace(limits, deadline=time.monotonic() + share)
-        return await solve(scratch, client, folder, limits=solve_limits, trace=trace, task=prepared.task,
+        return await solve(layout.root, client, folder, limits=solve_limits, trace=trace, task=prepared.task,
                            chat_options={"temperature": temperature})
 
-    vote = await solve_by_vote(once, policy, ScratchLayout(scratch).votes, task_id, trace.event)
+    vote = await solve_by_vote(once, policy, layout.votes, task_id, trace.event)
     chosen = vote.outcomes[vote.chosen if vote.chosen is not None else -1]
     chosen.attempts = sum(o.attempts for o in vote.outcomes)
     if vote.chosen is not None and chosen.prediction is not None:
@@ -352,8 +354,8 @@ async def _vote(
     return chosen, vote.to_json()
 
 
-async def _fallback(scratch: Path, output_dir: Path, why: str, *, error: str | None = None) -> SolveResult:
+async def _fallback(layout: ScratchLayout, output_dir: Path, why: str, *, error: str | None = None) -> SolveResult:
     """The current solver.py, run once with no model (the agent raised, overstayed, or got no time)."""
-    done = await asyncio.to_thread(run_fallback, scratch, output_dir, SandboxLimits(timeout_s=FALLBACK_TIMEOUT_S))
+    done = await asyncio.to_thread(run_fallback, layout, output_dir, SandboxLimits(timeout_s=FALLBACK_TIMEOUT_S))
     return SolveResult("fallback" if done.prediction is not None else "failed", reason=f"{why}; {done.note}",
                        error=error, prediction=done.prediction)

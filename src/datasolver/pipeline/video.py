@@ -9,17 +9,20 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from datasolver.data.layout import ScratchLayout
 from datasolver.video import VideoOptions, VideoReport, analyze_path, default_cache_dir, find_media
 from datasolver.video.outputs import TIMELINE_FILE, place
 
 
-def has_media(task_scratch_dir: Path) -> bool:
-    return bool(find_media(task_scratch_dir))
+def has_media(task_scratch_dir: ScratchLayout | Path) -> bool:
+    return bool(find_media(ScratchLayout.of(task_scratch_dir).root))
 
 
-def prepare_task_video(task_scratch_dir: Path, *, budget_s: float | None = None, cache_dir: Path | None = None,
+def prepare_task_video(task_scratch_dir: ScratchLayout | Path, *, budget_s: float | None = None, cache_dir: Path | None = None,
                        options: VideoOptions = VideoOptions()) -> VideoReport:
-    """Timeline of every media file under context/, saved to derived/video/timeline.json. Blocking."""
+    """Timeline of every media file under context/, saved to derived/video/timeline.json. Blocking.
+    (The video room takes a task folder or one media file, so it gets the scratch's root.)"""
+    task_scratch_dir = ScratchLayout.of(task_scratch_dir).root
     placement = place(task_scratch_dir)
     deadline = None if budget_s is None else time.monotonic() + budget_s
     report = analyze_path(task_scratch_dir, placement.out_dir, options=options, image_root=placement.image_root,

@@ -2,7 +2,7 @@
 
 from datasolver.data.errors import ScratchError  # raised by prepare_task and the tools on an unprepared folder
 from datasolver.solver.errors import ScaffoldError, SolverError, UnknownTool
-from datasolver.solver.prepare import prepare_task, restore_scaffold, write_scaffold
+from datasolver.solver.prepare import prepare_scratch, prepare_task, restore_scaffold, write_scaffold
 from datasolver.solver.publish import STATUSES, TaskStatus, has_prediction, prediction_path, publish_prediction
 from datasolver.solver.run_report import render_run
 from datasolver.solver.runner import SOLVER_PRELOAD, SolverRun, run_solver_script
@@ -30,6 +30,7 @@ __all__ = [
     "publish_prediction",
     "render_run",
     "rerun_solver",
+    "prepare_scratch",
     "prepare_task",
     "restore_scaffold",
     "run_fallback",

@@ -17,7 +17,13 @@ from datasolver.solver.tools.solver_file import write_atomic
 
 
 def prepare_task(task: Task | Path, scratch_root: Path, *, link_context: bool = True) -> Path:
-    """Create `<scratch_root>/<task_id>/` (task.json, context/, workdir/solver.py, tmp/); return it.
+    """Create `<scratch_root>/<task_id>/` (task.json, context/, workdir/solver.py, tmp/); return it
+    (`prepare_scratch` returns its layout, for callers that hand it on)."""
+    return prepare_scratch(task, scratch_root, link_context=link_context).root
+
+
+def prepare_scratch(task: Task | Path, scratch_root: Path, *, link_context: bool = True) -> ScratchLayout:
+    """Create `<scratch_root>/<task_id>/` (task.json, context/, workdir/solver.py, tmp/); return its layout.
 
     `task` is a discovered Task (its task.json is not read again) or a task folder (read here).
 
@@ -43,11 +49,11 @@ def prepare_task(task: Task | Path, scratch_root: Path, *, link_context: bool = 
     for folder in (layout.workdir, layout.tmp, layout.cache):
         _remove(folder)
         folder.mkdir()
-    write_scaffold(layout.root, task=task)
-    return layout.root
+    write_scaffold(layout, task=task)
+    return layout
 
 
-def write_scaffold(task_scratch_dir: Path, table_names: list[str] | None = None, *, task: Task | None = None) -> Path:
+def write_scaffold(task_scratch_dir: ScratchLayout | Path, table_names: list[str] | None = None, *, task: Task | None = None) -> Path:
     """(Re)write workdir/solver.py and its pristine copy; table names default to the catalog's.
 
     Call again after derived/ tables appear, so the query-area comment lists them. `task` is the
@@ -68,11 +74,11 @@ def write_scaffold(task_scratch_dir: Path, table_names: list[str] | None = None,
     return layout.solver_py
 
 
-def restore_scaffold(task_scratch_dir: Path) -> Path:
+def restore_scaffold(task_scratch_dir: ScratchLayout | Path) -> Path:
     """Put the pristine solver.py back and delete any prediction (for the agent's retry loop)."""
     layout = ScratchLayout.of(task_scratch_dir).require()
     if not safe_files.is_regular(layout.pristine):
-        return write_scaffold(layout.root)
+        return write_scaffold(layout)
     try:
         write_atomic(layout.solver_py, safe_files.read_text(layout.pristine))
     except (OSError, UnsafeFile, UnicodeDecodeError) as exc:

@@ -58,7 +58,7 @@ def run_solver_script(task_scratch_dir: Path | ScratchLayout, limits: SandboxLim
     `loaded_catalog` (a catalog's `loaded_file()`, inside the scratch folder) lets solver.py query
     the tables the caller already loaded instead of reading every file again on each run.
     """
-    layout = task_scratch_dir if isinstance(task_scratch_dir, ScratchLayout) else ScratchLayout.of(task_scratch_dir)
+    layout = ScratchLayout.of(task_scratch_dir)
     layout.require()
     if not safe_files.is_regular(layout.solver_py):
         raise ScratchError(f"{layout.solver_py} is missing; prepare the task again")

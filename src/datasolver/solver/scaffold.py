@@ -123,6 +123,14 @@ def with_query(scaffold: str, sql: str) -> str:
     return "\n".join(lines[:index] + [query_code(sql)] + lines[index + 1:])
 
 
+def query_area(lines: list[str]) -> tuple[int, int] | None:
+    """1-based first and last line of solver.py's query area (its markers), or None when they are gone."""
+    try:
+        return lines.index(QUERY_AREA_START) + 1, lines.index(QUERY_AREA_END) + 1
+    except ValueError:
+        return None
+
+
 def replace_query_area(lines: list[str], code: str) -> list[str] | None:
     """``lines`` of solver.py with the query area's code (everything after its leading comment
     lines) replaced by ``code``; None when the area's markers are gone."""

@@ -4,11 +4,10 @@
 Google-style docstring: the text before `Args:` is the description the model sees, each `Args:`
 entry the description of one parameter; the argument model and the JSON schema are built from
 the signature, so there is no second copy of the arguments. Settings for one tool sit on the
-tool (`timeout_grace_s`, `prepare`, `hint`, `clip_hint`, `warm_up`, `submits`, `repeat_hint`), not in
-the loops,
-which name no tool. `Toolbox.call` validates and
-dispatches; an exception becomes a result through one table (`kind_of`). A leaf module: it imports
-only the error root.
+tool (`timeout_grace_s`, `prepare`, `hint`, `clip_hint`, `warm_up`, `submits`, `repeat_hint`,
+`brief_args`, `superseded`), not in the loops and their history summaries, which name no tool.
+`Toolbox.call` validates and dispatches; an exception becomes a result through one table
+(`kind_of`). A leaf module: it imports only the error root.
 """
 
 from __future__ import annotations
@@ -100,6 +99,11 @@ class Tool(Generic[C]):
     """A call runs the answer (the loop watches whether the latest one succeeded, and its checks)."""
     repeat_hint: str = ""
     """What to change when a call's error comes back word for word (the loop's repetition note)."""
+    brief_args: Callable[[dict[str, Any]], str | None] | None = None
+    """A call's arguments in a few words for a summary of older turns (None, or None back: their JSON)."""
+    superseded: bool = False
+    """A call's result is superseded by what a summary of older turns shows anyway (the current
+    state the tool reads), so summaries leave the call out."""
     args_model: type[BaseModel] = field(init=False, repr=False, compare=False)
     parameter_docs: dict[str, str] = field(init=False, repr=False, compare=False)
     _schema: dict[str, Any] = field(init=False, repr=False, compare=False, default_factory=dict)

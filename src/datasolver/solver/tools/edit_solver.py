@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import warnings
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
@@ -203,3 +203,7 @@ def _syntax_problem(proposed: list[str]) -> str | None:
 def _n(count: int) -> str:
     return f"{count} line" + ("" if count == 1 else "s")
 
+
+def edit_brief(args: dict[str, Any]) -> str:
+    """An edit in a summary of older turns: its lines, not its code (the current solver.py is shown)."""
+    return f"(lines {args.get('start_line')}–{args.get('end_line') or args.get('start_line')})"

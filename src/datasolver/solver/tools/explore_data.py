@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -113,3 +113,9 @@ def _render_tables(ctx: ToolContext) -> str:
         lines.append(f"not readable ({len(skipped)}):")
         lines += [f"  {s.path}: {s.reason}" for s in skipped]
     return "\n".join(lines)
+
+
+def explore_brief(args: dict[str, Any]) -> str | None:
+    """A query in a summary of older turns: its SQL on one line (None: no query to show)."""
+    query = args.get("query")
+    return " ".join(query.split()) if isinstance(query, str) else None

@@ -9,8 +9,11 @@ from datasolver.data.layout import ScratchLayout
 from datasolver.data.tasks import Task, load_task
 from datasolver.sandbox import SandboxLimits
 from datasolver.solver.errors import UnknownTool
+from datasolver.solver.scaffold import query_area
 from datasolver.solver.tools.base import ToolContext
+from datasolver.solver.tools.read_solver import MAX_LIMIT, read_solver
 from datasolver.solver.tools.registry import SOLVER_TOOLS
+from datasolver.solver.tools.solver_file import read_lines
 from datasolver.toolkit import Tool, Toolbox
 
 if TYPE_CHECKING:
@@ -23,7 +26,7 @@ class SolverToolbox(Toolbox[ToolContext]):
     `task` is the task's Task when the caller has it; without it the scratch's task.json is read."""
 
     def __init__(
-        self, task_scratch_dir: Path, catalog: "Catalog | None" = None, limits: SandboxLimits | None = None,
+        self, task_scratch_dir: ScratchLayout | Path, catalog: "Catalog | None" = None, limits: SandboxLimits | None = None,
         *, answer_checks: bool = True, task: Task | None = None,
     ) -> None:
         self.layout = ScratchLayout.of(task_scratch_dir).require()
@@ -37,6 +40,13 @@ class SolverToolbox(Toolbox[ToolContext]):
         if name not in self.names:
             raise UnknownTool(f"no solver tool named {name!r}; tools: {', '.join(self.names)}")
         return super().tool(name)
+
+    def solver_view(self, area_only: bool = False) -> str:
+        """solver.py as read_solver shows it (a summary's view of the current program); with
+        ``area_only`` only its query area, when its markers are there (numbers and hashes stay valid)."""
+        area = query_area(read_lines(self.layout) or []) if area_only else None
+        offset, limit = (area[0], area[1] - area[0] + 1) if area is not None else (1, MAX_LIMIT)
+        return read_solver(self.context, offset=offset, limit=limit).text
 
     def _open_catalog(self) -> "Catalog":
         if self._catalog is None:
