@@ -279,3 +279,15 @@ def test_bare_column_quoting_leaves_strings_quoted_names_and_longer_words_alone(
     sql = "SELECT \"时间(月份)\", '时间(月份)', x时间(月份) FROM t -- 时间(月份)\nWHERE plain = 1"
     assert quote_bare_columns(sql, columns) == (sql, [])
     assert quote_bare_columns("SELECT 时间(月份) FROM t", ["plain"]) == ("SELECT 时间(月份) FROM t", [])
+
+
+def test_a_bare_name_typed_with_ascii_parentheses_finds_the_full_width_column() -> None:
+    # The real model typed the schema's 时间（月份） with ASCII parentheses (task_retqa_v2854).
+    con = duckdb.connect()
+    con.execute('CREATE TABLE p ("时间（月份）" VARCHAR, "成交均价" DOUBLE)')
+    con.execute("INSERT INTO p VALUES ('2020-03', 1.5)")
+    columns = ["时间（月份）", "成交均价"]
+    out = execute_with_repair("SELECT 成交均价 FROM p WHERE 时间(月份) = '2020-03'", _runner(con, []), lambda: columns)
+    assert out.value == [(1.5,)] and out.rewrites == ['column 时间(月份) → "时间（月份）"']
+    # A column spelled with ASCII parentheses as well: the name as typed is that column.
+    assert quote_bare_columns("SELECT 时间(月份) FROM p", ["时间(月份)", "时间（月份）"])[0] == 'SELECT "时间(月份)" FROM p'

@@ -3,7 +3,8 @@
 The SQL is always run as given first. Only when DuckDB rejects it do we try, in order:
 
 1. ``[ident]`` and backtick identifiers → double-quoted (never inside strings, never ``x[1]``);
-2. a column name written bare although it needs quotes (``时间(月份)``) → double-quoted;
+2. a column name written bare although it needs quotes (``时间(月份)``, also for the column
+   ``时间（月份）`` when no column is spelled with ASCII parentheses) → double-quoted;
    a double-quoted name that matches no column but exactly one real column once all
    whitespace (full-width U+3000 included) is removed → that column;
 3. a sqlglot transpile from the dialect the SQL's telltale features point at
@@ -23,6 +24,7 @@ never rewritten.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -147,9 +149,19 @@ def quote_bare_columns(sql: str, columns: Iterable[str]) -> tuple[str, list[str]
     cannot (``时间(月份)`` reads as a call of 时间, ``建筑密度(%)`` as an operator): a small model
     writes them as the schema shows them. Only names with such characters, only outside strings,
     comments and quoted names, and never inside a longer word."""
-    special = sorted({c for c in columns if _NEEDS_QUOTES.search(c)}, key=len, reverse=True)
-    if not special:
+    real = set(columns)
+    # A name as written → the column: itself, or its NFKC form (the schema's full-width
+    # `时间（月份）` typed with ASCII parentheses) when no column is spelled that way.
+    spelled: dict[str, str] = {}
+    for column in sorted(real):
+        if _NEEDS_QUOTES.search(column):
+            spelled.setdefault(column, column)
+            folded = unicodedata.normalize("NFKC", column)
+            if folded not in real and _NEEDS_QUOTES.search(folded):
+                spelled.setdefault(folded, column)
+    if not spelled:
         return sql, []
+    special = sorted(spelled, key=len, reverse=True)
     pattern = re.compile(r"(?<![\w\"])(" + "|".join(map(re.escape, special)) + r")(?![\w\"])")
     out: list[str] = []
     code: list[str] = []  # a run of tokens outside strings, comments and quoted names
@@ -158,8 +170,8 @@ def quote_bare_columns(sql: str, columns: Iterable[str]) -> tuple[str, list[str]
     def flush() -> None:
         text = "".join(code)
         for name in dict.fromkeys(pattern.findall(text)):
-            notes.append(f"column {name} → {quote_ident(name)}")
-        out.append(pattern.sub(lambda m: quote_ident(m.group(1)), text))
+            notes.append(f"column {name} → {quote_ident(spelled[name])}")
+        out.append(pattern.sub(lambda m: quote_ident(spelled[m.group(1)]), text))
         code.clear()
 
     for tok in tokenize(sql):
