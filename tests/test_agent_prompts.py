@@ -125,6 +125,24 @@ def test_a_tables_column_meanings_are_said_once_on_its_column_lines(tmp_path: Pa
     assert "`\\knowledge` prints it verbatim" in text
 
 
+def test_the_tiny_tasks_brief_is_pinned(scratch: Path) -> None:
+    """The profile's every part (types, counts, ranges, examples, NULLs) as the prompt shows it: a
+    cheaper way of building the brief must not change a byte of it."""
+    brief = brief_of(scratch)
+    assert brief.tables == (
+        "orders: 4 rows, in csv/\n"
+        "  order_id BIGINT, unique, 1 .. 4\n"
+        "  city VARCHAR, 3 distinct, e.g. Paris\n"
+        "  amount DOUBLE, 3 distinct, 3.0 .. 10.5, 1 NULL\n"
+        "\n"
+        "cities: 2 rows, in json/; no NULLs\n"
+        "  city VARCHAR, unique, e.g. Paris\n"
+        "  country VARCHAR, = FR")
+    assert brief.tree == "2 table files (164 B), named under Tables"
+    assert brief.knowledge == KNOWLEDGE
+    assert (brief.lint, brief.document_tables, brief.video) == ("", "", "")
+
+
 def test_evidence_hints_are_included_when_given(scratch: Path) -> None:
     _, user = build_messages(brief_of(scratch), evidence_hints="orders.amount is the order total")
     assert "# Evidence hints" in user["content"]

@@ -128,6 +128,24 @@ def test_a_loaded_tables_listing_is_what_duckdb_holds_without_asking_it_again(tm
         monkeypatch.undo()
 
 
+def test_column_types_are_what_describe_says_without_asking_it(tmp_path, monkeypatch):
+    task = write_task(tmp_path, files={
+        "csv/mixed.csv": "n,x,d,t,b,s,code\n1,1.5,2024-01-02,2024-01-02 03:04:05,true,a,007\n2,,2024-02-03,,false,b,010\n",
+        "json/nested.json": json.dumps([{"id": 1, "tags": ["a", "b"], "when": "2024-05-06"}]),
+        "db/shop.db": sqlite_file({"公司名单(最终)": ("n", [(5,)])}),
+    })
+    with Catalog.open(task) as cat:
+        cat.load()
+        described = {name: [(c, t) for c, t, *_ in cat.own_rows(f'DESCRIBE "{name}"')] for name in cat.names()}
+        assert dict(described["mixed"])["code"] == "VARCHAR" and dict(described["mixed"])["t"] == "TIMESTAMP"
+        with Catalog.open(task, loaded=cat.loaded_file()) as second:  # read from the shared file
+            assert {name: second.column_types(name) for name in second.names()} == described
+        monkeypatch.setattr(Catalog, "own_rows", lambda self, sql: pytest.fail(f"asked DuckDB: {sql}"))
+        assert {name: cat.column_types(name) for name in cat.names()} == described
+    with Catalog.open(task) as lazy:  # loads the table it is asked about
+        assert lazy.column_types("mixed") == described["mixed"]
+
+
 def test_the_scratch_database_is_not_fsynced(three_sources):
     with Catalog.open(three_sources) as cat:
         cat.load()

@@ -58,12 +58,11 @@ def is_ranged(column_type: str) -> bool:
 def profile_table(catalog, name: str) -> TableProfile:
     """One scan of the table computes every column's counts; the catalog loads it if needed."""
     table = catalog.resolve(name)
-    catalog.load([table])
+    described = catalog.column_types(table)  # loads the table
     info = catalog.table(table)
-    described = catalog.own_rows(f"DESCRIBE {quote_ident(table)}")
     small = info.rows is not None and info.rows <= LIST_COUNT_MAX_ROWS
     parts = ["count(*)"]
-    for column, ctype, *_ in described:
+    for column, ctype in described:
         ident = quote_ident(column)
         distinct = f"list_unique(list({ident}))" if small else f"count(DISTINCT {ident})"
         # The first non-NULL value in file order: any_value() differs from run to run on a parallel
@@ -74,7 +73,7 @@ def profile_table(catalog, name: str) -> TableProfile:
             parts += [f"CAST(min({ident}) AS VARCHAR)", f"CAST(max({ident}) AS VARCHAR)"]
     row = catalog.own_rows(f"SELECT {', '.join(parts)} FROM {quote_ident(table)}")[0]
     total, pos, columns = row[0], 1, []
-    for column, ctype, *_ in described:
+    for column, ctype in described:
         non_null, distinct, example = row[pos : pos + 3]
         pos += 3
         low = high = None
