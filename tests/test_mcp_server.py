@@ -5,10 +5,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +17,7 @@ from datasolver.mcp_server import build_server
 from datasolver.solver.hashline import line_hash
 from datasolver.solver.scaffold import RESULT_LINE
 from datasolver.solver.testing import make_tiny_task
-from tests.helpers.mcp import free_port, texts
+from tests.helpers.mcp import free_port, texts, wait_listening
 
 ENGINE_TOOLS = ["list_tables", "describe_table", "query", "filter", "group", "sort", "join", "join_keys", "render"]
 
@@ -99,15 +97,8 @@ def test_streamable_http_client_lists_and_calls_the_tools(data: Path) -> None:
         process = subprocess.Popen([sys.executable, "-m", "datasolver", "mcp", str(data), "--http", str(port)],
                                    stdout=subprocess.DEVNULL, stderr=sink)
     try:
-        deadline = time.monotonic() + 90  # a cold start on a loaded machine; the test waits no longer than needed
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"server did not start: {errors.read_text(errors='replace')[-2000:]}")
-                time.sleep(0.1)
+        # 90 s: a cold start on a loaded machine; the test waits no longer than needed.
+        wait_listening(process, port, within_s=90, errors=lambda: errors.read_text(errors="replace"))
 
         async def main() -> None:
             async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=60) as client:

@@ -3,6 +3,8 @@ the text of a tool result."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import os
 import socket
 import subprocess
@@ -43,16 +45,19 @@ def serve(args: list[str], tmp: Path, **popen) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
 
 
-def wait_listening(process: subprocess.Popen, port: int, address: str = "127.0.0.1") -> None:
-    """Return once `process` accepts connections on `port`; fail with its stderr if it ended or took 60 s."""
-    deadline = time.monotonic() + 60
+def wait_listening(process: subprocess.Popen, port: int, address: str = "127.0.0.1", *, within_s: float = 60,
+                   errors: Callable[[], str] | None = None) -> None:
+    """Return once `process` accepts connections on `port`; fail with its stderr (or `errors()`, for a
+    server whose stderr goes elsewhere) if it ended or took `within_s`."""
+    deadline = time.monotonic() + within_s
     while True:
         try:
             socket.create_connection((address, port), timeout=0.5).close()
             return
         except OSError:
             if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"server did not start: {process.stderr.read().decode(errors='replace')[-2000:]}")
+                said = errors() if errors is not None else process.stderr.read().decode(errors="replace")
+                pytest.fail(f"server did not start: {said[-2000:]}")
             time.sleep(0.1)
 
 
