@@ -10,6 +10,7 @@ never the end of the batch.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import shutil
 import tempfile
 import time
@@ -92,6 +93,11 @@ async def run_batch(
         # Interrupted (Ctrl-C, SIGTERM, cancelled): runs still going in worker threads end now,
         # instead of holding the process until their own timeouts.
         stop_all_runs()
+        if temporary and not config.keep_scratch:
+            # A task prepared ahead in a worker thread may still be writing here (making folders
+            # again) while this unwinds, so the removal below can leave some behind: remove the
+            # folder once more at exit, after the interpreter has joined those threads.
+            atexit.register(shutil.rmtree, scratch_root, True)
         raise
     finally:
         summary.sandbox = _sandbox_record(server, config.warm_runs, runs_before)
