@@ -97,6 +97,14 @@ def test_summary_of_an_edit_names_lines_not_code() -> None:
     assert lines == ["- edit_solver (lines 40–40) → Replaced line 40 with 1 line"]
 
 
+def test_summary_of_an_sql_edit_names_the_query_area_not_missing_lines() -> None:
+    # Before: "(lines None–None)", as an edit by `sql` has no line numbers.
+    sent = {"sql": "SELECT 1", "start_line": 3}  # the line fields beside `sql` are ignored by the tool too
+    call = ToolCall("e1", "edit_solver", json.dumps(sent))
+    lines = summarize_turns([assistant_message("", [call]), tool_message("e1", "Query area set")], SOLVER_TOOLS)
+    assert lines == ["- edit_solver (the query area's query) → Query area set"]
+
+
 def test_the_findings_follow_the_tools_own_summary_hooks_not_their_names() -> None:
     def peek(ctx: object) -> ToolResult:
         """Show the state."""

@@ -205,5 +205,8 @@ def _n(count: int) -> str:
 
 
 def edit_brief(args: dict[str, Any]) -> str:
-    """An edit in a summary of older turns: its lines, not its code (the current solver.py is shown)."""
+    """An edit in a summary of older turns: where it went, not its code (the current solver.py is shown)."""
+    sql = args.get("sql")
+    if isinstance(sql, str) and (sql.strip() or args.get("new_content") is None):  # as edit_solver reads it
+        return "(the query area's query)"
     return f"(lines {args.get('start_line')}–{args.get('end_line') or args.get('start_line')})"
