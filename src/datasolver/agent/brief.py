@@ -14,7 +14,6 @@ from datasolver.agent.tables import TableDigest, digest_tables
 from datasolver.agent.tree import render_tree
 from datasolver.agent.video import frame_paths, load_video_report, timeline_text
 from datasolver.data import Catalog, DataError, ScratchLayout, Task, lint_knowledge, load_task
-from datasolver.data.files import ContextFiles, list_context_files
 from datasolver.documents import DocError, document_table_hints
 from datasolver.documents.manifest import MANIFEST
 
@@ -46,7 +45,7 @@ def gather_brief(task_scratch_dir: ScratchLayout | Path, catalog: Catalog, limit
     layout = ScratchLayout.of(task_scratch_dir, resolve=False)
     root = layout.root
     task = task if task is not None else load_task(root)
-    files = _context_files(layout, catalog)  # the scratch's knowledge.md, as the tools see it
+    files = catalog.files_of(layout.context)  # the scratch's knowledge.md, as the tools see it
     knowledge = files.knowledge_text()
     digest = digest_tables(catalog, max_rows=limits.profile_max_rows, max_chars=limits.profile_chars)
     video, frames = _video(root)
@@ -63,13 +62,6 @@ def gather_brief(task_scratch_dir: ScratchLayout | Path, catalog: Catalog, limit
         video_frames=frames,
         lint=_lint_summary(catalog, knowledge),
     )
-
-
-def _context_files(layout: ScratchLayout, catalog: Catalog) -> ContextFiles:
-    """The scratch's context listing: the catalog's when it listed the same folder (listing checks
-    every file and link: ~30 ms a dev task), else listed here."""
-    listed = catalog.context_files
-    return listed if listed is not None and listed.root == layout.context else list_context_files(layout.context)
 
 
 def _table_files(layout: ScratchLayout, catalog: Catalog) -> set[Path]:

@@ -223,6 +223,12 @@ class Catalog:
             loaded = [SkippedSource(e.source.relpath, p) for e in self._entries.values() for p in e.problems]
             return list(self._notes) + loaded
 
+    def files_of(self, context: Path) -> ContextFiles:
+        """The listing of the `context` folder: the one this catalog registered its tables from
+        when it is that folder (listing checks every file and link: ~30 ms a dev task), else a new one."""
+        listed = self.context_files
+        return listed if listed is not None and listed.root == Path(context) else list_context_files(Path(context))
+
     def loaded_file(self) -> Path | None:
         """The DuckDB file holding every table of this catalog, once all are loaded and none failed
         (None before): another process may open it with `Catalog.open(..., loaded=…)`. Valid while

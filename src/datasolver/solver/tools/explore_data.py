@@ -16,7 +16,6 @@ from datasolver.data import (
     render_joins,
     render_result,
 )
-from datasolver.data.files import list_context_files
 from datasolver.solver.tools.base import ToolContext
 from datasolver.toolkit import ToolResult
 
@@ -75,12 +74,12 @@ def _command(ctx: ToolContext, text: str) -> ToolResult:
     if word == "\\schema":
         return ToolResult.retry("\\schema needs a table name, e.g. `\\schema orders`.")
     if word == "\\lint" and not rest.strip():
-        knowledge = list_context_files(ctx.layout.context).knowledge_text()
+        knowledge = ctx.open_catalog().files_of(ctx.layout.context).knowledge_text()
         if not knowledge.strip():
             return ToolResult("this task has no knowledge.md")
         return ToolResult(lint_knowledge(ctx.open_catalog(), knowledge).render())
     if word == "\\knowledge" and not rest.strip():
-        knowledge = list_context_files(ctx.layout.context).knowledge_text()
+        knowledge = ctx.open_catalog().files_of(ctx.layout.context).knowledge_text()
         return ToolResult(knowledge if knowledge.strip() else "this task has no knowledge.md")
     if word == "\\joins":
         tables = _words(rest)
