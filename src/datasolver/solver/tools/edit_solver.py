@@ -67,7 +67,7 @@ def edit_solver(
     lines = read_lines(ctx.layout)
     if lines is None:
         return ToolResult.failed(MISSING_SOLVER)
-    if sql is not None and (sql.strip() or new_content is None):
+    if _sql_wins(sql, new_content):
         # A small model sends the line fields beside `sql` (copied from the schema); the query is
         # what it means, so `sql` wins and the answer says the rest was not used.
         ignored = [name for name, value in (("start_line", start_line), ("start_hash", start_hash),
@@ -200,13 +200,17 @@ def _syntax_problem(proposed: list[str]) -> str | None:
     return None
 
 
+def _sql_wins(sql: object, new_content: object) -> bool:
+    """Whether an edit means its `sql`: given and not blank, or given without new_content."""
+    return isinstance(sql, str) and (bool(sql.strip()) or new_content is None)
+
+
 def _n(count: int) -> str:
     return f"{count} line" + ("" if count == 1 else "s")
 
 
 def edit_brief(args: dict[str, Any]) -> str:
     """An edit in a summary of older turns: where it went, not its code (the current solver.py is shown)."""
-    sql = args.get("sql")
-    if isinstance(sql, str) and (sql.strip() or args.get("new_content") is None):  # as edit_solver reads it
+    if _sql_wins(args.get("sql"), args.get("new_content")):
         return "(the query area's query)"
     return f"(lines {args.get('start_line')}–{args.get('end_line') or args.get('start_line')})"
