@@ -94,7 +94,7 @@ def test_render_is_capped_so_big_results_stay_out_of_the_prompt(data: Path) -> N
               tool_call("final_answer", {"answer": "{DATA}"})]
     result, requests, _ = run(data, script, config=config)
     rendered = tool_texts(requests[-1])[1].splitlines()
-    assert rendered[0] == "result @1: showing 5 of 28 rows" and len(rendered) == 1 + 1 + 5 + 1
+    assert rendered[0] == "result @1: showing 5 of 28 rows (truncated)" and len(rendered) == 1 + 1 + 5 + 1
     assert result.answer == ", ".join(REGIONS)
 
 

@@ -197,7 +197,7 @@ def test_result_rendering_counts_and_cuts(tmp_path):
         assert (len(result.rows), result.total_rows) == (3, 120)
         text = render_result(result, max_cell_chars=50)
         lines = text.splitlines()
-        assert lines[0] == "rows: 3 of 120"
+        assert lines[0] == "rows: 3 of 120 (truncated)"
         assert lines[1] == "i\ts"
         assert lines[2] == "0\t" + "x" * 50 + "…[cut]"
         df = cat.query_df("SELECT * FROM t")

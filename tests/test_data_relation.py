@@ -48,9 +48,9 @@ def test_outputs_and_their_rewrites(catalog, tmp_path) -> None:
     assert relation.final_sql == 'SELECT "名称" FROM t ORDER BY 值'
     frame = relation.df()
     assert isinstance(frame, pd.DataFrame) and frame.attrs == {} and list(frame["名称"]) == ["甲", "乙", "丙"]
-    written = relation.to_csv(tmp_path / "out.csv")
+    written = relation.to_csv(tmp_path / "out.csv", preview_rows=2)
     assert (tmp_path / "out.csv").read_text(encoding="utf-8") == "名称\n甲\n乙\n丙\n"
-    assert written.equals(frame)
+    assert (written.columns, written.rows, written.total_rows, written.truncated) == (["名称"], [("甲",), ("乙",)], 3, True)
 
 
 def test_sql_with_csv_runs_the_query_once(tmp_path, monkeypatch) -> None:
@@ -67,5 +67,6 @@ def test_sql_with_csv_runs_the_query_once(tmp_path, monkeypatch) -> None:
     result = CliRunner().invoke(cli, ["sql", str(task), "SELECT a FROM t ORDER BY a", "--limit", "1", "--csv", str(out)])
     assert result.exit_code == 0, result.output
     assert runs == ["SELECT a FROM t ORDER BY a"]
-    assert result.output.splitlines() == ["rows: 1 of 3", "a", "1", f"wrote 3 rows to {out}"]
+    assert result.stdout.splitlines() == ["a", "1"]
+    assert result.stderr.splitlines() == ["rows: 1 of 3 (truncated)", f"wrote 3 rows to {out}"]
     assert out.read_text(encoding="utf-8") == "a\n1\n2\n3\n"

@@ -40,7 +40,7 @@ def test_schema_accepts_aliases(toolbox) -> None:
 def test_sql_output_shape_and_limit(toolbox) -> None:
     result = explore(toolbox, "SELECT order_id, city FROM orders ORDER BY order_id", limit=2)
     lines = result.text.splitlines()
-    assert lines[0] == "rows: 2 of 4"
+    assert lines[0] == "rows: 2 of 4 (truncated)"
     assert lines[1] == "order_id\tcity"
     assert lines[2:4] == ["1\tParis", "2\tLyon"]
 
@@ -59,7 +59,7 @@ def test_the_row_counts_travel_as_a_value_with_the_sql_sent(toolbox) -> None:
 
 def test_limit_is_capped_at_500(toolbox) -> None:
     result = explore(toolbox, "SELECT * FROM range(1000)", limit=5000)
-    assert result.text.splitlines()[0] == "rows: 500 of 1000"
+    assert result.text.splitlines()[0] == "rows: 500 of 1000 (truncated)"
     assert "limit capped at 500" in result.text
 
 

@@ -23,7 +23,8 @@ def describe_handle(handle: Handle) -> str:
         "columns: " + ", ".join(f"{c} {t}" for c, t in zip(handle.columns, handle.types)),
     ]
     if handle.sample:
-        lines.append(f"first {len(handle.sample)} rows:")
+        cut = f" of {handle.rows} (truncated: render shows more)" if handle.rows > len(handle.sample) else ""
+        lines.append(f"first {len(handle.sample)} rows{cut}:")
         lines.append("\t".join(handle.columns))
         lines += ["\t".join(cell_text(v, 80) for v in row) for row in handle.sample]
     else:
@@ -33,7 +34,7 @@ def describe_handle(handle: Handle) -> str:
 
 def render_table(handle: Handle, result: QueryResult, answer_rows: int) -> str:
     """`render` output: a tab-separated table, and what to do when rows were left out."""
-    lines = [f"result {handle.ref}: showing {len(result.rows)} of {result.total_rows} rows",
+    lines = [f"result {handle.ref}: showing {len(result.rows)} of {result.total_rows} rows{result.truncation_note()}",
              "\t".join(result.columns)]
     lines += ["\t".join(cell_text(v, 200) for v in row) for row in result.rows]
     if result.total_rows > len(result.rows) or result.total_rows > answer_rows:

@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from datasolver.cli.input_options import follow_outside_links
-from datasolver.data import Catalog, render_result
-from datasolver.data.relation import preview
+from datasolver.data import Catalog
+from datasolver.data.results import FORMATS, format_result, listing_json, rewrites_note
 from datasolver.documents.cache import CACHE_ENV, document_tables
 from datasolver.terminal import printable
 
@@ -29,8 +29,11 @@ _doc_cache_option = click.option(
 @click.option("--no-load", is_flag=True,
               help="Do not read the tables; show only what headers and metadata tell (fast on huge files). "
                    "Documents are then read only from the document cache.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object instead: every table with its rows, columns and their types (types once "
+                   "loaded, so not with --no-load), then the files not read and the notes, each with its reason.")
 @_doc_cache_option
-def tables_command(task_dir: Path, no_load: bool, doc_cache: str | None) -> None:
+def tables_command(task_dir: Path, no_load: bool, as_json: bool, doc_cache: str | None) -> None:
     """List every table of TASK_DIR (a task folder or any data folder).
 
     One line per table: canonical name, rows (~ = estimated, ? = unknown without loading),
@@ -44,6 +47,11 @@ def tables_command(task_dir: Path, no_load: bool, doc_cache: str | None) -> None
         if not no_load:
             catalog.load()
         infos = catalog.tables()
+        if as_json:
+            unreadable = [(i.path, i.reason) for i in catalog.skipped] + [(d.source, d.reason) for d in docs.unread]
+            notes = [(i.path, i.reason) for i in catalog.notes] + [(None, line) for line in docs.warnings + docs.notes]
+            click.echo(listing_json(infos, unreadable, notes), nl=False)
+            return
         width = max((len(i.name) for i in infos), default=4)
         for info in infos:
             rows = info.rows_label
@@ -109,18 +117,27 @@ def read_query(query: str | None, query_file: Path | None) -> str:
 @click.option("--file", "query_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Read the query from this file (UTF-8) instead of QUERY.")
 @follow_outside_links
-@click.option("--limit", default=50, show_default=True, type=click.IntRange(min=0), help="Rows to print.")
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write the full result to this CSV file (UTF-8, header, no index).")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(min=0),
+              help="Rows to print; a result with more says so (`rows: 50 of 1200 (truncated)`).")
+@click.option("--format", "output_format", type=click.Choice(FORMATS), default=None,
+              help="How the rows are printed: table (aligned; the default on a terminal), tsv (the default in a "
+                   "pipe; NULL is \\N, a tab, newline or backslash in a value is \\t, \\n, \\\\), csv (NULL an empty "
+                   "field, the empty text \"\"), json (one object: columns, rows, row_count, truncated, rewrites), "
+                   "markdown. Only the rows go to stdout; notes go to stderr.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path, allow_dash=True),
+              help="Also write the full result to this CSV file (UTF-8, header, as --format csv); `-` writes the "
+                   "full result as CSV to stdout instead of the rows.")
 @click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_SQL_TIMEOUT_S, show_default=True,
               metavar="SECONDS", help="Stop the query (and the table loads it needs) after this long; 0 = no limit.")
 @_doc_cache_option
-def sql_command(task_dir: Path, query: str | None, query_file: Path | None, limit: int, csv_path: Path | None,
-                timeout: float, doc_cache: str | None) -> None:
+def sql_command(task_dir: Path, query: str | None, query_file: Path | None, limit: int, output_format: str | None,
+                csv_path: Path | None, timeout: float, doc_cache: str | None) -> None:
     """Run read-only SQL (DuckDB dialect; common PostgreSQL / MySQL / T-SQL / SQLite slips are repaired)
-    over every table of TASK_DIR and print the rewrites applied, the total row count and rows.
-    With --csv the query runs once: the rows shown are the first of those written. Tables in
-    documents (Markdown / PDF tables) are queryable under the names `datasolver tables` lists.
+    over every table of TASK_DIR and print the first rows: an aligned table on a terminal (ending with
+    the row count), tab-separated values in a pipe, or --format's choice. The rewrites applied, and the
+    row count of a result cut at --limit, go to stderr. With --csv the query runs once: the rows shown
+    are the first of those written. Tables in documents (Markdown / PDF tables) are queryable under the
+    names `datasolver tables` lists.
 
     QUERY is the SQL text; `-` reads it from stdin, and --file FILE from a file. A query that
     starts with a `--` comment works as is; after the `--` separator every word is an
@@ -131,18 +148,31 @@ def sql_command(task_dir: Path, query: str | None, query_file: Path | None, limi
       datasolver sql TASK --csv out.csv -- "-- top regions
       SELECT region FROM sales"
       cat query.sql | datasolver sql TASK -
+      datasolver sql TASK --format json "SELECT * FROM sales" | jq '.rows[0]'
     """
     query = read_query(query, query_file)
+    terminal = sys.stdout.isatty()
+    fmt = output_format or ("table" if terminal else "tsv")
+    whole_csv_out = csv_path is not None and str(csv_path) == STDIN
+    if whole_csv_out and output_format not in (None, "csv"):
+        raise click.UsageError("--csv - prints the full result as CSV; leave out --format, or give --csv a file")
     with document_tables(task_dir, cache=doc_cache) as docs, \
             Catalog.open(task_dir, timeout_s=timeout or None, extra_derived=docs.extra_derived) as catalog:
         relation = catalog.sql(query)
-        if csv_path is None:
-            result = relation.fetch(limit)
+        if whole_csv_out:
+            result = relation.to_csv(sys.stdout, visible_controls=terminal)
+        elif csv_path is not None:
+            result = relation.to_csv(csv_path, limit)
         else:
-            result = preview(relation.to_csv(csv_path), limit, relation.rewrites, relation.final_sql or query)
-    click.echo(printable(render_result(result), keep_newlines=True))  # cells are the files' text
-    if csv_path is not None:
-        click.echo(f"wrote {result.total_rows} rows to {csv_path}")
+            result = relation.fetch(limit)
+    if not whole_csv_out:
+        click.echo(format_result(result, fmt, terminal=terminal), nl=False)  # cells escaped, separators kept
+        if fmt != "table" and result.truncated:  # the table ends with its count line
+            click.echo(result.count_line(), err=True)
+    if result.rewrites:
+        click.echo(printable(rewrites_note(result.rewrites)), err=True)
+    if csv_path is not None and not whole_csv_out:
+        click.echo(printable(f"wrote {result.total_rows} rows to {csv_path}"), err=True)
 
 
 COMMANDS = [tables_command, sql_command]

@@ -253,18 +253,19 @@ class Catalog:
 
     def _info(self, entry: _Entry) -> TableInfo:
         source = entry.source
-        rows, exact, columns = source.rows, source.rows_exact, source.columns
+        rows, exact, columns, types = source.rows, source.rows_exact, source.columns, None
         if entry.loaded:
             if entry.shape is None:  # loaded by another catalog (see `loaded_file`): read it once
                 reader = self._reader()
                 entry.shape = (reader.execute(f"SELECT count(*) FROM {quote_ident(entry.name)}").fetchall()[0][0],
                                _column_types(reader, entry.name))
             rows, columns, exact = entry.shape[0], [c for c, _ in entry.shape[1]], True
+            types = [t for _, t in entry.shape[1]]
         elif rows is None and source.count_rows is not None:
             rows, exact = source.count_rows(), source.count_is_exact
             source.rows, source.rows_exact = rows, exact
         return TableInfo(entry.name, source.kind, source.relpath, source.source_name, rows, columns,
-                         list(entry.aliases), source.origin, entry.loaded, exact)
+                         list(entry.aliases), source.origin, entry.loaded, exact, types)
 
     def resolve(self, name: str) -> str:
         """Canonical name for a name or alias (case-insensitive, quotes/brackets tolerated)."""

@@ -1,22 +1,30 @@
 """A query over the catalog that has not run yet, like DuckDB's own relations.
 
-`Catalog.sql(query)` returns one; nothing runs until an output method is called (`fetch`, `df`,
+`Catalog.sql(query)` returns one; nothing runs until an output is asked for (`fetch`, `df`,
 `to_csv`). Each output runs the guarded, repaired query once on the catalog's read-only connection;
 afterwards `rewrites` says which repairs were applied and `final_sql` what ran. Failures are the
 engine's named errors (QueryError, ReadOnlyViolation, UnknownTable), never raw DuckDB errors.
+
+What `fetch` brings into the process is bounded in DuckDB before any value is fetched: each cell
+(MAX_CELL_BYTES, MAX_CELL_ITEMS: over it, CellTooLarge) and the first rows together
+(MAX_RESULT_BYTES: the rows stop before the one that would pass it, and the result says it was cut).
 """
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, TextIO, TypeVar
 
 import duckdb
 import pandas as pd
 
 from datasolver.data.errors import CellTooLarge
 from datasolver.data.names import quote_ident
-from datasolver.data.results import QueryResult
+from datasolver.data.results import QueryResult, write_csv
 from datasolver.sizes import human_size
 
 if TYPE_CHECKING:
@@ -27,6 +35,13 @@ T = TypeVar("T")
 # 3.5 GB. Cells of the first rows are measured in DuckDB first and refused over these sizes.
 MAX_CELL_BYTES = 1 << 20
 MAX_CELL_ITEMS = 100_000  # elements of a LIST/ARRAY or MAP cell
+# The first rows together: 500 rows of four cells just under MAX_CELL_BYTES took the parent to 6.3 GB
+# (each cell a Python string, then the fetch's copies). A row is measured in DuckDB (its text and
+# BLOB bytes, nested values as text, FIXED_CELL_BYTES for any other cell), and the rows stop before
+# the one that would bring the total past this.
+MAX_RESULT_BYTES = 16 << 20
+FIXED_CELL_BYTES = 8
+EXPORT_BATCH_ROWS = 1024  # rows fetched at a time when a whole result is written out
 Runner = Callable[[str, Callable[[duckdb.DuckDBPyRelation], T]], "RepairOutcome[T]"]
 
 
@@ -51,12 +66,24 @@ class Relation:
         """The whole result as a DataFrame."""
         return self._output(lambda rel: rel.df())
 
-    def to_csv(self, path: Path | str) -> pd.DataFrame:
-        """Write the whole result to `path` (UTF-8, header, no index) and return it, so a caller
-        that also shows rows does not run the query twice."""
-        frame = self.df()
-        frame.to_csv(path, index=False, encoding="utf-8")
-        return frame
+    def to_csv(self, target: Path | str | TextIO, preview_rows: int = 0, *, visible_controls: bool = False) -> QueryResult:
+        """Write the whole result as CSV (the `csv` format of `results.format_result`: NULL an empty
+        field, the empty text `""`, booleans true/false) to a path or an open text stream, and return
+        its first `preview_rows` rows with the true count, so a caller that also shows rows does not
+        run the query twice. The rows come EXPORT_BATCH_ROWS at a time and are spooled to a
+        temporary file, so a query that fails half-way (and is repaired and run again) never leaves
+        half a result in `target`."""
+        spool = self._output(lambda rel: _spool_csv(rel, preview_rows, visible_controls))
+        with spool.file:
+            spool.file.seek(0)
+            if isinstance(target, (str, Path)):
+                with open(target, "w", encoding="utf-8", newline="") as out:
+                    shutil.copyfileobj(spool.file, out)
+            else:
+                shutil.copyfileobj(spool.file, target)
+        result = spool.result
+        result.rewrites, result.sql = list(self.rewrites), self.final_sql or self.sql
+        return result
 
     def _output(self, fetch: Callable[[duckdb.DuckDBPyRelation], T]) -> T:
         outcome = self._run(self.sql, fetch)
@@ -71,38 +98,68 @@ def _first_rows(rel: duckdb.DuckDBPyRelation, limit: int) -> QueryResult:
     columns = list(rel.columns)
     types = [str(t) for t in rel.types]
     total = rel.aggregate("count(*)").fetchall()[0][0]
-    rows = _guarded_rows(rel.limit(limit), columns, types) if limit > 0 else []
-    return QueryResult(columns=columns, types=types, rows=rows, total_rows=total)
+    rows, budget_cut = _guarded_rows(rel.limit(limit), columns, types) if limit > 0 else ([], False)
+    return QueryResult(columns=columns, types=types, rows=rows, total_rows=total,
+                       byte_budget=MAX_RESULT_BYTES if budget_cut else None)
 
 
 def _size_of(ref: str, type_name: str) -> tuple[str, int, str] | None:
     """(SQL measuring a cell, its cap, the unit) for a type whose cells can be of any size."""
     upper = type_name.upper()
+    if upper.endswith("]"):  # LIST or ARRAY of anything, VARCHAR[] included
+        return f"len({ref})", MAX_CELL_ITEMS, "items"
+    if upper.startswith("MAP("):
+        return f"cardinality({ref})", MAX_CELL_ITEMS, "items"
     if upper.startswith(("VARCHAR", "JSON")):
         return f"strlen({ref})", MAX_CELL_BYTES, "bytes"
     if upper in ("BLOB", "BIT"):
         return f"octet_length({ref})", MAX_CELL_BYTES, "bytes"
-    if upper.endswith("]"):
-        return f"len({ref})", MAX_CELL_ITEMS, "items"
-    if upper.startswith("MAP("):
-        return f"cardinality({ref})", MAX_CELL_ITEMS, "items"
     return None  # fixed-size types; a STRUCT or UNION is not measured
 
 
-def _guarded_rows(head: duckdb.DuckDBPyRelation, columns: list[str], types: list[str]) -> list[tuple]:
-    """The rows of `head`; a cell over its cap is replaced in DuckDB (so it is never fetched) and
-    the fetch is refused with a CellTooLarge that names the column and its size."""
+def _bytes_of(ref: str, type_name: str) -> str | None:
+    """SQL for about how many bytes a cell brings into the process (for the result's budget); None
+    for a fixed-size type (FIXED_CELL_BYTES)."""
+    upper = type_name.upper()
+    if upper.endswith("]") or upper.startswith(("MAP(", "STRUCT(", "UNION(")):  # VARCHAR[] too
+        return f"coalesce(strlen(CAST({ref} AS VARCHAR)), 0)"
+    if upper.startswith(("VARCHAR", "JSON")):
+        return f"coalesce(strlen({ref}), 0)"
+    if upper in ("BLOB", "BIT"):
+        return f"coalesce(octet_length({ref}), 0)"
+    return None
+
+
+def _guarded_rows(head: duckdb.DuckDBPyRelation, columns: list[str], types: list[str]) -> tuple[list[tuple], bool]:
+    """The rows of `head`, and whether the byte budget cut them short. Measured in DuckDB before
+    any value is fetched: a cell over its cap is replaced by NULL there and the fetch is refused
+    with a CellTooLarge naming the column and its size; a row that would bring the rows' total
+    past MAX_RESULT_BYTES has every cell replaced, and it and the rows after it are left out.
+
+    The running total is a window over the rows in the order `head` gives them (a streaming window:
+    DuckDB holds no more rows for it; the catalog's queries run on one thread, so that order is the
+    order of the rows fetched)."""
     sized = {i: s for i, t in enumerate(types) if (s := _size_of(f"#{i + 1}", t)) is not None}
-    if not sized:
-        return head.fetchall()
+    measured = [b for i, t in enumerate(types) if (b := _bytes_of(f"#{i + 1}", t)) is not None]
+    if not sized and not measured:
+        return head.fetchall(), False
+    width = len(columns)
+    row_bytes = " + ".join(measured + [str(FIXED_CELL_BYTES * (width - len(measured)))])
+    inner = [f"#{i + 1} AS {quote_ident(f'__datasolver_v{i}')}" for i in range(width)]
+    inner += [f"{expr} AS {quote_ident(f'__datasolver_size_{i}')}" for i, (expr, _, _) in sized.items()]
+    inner.append(f"{row_bytes} AS __datasolver_row")
+    total = "sum(__datasolver_row) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
+    measuring = head.project(", ".join(inner)).project(f"*, {total} AS __datasolver_total")
     exprs = []
     for i, name in enumerate(columns):
-        ref = f"#{i + 1}"
-        value = ref if i not in sized else f"CASE WHEN {sized[i][0]} > {sized[i][1]} THEN NULL ELSE {ref} END"
-        exprs.append(f"{value} AS {quote_ident(name)}")
-    exprs += [f"{expr} AS {quote_ident(f'__datasolver_size_{i}')}" for i, (expr, _, _) in sized.items()]
-    fetched = head.project(", ".join(exprs)).fetchall()
-    width = len(columns)
+        value = quote_ident(f"__datasolver_v{i}")
+        drop = f"__datasolver_total > {MAX_RESULT_BYTES}"
+        if i in sized:
+            drop += f" OR {quote_ident(f'__datasolver_size_{i}')} > {sized[i][1]}"
+        exprs.append(f"CASE WHEN {drop} THEN NULL ELSE {value} END AS {quote_ident(name)}")
+    exprs += [quote_ident(f"__datasolver_size_{i}") for i in sized]
+    exprs.append("__datasolver_total")
+    fetched = measuring.project(", ".join(exprs)).fetchall()
     for offset, (i, (_, cap, unit)) in enumerate(sized.items()):
         largest = max((row[width + offset] or 0 for row in fetched), default=0)
         if largest > cap:
@@ -110,19 +167,44 @@ def _guarded_rows(head: duckdb.DuckDBPyRelation, columns: list[str], types: list
             cap_text = human_size(cap) if unit == "bytes" else f"{cap:,} items"
             raise CellTooLarge(f"column {columns[i]!r} has a cell of {size}, over the {cap_text} a result cell may "
                                "have; select a part of it (left(col, 1000), strlen(col), a count) instead")
-    return [row[:width] for row in fetched]
+    kept = [row[:width] for row in fetched if row[-1] <= MAX_RESULT_BYTES]
+    return kept, len(kept) < len(fetched)
 
 
-def _missing(value: object) -> bool:
+def _spool_csv(rel: duckdb.DuckDBPyRelation, preview_rows: int, visible_controls: bool) -> _Spool:
+    """Every row of `rel` as CSV in a temporary file, the first `preview_rows` rows kept (within
+    MAX_RESULT_BYTES of text) and the rows counted as they are written."""
+    columns, types = list(rel.columns), [str(t) for t in rel.types]
+    preview: list[tuple] = []
+    held = 0
+    budget_cut = False
+
+    def rows() -> Iterator[tuple]:
+        nonlocal held, budget_cut
+        for row in rel.iter_rows(EXPORT_BATCH_ROWS):  # the engine keeps the rows; Python holds a batch
+            if len(preview) < preview_rows and not budget_cut:
+                size = sum(len(v) if isinstance(v, (str, bytes)) else FIXED_CELL_BYTES for v in row)
+                if held + size > MAX_RESULT_BYTES:
+                    budget_cut = True
+                else:
+                    held += size
+                    preview.append(row)
+            yield row
+
+    file = tempfile.TemporaryFile("w+", encoding="utf-8", newline="")
     try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):  # a list or array cell: not a missing value
-        return False
+        count = write_csv(file, columns, rows(), visible_controls=visible_controls)
+    except BaseException:
+        file.close()
+        raise
+    result = QueryResult(columns=columns, types=types, rows=preview, total_rows=count,
+                         byte_budget=MAX_RESULT_BYTES if budget_cut else None)
+    return _Spool(file, result)
 
 
-def preview(frame: pd.DataFrame, limit: int, rewrites: list[str], sql: str) -> QueryResult:
-    """A QueryResult of a fetched DataFrame's first rows (for showing what was written)."""
-    head = frame.head(max(limit, 0))
-    rows = [tuple(None if _missing(v) else v for v in row) for row in head.itertuples(index=False, name=None)]
-    return QueryResult(columns=[str(c) for c in frame.columns], types=[str(t) for t in frame.dtypes], rows=rows,
-                       total_rows=len(frame), rewrites=list(rewrites), sql=sql)
+@dataclass
+class _Spool:
+    """A whole result written as CSV to a temporary file, and its first rows."""
+
+    file: TextIO
+    result: QueryResult
