@@ -34,7 +34,6 @@ from datasolver.data.guard import check_read_only, locked_connection_config
         "PRAGMA database_size",
         "PIVOT t ON a USING sum(b)",  # parses as MULTI; still a read
         "PIVOT t ON a IN ('x') USING sum(b)",
-        "SELECT 1; SELECT 2;",
         # words that name statements, as columns, names and strings
         "SELECT update, \"delete\", 'load data; drop table t' AS note, read_count FROM t WHERE \"insert\" = 'copy'",
         'SELECT * FROM "公司(2020)" AS "a.b"',

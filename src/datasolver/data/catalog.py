@@ -34,7 +34,7 @@ import pandas as pd
 from datasolver.data.duck_errors import compact_error
 from datasolver.data.errors import DataError, QueryError, QueryInterrupted, SourceSkipped, SourceStopped, UnknownTable
 from datasolver.data.files import ContextFiles, list_context_files
-from datasolver.data.guard import check_read_only, locked_connection_config
+from datasolver.data.guard import check_read_only, lists_the_catalog, locked_connection_config
 from datasolver.data.infer_types import materialize
 from datasolver.data.input_files import read_prepared_record
 from datasolver.data.input_limits import InputBudget, InputLimits
@@ -410,7 +410,10 @@ class Catalog:
             raise QueryInterrupted(_stopped_message(reason), sql)
 
     def referenced_tables(self, sql: str) -> list[str]:
-        """Tables whose name or alias appears in the SQL as a whole word (over-approximate by design)."""
+        """Tables whose name or alias appears in the SQL as a whole word (over-approximate by design);
+        every table when the SQL lists the catalog itself (SHOW TABLES, information_schema, …)."""
+        if lists_the_catalog(sql):
+            return list(self._entries)
         text = sql.lower()
         hits = []
         for key, name in self._lookup.items():

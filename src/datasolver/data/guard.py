@@ -86,8 +86,32 @@ _READ_LEADERS = frozenset({"select", "with", "from", "values", "table", "describ
                            "summarize", "explain", "pragma", "pivot", "unpivot", "pivot_wider", "pivot_longer"})
 
 
+# Words that read the catalog's own metadata: the schema views and DuckDB's, PostgreSQL's and
+# SQLite's catalog tables, and the PRAGMAs that list tables.
+CATALOG_WORDS = frozenset({
+    "information_schema", "pg_catalog", "pg_tables", "pg_views", "pg_class", "pg_attribute", "pg_namespace",
+    "duckdb_tables", "duckdb_columns", "duckdb_views", "duckdb_constraints", "duckdb_indexes",
+    "sqlite_master", "sqlite_schema", "show_tables", "show_tables_expanded",
+})
+
+
+def lists_the_catalog(sql: str) -> bool:
+    """Whether ``sql`` asks about the catalog as a whole: SHOW TABLES, SHOW ALL TABLES, SHOW or
+    DESCRIBE with no table, PRAGMA show_tables, information_schema, duckdb_tables() and the like.
+    The catalog registers its tables lazily, so it loads every one before such a query (a query
+    about one table names it and loads only it)."""
+    sig = significant(tokenize(sql))
+    if any(t.kind == "word" and t.text.lower() in CATALOG_WORDS for t in sig):
+        return True
+    words = [t.text.lower() for t in sig if t.text != ";"]
+    return bool(words) and words[0] in ("show", "describe", "desc") and words[1:] in ([], ["tables"], ["all", "tables"])
+
+
 def check_read_only(sql: str, parser: duckdb.DuckDBPyConnection | None = None) -> None:
-    """Raise ReadOnlyViolation unless every statement in ``sql`` only reads.
+    """Raise ReadOnlyViolation unless ``sql`` is one statement that only reads.
+
+    More than one statement (``SELECT 1; SELECT 2``) is refused with SqlSyntaxError: DuckDB would
+    run each and give back only the last one's rows.
 
     SQL DuckDB cannot parse (T-SQL, MySQL, …) passes when each statement starts with a
     reading keyword, so repair and execution can report the real error. ``parser`` is a
@@ -105,6 +129,8 @@ def check_read_only(sql: str, parser: duckdb.DuckDBPyConnection | None = None) -
             return
         for statement in statements:
             _check_statement(cur, statement.type, statement.query)
+        if len(statements) > 1:  # after the checks: a write among them is refused as a write
+            _refuse_several(len(statements), sql)
 
 
 def locked_connection_config() -> dict[str, Any]:
@@ -165,6 +191,8 @@ def _check_unparsable(sql: str) -> None:
             raise ReadOnlyViolation(
                 f"{token.text.upper()} is not allowed: the exploration connection is read-only. Allowed: {ALLOWED}"
             )
+    if len(leaders) > 1 and not unknown:
+        _refuse_several(len(leaders), sql)
     if unknown:
         word = unknown[0].text
         near = difflib.get_close_matches(word.lower(), sorted(_READ_LEADERS), n=1, cutoff=0.6)
@@ -172,6 +200,13 @@ def _check_unparsable(sql: str) -> None:
         raise SqlSyntaxError(
             f"syntax error at {word!r}: it does not start an SQL statement{hint}. "
             "Write one SELECT (or WITH, DESCRIBE, SHOW) statement", sql)
+
+
+def _refuse_several(count: int, sql: str) -> None:
+    raise SqlSyntaxError(
+        f"{count} statements: only one statement runs at a time (DuckDB would run each and show only the "
+        "last one's rows). Send them one by one, or combine them into one query (UNION ALL, a join, "
+        "subqueries or WITH)", sql)
 
 
 def _leading_word(text: str) -> str:
