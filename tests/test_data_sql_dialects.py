@@ -46,13 +46,15 @@ IDIOMS = [
      [datetime.date(2024, 3, 5), datetime.date(2023, 12, 31)], "mysql"),
     ("SELECT DATEDIFF(d, '2023-12-25') FROM t ORDER BY id", [71, 6], "mysql"),  # MySQL order: a - b
     ("SELECT IFNULL(n, 0) FROM t ORDER BY id", [0, 4], None),  # DuckDB has IFNULL itself
+    ("SELECT ISNULL(n) FROM t ORDER BY id", [True, False], "mysql"),  # one argument: MySQL's `n IS NULL`
+    ("SELECT SUM(ISNULL(n)) FROM t", [1], "mysql"),
     ("SELECT id FROM t ORDER BY id LIMIT 1, 1", [2], "sqlite"),  # offset, count
     # SQLite: the format first
     ("SELECT strftime('%Y', '2024-03-05') FROM t ORDER BY id", ["2024", "2024"], "sqlite"),
     ("SELECT strftime('%m', d) FROM t ORDER BY id", ["03", "12"], None),  # DuckDB takes both orders
     # T-SQL
     ("SELECT TOP 1 id FROM t ORDER BY id DESC", [2], "tsql"),
-    ("SELECT ISNULL(n, 0) FROM t ORDER BY id", [0, 4], "tsql"),
+    ("SELECT ISNULL(n, 0) FROM t ORDER BY id", [0, 4], "tsql"),  # two: T-SQL's COALESCE
 ]
 
 

@@ -291,3 +291,69 @@ def test_a_bare_name_typed_with_ascii_parentheses_finds_the_full_width_column() 
     assert out.value == [(1.5,)] and out.rewrites == ['column 时间(月份) → "时间（月份）"']
     # A column spelled with ASCII parentheses as well: the name as typed is that column.
     assert quote_bare_columns("SELECT 时间(月份) FROM p", ["时间(月份)", "时间（月份）"])[0] == 'SELECT "时间(月份)" FROM p'
+
+
+# --------------------------------------------------------------------------- double-quoted values
+
+
+def _projects() -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    con.execute('CREATE TABLE p ("项目名称" VARCHAR, "金额" BIGINT, "城市" VARCHAR)')
+    con.execute("INSERT INTO p VALUES ('华润置地未来城市', 5, '成都'), ('其他', 3, '重庆'), ('成都', 7, '成都')")
+    return con
+
+
+def _text_columns(con: duckdb.DuckDBPyConnection):
+    return lambda: [r[0] for r in con.execute(
+        "SELECT column_name FROM duckdb_columns() WHERE data_type = 'VARCHAR'").fetchall()]
+
+
+def test_a_double_quoted_value_compared_with_a_text_column_becomes_a_string() -> None:
+    # As the real 1.5B model wrote it: DuckDB read "华润置地未来城市" as a column and failed.
+    con = _projects()
+    sql = 'SELECT "金额" FROM p WHERE "项目名称" = "华润置地未来城市"'
+    out = execute_with_repair(sql, _runner(con, []), _columns(con, []), _text_columns(con))
+    assert out.value == [(5,)]
+    assert out.sql == "SELECT \"金额\" FROM p WHERE \"项目名称\" = '华润置地未来城市'"
+    assert out.rewrites == ["\"华润置地未来城市\" → '华润置地未来城市' (a text value: no column has that name)"]
+    listed = execute_with_repair('SELECT sum("金额") FROM p WHERE 项目名称 NOT IN ("其他", "成都")',
+                                 _runner(con, []), _columns(con, []), _text_columns(con))
+    assert listed.value == [(5,)] and len(listed.rewrites) == 2
+
+
+@pytest.mark.parametrize("sql", [
+    'SELECT * FROM p WHERE "项目名称" = "城市"',  # both are columns: a comparison of two columns
+    'SELECT * FROM p WHERE "城市" = "项目名称" AND nope = 1',  # fails for `nope`; both are columns
+    'SELECT "项目名称" AS "甲" FROM p WHERE "甲" = "x"',  # "甲" is the query's alias
+    'SELECT * FROM p WHERE "金额" = "五"',  # 金额 is a number: no string repair
+    'SELECT * FROM p WHERE p."华润" = "项目名称"',  # qualified: a name
+    'SELECT "华润置地未来城市" FROM p',  # not compared: a misspelt column
+])
+def test_a_double_quoted_name_that_is_a_column_or_not_compared_with_text_is_never_made_a_string(sql: str) -> None:
+    from datasolver.data.sql_repair import quote_text_values
+
+    con = _projects()
+    assert quote_text_values(sql, _columns(con, [])(), _text_columns(con)()) == (sql, [])
+
+
+def test_a_double_quoted_value_that_cannot_be_repaired_gets_a_hint(tmp_path) -> None:
+    from datasolver.data import Catalog, QueryError
+    from tests.helpers.datafiles import write_task
+
+    task = write_task(tmp_path, files={"csv/p.csv": "name,amount\nfoo,1\n"})
+    with Catalog.open(task) as catalog:
+        assert catalog.query('SELECT amount FROM p WHERE name = "foo"').rows == [(1,)]
+        with pytest.raises(QueryError) as err:
+            catalog.query('SELECT name FROM p WHERE amount = "one"')
+        assert str(err.value).endswith(
+            "(hint: \"one\" in double quotes is a column name; a text value is written in single quotes: 'one')")
+        with pytest.raises(QueryError) as misspelt:
+            catalog.query('SELECT "nme" FROM p')
+        assert "hint" not in str(misspelt.value)  # not compared as a value: a misspelt name
+
+
+def test_isnull_reads_by_its_arguments() -> None:
+    assert detect_dialects("SELECT ISNULL(x) FROM t") == ["mysql"]
+    assert detect_dialects("SELECT ISNULL(x, 0) FROM t") == ["tsql"]
+    assert detect_dialects("SELECT ISNULL(coalesce(a, b)) FROM t") == ["mysql"]
+    assert detect_dialects("SELECT ISNULL(f(a, b), g(c)) FROM t") == ["tsql"]

@@ -43,7 +43,13 @@ from datasolver.data.names import assign_table_names, canonical_name, quote_iden
 from datasolver.data.relation import Relation
 from datasolver.data.results import QueryResult, TableInfo, render_describe
 from datasolver.data.sources import Registration, Source, register_derived, register_files, unreadable_reason
-from datasolver.data.sql_repair import RepairOutcome, execute_with_repair, unwrap_statement, widen_float_casts
+from datasolver.data.sql_repair import (
+    RepairOutcome,
+    execute_with_repair,
+    quoted_value_hint,
+    unwrap_statement,
+    widen_float_casts,
+)
 
 # Rows arrive as Arrow tables read in Python, so even the loader needs no file or network access.
 LOADER_CONFIG = {
@@ -296,7 +302,7 @@ class Catalog:
         if missing and missing.group(1).lower() not in {n.lower() for n in unloaded or []}:
             name = missing.group(1)
             return UnknownTable(f"no table named {name!r}.{self._nearest_hint(name)}")
-        message = compact_error(exc, sql)
+        message = compact_error(exc, sql) + quoted_value_hint(sql, str(exc))
         if unloaded:
             message += f" (could not load: {', '.join(unloaded)})"
         return QueryError(message, sql, unloaded=unloaded)
@@ -558,11 +564,11 @@ class Catalog:
 
             try:
                 try:
-                    return execute_with_repair(sql, run, self._known_columns)
+                    return execute_with_repair(sql, run, self._known_columns, self._known_text_columns)
                 except _BracketListResult:
                     # No rewrite worked either: the list literal was apparently meant.
                     suspicious_ok = True
-                    return execute_with_repair(sql, run, self._known_columns)
+                    return execute_with_repair(sql, run, self._known_columns, self._known_text_columns)
             except (QueryInterrupted, duckdb.InterruptException) as exc:
                 raise QueryInterrupted(_stopped_message(self._stopped or "interrupted"), sql) from exc
             except duckdb.Error as exc:
@@ -570,6 +576,11 @@ class Catalog:
 
     def _known_columns(self) -> list[str]:
         rows = self._reader().execute("SELECT DISTINCT column_name FROM duckdb_columns() WHERE NOT internal").fetchall()
+        return [r[0] for r in rows]
+
+    def _known_text_columns(self) -> list[str]:
+        rows = self._reader().execute(
+            "SELECT DISTINCT column_name FROM duckdb_columns() WHERE NOT internal AND data_type = 'VARCHAR'").fetchall()
         return [r[0] for r in rows]
 
     def describe(self, name: str, sample_rows: int = 5, timeout_s: float | None = None) -> str:

@@ -7,9 +7,13 @@ The SQL is always run as given first. Only when DuckDB rejects it do we try, in 
    ``时间（月份）`` when no column is spelled with ASCII parentheses) → double-quoted;
    a double-quoted name that matches no column but exactly one real column once all
    whitespace (full-width U+3000 included) is removed → that column;
-3. a sqlglot transpile from the dialect the SQL's telltale features point at
+3. a double-quoted name that is no column, no alias of the query, compared with a text column
+   (``"项目名称" = "华润置地未来城市"``, ``city IN ("Paris", "Rome")``) → a string literal: a
+   model wrote a value the way MySQL reads it (``quote_text_values``);
+4. a sqlglot transpile from the dialect the SQL's telltale features point at
    (T-SQL, MySQL, SQLite, PostgreSQL: its date templates by `pg_dates` first), each also
-   given step 2.
+   given step 2. ``ISNULL`` reads by its arguments: one is MySQL's ``x IS NULL``, two T-SQL's
+   ``COALESCE``.
 
 Before the first run one rewrite always applies: a cast to `float`/`real` (`x::float`,
 `CAST(x AS REAL)`) becomes DOUBLE (`widen_float_casts`): PostgreSQL's `float` is 8 bytes and
@@ -187,11 +191,139 @@ def quote_bare_columns(sql: str, columns: Iterable[str]) -> tuple[str, list[str]
 _NEEDS_QUOTES = re.compile(r"[^\w]")
 
 
+# --------------------------------------------------------------------------- double-quoted values
+
+_COMPARISONS = frozenset({"=", "==", "!=", "<>", "like", "ilike", "not like", "not ilike"})
+
+
+def quote_text_values(sql: str, columns: Iterable[str], text_columns: Iterable[str]) -> tuple[str, list[str]]:
+    """Rewrite each double-quoted name that is a value, not a name, as a string literal.
+
+    Only where nothing else can be meant: the name is no column (case and whitespace aside) and no
+    alias the query defines, it is not qualified (`t."x"`) and it is compared (`=`, `<>`, `!=`,
+    LIKE, ILIKE, an IN list) with a column that is text. A query where the double-quoted name
+    is a column is never changed."""
+    tokens = tokenize(sql)
+    if not any(t.kind == "ident" for t in tokens):
+        return sql, []
+    sig = significant(tokens)
+    known = {squash_whitespace(c).casefold() for c in columns}
+    text = {squash_whitespace(c).casefold() for c in text_columns}
+    aliases = {squash_whitespace(unquote(sig[k])).casefold() for k in range(1, len(sig))
+               if sig[k].kind == "ident" and sig[k - 1].text.lower() == "as"}
+    values: set[int] = set()
+    for k, tok in enumerate(sig):
+        if tok.kind != "ident":
+            continue
+        key = squash_whitespace(unquote(tok)).casefold()
+        if key in known or key in aliases or _qualified(sig, k):
+            continue
+        other = _compared_column(sig, k)
+        if other is not None and squash_whitespace(other).casefold() in text:
+            values.add(tok.start)
+    if not values:
+        return sql, []
+    out, notes = [], []
+    for tok in tokens:
+        if tok.start in values:
+            literal = "'" + unquote(tok).replace("'", "''") + "'"
+            out.append(literal)
+            notes.append(f"{tok.text} → {literal} (a text value: no column has that name)")
+        else:
+            out.append(tok.text)
+    return "".join(out), notes
+
+
+def _qualified(sig: list[Token], k: int) -> bool:
+    return (k > 0 and sig[k - 1].text == ".") or (k + 1 < len(sig) and sig[k + 1].text == ".")
+
+
+def _column_at(sig: list[Token], k: int) -> str | None:
+    """The column named by the token at k (the last part of `t.col`), None when it is no name."""
+    if not 0 <= k < len(sig):
+        return None
+    tok = sig[k]
+    if tok.kind == "ident" or tok.kind == "backtick":
+        return unquote(tok)
+    if tok.kind == "word" and tok.text.lower() not in _KEYWORDS:
+        return tok.text
+    return None
+
+
+def _operator_before(sig: list[Token], k: int) -> tuple[str, int] | None:
+    """The comparison ending just before sig[k] and the index of its first token."""
+    for size in (2, 1):
+        start = k - size
+        if start < 0:
+            continue
+        parts = sig[start:k]
+        if parts[0].kind == "op" and any(p.kind != "op" or p.end != q.start for p, q in zip(parts, parts[1:])):
+            continue
+        written = " ".join(p.text.lower() for p in parts) if parts[0].kind == "word" else "".join(p.text for p in parts)
+        if written in _COMPARISONS:
+            return written, start
+    return None
+
+
+def _operator_after(sig: list[Token], k: int) -> tuple[str, int] | None:
+    """The comparison starting just after sig[k] and the index just past it."""
+    for size in (2, 1):
+        end = k + 1 + size
+        if end > len(sig):
+            continue
+        parts = sig[k + 1:end]
+        if parts[0].kind == "op" and any(p.kind != "op" or p.end != q.start for p, q in zip(parts, parts[1:])):
+            continue
+        written = " ".join(p.text.lower() for p in parts) if parts[0].kind == "word" else "".join(p.text for p in parts)
+        if written in _COMPARISONS:
+            return written, end
+    return None
+
+
+def _compared_column(sig: list[Token], k: int) -> str | None:
+    """The column the value at sig[k] is compared with: `col = v`, `v = col`, `col [NOT] IN (…, v, …)`."""
+    before = _operator_before(sig, k)
+    if before is not None:
+        column = _column_at(sig, before[1] - 1)
+        if column is not None:
+            return column
+    after = _operator_after(sig, k)
+    if after is not None:
+        column = _column_at(sig, after[1])
+        if column is not None and not (after[1] + 1 < len(sig) and sig[after[1] + 1].text in (".", "(")):
+            return column
+    j = k - 1
+    while j >= 0 and (sig[j].kind in ("ident", "string", "number") or sig[j].text == ","):
+        j -= 1
+    if j >= 1 and sig[j].text == "(" and sig[j - 1].text.lower() == "in":
+        return _column_at(sig, j - 2 - (1 if j >= 2 and sig[j - 2].text.lower() == "not" else 0))
+    return None
+
+
+_MISSING_COLUMN = re.compile(r'Referenced column "((?:[^"]|"")+)" not found')
+
+
+def quoted_value_hint(sql: str, error: str) -> str:
+    """A hint for DuckDB's "Referenced column "x" not found" when `"x"` is written double-quoted and
+    compared with a column, as a value would be: double quotes make a name, a text value goes in
+    single quotes. '' when it does not apply."""
+    missing = _MISSING_COLUMN.search(error)
+    if missing is None:
+        return ""
+    name = missing.group(1).replace('""', '"')
+    sig = significant(tokenize(sql))
+    if not any(t.kind == "ident" and unquote(t) == name and _compared_column(sig, k) is not None
+               for k, t in enumerate(sig)):
+        return ""
+    literal = "'" + name.replace("'", "''") + "'"
+    return f" (hint: \"{name}\" in double quotes is a column name; a text value is written in single quotes: {literal})"
+
+
 # --------------------------------------------------------------------------- stage 3
 
 # Telltale features: (dialect, weight). Weight 2 = only that dialect has it, 1 = shared.
 _CALL_TELLTALES: dict[str, tuple[tuple[str, int], ...]] = {
-    "isnull": (("tsql", 2),),
+    # ISNULL(x) is MySQL's `x IS NULL`; ISNULL(x, y) T-SQL's COALESCE (see _ISNULL_BY_ARGUMENTS)
     "len": (("tsql", 1),),
     "getdate": (("tsql", 2),),
     "dateadd": (("tsql", 1),),
@@ -215,6 +347,7 @@ _WORD_TELLTALES: dict[str, tuple[tuple[str, int], ...]] = {
     "separator": (("mysql", 2),),
     "regexp": (("mysql", 1), ("sqlite", 1)),
 }
+_ISNULL_BY_ARGUMENTS = {1: (("mysql", 2),), 2: (("tsql", 2),)}
 # Equal scores: sqlite first (its reader takes "…", `…` and […] as names and never eats
 # backslashes), mysql last (its reader turns "…" into strings and eats backslashes).
 _PREFERENCE = ("sqlite", "tsql", "mysql", "postgres")
@@ -245,11 +378,28 @@ def detect_dialects(sql: str) -> list[str]:
             add((("mysql", 1), ("sqlite", 1)))
         elif word == "strftime" and nxt is not None and nxt.text == "(" and _sqlite_strftime(sig, k):
             add((("sqlite", 2),))
+        elif word == "isnull" and nxt is not None and nxt.text == "(":
+            add(_ISNULL_BY_ARGUMENTS.get(_argument_count(sig, k + 1), ()))
         elif word and nxt is not None and nxt.text == "(" and word in _CALL_TELLTALES:
             add(_CALL_TELLTALES[word])
         elif word in _WORD_TELLTALES:
             add(_WORD_TELLTALES[word])
     return sorted((d for d in _PREFERENCE if score[d] > 0), key=lambda d: (-score[d], _PREFERENCE.index(d)))
+
+
+def _argument_count(sig: list[Token], open_at: int) -> int:
+    """How many arguments the call whose `(` is sig[open_at] has (commas at its own depth + 1; 0 for `()`)."""
+    depth, count = 0, 0
+    for tok in sig[open_at:]:
+        if tok.text in ("(", "["):
+            depth += 1
+        elif tok.text in (")", "]"):
+            depth -= 1
+            if depth == 0:
+                return count + (1 if tok is not sig[open_at + 1] else 0)
+        elif tok.text == "," and depth == 1:
+            count += 1
+    return count + 1  # unclosed: what was written so far
 
 
 def _limit_comma(sig: list[Token], k: int) -> bool:
@@ -431,7 +581,8 @@ _NOT_REPAIRABLE: tuple[type[BaseException], ...] = (
 
 
 def execute_with_repair(
-    sql: str, run: Callable[[str], T], columns: Callable[[], Iterable[str]]
+    sql: str, run: Callable[[str], T], columns: Callable[[], Iterable[str]],
+    text_columns: Callable[[], Iterable[str]] = lambda: (),
 ) -> RepairOutcome[T]:
     """Run ``sql``; if it fails, try the deterministic rewrites in order and return the first
     that executes. If none does, re-raise the original error with ``repair_attempts``
@@ -441,6 +592,8 @@ def execute_with_repair(
         sql: the SQL as the caller wrote it.
         run: executes SQL and raises on failure.
         columns: all real column names; called at most once, and only if a stage needs it.
+        text_columns: the names of the text (VARCHAR) columns among them; called at most once, only
+            for a query with a double-quoted name that no column has.
     """
     try:
         return RepairOutcome(run(sql), sql, [])
@@ -469,6 +622,9 @@ def execute_with_repair(
         if has_quoted(quoted):
             fixed, more = fix_whitespace_columns(quoted, cols())
             yield fixed, notes + more
+            valued, values = quote_text_values(fixed, cols(), text_columns())
+            if values:
+                yield valued, notes + more + values
         for dialect, text in transpile_dialect(sql, cols() if has_quoted(sql) else ()):
             yield text, [f"transpiled from {dialect}"]
             if has_quoted(text):
