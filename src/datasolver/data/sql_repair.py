@@ -250,47 +250,27 @@ def _column_at(sig: list[Token], k: int) -> str | None:
     return None
 
 
-def _operator_before(sig: list[Token], k: int) -> tuple[str, int] | None:
-    """The comparison ending just before sig[k] and the index of its first token."""
-    for size in (2, 1):
-        start = k - size
-        if start < 0:
-            continue
-        parts = sig[start:k]
-        if parts[0].kind == "op" and any(p.kind != "op" or p.end != q.start for p, q in zip(parts, parts[1:])):
-            continue
-        written = " ".join(p.text.lower() for p in parts) if parts[0].kind == "word" else "".join(p.text for p in parts)
-        if written in _COMPARISONS:
-            return written, start
-    return None
-
-
-def _operator_after(sig: list[Token], k: int) -> tuple[str, int] | None:
-    """The comparison starting just after sig[k] and the index just past it."""
-    for size in (2, 1):
-        end = k + 1 + size
-        if end > len(sig):
-            continue
-        parts = sig[k + 1:end]
-        if parts[0].kind == "op" and any(p.kind != "op" or p.end != q.start for p, q in zip(parts, parts[1:])):
-            continue
-        written = " ".join(p.text.lower() for p in parts) if parts[0].kind == "word" else "".join(p.text for p in parts)
-        if written in _COMPARISONS:
-            return written, end
-    return None
+def _comparison_at(sig: list[Token], start: int, end: int) -> bool:
+    """Whether sig[start:end] spells a comparison: `=`, `<>`, `!=` (adjacent symbols), LIKE, NOT ILIKE …"""
+    if start < 0 or end > len(sig) or start >= end:
+        return False
+    parts = sig[start:end]
+    if parts[0].kind == "op":
+        if any(p.kind != "op" or p.end != q.start for p, q in zip(parts, parts[1:])):
+            return False
+        return "".join(p.text for p in parts) in _COMPARISONS
+    return " ".join(p.text.lower() for p in parts) in _COMPARISONS
 
 
 def _compared_column(sig: list[Token], k: int) -> str | None:
     """The column the value at sig[k] is compared with: `col = v`, `v = col`, `col [NOT] IN (…, v, …)`."""
-    before = _operator_before(sig, k)
-    if before is not None:
-        column = _column_at(sig, before[1] - 1)
-        if column is not None:
+    for size in (2, 1):
+        if _comparison_at(sig, k - size, k) and (column := _column_at(sig, k - size - 1)) is not None:
             return column
-    after = _operator_after(sig, k)
-    if after is not None:
-        column = _column_at(sig, after[1])
-        if column is not None and not (after[1] + 1 < len(sig) and sig[after[1] + 1].text in (".", "(")):
+    for size in (2, 1):
+        after = k + 1 + size
+        if _comparison_at(sig, k + 1, after) and (column := _column_at(sig, after)) is not None \
+                and not (after + 1 < len(sig) and sig[after + 1].text in (".", "(")):
             return column
     j = k - 1
     while j >= 0 and (sig[j].kind in ("ident", "string", "number") or sig[j].text == ","):

@@ -33,8 +33,9 @@ def explore_data(ctx: ToolContext, query: str, limit: Annotated[int, Field(ge=1)
     the share of A's keys found in B and the fan-out (most B rows per key). `\\knowledge` shows
     knowledge.md verbatim (the prompt leaves out column types and examples the table
     descriptions already give). Anything else is run as
-    read-only SQL: the answer starts with `rows: <returned> of <total>`, then the column names,
-    then the rows, and notes any rewrite applied to the SQL. Do not answer from a preview: the
+    read-only SQL: the answer starts with `rows: <returned> of <total>` (`(truncated)` when the
+    result has more rows than shown), then the column names, then the rows (NULL bare, text that
+    could be mistaken for it quoted: 'NULL', ''), and notes any rewrite applied to the SQL. Do not answer from a preview: the
     final query belongs in solver.py.
 
     Args:
