@@ -194,3 +194,12 @@ def test_tables_json_lists_columns_types_and_what_was_not_read(tmp_path: Path) -
     assert any(n["path"] == "csv/r.csv" and "wrong number of fields" in n["reason"] for n in listing["notes"])
     unloaded = json.loads(CliRunner().invoke(cli, ["tables", str(task), "--json", "--no-load"]).stdout)
     assert {t["name"]: t["columns"] for t in unloaded["tables"]}["t"][0] == {"name": "id", "type": None}
+
+
+def test_a_one_column_csv_writes_null_as_an_empty_quoted_value(task: Path, tmp_path: Path) -> None:
+    """An empty line would be a row of no fields to a strict reader (the official scorer's)."""
+    out = tmp_path / "one.csv"
+    result = CliRunner().invoke(cli, ["sql", str(task), "SELECT s FROM t WHERE id IN (4, 5) ORDER BY id",
+                                      "--csv", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.read_text(encoding="utf-8") == 's\n""\n""\n'

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from datasolver.cli import cli
 from datasolver.data.names import canonical_name
 from datasolver.eval import score_files
-from tests.helpers.devsets import oracle, task_set
+from tests.helpers.devsets import gold_spelled_as_sql, oracle, task_set
 
 SETS = ["dev", "dev-en"]
 _LISTING = re.compile(r"^(\S+)\s+rows\s+(\S+)\s+cols\s+(\S+)\s+(.*)$")
@@ -71,6 +71,7 @@ def test_oracle_sql_on_the_raw_folder_reproduces_gold(name: str, tmp_path: Path)
         out = tmp_path / f"{entry['task_id']}.csv"
         result = runner.invoke(cli, ["sql", str(root / "input" / entry["task_id"]), "--csv", str(out), "--", entry["sql"]])
         assert result.exit_code == 0, (entry["task_id"], result.output)
-        scores[entry["task_id"]] = score_files(out, root / "output" / entry["task_id"] / "gold.csv").score
+        gold = gold_spelled_as_sql(root / "output" / entry["task_id"] / "gold.csv", tmp_path / entry["task_id"])
+        scores[entry["task_id"]] = score_files(out, gold).score  # booleans as SQL spells them
     assert len(scores) == 40
     assert {t: s for t, s in scores.items() if s != 1.0} == {}

