@@ -120,14 +120,15 @@ def sql_text(value: Any) -> str:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return "".join(chr(b) if 0x20 <= b < 0x7F and b != 0x5C else f"\\x{b:02X}" for b in bytes(value))
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_nested(v) for v in value) + "]"
+        return "[" + ", ".join(_unambiguous(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{_literal(str(k))}: {_nested(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{_literal(str(k))}: {_unambiguous(v)}" for k, v in value.items()) + "}"
     return str(value)
 
 
-def _nested(value: Any) -> str:
-    """A value inside a list or struct, as DuckDB writes it: text bare unless it would be ambiguous."""
+def _unambiguous(value: Any) -> str:
+    """`sql_text`, but text that would be ambiguous written bare is an SQL literal (as DuckDB writes
+    text inside a list: `[a, '', 'NULL']`)."""
     return _literal(value) if isinstance(value, str) and _ambiguous(value) else sql_text(value)
 
 
@@ -143,8 +144,7 @@ def _literal(text: str) -> str:
 def cell_text(value: Any, max_chars: int = 200) -> str:
     """A cell as people and the model read it: `sql_text`, with text that would be ambiguous written
     as an SQL literal (`'NULL'`, `''`, `' x'`), control characters visible, cut at `max_chars`."""
-    text = _literal(value) if isinstance(value, str) and _ambiguous(value) else sql_text(value)
-    text = printable(text)
+    text = printable(_unambiguous(value))
     return text if len(text) <= max_chars else text[:max_chars] + CUT_MARKER
 
 
@@ -164,6 +164,7 @@ def render_result(result: QueryResult, max_cell_chars: int = 200) -> str:
 
 
 def rewrites_note(rewrites: list[str]) -> str:
+    """The line that says which repairs made the SQL run."""
     return "note: SQL rewritten before it ran: " + "; ".join(rewrites)
 
 
