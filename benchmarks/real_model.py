@@ -5,6 +5,9 @@ One `llama-server` (Qwen2.5-Coder-1.5B-Instruct, GGUF Q4; built and assembled by
 deadline, on the same fixed mix of tasks from ../shared/tasks/dev and ../shared/tasks/dev-en:
 
   datasolver    `datasolver run` on one task (MODEL_API_URL/KEY/NAME), its traces kept
+  oneshot       one prompt, one query (benchmarks/oneshot.py): knowledge.md, every table's columns with
+                three sample rows, the question -> one DuckDB query in a ```sql block, up to 2 repairs on
+                errors; the query runs through the same data layer and `datasolver solve` writes it
   starter kit   HKUSTDial/kddcup2026-data-agents-starter-kit from a local checkout (--kit), installed
                 with `pip install -e` into its own virtualenv; the tasks are copied and renumbered
                 `task_<n>` as it requires (a map leads back to the original ids and gold), and
@@ -47,6 +50,7 @@ from typing import Any
 import httpx
 
 from datasolver.eval import score_files
+import oneshot  # benchmarks/oneshot.py, beside this script
 from serving import free_port, serving  # benchmarks/serving.py, beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,7 +75,7 @@ TASKS: list[tuple[str, str]] = [
     ("dev", "task_retqa_v2854"),
     ("dev", "task_retqa_v1800"),
 ]
-HARNESSES = ("datasolver", "kit")
+HARNESSES = ("datasolver", "oneshot", "kit")
 GRACE_S = 240  # past the deadline before a harness process is killed (datasolver's fallback, start-up)
 CHAT_PATH = "/v1/chat/completions"
 REPLY_CHARS = 6000  # of each model reply kept in requests.jsonl
@@ -490,7 +494,8 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="Tasks (in order): " + ", ".join(t for _, t in TASKS))
     parser.add_argument("--kit", type=Path, help="local checkout of the official starter kit (needed for --harness kit)")
-    parser.add_argument("--harness", default="datasolver,kit", help="datasolver, kit, or both (default)")
+    parser.add_argument("--harness", default="datasolver,oneshot",
+                        help="comma-separated: datasolver, oneshot, kit (default datasolver,oneshot)")
     parser.add_argument("--tasks", help="N (the first N of the fixed list) or ID,ID (default: all 12)")
     parser.add_argument("--deadline", type=float, default=600.0, help="seconds per task, both harnesses (default 600)")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help=f"what the setup script made (default {DEFAULT_CACHE})")
@@ -570,6 +575,17 @@ def main() -> None:
                                            load_before))
                 print(f"datasolver: {len(pending)} tasks in {time.monotonic() - began:.0f} s", flush=True)
                 write_results(folder, {**meta, "load_now": load_average()}, rows)
+                continue
+            if harness == "oneshot":
+                for split, task in pending:
+                    proxy.label = {"harness": harness, "task": task}
+                    load_before, began = load_average(), time.monotonic()
+                    ran = oneshot.solve(SHARED_TASKS / split / "input" / task, folder / "oneshot", f"{proxy.url}/v1",
+                                        MODEL_NAME, args.deadline)
+                    rows.append(result_row(harness, split, task, ran, time.monotonic() - began, requests_log,
+                                           load_before))
+                    write_results(folder, {**meta, "load_now": load_average()}, rows)
+                proxy.label = {"harness": harness}
                 continue
             assert dabench is not None and kit_ids is not None
             for split, task in pending:
