@@ -27,15 +27,24 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from datasolver.clip import clip
 from datasolver.data.errors import DataError
 from datasolver.data.names import quote_ident
 from datasolver.data.terms import question_terms
 
-if TYPE_CHECKING:
-    from datasolver.data.catalog import Catalog
+
+class Catalog(Protocol):
+    """What linking reads of a `datasolver.data.Catalog` (named here, so the catalog, which
+    keeps the index, and this module do not import each other)."""
+
+    def names(self) -> list[str]: ...
+    def load(self, names: list[str] | None = None, timeout_s: float | None = None) -> None: ...
+    def column_types(self, name: str) -> list[tuple[str, str]]: ...
+    def column_names(self, name: str, *, load: bool = True, timeout_s: float | None = None) -> list[str] | None: ...
+    def own_rows(self, sql: str) -> list[tuple]: ...
+    def value_index(self) -> ValueIndex: ...
 
 # The value index's bounds: per column, per table, in all, and the time to build it.
 MAX_VALUES_PER_COLUMN = 5_000
