@@ -66,6 +66,14 @@ class Limits:
     vision_max_side: int = count(1280, "long side of each image sent, pixels")
     video_judges: int = count(3, "\"does the video show the answer\" calls for a task with a video "
                               "(`--video-judges`); 0: no judge", least=0)
+    direct_answer: bool = switch(
+        False, "start with one direct answer query (a ```sql block, tool calls off) before the tool loop; it is "
+        "published when it passes the answer checks (`datasolver run` turns it on; `--no-direct-answer`)")
+    direct_samples: int = count(
+        3, "when the direct query fails: further queries sampled from the same prompt while time allows; "
+        "execution chooses among them", least=0)
+    direct_temperature: float = amount(0.7, "the temperature of those samples", least=0)
+    direct_reply_tokens: int = count(400, "`max_tokens` of a direct answer reply")
     clock: Callable[[], float] = setting(
         time.monotonic, "what `deadline` is measured on; tests inject a clock of their own instead of waiting",
         repr=False, compare=False)

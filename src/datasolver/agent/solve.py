@@ -22,6 +22,7 @@ from typing import Any
 from datasolver.agent.assemble import build_messages, build_system_prompt
 from datasolver.agent.brief import TaskBrief, gather_brief
 from datasolver.agent.conversation import Conversation
+from datasolver.agent.direct import DirectOutcome, DirectPath
 from datasolver.agent.fit import first_prompt_tokens, fit_brief
 from datasolver.agent.learnt import Learnt
 from datasolver.agent.limits import Limits
@@ -215,6 +216,7 @@ class _Session:
         self.scale = 1.0  # the server's tokens per estimated token, once a request was answered
         self.opening = build_messages(brief, limits, evidence_hints, client.context_window)
         self.results: list[AttemptResult] = []
+        self.direct_requests = 0  # requests of the direct path (attempt 0)
         self.last_edited: str | None = None  # solver.py at the end of the latest attempt that changed it
         runner = ToolRunner(toolbox, trace, timeout_s=limits.tool_timeout_s, result_chars=limits.tool_result_chars,
                             interrupt=lambda: _interrupt(catalog), seconds_left=limits.seconds_left)
@@ -275,6 +277,13 @@ class _Session:
 
     async def solve(self) -> SolveOutcome:
         reason = None
+        if self.limits.direct_answer:
+            direct = await self._direct()
+            if direct.chosen is not None and safe_files.is_regular(self.layout.prediction):
+                path = await self._publish(0)
+                return self._outcome(SOLVED, path, None)
+            self.run.learnt.rejected += direct.lessons()
+            await asyncio.to_thread(self._remember_edits)
         for number in range(1, self.limits.max_attempts + 1):
             if self.limits.expired():
                 reason = f"deadline passed before attempt {number}"
@@ -295,6 +304,20 @@ class _Session:
             await asyncio.to_thread(self._remember_edits)
         return await self._fallback(reason or "no attempt was made")
 
+    async def _direct(self) -> DirectOutcome:
+        """The cheapest path first (`agent.direct`): one direct answer query, then candidates."""
+        await asyncio.to_thread(restore_scaffold, self.layout)
+        self._event(EVENT_ATTEMPT_START, attempt=0, temperature=self.client.settings.temperature, direct=True)
+        before = self.client.usage.requests
+        path = DirectPath(self.opening, self.run.tools, self.client, self.run.runner, self.limits,
+                          self.layout.prediction, self.trace, dict(self.chat_options))
+        outcome = await path.run()
+        self.direct_requests = self.client.usage.requests - before
+        self._event(EVENT_ATTEMPT_END, attempt=0, direct=True, requests=outcome.requests,
+                    candidates=len(outcome.candidates), chosen=outcome.chosen.source if outcome.chosen else None,
+                    how=outcome.how, prediction=safe_files.is_regular(self.layout.prediction))
+        return outcome
+
     async def _attempt(self, number: int) -> AttemptResult:
         await asyncio.to_thread(restore_scaffold, self.layout)
         temperature = self.limits.temperature_for(number, self.client.settings.temperature)
@@ -311,9 +334,15 @@ class _Session:
         return result
 
     def _opening(self, number: int) -> list[dict[str, Any]]:
-        """The opening messages; from attempt 2 the task message ends with how the last one went."""
+        """The opening messages; from attempt 2 the task message ends with how the last one went
+        (attempt 1 after a direct path that found no answer: with what it tried)."""
         if number == 1 or not self.results:
-            return list(self.opening)
+            learnt = self.run.learnt.lines()
+            if not learnt:
+                return list(self.opening)
+            last = self.opening[-1]
+            return [*self.opening[:-1], user_message(f"{last['content'].rstrip()}\n\n"
+                                                     + render_prompt("learnt", lines=learnt).strip())]
         line = render_prompt("previous_attempt", attempt=number, how=_how_it_ended(self.results[-1], _submitter(self.toolbox))).strip()
         learnt = self.run.learnt.lines()
         if learnt:  # after the unchanged first message: a server's prompt cache still serves it
@@ -371,7 +400,8 @@ class _Session:
     def _outcome(self, status: TaskStatus, prediction: Path | None, reason: str | None) -> SolveOutcome:
         return SolveOutcome(
             task_id=self.brief.task_id, status=status, attempts=len(self.results),
-            requests=sum(r.requests for r in self.results), usage=self.client.usage.since(self.usage_at_start),
+            requests=self.direct_requests + sum(r.requests for r in self.results),
+            usage=self.client.usage.since(self.usage_at_start),
             seconds=0.0,
             prediction=prediction, reason=reason, attempt_results=list(self.results),
         )

@@ -55,11 +55,15 @@ MAX_VALUE_CHARS = 80
 MIN_CJK_CHARS = 2
 MIN_LATIN_CHARS = 3
 FUZZY_MIN = 0.72  # trigram similarity for a near match of a Latin name
-SHOWN_VALUES = 8  # value hits rendered per link block
-MAX_LINKED_SHOWN = 6
+SHOWN_VALUES = 3  # value hits said per table (the most distinctive)
+SHOWN_COLUMNS = 3
+MAX_LINKED_SHOWN = 5
+LOOKALIKE_SHARE = 0.5  # a same-columns sibling linked less than half as strongly as the best is a look-alike
 
 _TEXT_TYPES = ("VARCHAR", "TEXT", "STRING", "CHAR", "ENUM")
 _DATE_TYPES = ("DATE", "TIMESTAMP")
+_INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
+_YEAR_COLUMN = re.compile(r"year|yr\b|年份|年度|^年$", re.IGNORECASE)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _LATIN_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
 _QUOTED = re.compile(r"[\"“”'‘’「『《]([^\"“”'‘’「」『』《》]{2,80})[\"“”'‘’」』》]")
@@ -82,7 +86,7 @@ _DATE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
                 re.I), "years"),
     (re.compile(r"(?<!\d)(?P<y>(?:19|20)\d{2})\s*(?:-|–|—|~|to)\s*(?P<y2>(?:19|20)\d{2})(?!\d)"), "years"),
     (re.compile(r"(?P<y>(?:19|20)\d{2})\s*年\s*(?P<m>1[0-2]|0?[1-9])\s*月\s*(?:(?P<d>[0-3]?\d)\s*[日号])?"), "month"),
-    (re.compile(r"(?<!\d)(?P<y>(?:19|20)\d{2})[-/.](?P<m>1[0-2]|0?[1-9])(?:[-/.](?P<d>[0-3]?\d))?(?!\d)"), "month"),
+    (re.compile(r"(?<!\d)(?P<y>(?:19|20)\d{2})[-/._](?P<m>1[0-2]|0?[1-9])(?:[-/._](?P<d>[0-3]?\d))?(?!\d)"), "month"),
     (re.compile(rf"\b(?P<mn>{_MONTH_NAME})\.?\s+(?:of\s+)?(?P<y>(?:19|20)\d{{2}})\b", re.I), "month"),
     (re.compile(rf"\b(?P<y>(?:19|20)\d{{2}})\s+(?P<mn>{_MONTH_NAME})\b", re.I), "month"),
     (re.compile(r"\bQ(?P<q>[1-4])\s*(?:of\s+)?(?P<y>(?:19|20)\d{2})\b", re.I), "quarter"),
@@ -265,6 +269,9 @@ class ValueIndex:
             elif upper.startswith(_DATE_TYPES):
                 expr = f"strftime(CAST({ident} AS TIMESTAMP), '%Y-%m')"
                 where = f"{ident} IS NOT NULL"
+            elif upper.startswith(_INTEGER_TYPES) and _YEAR_COLUMN.search(column):
+                expr = f"CAST({ident} AS VARCHAR)"  # a year column's years, found as written
+                where = f"{ident} BETWEEN 1000 AND 2999"
             else:
                 continue
             label = column.replace("'", "''")
@@ -448,14 +455,25 @@ class QuestionLinks:
             lines.append(f"- table {link.name}: " + "; ".join(link.reasons))
         if not lines:
             return ""
-        dates = [lit.text for lit in self.literals if lit.kind in ("month", "years", "quarter", "fiscal", "year")]
-        head = "Linked to the question (matched without a model: names and values found in the data"
-        head += f"; dates named: {', '.join(dict.fromkeys(dates))})" if dates else ")"
+        head = "Matched in table names and data without a model (check before relying on it)"
+        dates = [_date_words(m) for m in date_mentions(self.question)]
+        if dates:
+            head += "; the question's dates: " + "; ".join(dict.fromkeys(dates))
         if self.lookalikes:
             shown = ", ".join(self.lookalikes[:12]) + (f", … ({len(self.lookalikes)} in all)"
                                                       if len(self.lookalikes) > 12 else "")
             lines.append(f"- look-alike tables (same columns, nothing in the question names them): {shown}")
         return head + ":\n" + "\n".join(lines)
+
+
+def _date_words(mention: DateMention) -> str:
+    """`2021年8月 = 2021-08`, `2019年至2022年 = each of 2019, 2020, 2021, 2022`."""
+    text = mention.text.strip()
+    if mention.kind == "years":
+        return f"{text} = each of {', '.join(mention.years)}"
+    if mention.kind in ("month", "quarter") and text != ", ".join(mention.months):
+        return f"{text} = {', '.join(mention.months)}"
+    return text
 
 
 def link_question(catalog: Catalog, question: str, index: ValueIndex | None = None, *,
@@ -517,15 +535,14 @@ def link_question(catalog: Catalog, question: str, index: ValueIndex | None = No
         used = [c for t, c in col_hits if t == name]
         if used:
             score += 0.5 * min(len(used), 4)
-            why.append("the question uses column " + ", ".join(used[:4]))
-        mine = [h for h in hits if h.table == name]
+            why.append("the question uses column " + ", ".join(used[:SHOWN_COLUMNS]))
+        mine = list(dict.fromkeys(h for h in hits if h.table == name))
         if mine:
-            seen = set()
-            for hit in mine:
-                spread = len(index.tables_with(normalize(hit.value))) or 1
-                score += (3.0 if hit.how == "exact" else 2.0) / spread
-                seen.add(hit)
-            why.append("; ".join(_value_reason(h) for h in list(dict.fromkeys(mine))[:SHOWN_VALUES]))
+            spread = {h: len(index.tables_with(normalize(h.value))) or 1 for h in mine}
+            score += sum((3.0 if h.how == "exact" else 2.0) / spread[h] for h in mine)
+            # the most distinctive first (held by fewest tables), then the longest
+            shown = sorted(mine, key=lambda h: (spread[h], -len(h.value)))[:SHOWN_VALUES]
+            why.append("; ".join(_value_reason(h) for h in shown))
         scores[name] = score
         reasons[name] = why
     for name in mismatched:  # a table whose name carries another month or year
@@ -569,7 +586,7 @@ def _lookalikes(ranked: list[str], scores: dict[str, float], index: ValueIndex, 
             continue
         best = max(scores[m] for m in members)
         named = any(name_weight.get(m, 0) > 0 for m in members)
-        out += [m for m in members if scores[m] <= 0 or m in mismatched or scores[m] < best / 4
+        out += [m for m in members if scores[m] <= 0 or m in mismatched or scores[m] < best * LOOKALIKE_SHARE
                 or (named and not name_weight.get(m) and m not in valued)]
     return [n for n in ranked if n in set(out)]
 
