@@ -25,6 +25,9 @@ CHECK_NAMES = (
     "literal_answer",
     "text_numbers",
     "early_rounding",
+    "range_rows",
+    "both_of_two",
+    "ratio_count",
 )
 INFORMS_ONLY = frozenset({"ties_cut"})
 """Checks that describe a choice the question decides; they never send the model back."""
