@@ -112,3 +112,36 @@ def test_choose_prefers_passing_candidates_then_the_majority_then_the_earliest()
     assert choose([a, b, b2, flagged])[0] is b
     assert choose([a, b])[0] is a
     assert choose([flagged])[0] is None
+
+
+def loop_answer(query: str) -> list:
+    return [tool_call("edit_solver", {"sql": query}), tool_call("run_solver", {}), text("Done."), text("Done.")]
+
+
+def test_an_answer_whose_checks_still_fail_is_held_while_another_attempt_may_do_better(scratch: Path) -> None:
+    script = loop_answer(EMPTY_SQL) + loop_answer(PAPER_SQL)
+    outcome, server, events = solve_scripted(scratch, script, limits=Limits(max_attempts=2, hold_flagged=True))
+    assert (outcome.status, outcome.attempts) == ("solved", 2)
+    assert outcome.prediction.read_text(encoding="utf-8") == ANSWER_CSV
+    [held] = [e for e in events if e["event"] == "answer_held"]
+    assert held["attempt"] == 1 and held["checks"] == ["empty_result"]
+    second_opening = server.requests[4]["messages"][-1]["content"]
+    assert f"`{EMPTY_SQL}` → CHECK empty_result:" in second_opening
+
+
+def test_at_the_end_the_held_answer_with_the_fewest_failed_checks_is_published(scratch: Path) -> None:
+    # Both attempts end flagged; the last attempt's answer cannot be held (no attempt left) and is
+    # published as it is, as before.
+    script = loop_answer(EMPTY_SQL) + loop_answer(EMPTY_SQL)
+    outcome, _, events = solve_scripted(scratch, script, limits=Limits(max_attempts=2, hold_flagged=True))
+    assert outcome.status == "solved" and outcome.attempts == 2
+    assert [e["attempt"] for e in events if e["event"] == "answer_held"] == [1]
+
+
+def test_a_direct_candidate_that_ran_but_failed_checks_is_published_when_nothing_better_comes(scratch: Path) -> None:
+    script = [text(sql(EMPTY_SQL)), text("I give up."), text("Done.")]
+    outcome, _, events = solve_scripted(scratch, script, limits=Limits(
+        max_attempts=1, send_backs=0, direct_answer=True, direct_samples=0, hold_flagged=True))
+    assert outcome.status == "fallback" and "held back for: CHECK empty_result" in outcome.reason
+    [published] = [e for e in events if e["event"] == "held_answer_published"]
+    assert published["source"] == "the direct path (direct)"

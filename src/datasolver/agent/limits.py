@@ -74,6 +74,11 @@ class Limits:
         "execution chooses among them", least=0)
     direct_temperature: float = amount(0.7, "the temperature of those samples", least=0)
     direct_reply_tokens: int = count(400, "`max_tokens` of a direct answer reply")
+    hold_flagged: bool = switch(
+        False, "an answer whose answer checks still fail (after the send-back) is not published while attempts "
+        "and time remain: the next attempt tries again, and at the end the answer with the fewest failed checks is "
+        "published (`datasolver run` turns it on with `--direct-answer`)")
+    hold_seconds: int = count(60, "with hold_flagged: an attempt starts again only with more seconds than this left")
     clock: Callable[[], float] = setting(
         time.monotonic, "what `deadline` is measured on; tests inject a clock of their own instead of waiting",
         repr=False, compare=False)

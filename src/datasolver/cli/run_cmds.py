@@ -76,7 +76,8 @@ class Duration(click.ParamType):
 @click.option("--direct-answer/--no-direct-answer", default=True, show_default=True,
               help="Start each task with one direct answer query (tools off) from the linked schema; publish it "
                    "when it passes the answer checks, else sample more queries and let execution choose, and "
-                   "only then start the tool loop.")
+                   "only then start the tool loop; an answer whose checks still fail is held back while "
+                   "attempts and time remain.")
 @click.option("--max-attempts", type=click.IntRange(min=1), help="Attempts per task (default: the agent's, 5).")
 @click.option("--prompt-budget", type=click.IntRange(min=500), default=None,
               help="Estimated tokens for the first prompt; above it the tables least relevant to the question "
@@ -143,7 +144,7 @@ def run_command(
                                   "vision_images": vision_images, "video_judges": video_judges,
                                   "task_token_budget": task_token_budget,
                                   "attempt_temperature_step": attempt_temperature_step,
-                                  "direct_answer": direct_answer}
+                                  "direct_answer": direct_answer, "hold_flagged": direct_answer}
     limits = Limits(**{k: v for k, v in changes.items() if v is not None})  # type: ignore[arg-type]
     if tool_reply_tokens is not None:
         limits = dataclasses.replace(limits, tool_reply_tokens=tool_reply_tokens or None)  # 0: no cap
