@@ -38,6 +38,7 @@ import contextlib
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import threading
@@ -437,16 +438,20 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]]) -> str:
             f"| {r['harness']} | {r['task']} | {r['score']:.2f} | {'yes' if r['answered'] else 'no'} | "
             f"{r['requests']} ({r['cancelled']}) | {r['prompt_tokens']:,} + {r['completion_tokens']:,} | "
             f"{r['cached_tokens']:,} | {r['prefill_s']:.0f} | {r['seconds']:.0f} | {str(r['status'])[:60]} |")
-    lines += ["", "| harness | tasks | mean score | answered | requests | prompt + completion tokens | seconds |",
-              "|---|---|---|---|---|---|---|"]
+    lines += ["", "| harness | tasks | mean score | right (1.0) | answered | requests | prompt + completion tokens | "
+                  "median first-request tokens | seconds | median s per task |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for harness in HARNESSES:
         mine = [r for r in rows if r["harness"] == harness]
         if mine:
+            firsts = [r["first_prompt_tokens"] for r in mine if r.get("first_prompt_tokens")]
             lines.append(
                 f"| {harness} | {len(mine)} | {sum(r['score'] for r in mine) / len(mine):.3f} | "
+                f"{sum(r['score'] >= 0.999 for r in mine)} | "
                 f"{sum(r['answered'] for r in mine)} | {sum(r['requests'] for r in mine)} | "
                 f"{sum(r['prompt_tokens'] for r in mine):,} + {sum(r['completion_tokens'] for r in mine):,} | "
-                f"{sum(r['seconds'] for r in mine):.0f} |")
+                f"{statistics.median(firsts) if firsts else 0:,.0f} | "
+                f"{sum(r['seconds'] for r in mine):.0f} | {statistics.median(r['seconds'] for r in mine):.0f} |")
     unattributed = meta.get("unattributed") or {}
     if any(unattributed.values()):
         lines += ["", "Requests that quote no task's question (document structuring): " +
