@@ -41,8 +41,18 @@ def brief(tmp_path_factory: pytest.TempPathFactory) -> TaskBrief:
         return gather_brief(scratch, catalog)
 
 
+def test_the_other_months_are_lookalikes_folded_below_the_linked_table(brief: TaskBrief) -> None:
+    # The question names 2024-03: the other monthly tables (same columns) are ruled out by the
+    # question linking and folded from the start; the linked one leads with its columns.
+    others = {f"sales_{m.replace('-', '_')}" for m in MONTHS} - {"sales_2024_03"}
+    assert set(brief.folded) == others == set(brief.lookalikes)
+    assert brief.tables.startswith("sales_2024_03: 3 rows, in csv/")
+    assert FOLDED_HEADING in brief.tables and "  - sales_2024_01: 3 rows" in brief.tables
+    assert "its name says 2024-03" in brief.linking
+
+
 def test_same_schema_tables_share_one_description(brief: TaskBrief) -> None:
-    tables = brief.tables
+    tables = brief.digest.render()  # nothing folded
     assert "These 6 tables share one schema (statistics over all 6):" in tables
     assert tables.count("amount DOUBLE") == 1  # the schema once, not six times
     assert "  amount DOUBLE, ≤3 distinct, 0.5 .. 52.5" in tables  # range over all six (as numbers)
@@ -60,9 +70,9 @@ def test_the_compact_prompt_is_smaller_than_full_profiles(brief: TaskBrief) -> N
     assert all(name in brief.tables for name in brief.digest.names())
 
 
-def test_within_budget_nothing_is_folded(brief: TaskBrief) -> None:
+def test_within_budget_only_the_lookalikes_are_folded(brief: TaskBrief) -> None:
     fitted = fit_brief(brief, first_prompt_tokens(brief))
-    assert fitted.folded == () and fitted.tables == brief.tables
+    assert fitted.folded == brief.lookalikes and fitted.tables == brief.tables
 
 
 def test_over_budget_the_least_relevant_tables_fold_to_one_line(brief: TaskBrief) -> None:
@@ -70,20 +80,20 @@ def test_over_budget_the_least_relevant_tables_fold_to_one_line(brief: TaskBrief
     # unrelated `stores` table folds first and alone.
     full = first_prompt_tokens(brief)
     fitted = fit_brief(brief, full - 20)
-    assert fitted.folded == ("stores",)
+    assert fitted.folded == (*brief.lookalikes, "stores")
     assert first_prompt_tokens(fitted) <= full - 20
     assert FOLDED_HEADING in fitted.tables
     assert "  - stores: 2 rows, in csv/; columns: store, city, opened, manager, phone, street, zip_code, area_m2" \
         in fitted.tables
-    assert "These 6 tables share one schema" in fitted.tables
+    assert "sales_2024_03: 3 rows, in csv/; no NULLs\n  month VARCHAR" in fitted.tables
     # Refitting with a larger budget unfolds again (the brief keeps the full digest).
-    assert fit_brief(fitted, full).folded == ()
+    assert fit_brief(fitted, full).folded == brief.lookalikes
 
 
 def test_a_budget_nothing_fits_folds_every_table_but_the_most_relevant(brief: TaskBrief) -> None:
     fitted = fit_brief(brief, 10)
-    # The question names sales in a month: the sales group keeps its columns, stores is folded.
-    assert set(fitted.folded) == {"stores"}
+    # The question names sales in a month: that table keeps its columns, stores is folded.
+    assert set(fitted.folded) == {"stores", *brief.lookalikes}
     assert "amount" in fitted.tables
     everything = brief.digest.render(tuple(brief.digest.names()))  # all folded (a caller may ask)
     assert "These 6 tables" not in everything

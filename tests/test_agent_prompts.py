@@ -63,7 +63,7 @@ def test_every_solver_prompt_fills_all_placeholders() -> None:
 
 def test_missing_or_unused_values_are_errors() -> None:
     with pytest.raises(PromptError, match=r"missing values \['question'\]"):
-        render_prompt("task", tree="t", tables="t", document_tables="")
+        render_prompt("task", tree="t", tables="t", document_tables="", linking="")
     with pytest.raises(PromptError, match=r"unused values \['extra'\]"):
         render_prompt("evidence", evidence_hints="h", extra="x")
     with pytest.raises(PromptError, match="missing"):

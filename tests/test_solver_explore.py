@@ -98,3 +98,13 @@ def test_catalog_is_opened_lazily_and_closed(tmp_path: Path) -> None:
     assert len(catalog_folders()) == 1
     box.close()
     assert catalog_folders() == set()
+
+
+def test_link_finds_the_tables_and_values_a_text_names(toolbox) -> None:
+    result = explore(toolbox, "\\link orders from Lyon")
+    assert result.ok
+    assert "- table orders:" in result.text and "column city has the value 'Lyon'" in result.text
+    assert "- table cities:" in result.text  # Lyon is a value there too
+    assert explore(toolbox, "\\link").ok  # no text: the task's question
+    nothing = explore(toolbox, "\\link zzz")
+    assert nothing.ok and nothing.text.startswith("nothing in that text names")

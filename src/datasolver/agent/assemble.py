@@ -55,8 +55,9 @@ def build_task_prompt(brief: TaskBrief, tables: str | None = None) -> str:
     documents = f"\n{brief.document_tables.strip()}\n" if brief.document_tables.strip() else ""
     if brief.video.strip():
         documents += render_prompt("video", timeline=brief.video.strip())
+    linking = f"\n# Linked to the question\n{brief.linking.strip()}\n" if brief.linking.strip() else ""
     return render_prompt("task", tree=brief.tree, tables=brief.tables if tables is None else tables,
-                         document_tables=documents, question=brief.question)
+                         document_tables=documents, linking=linking, question=brief.question)
 
 
 def build_user_prompt(brief: TaskBrief, evidence_hints: str = "") -> str:

@@ -14,6 +14,7 @@ from datasolver.agent.tables import TableDigest, digest_tables
 from datasolver.agent.tree import render_tree
 from datasolver.agent.video import frame_paths, load_video_report, timeline_text
 from datasolver.data import Catalog, DataError, ScratchLayout, Task, lint_knowledge, load_task
+from datasolver.data.linking import QuestionLinks, link_question
 from datasolver.documents import DocError, document_table_hints
 from datasolver.documents.manifest import MANIFEST
 
@@ -36,6 +37,17 @@ class TaskBrief:
     video: str = ""  # the video room's timeline (keyframe text and speech by time), "" when no media
     video_frames: tuple[Path, ...] = ()  # keyframe PNGs, for vision-capable endpoints and the judge
     lint: str = ""  # `\lint` summary (at most LINT_LINES lines), "" when knowledge.md has no finding
+    links: QuestionLinks | None = None  # what the question names and where (data.linking), None if it failed
+    linking: str = ""  # the links as the prompt shows them ("" when nothing links)
+
+    @property
+    def lookalikes(self) -> tuple[str, ...]:
+        """Tables the linking rules out (same columns as a linked table, named by nothing): always folded."""
+        return self.links.lookalikes if self.links is not None else ()
+
+    def link_scores(self) -> dict[str, float]:
+        """Per table, how strongly the question links to it (for folding: least linked first)."""
+        return {t.name: t.score for t in self.links.tables} if self.links is not None else {}
 
 
 def gather_brief(task_scratch_dir: ScratchLayout | Path, catalog: Catalog, limits: Limits = Limits(), *,
@@ -48,6 +60,11 @@ def gather_brief(task_scratch_dir: ScratchLayout | Path, catalog: Catalog, limit
     files = catalog.files_of(layout.context)  # the scratch's knowledge.md, as the tools see it
     knowledge = files.knowledge_text()
     digest = digest_tables(catalog, max_rows=limits.profile_max_rows, max_chars=limits.profile_chars)
+    links = _links(catalog, task.question, knowledge)
+    folded: tuple[str, ...] = ()
+    if links is not None:  # linked tables first, look-alikes folded below them
+        digest = digest.ordered([t.name for t in links.tables])
+        folded = links.lookalikes
     video, frames = _video(root)
     return TaskBrief(
         task_id=task.task_id,
@@ -55,13 +72,24 @@ def gather_brief(task_scratch_dir: ScratchLayout | Path, catalog: Catalog, limit
         knowledge=knowledge,
         tree=render_tree(layout, limits.tree_max_lines, described=_table_files(layout, catalog),
                          shown=_shown_files(layout, files.knowledge)),
-        tables=digest.render(),
+        tables=digest.render(folded),
         document_tables=_document_hints(root, digest.names()),
         digest=digest,
+        folded=folded,
         video=video,
         video_frames=frames,
         lint=_lint_summary(catalog, knowledge),
+        links=links,
+        linking=links.render() if links is not None else "",
     )
+
+
+def _links(catalog: Catalog, question: str, knowledge: str) -> QuestionLinks | None:
+    """The question linked to the tables (data.linking); a failure costs the prompt nothing but the links."""
+    try:
+        return link_question(catalog, question, catalog.value_index(), knowledge=knowledge)
+    except DataError:
+        return None
 
 
 def _table_files(layout: ScratchLayout, catalog: Catalog) -> set[Path]:

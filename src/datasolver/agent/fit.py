@@ -48,13 +48,16 @@ def fit_brief(
     digest = brief.digest
     if digest is None:
         return brief
-    ranked = rank_least_relevant_first(digest, brief.question, relevance)
+    ranked = rank_least_relevant_first(digest, brief.question, relevance or brief.link_scores() or None)
     position = {name: i for i, name in enumerate(ranked)}
+    # Look-alikes the question linking ruled out stay folded whatever the budget.
+    always = tuple(brief.lookalikes)
     # A schema group is as relevant as its most relevant table; least relevant units fold first.
-    units = sorted(digest.fold_units(), key=lambda unit: max(position[n] for n in unit))
+    units = sorted((u for u in (tuple(n for n in unit if n not in always) for unit in digest.fold_units()) if u),
+                   key=lambda unit: max(position[n] for n in unit))
 
     def folded(count: int) -> TaskBrief:
-        chosen = tuple(name for unit in units[:count] for name in unit)
+        chosen = always + tuple(name for unit in units[:count] for name in unit)
         return dataclasses.replace(brief, tables=digest.render(chosen), folded=chosen)
 
     def fits(candidate: TaskBrief) -> bool:

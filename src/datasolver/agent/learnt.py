@@ -29,6 +29,7 @@ class Learnt:
     tables: list[str] = field(default_factory=list)
     rows_query: str | None = None
     errors: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)  # answer queries already run and why they failed
 
     def see(self, outcome: ToolOutcome, rows_query: str | None) -> None:
         """Learn from one tool outcome (``rows_query``: the SQL of a query result with rows)."""
@@ -57,6 +58,9 @@ class Learnt:
             lines.append("- the latest query that returned rows: " + clip(" ".join(self.rows_query.split()), QUERY_CHARS))
         if self.errors:
             lines.append("- errors met (do not repeat them): " + "; ".join(self.errors))
+        if self.rejected:
+            lines.append("- answer queries already run that did not give the answer (do not write them again):")
+            lines += [f"  - {line}" for line in self.rejected[-MAX_ERRORS:]]
         return "\n".join(lines)
 
 

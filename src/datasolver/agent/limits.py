@@ -66,6 +66,19 @@ class Limits:
     vision_max_side: int = count(1280, "long side of each image sent, pixels")
     video_judges: int = count(3, "\"does the video show the answer\" calls for a task with a video "
                               "(`--video-judges`); 0: no judge", least=0)
+    direct_answer: bool = switch(
+        False, "start with one direct answer query (a ```sql block, tool calls off) before the tool loop; it is "
+        "published when it passes the answer checks (`datasolver run` turns it on; `--no-direct-answer`)")
+    direct_samples: int = count(
+        3, "when the direct query fails: further queries sampled from the same prompt while time allows; "
+        "execution chooses among them", least=0)
+    direct_temperature: float = amount(0.7, "the temperature of those samples", least=0)
+    direct_reply_tokens: int = count(400, "`max_tokens` of a direct answer reply")
+    hold_flagged: bool = switch(
+        False, "an answer whose answer checks still fail (after the send-back) is not published while attempts "
+        "and time remain: the next attempt tries again, and at the end the answer with the fewest failed checks is "
+        "published (`datasolver run` turns it on with `--direct-answer`)")
+    hold_seconds: int = count(60, "with hold_flagged: an attempt starts again only with more seconds than this left")
     clock: Callable[[], float] = setting(
         time.monotonic, "what `deadline` is measured on; tests inject a clock of their own instead of waiting",
         repr=False, compare=False)

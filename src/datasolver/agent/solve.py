@@ -22,6 +22,7 @@ from typing import Any
 from datasolver.agent.assemble import build_messages, build_system_prompt
 from datasolver.agent.brief import TaskBrief, gather_brief
 from datasolver.agent.conversation import Conversation
+from datasolver.agent.direct import DirectOutcome, DirectPath
 from datasolver.agent.fit import first_prompt_tokens, fit_brief
 from datasolver.agent.learnt import Learnt
 from datasolver.agent.limits import Limits
@@ -41,6 +42,7 @@ from datasolver.agent.video import pick_frames
 from datasolver.agent.video_judge import judge_video
 from datasolver.agent.tokens import estimate_tokens, estimate_tools_tokens
 from datasolver.data import Catalog, ScratchLayout, Task, load_task
+from datasolver.clip import clip
 from datasolver.llm import LLMClient, TraceWriter, user_message
 from datasolver.llm.window import reply_tokens
 from datasolver.sandbox import SandboxLimits, UnsafeFile, safe_files
@@ -52,6 +54,7 @@ from datasolver.solver import (
     restore_scaffold,
     run_fallback,
 )
+from datasolver.solver.answer_checks import read_query_log
 from datasolver.solver.scaffold import with_query
 from datasolver.solver.tools import written_query_calls
 from datasolver.toolkit import ToolRunner
@@ -66,6 +69,8 @@ EVENT_FALLBACK = "fallback"
 EVENT_PUBLISHED = "prediction_published"
 EVENT_SOLVE_END = "solve_end"
 EVENT_PROMPT_FITTED = "prompt_fitted"
+EVENT_HELD = "answer_held"  # an answer with failed checks, not published while time remains
+EVENT_HELD_PUBLISHED = "held_answer_published"  # at the end: the held answer with the fewest failed checks
 EVENT_WINDOW = "context_window"  # what is known of the server's window as the task starts
 RELEVANCE_VOTES = 3  # votes on table relevance, asked only when the first prompt is over its budget
 QUERY_SHARE_OF_TOOL_TIMEOUT = 0.9
@@ -82,6 +87,16 @@ SMALL_WINDOW = 16_384  # below it the compaction note shows only solver.py's que
 # read in at most this share of the time left to the task: on 2 CPU cores a 1.5B model reads 20-40
 # tokens a second, so a 4,500-token opening took 78-250 s of a 600 s task.
 PREFILL_SHARE = 0.15
+QUERY_LOG_CAP = 1 << 20
+
+
+@dataclass(frozen=True)
+class Held:
+    """An answer that ran OK but whose checks failed, held back while another attempt may do better."""
+
+    source: str
+    code: str  # its solver.py
+    blocking: list[str]
 
 
 @dataclass
@@ -215,6 +230,8 @@ class _Session:
         self.scale = 1.0  # the server's tokens per estimated token, once a request was answered
         self.opening = build_messages(brief, limits, evidence_hints, client.context_window)
         self.results: list[AttemptResult] = []
+        self.direct_requests = 0  # requests of the direct path (attempt 0)
+        self.held: list[Held] = []  # answers held back over failed checks (`Limits.hold_flagged`)
         self.last_edited: str | None = None  # solver.py at the end of the latest attempt that changed it
         runner = ToolRunner(toolbox, trace, timeout_s=limits.tool_timeout_s, result_chars=limits.tool_result_chars,
                             interrupt=lambda: _interrupt(catalog), seconds_left=limits.seconds_left)
@@ -275,12 +292,24 @@ class _Session:
 
     async def solve(self) -> SolveOutcome:
         reason = None
+        if self.limits.direct_answer:
+            direct = await self._direct()
+            if direct.chosen is not None and safe_files.is_regular(self.layout.prediction):
+                path = await self._publish(0)
+                return self._outcome(SOLVED, path, None)
+            self.run.learnt.rejected += direct.lessons()
+            self.held += [Held(f"the direct path ({c.source})", with_query(self._pristine(), c.sql), c.blocking)
+                          for c in direct.candidates if c.ok and c.blocking]
+            await asyncio.to_thread(self._remember_edits)
         for number in range(1, self.limits.max_attempts + 1):
             if self.limits.expired():
                 reason = f"deadline passed before attempt {number}"
                 break
             result = await self._attempt(number)
             if result.error is None and safe_files.is_regular(self.layout.prediction):
+                if self._hold(result, number):
+                    reason = f"attempt {number}'s answer failed answer checks ({', '.join(result.checks)})"
+                    continue
                 path = await self._publish(number)
                 return self._outcome(SOLVED, path, None)
             reason = _why_rejected(result)
@@ -294,6 +323,38 @@ class _Session:
                 break
             await asyncio.to_thread(self._remember_edits)
         return await self._fallback(reason or "no attempt was made")
+
+    def _hold(self, result: AttemptResult, number: int) -> bool:
+        """Whether an attempt's answer, whose checks still fail, is held back: attempts and time remain."""
+        if not (self.limits.hold_flagged and result.check_lines):
+            return False
+        left = self.limits.seconds_left()
+        if number >= self.limits.max_attempts or (left is not None and left < self.limits.hold_seconds):
+            return False
+        code = _read(self.layout.solver_py)
+        if code is None:
+            return False
+        self.held.append(Held(f"attempt {number}", code, list(result.check_lines)))
+        query = _last_query(self.layout)
+        if query:
+            self.run.learnt.rejected.append(f"`{clip(' '.join(query.split()), 300)}` → "
+                                            + clip("; ".join(result.check_lines), 300))
+        self._event(EVENT_HELD, attempt=number, checks=list(result.checks))
+        return True
+
+    async def _direct(self) -> DirectOutcome:
+        """The cheapest path first (`agent.direct`): one direct answer query, then candidates."""
+        await asyncio.to_thread(restore_scaffold, self.layout)
+        self._event(EVENT_ATTEMPT_START, attempt=0, temperature=self.client.settings.temperature, direct=True)
+        before = self.client.usage.requests
+        path = DirectPath(self.opening, self.run.tools, self.client, self.run.runner, self.limits,
+                          self.layout.prediction, self.trace, dict(self.chat_options))
+        outcome = await path.run()
+        self.direct_requests = self.client.usage.requests - before
+        self._event(EVENT_ATTEMPT_END, attempt=0, direct=True, requests=outcome.requests,
+                    candidates=len(outcome.candidates), chosen=outcome.chosen.source if outcome.chosen else None,
+                    how=outcome.how, prediction=safe_files.is_regular(self.layout.prediction))
+        return outcome
 
     async def _attempt(self, number: int) -> AttemptResult:
         await asyncio.to_thread(restore_scaffold, self.layout)
@@ -311,9 +372,15 @@ class _Session:
         return result
 
     def _opening(self, number: int) -> list[dict[str, Any]]:
-        """The opening messages; from attempt 2 the task message ends with how the last one went."""
+        """The opening messages; from attempt 2 the task message ends with how the last one went
+        (attempt 1 after a direct path that found no answer: with what it tried)."""
         if number == 1 or not self.results:
-            return list(self.opening)
+            learnt = self.run.learnt.lines()
+            if not learnt:
+                return list(self.opening)
+            last = self.opening[-1]
+            return [*self.opening[:-1], user_message(f"{last['content'].rstrip()}\n\n"
+                                                     + render_prompt("learnt", lines=learnt).strip())]
         line = render_prompt("previous_attempt", attempt=number, how=_how_it_ended(self.results[-1], _submitter(self.toolbox))).strip()
         learnt = self.run.learnt.lines()
         if learnt:  # after the unchanged first message: a server's prompt cache still serves it
@@ -344,6 +411,10 @@ class _Session:
         of an earlier attempt, else the scaffold answering with the last explore query that
         returned rows."""
         self._remember_edits()
+        if self.held:  # answers that ran OK but failed checks: the one with the fewest failed checks
+            best = min(self.held, key=lambda h: len(h.blocking))
+            self._event(EVENT_HELD_PUBLISHED, source=best.source, checks=best.blocking)
+            return best.code, f"the answer of {best.source} (held back for: {'; '.join(best.blocking)[:300]})"
         if self.last_edited is not None:
             return self.last_edited, "the last edited solver.py"
         query = self.run.last_rows_query
@@ -351,6 +422,9 @@ class _Session:
         if query is None or pristine is None:
             return None, ""
         return with_query(pristine, query), "the last explore query that returned rows"
+
+    def _pristine(self) -> str:
+        return _read(self.layout.pristine) or ""
 
     def _remember_edits(self) -> None:
         current = _read(self.layout.solver_py)
@@ -371,7 +445,8 @@ class _Session:
     def _outcome(self, status: TaskStatus, prediction: Path | None, reason: str | None) -> SolveOutcome:
         return SolveOutcome(
             task_id=self.brief.task_id, status=status, attempts=len(self.results),
-            requests=sum(r.requests for r in self.results), usage=self.client.usage.since(self.usage_at_start),
+            requests=self.direct_requests + sum(r.requests for r in self.results),
+            usage=self.client.usage.since(self.usage_at_start),
             seconds=0.0,
             prediction=prediction, reason=reason, attempt_results=list(self.results),
         )
@@ -425,6 +500,16 @@ def _why_rejected(result: AttemptResult) -> str:
     if result.ended == ANSWERED:  # what the model's last reply held instead of a call
         return f"attempt {result.number} ended (answered with {reply_kind(result.final_text)}) without prediction.csv"
     return f"attempt {result.number} ended ({result.ended}) without prediction.csv"
+
+
+def _last_query(layout: ScratchLayout) -> str | None:
+    """The last query solver.py's run_sql ran (its query log is the sandbox's: read capped, no link)."""
+    try:
+        text = safe_files.read_text(layout.query_log, max_bytes=QUERY_LOG_CAP, errors="replace")
+    except (OSError, UnsafeFile):
+        return None
+    queries = read_query_log(text)
+    return queries[-1] if queries else None
 
 
 def _read(path: Path) -> str | None:

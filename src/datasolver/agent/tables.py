@@ -61,6 +61,12 @@ class TableDigest:
     def names(self) -> list[str]:
         return [e.name for e in self.entries]
 
+    def ordered(self, names: list[str]) -> TableDigest:
+        """The same digest with its entries in the order of `names` (others after, as they were)."""
+        rank = {name: i for i, name in enumerate(names)}
+        entries = sorted(self.entries, key=lambda e: rank.get(e.name, len(rank)))
+        return dataclasses.replace(self, entries=tuple(entries))
+
     def fold_units(self) -> list[tuple[str, ...]]:
         """What folding can shrink: each schema group of profiled tables (a group folds as a whole,
         since its members are already one line each), in catalog order. Metadata-only tables are

@@ -73,6 +73,11 @@ class Duration(click.ParamType):
 @server_options
 @click.option("--doc-llm/--no-doc-llm", default=True, show_default=True,
               help="Let the model turn narrative documents into tables (deterministic tables always).")
+@click.option("--direct-answer/--no-direct-answer", default=True, show_default=True,
+              help="Start each task with one direct answer query (tools off) from the linked schema; publish it "
+                   "when it passes the answer checks, else sample more queries and let execution choose, and "
+                   "only then start the tool loop; an answer whose checks still fail is held back while "
+                   "attempts and time remain.")
 @click.option("--max-attempts", type=click.IntRange(min=1), help="Attempts per task (default: the agent's, 5).")
 @click.option("--prompt-budget", type=click.IntRange(min=500), default=None,
               help="Estimated tokens for the first prompt; above it the tables least relevant to the question "
@@ -116,7 +121,7 @@ def run_command(
     time_budget: float | None, task_ids: str | None, force: bool, logs_dir: Path | None,
     scratch_dir: Path | None, keep_scratch: bool, api_url: str | None, api_key: str | None,
     model: str | None, tool_mode: str | None, context_window: int | None, max_tokens: int | None,
-    doc_llm: bool, max_attempts: int | None, prompt_budget: int | None, tool_reply_tokens: int | None,
+    doc_llm: bool, direct_answer: bool, max_attempts: int | None, prompt_budget: int | None, tool_reply_tokens: int | None,
     task_token_budget: int | None,
     attempt_temperature_step: float | None, executor: str, ray_address: str | None, ray_cpus: float,
     with_report: bool, vision: bool, vision_images: int, video_judges: int,
@@ -138,7 +143,8 @@ def run_command(
     changes: dict[str, object] = {"max_attempts": max_attempts, "prompt_budget": prompt_budget, "vision": vision,
                                   "vision_images": vision_images, "video_judges": video_judges,
                                   "task_token_budget": task_token_budget,
-                                  "attempt_temperature_step": attempt_temperature_step}
+                                  "attempt_temperature_step": attempt_temperature_step,
+                                  "direct_answer": direct_answer, "hold_flagged": direct_answer}
     limits = Limits(**{k: v for k, v in changes.items() if v is not None})  # type: ignore[arg-type]
     if tool_reply_tokens is not None:
         limits = dataclasses.replace(limits, tool_reply_tokens=tool_reply_tokens or None)  # 0: no cap

@@ -1,7 +1,9 @@
 """A scripted stand-in for the model: it plays the four solver tools to write a known query.
 
-For each request it finds the task (by question text or task id in the messages), counts the tool
-calls already made in the conversation, and plays the next step: explore_data for each scripted
+For each request it finds the task (by question text or task id in the messages). A direct answer
+request (tool calls off) gets the task's query in a ```sql block at once (a fallible answer says it
+must look at the data first). Otherwise it counts the tool calls already made in the conversation
+and plays the next step: explore_data for each scripted
 query, read_solver, edit_solver (replacing the `result = None` line whose number and hash it reads
 from the read_solver result, as a model would), run_solver, then a final text. It keeps no state
 of its own, so retries, restarts and concurrent tasks all work.
@@ -32,6 +34,8 @@ _PAST_END = re.compile(r"^offset \d+ is past the end", re.MULTILINE)
 MAX_READS = 6  # read_solver calls before giving up on finding the `result = None` line
 FINAL_TEXT = "Done: solver.py computes the answer and run_solver wrote prediction.csv."
 NO_SCRIPT_TEXT = "This scripted model has no answer for this task."
+DIRECT_TEXT = "```sql\n{sql}\n```"  # a direct answer request (tools off) gets the query at once
+EXPLORE_FIRST_TEXT = "I need to look at the data first."  # a fallible answer goes through the tools
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,8 @@ def solver_handler(
         answer = _find_answer(messages, by_key)
         if answer is None:
             return text(NO_SCRIPT_TEXT)
+        if request.get("tool_choice") == "none":  # the direct answer request: tools are off
+            return text(DIRECT_TEXT.format(sql=answer.sql) if answer.mistake is None else EXPLORE_FIRST_TEXT)
         return _next_step(answer, messages, has_explore="explore_data" in tools)
 
     return handle

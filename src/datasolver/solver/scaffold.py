@@ -50,7 +50,8 @@ def run_sql(query: str) -> pd.DataFrame:
     relation = catalog.sql(query)
     frame = relation.df()
     with open(QUERY_LOG, "a", encoding="utf-8") as log:
-        log.write(json.dumps({{"sql": query, "rows": len(frame)}}, ensure_ascii=False) + "\\n")
+        log.write(json.dumps({{"sql": query, "ran": relation.final_sql, "rows": len(frame)}}, ensure_ascii=False)
+                  + "\\n")
     for note in relation.rewrites:
         print(f"[run_sql] SQL rewritten: {{note}}", file=sys.stderr)
     return frame

@@ -25,6 +25,9 @@ CHECK_NAMES = (
     "literal_answer",
     "text_numbers",
     "early_rounding",
+    "range_rows",
+    "both_of_two",
+    "ratio_count",
 )
 INFORMS_ONLY = frozenset({"ties_cut"})
 """Checks that describe a choice the question decides; they never send the model back."""
@@ -120,13 +123,19 @@ class AnswerContext:
 
 
 def read_query_log(text: str) -> list[str]:
-    """The SQL strings of run_sql's log (one JSON object per line; broken lines skipped)."""
+    """The SQL strings of run_sql's log (one JSON object per line; broken lines skipped): the SQL
+    that ran (`ran`, after the data layer's repairs: a bare `绿化率(%)` quoted), else as written."""
     queries = []
     for line in text.splitlines():
         try:
             entry = json.loads(line)
         except json.JSONDecodeError:
             continue
-        if isinstance(entry, dict) and isinstance(entry.get("sql"), str):
-            queries.append(entry["sql"])
+        if not isinstance(entry, dict):
+            continue
+        ran, written = entry.get("ran"), entry.get("sql")
+        if isinstance(ran, str) and ran.strip():
+            queries.append(ran)
+        elif isinstance(written, str):
+            queries.append(written)
     return queries

@@ -25,7 +25,9 @@ _FIX_THE_FILTER = (" The filter whose removal brings rows back is the one to fix
 
 def empty_result(ctx: AnswerContext) -> list[CheckFinding]:
     if ctx.rows:
-        return _null_answer(ctx) if ctx.every_cell_null() else []
+        if ctx.every_cell_null():
+            return _null_answer(ctx)
+        return _null_answer(ctx, zero_count=True) if _zero_count(ctx) else []
     head = "no rows."
     parsed = ctx.parsed
     if ctx.catalog is None or parsed is None:
@@ -46,13 +48,27 @@ def empty_result(ctx: AnswerContext) -> list[CheckFinding]:
     return [CheckFinding("empty_result", head + detail + advice)]
 
 
-def _null_answer(ctx: AnswerContext) -> list[CheckFinding]:
+def _zero_count(ctx: AnswerContext) -> bool:
+    """One row of counts that are all 0 (or NULL), from a query that counts: a count over a filter
+    that may have matched nothing (a misspelt value gives 0, not an empty result)."""
+    if ctx.n_rows != 1 or ctx.parsed is None or ctx.parsed.top is None:
+        return False
+    if not any(True for _ in ctx.parsed.top.find_all(exp.Count)):
+        return False
+    cells = [cell.strip() for cell in ctx.rows[0]]
+    return bool(cells) and all(cell in ("0", "0.0", "") for cell in cells) and any(c.startswith("0") for c in cells)
+
+
+def _null_answer(ctx: AnswerContext, zero_count: bool = False) -> list[CheckFinding]:
     """Rows whose every cell is NULL: an aggregate or a scalar subquery over zero matched rows (a
     misspelt filter value) answers NULL instead of nothing. Say which SELECT matched nothing and
-    which of its filters emptied it."""
+    which of its filters emptied it. With `zero_count` (a count of 0): only when a filter matched
+    nothing, since a true count of 0 is an answer."""
     n = ctx.n_rows
     head = (f"the answer is {n} row{'s' if n != 1 else ''} in which every cell is NULL: an aggregate or a "
             "scalar subquery over no matching rows gives NULL, not an empty result.")
+    if zero_count:
+        head = "the answer is a count of 0: a count over filters that match no row gives 0, not an empty result."
     parsed = ctx.parsed
     parts = []
     if ctx.catalog is not None and parsed is not None:
@@ -75,6 +91,8 @@ def _null_answer(ctx: AnswerContext) -> list[CheckFinding]:
     if parts:
         detail = " " + ". ".join(parts) + "."
         advice = _FIX_THE_FILTER
+    elif zero_count:
+        return []
     else:
         detail = " No filter of the SQL matches zero rows."
         advice = (" Check the column the values come from (a wrong column, a join that found nothing, a "

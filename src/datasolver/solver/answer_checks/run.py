@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from datasolver.data.layout import ScratchLayout
 from datasolver.sandbox import UnsafeFile, safe_files
-from datasolver.solver.answer_checks import code, queries, shape
+from datasolver.solver.answer_checks import code, queries, question, shape
 from datasolver.solver.answer_checks.model import AnswerContext, CheckFinding, read_query_log
 from datasolver.solver.checks import PredictionCheck
 from datasolver.solver.checks import PREDICTION_MAX_BYTES
@@ -30,6 +30,9 @@ ANSWER_CHECKS: tuple[tuple[str, Check], ...] = (
     ("literal_answer", code.literal_answer),
     ("text_numbers", shape.text_numbers),
     ("early_rounding", code.early_rounding),
+    ("range_rows", question.range_rows),
+    ("both_of_two", question.both_of_two),
+    ("ratio_count", question.ratio_count),
 )
 
 

@@ -16,6 +16,7 @@ from datasolver.data import (
     render_joins,
     render_result,
 )
+from datasolver.data.linking import link_question
 from datasolver.solver.tools.base import ToolContext
 from datasolver.toolkit import ToolResult
 
@@ -32,14 +33,16 @@ def explore_data(ctx: ToolContext, query: str, limit: Annotated[int, Field(ge=1)
     values that never occur). `\\joins <A> <B>` lists candidate join keys between two tables with
     the share of A's keys found in B and the fan-out (most B rows per key). `\\knowledge` shows
     knowledge.md verbatim (the prompt leaves out column types and examples the table
-    descriptions already give). Anything else is run as
+    descriptions already give). `\\link <text>` finds which tables, columns and values a text
+    names (table names with its months or places, values in the data; no text: the question).
+    Anything else is run as
     read-only SQL: the answer starts with `rows: <returned> of <total>` (`(truncated)` when the
     result has more rows than shown), then the column names, then the rows (NULL bare, text that
     could be mistaken for it quoted: 'NULL', ''), and notes any rewrite applied to the SQL. Do not answer from a preview: the
     final query belongs in solver.py.
 
     Args:
-        query: `\\tables`, `\\schema <table>`, `\\lint`, `\\joins <A> <B>`, `\\knowledge`, or one read-only SQL statement (DuckDB dialect; table and column names with spaces or Chinese characters in double quotes).
+        query: `\\tables`, `\\schema <table>`, `\\lint`, `\\joins <A> <B>`, `\\knowledge`, `\\link <text>`, or one read-only SQL statement (DuckDB dialect; table and column names with spaces or Chinese characters in double quotes).
         limit: Maximum rows to show for SQL (at most 500).
     """
     text = query.strip()
@@ -82,6 +85,11 @@ def _command(ctx: ToolContext, text: str) -> ToolResult:
     if word == "\\knowledge" and not rest.strip():
         knowledge = ctx.open_catalog().files_of(ctx.layout.context).knowledge_text()
         return ToolResult(knowledge if knowledge.strip() else "this task has no knowledge.md")
+    if word == "\\link":
+        catalog = ctx.open_catalog()
+        knowledge = catalog.files_of(ctx.layout.context).knowledge_text()
+        links = link_question(catalog, rest.strip() or ctx.task.question, knowledge=knowledge)
+        return ToolResult(links.render() or "nothing in that text names a table, column or value of this task")
     if word == "\\joins":
         tables = _words(rest)
         if len(tables) != 2:
@@ -90,6 +98,7 @@ def _command(ctx: ToolContext, text: str) -> ToolResult:
         return ToolResult(render_joins(*join_candidates(ctx.open_catalog(), *tables)))
     return ToolResult.retry(
         f"unknown command {word!r}: use `\\tables`, `\\schema <table>`, `\\lint`, `\\joins <A> <B>`, `\\knowledge`, "
+        "`\\link <text>`, "
         "or plain SQL.")
 
 

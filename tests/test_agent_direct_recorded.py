@@ -1,0 +1,67 @@
+"""What the real 1.5B model did on the direct answer request (tests/fixtures/direct_replies.json,
+recorded by benchmarks/real_model.py), replayed on the same dev tasks: each reply pinned with what
+the agent must make of it. Skips without ../shared."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from datasolver.agent import Limits
+from datasolver.agent.testing import solve_scripted
+from datasolver.eval import score_files
+from datasolver.llm.fake import text
+from datasolver.solver import prepare_task
+from tests.helpers.paths import DEV_TASKS
+
+RECORDED = json.loads((Path(__file__).parent / "fixtures" / "direct_replies.json").read_text(encoding="utf-8"))
+pytestmark = pytest.mark.skipif(not DEV_TASKS.is_dir(), reason="../shared/tasks/dev is absent (a user's clone)")
+
+
+def reply(key: str):
+    return text(RECORDED[key]["reply"])
+
+
+def run(tmp_path: Path, task: str, script, **limits):
+    scratch = prepare_task(DEV_TASKS / "input" / task, tmp_path / "scratch")
+    outcome, server, events = solve_scripted(scratch, script, limits=Limits(
+        max_attempts=1, send_backs=0, direct_answer=True, **limits))
+    return outcome, server, events
+
+
+def score(outcome, task: str) -> float:
+    return score_files(outcome.prediction, DEV_TASKS.parent / "dev" / "output" / task / "gold.csv").score
+
+
+def test_two_projects_with_the_same_value_are_two_rows_not_duplicates(tmp_path: Path) -> None:
+    """v2640: `SELECT 绿化率(%) … WHERE 项目名称 IN ('诺德阅墅', '悦境')` — two projects, both 30.0. The
+    bare `绿化率(%)` is quoted by the data layer; the checks read the SQL that ran, so the IN list
+    is seen and the two equal rows are the answer (the check once sent the model to DISTINCT, 0.00)."""
+    outcome, server, events = run(tmp_path, "task_retqa_v2640", [reply("v2640_direct")])
+    assert (outcome.status, len(server.requests)) == ("solved", 1)
+    assert score(outcome, "task_retqa_v2640") == 1.0
+
+
+def test_a_count_of_zero_from_a_date_written_otherwise_is_sent_back_with_the_datas_spelling(tmp_path: Path) -> None:
+    """v2854: `WHERE 时间(月份) = '2022-07'` counts 0 (the data writes '2022年07月'): not published;
+    the repair turn names the filter that matched nothing and the nearest existing value."""
+    fixed = text("```sql\nSELECT COUNT(*) FROM 南京市建邺区土地成交信息表 WHERE \"时间(月份)\" = '2022年07月'\n```")
+    outcome, server, events = run(tmp_path, "task_retqa_v2854", [reply("v2854_direct"), fixed])
+    repair = server.requests[1]["messages"][-1]["content"]
+    assert "CHECK empty_result: the answer is a count of 0" in repair
+    assert "'2022年07月'" in repair
+    assert (outcome.status, score(outcome, "task_retqa_v2854")) == ("solved", 1.0)
+
+
+def test_a_misspelt_query_repeated_by_the_repair_is_outvoted_by_two_samples(tmp_path: Path) -> None:
+    """v1800: `SELECT DISTINCT GROUP 开发商 …` fails; the repair writes it again (not run again); two
+    samples at a higher temperature agree on `集团开发商`, and that answer is published."""
+    script = [reply("v1800_direct"), reply("v1800_repair"), reply("v1800_sample_1"), reply("v1800_sample_2")]
+    outcome, server, events = run(tmp_path, "task_retqa_v1800", script)
+    candidates = [e for e in events if e["event"] == "direct_candidate"]
+    assert [(c["source"], c["passes"]) for c in candidates] == [
+        ("direct", False), ("repair", False), ("sample 1", True), ("sample 2", True)]
+    assert candidates[1]["repeated"] == "direct"
+    assert (outcome.status, score(outcome, "task_retqa_v1800")) == ("solved", 1.0)
