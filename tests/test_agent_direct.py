@@ -145,3 +145,26 @@ def test_a_direct_candidate_that_ran_but_failed_checks_is_published_when_nothing
     assert outcome.status == "fallback" and "held back for: CHECK empty_result" in outcome.reason
     [published] = [e for e in events if e["event"] == "held_answer_published"]
     assert published["source"] == "the direct path (direct)"
+
+
+def test_the_warm_up_sends_the_rules_and_tools_every_task_opens_with(scratch: Path) -> None:
+    """The batch's warm-up request holds the same system message and tool schemas as a task's
+    first request (so a server's prompt cache serves them to every task), with tools off and a
+    one-token reply."""
+    import asyncio
+
+    from datasolver.agent import warm_up
+    from datasolver.agent.testing import fake_client
+    from datasolver.llm.fake import ScriptedServer
+
+    with ScriptedServer([text("OK")]) as server:
+        async def go():
+            async with fake_client(server.base_url) as client:
+                return await warm_up(client, Limits())
+        done = asyncio.run(go())
+        [warm] = server.requests
+    assert done.error is None and done.prompt_tokens > 0
+    assert (warm["tool_choice"], warm["max_tokens"]) == ("none", 1)
+    _, task_server, _ = solve(scratch, [text(sql(PAPER_SQL))])
+    [first] = task_server.requests
+    assert warm["messages"][0] == first["messages"][0] and warm["tools"] == first["tools"]

@@ -377,3 +377,16 @@ def test_clients_share_one_tls_context(monkeypatch: Any) -> None:
 
     run(two_clients())
     assert len(loads) <= 1
+
+
+def test_a_known_prefill_speed_lengthens_the_read_timeout_for_a_long_prompt() -> None:
+    """A CPU server that reads 20 tokens a second needs minutes for a long prompt: the client waits
+    what reading it takes (characters bounded to tokens from above, twice over, plus the reply's
+    room), never less than read_timeout."""
+    client = LLMClient(LLMSettings(base_url="http://127.0.0.1:9/v1", api_key=None, model="m", read_timeout=300))
+    short = {"messages": [{"role": "user", "content": "hi"}]}
+    long = {"messages": [{"role": "user", "content": "x" * 12_000}]}
+    assert client.read_timeout_for(long) == 300  # speed unknown: the setting
+    client.facts.learn_prefill(2000, 100.0)  # 20 tokens a second
+    assert client.read_timeout_for(short) == 300
+    assert client.read_timeout_for(long) > 2 * 10_000 / 20

@@ -20,6 +20,7 @@ from datasolver.agent.loop import AttemptResult, run_attempt
 from datasolver.agent.prompts import render_prompt
 from datasolver.agent.solve import SolveOutcome, solve_task
 from datasolver.agent.tokens import estimate_messages_tokens, estimate_tokens
+from datasolver.agent.warm_up import WarmUp, warm_up
 
 __all__ = [
     "AgentError",
@@ -31,6 +32,7 @@ __all__ = [
     "LimitsError",
     "SolveOutcome",
     "TaskBrief",
+    "WarmUp",
     "build_knowledge_prompt",
     "build_messages",
     "build_system_prompt",
@@ -45,4 +47,5 @@ __all__ = [
     "render_prompt",
     "run_attempt",
     "solve_task",
+    "warm_up",
 ]

@@ -7,6 +7,7 @@ import contextlib
 import functools
 import importlib
 import itertools
+import json
 import ssl
 import re
 import time
@@ -109,6 +110,21 @@ class LLMClient:
         """The server's context window in tokens, when known (setting, server, or a 400)."""
         return self.facts.context_window
 
+    def read_timeout_for(self, body: dict[str, Any], settings: LLMSettings | None = None) -> float:
+        """Seconds to wait for a reply: `read_timeout`, or longer when the server's prefill speed is
+        known (`facts.prefill_rate`) and this request's prompt would take longer to read: a CPU
+        server reading a long prompt is slow, not gone (a 5,700-token prompt at 19 tokens a second
+        passed the 300 s default, and the request was sent again). The prompt's tokens are bounded
+        from above by its characters / `CHARS_PER_TOKEN_LOW` (CJK text is about one a token)."""
+        settings = settings or self.settings
+        rate = self.facts.prefill_rate
+        if not rate:
+            return settings.read_timeout
+        chars = len(json.dumps(body.get("messages") or [], ensure_ascii=False))
+        chars += len(json.dumps(body.get("tools") or [], ensure_ascii=False))
+        reading = chars / C.CHARS_PER_TOKEN_LOW / rate
+        return max(settings.read_timeout, reading * C.PREFILL_TIMEOUT_FACTOR + C.REPLY_ALLOWANCE_S)
+
     async def learn_context_window(self) -> int | None:
         """Ask the server once (vLLM ``/v1/models``, llama.cpp ``/props``) unless already known.
 
@@ -164,7 +180,8 @@ class LLMClient:
         settings = self._settings_for_call(overrides)
         mode = self._tool_mode(settings, tools)
         body = self._request_body(settings, messages, tools, enable_thinking, dict(overrides), mode, self.facts)
-        timeout = openai.Timeout(settings.read_timeout, connect=settings.connect_timeout)
+        read_timeout = settings.read_timeout if "read_timeout" in overrides else self.read_timeout_for(body, settings)
+        timeout = openai.Timeout(read_timeout, connect=settings.connect_timeout)
         request_id = self.trace.new_request_id() if self.trace is not None else next(self._request_ids)
         context = {} if attempt is None else {"attempt": attempt}
         started = time.monotonic()
@@ -259,7 +276,7 @@ class LLMClient:
                 return await self._post_chat(body, timeout)
         except openai.APITimeoutError as exc:
             raise LLMTimeoutError(
-                f"No response from {where} within {settings.read_timeout:g}s "
+                f"No response from {where} within {timeout.read or settings.read_timeout:g}s "
                 f"(connect timeout {settings.connect_timeout:g}s)"
             ) from exc
         except openai.APIConnectionError as exc:

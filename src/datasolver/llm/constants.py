@@ -24,6 +24,11 @@ PLACEHOLDER_API_KEY = "EMPTY"
 # Timeouts (seconds). Thinking models can stay silent for minutes before the first byte.
 DEFAULT_CONNECT_TIMEOUT_S = 10.0
 DEFAULT_READ_TIMEOUT_S = 300.0
+# With a known prefill speed, a request waits at least what reading its prompt takes, twice over,
+# plus room for the reply: its prompt's tokens bounded from above by characters / 1.2.
+CHARS_PER_TOKEN_LOW = 1.2
+PREFILL_TIMEOUT_FACTOR = 2.0
+REPLY_ALLOWANCE_S = 120.0
 DEFAULT_TEMPERATURE = 0.0
 # Asking the server for its context window (GET /v1/models, /props) is optional: give up fast.
 DISCOVERY_TIMEOUT_S = 5.0
