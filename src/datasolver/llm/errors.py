@@ -67,6 +67,20 @@ class LLMConnectionError(LLMError):
 class LLMTimeoutError(LLMConnectionError):
     """Connecting or reading the response took longer than the configured timeout."""
 
+    #: True when no connection was made within the connect timeout (the host is not answering),
+    #: False when the server took the request and did not answer in time.
+    connecting: bool = False
+
+
+class EndpointUnusable(LLMError):
+    """The preflight found the endpoint unusable for a run: unreachable, the key refused, the model
+    unknown, or not an OpenAI-compatible endpoint. ``setting`` names what to fix (``base_url``,
+    ``api_key`` or ``model``)."""
+
+    def __init__(self, message: str, *, setting: str) -> None:
+        super().__init__(message)
+        self.setting = setting
+
 
 class LLMResponseError(LLMError):
     """The endpoint answered 200 but the body is not a usable chat completion (garbage, no choices)."""
