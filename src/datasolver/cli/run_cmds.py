@@ -13,7 +13,7 @@ import click
 from datasolver.cli.input_options import follow_outside_links
 from datasolver.cli.model_options import model_options, resolve_settings, server_options
 from datasolver.eval import evaluate_dir
-from datasolver.llm.constants import ENV_API_KEY, ENV_API_URL, ENV_MODEL
+from datasolver.llm.constants import ENV_API_KEY, ENV_API_URL, ENV_MODEL, PREFLIGHT_WAIT_S
 from datasolver.pipeline import (
     DEFAULT_TASK_TIMEOUT_S,
     DEFAULT_WORKERS,
@@ -29,6 +29,8 @@ from datasolver.pipeline import (
 )
 
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600}
+EXIT_ALL_FAILED = 3
+"""`run` and `demo`: the run ran tasks and every one of them failed (no prediction written)."""
 
 
 class Duration(click.ParamType):
@@ -64,13 +66,19 @@ class Duration(click.ParamType):
 @click.option("--tasks", "task_ids", metavar="ID,ID", help="Only these task ids (or folder names).")
 @click.option("--force", is_flag=True, help="Redo tasks that already have a prediction (default: skip them).")
 @click.option("--logs", "logs_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Traces (<logs>/<task_id>/trace.jsonl) and run_summary.json. Default: $LOGS_DIR, else "
-                   "/logs if writable, else OUTPUT_DIR-logs beside the output.")
+              help="Traces (<logs>/<task_id>/trace.jsonl) and the run's summary (run_summary-<run id>.json; "
+                   "run_summary.json is the latest run's). Default: $LOGS_DIR, else /logs if writable, else "
+                   "OUTPUT_DIR-logs beside the output.")
 @click.option("--scratch", "scratch_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Working copies of the tasks here (kept). Default: a temporary folder, cleaned per task.")
 @click.option("--keep-scratch", is_flag=True, help="Keep the temporary scratch folder (for debugging).")
 @model_options
 @server_options
+@click.option("--preflight-wait", type=Duration(), default=PREFLIGHT_WAIT_S, show_default=True,
+              envvar="DATASOLVER_PREFLIGHT_WAIT",
+              help="Before the first task the model endpoint is checked (its model list and a one-token "
+                   "request); a server that cannot be reached yet is waited for this long (it may be "
+                   "starting), then the run stops with exit 1 [env DATASOLVER_PREFLIGHT_WAIT].")
 @click.option("--doc-llm/--no-doc-llm", default=True, show_default=True,
               help="Let the model turn narrative documents into tables (deterministic tables always).")
 @click.option("--max-attempts", type=click.IntRange(min=1), help="Attempts per task (default: the agent's, 5).")
@@ -116,7 +124,7 @@ def run_command(
     time_budget: float | None, task_ids: str | None, force: bool, logs_dir: Path | None,
     scratch_dir: Path | None, keep_scratch: bool, api_url: str | None, api_key: str | None,
     model: str | None, tool_mode: str | None, context_window: int | None, max_tokens: int | None,
-    doc_llm: bool, max_attempts: int | None, prompt_budget: int | None, tool_reply_tokens: int | None,
+    preflight_wait: float, doc_llm: bool, max_attempts: int | None, prompt_budget: int | None, tool_reply_tokens: int | None,
     task_token_budget: int | None,
     attempt_temperature_step: float | None, executor: str, ray_address: str | None, ray_cpus: float,
     with_report: bool, vision: bool, vision_images: int, video_judges: int,
@@ -126,9 +134,15 @@ def run_command(
 
     INPUT_DIR defaults to $INPUT_DIR, else /input; OUTPUT_DIR to $OUTPUT_DIR, else /output (so the
     competition container runs it with no arguments). Tasks that already have a prediction are
-    skipped unless --force. A model must be configured (it fails at once otherwise); a task's own
-    failure never stops the run. Progress goes to stderr; run_summary.json to the logs folder.
-    With --votes N each task is solved up to N times independently and the answer voted.
+    skipped unless --force. A model must be configured, and its endpoint answer a check before the
+    first task (reachable, key accepted, model known); a task's own failure never stops the run.
+    Progress goes to stderr; each run's summary to the logs folder (run_summary-<run id>.json, and
+    run_summary.json for the latest). With --votes N each task is solved up to N times
+    independently and the answer voted.
+
+    Exit status: 0 when the run ran and some task answered (or every task was skipped); 1 for a
+    configuration, input or endpoint problem found before any task started; 3 when every task the
+    run ran failed; 130/143 when interrupted.
     """
     settings = resolve_settings(api_url, api_key, model, tool_mode=tool_mode, context_window=context_window,
                                 max_tokens=max_tokens)
@@ -148,7 +162,7 @@ def run_command(
         task_timeout_s=task_timeout, time_budget_s=time_budget,
         task_ids=tuple(t.strip() for t in task_ids.split(",") if t.strip()) if task_ids else None,
         force=force, scratch_dir=scratch_dir, keep_scratch=keep_scratch, doc_llm=doc_llm, limits=limits,
-        votes=VotePolicy(votes, vote_temperature), warm_runs=warm_runs,
+        votes=VotePolicy(votes, vote_temperature), warm_runs=warm_runs, preflight_wait_s=preflight_wait,
     )
     runner = None
     if executor == "ray":
@@ -159,11 +173,12 @@ def run_command(
         raise click.UsageError("--ray-address needs --executor ray")
     summary = run_batch_sync(config, progress=make_progress(), executor=runner)
     click.echo(_summary_line(summary))
-    click.echo(f"predictions: {config.output_dir}  summary: {config.summary_path}")
+    click.echo(f"predictions: {config.output_dir}  summary: {config.logs_dir / summary.file_name}")
     if with_report:
         from datasolver.report import write_report
 
-        click.echo(f"report: {write_report(config.logs_dir)}")
+        click.echo(f"report: {write_report(config.logs_dir, run_id=summary.run_id)}")
+    _exit_for(summary)
 
 
 @click.command("demo")
@@ -196,6 +211,14 @@ def demo_command(output_dir: Path | None, workers: int) -> None:
     click.echo("To solve tasks with a real model, point datasolver at any OpenAI-compatible endpoint:\n"
                f"  export {ENV_API_URL}=https://your-endpoint/v1 {ENV_MODEL}=your-model {ENV_API_KEY}=...\n"
                f"  datasolver run {result.input_dir} OUTPUT_DIR")
+
+
+def _exit_for(summary: RunSummary) -> None:
+    """Exit EXIT_ALL_FAILED when every task the run ran failed (the summary says why, task by task)."""
+    if summary.all_failed():
+        click.echo(f"every task this run ran failed (exit {EXIT_ALL_FAILED}); the reasons are in the summary",
+                   err=True)
+        raise click.exceptions.Exit(EXIT_ALL_FAILED)
 
 
 def _summary_line(summary: RunSummary) -> str:
