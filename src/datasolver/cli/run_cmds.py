@@ -14,6 +14,7 @@ from datasolver.cli.input_options import follow_outside_links
 from datasolver.cli.model_options import model_options, resolve_settings, server_options
 from datasolver.eval import evaluate_dir
 from datasolver.llm.constants import ENV_API_KEY, ENV_API_URL, ENV_MODEL, PREFLIGHT_WAIT_S
+from datasolver.terminal import printable
 from datasolver.pipeline import (
     DEFAULT_TASK_TIMEOUT_S,
     DEFAULT_WORKERS,
@@ -185,32 +186,65 @@ def run_command(
 @click.option("--output", "output_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Where predictions go (default: a new temporary folder); logs go beside it.")
 @click.option("--workers", type=click.IntRange(min=1), default=3, show_default=True, help="Tasks at the same time.")
-def demo_command(output_dir: Path | None, workers: int) -> None:
+@click.option("--input", "input_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Your own task folders (task_*/task.json and context/, as `datasolver run` reads them) instead "
+                   "of the bundled examples; needs --answers.")
+@click.option("--answers", "answers_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help='With --input: the SQL the scripted model writes for each task id, as JSON: '
+                   '{"task_id": "SELECT …"}, or {"task_id": {"sql": "SELECT …", "explore": ["\\\\tables"]}} like the '
+                   "bundled examples' solutions.json. Tasks it has no answer for are not run.")
+@click.option("--gold", "gold_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="With --input: gold answers (<task_id>/gold.csv) to score the predictions with the official "
+                   "metric. Default: not scored.")
+def demo_command(output_dir: Path | None, workers: int, input_dir: Path | None, answers_file: Path | None,
+                 gold_dir: Path | None) -> None:
     """Run the main job on the bundled example tasks with a SCRIPTED model, then score it.
 
     The HTTP client, agent loop, tools, sandbox and summary are the real ones; the answers come
     from a local OpenAI-compatible server that replays prepared tool calls. No model is needed.
+    With --input DIR --answers FILE the same runs on your own tasks: for each task the script
+    explores, writes the SQL FILE gives into solver.py and runs it, so you see the pipeline, its
+    traces and report on your data before any model is set up. Exit 3 when every task failed.
     """
+    if (input_dir is None) != (answers_file is None):
+        raise click.UsageError("--input and --answers go together: your task folders and the SQL the scripted "
+                               "model writes for each")
+    if gold_dir is not None and input_dir is None:
+        raise click.UsageError("--gold goes with --input (the bundled examples bring their own gold)")
     output = output_dir or Path(tempfile.mkdtemp(prefix="datasolver-demo-")) / "output"
-    click.echo("datasolver demo: the bundled example tasks, end to end through the real HTTP client,\n"
-               "agent loop and tools (explore_data, read_solver, edit_solver, run_solver).\n"
-               "The model is a SCRIPT: a local OpenAI-compatible server replays prepared tool calls,\n"
-               "so these answers come from the script, not from a language model.\n")
-    result = run_demo(output, workers=workers, progress=make_progress())
-    report = evaluate_dir(result.output_dir, result.gold_dir, result.input_dir)
+    what = f"your tasks in {input_dir}" if input_dir is not None else "the bundled example tasks"
+    source = (f"writes the SQL that\n{answers_file} gives for each task, so these answers come from that file"
+              if answers_file is not None else "replays prepared tool calls,\nso these answers come from the script")
+    click.echo(printable(f"datasolver demo: {what}, end to end through the real HTTP client,\n"
+                         "agent loop and tools (explore_data, read_solver, edit_solver, run_solver).\n"
+                         f"The model is a SCRIPT: a local OpenAI-compatible server {source}, not from a "
+                         "language model.\n", keep_newlines=True))
+    result = run_demo(output, workers=workers, progress=make_progress(), input_dir=input_dir,
+                      answers_file=answers_file, gold_dir=gold_dir)
+    if result.unanswered:
+        click.echo(printable(f"not run (no answer in {answers_file}): {', '.join(result.unanswered)}"))
     records = {r.task_id: r for r in result.summary.tasks}
-    for task in report.tasks:
-        record = records.get(task.task_id)
-        status = record.status if record else "missing"
-        requests = record.requests if record else 0
-        click.echo(f"  {task.task_id:<22} {status:<9} {requests:>2} scripted requests   score {task.score:.2f}")
-    click.echo(f"mean score {report.mean:.2f} against the gold answers bundled with the examples")
+    if result.gold_dir is not None:
+        report = evaluate_dir(result.output_dir, result.gold_dir, result.input_dir)
+        for task in report.tasks:
+            record = records.get(task.task_id)
+            status = record.status if record else "missing"
+            requests = record.requests if record else 0
+            click.echo(printable(f"  {task.task_id:<22} {status:<9} {requests:>2} scripted requests   "
+                                 f"score {task.score:.2f}"))
+        bundled = " bundled with the examples" if input_dir is None else f" in {result.gold_dir}"
+        click.echo(printable(f"mean score {report.mean:.2f} against the gold answers{bundled}"))
+    else:
+        for record in sorted(result.summary.tasks, key=lambda r: r.task_id):
+            click.echo(printable(f"  {record.task_id:<22} {record.status:<9} {record.requests:>2} scripted requests"))
+        click.echo("not scored: pass --gold DIR (<task_id>/gold.csv) to score the predictions")
     click.echo(_summary_line(result.summary))
     click.echo(f"predictions: {result.output_dir}\ntraces:      {result.logs_dir}/<task_id>/trace.jsonl\n"
-               f"summary:     {result.logs_dir / 'run_summary.json'}\n")
+               f"summary:     {result.logs_dir / result.summary.file_name}\n")
     click.echo("To solve tasks with a real model, point datasolver at any OpenAI-compatible endpoint:\n"
                f"  export {ENV_API_URL}=https://your-endpoint/v1 {ENV_MODEL}=your-model {ENV_API_KEY}=...\n"
                f"  datasolver run {result.input_dir} OUTPUT_DIR")
+    _exit_for(result.summary)
 
 
 def _exit_for(summary: RunSummary) -> None:
