@@ -31,7 +31,7 @@ DISCOVERY_TIMEOUT_S = 5.0
 # The preflight before a batch's first task (llm/preflight.py): how long to wait for a server that
 # cannot be reached yet (it may be starting), how long its one-token reply may take (a server busy
 # with another client's long prompt may take minutes: then the run starts anyway), and its prompt.
-PREFLIGHT_WAIT_S = 30.0
+PREFLIGHT_WAIT_S = 10.0
 PREFLIGHT_REPLY_S = 60.0
 PREFLIGHT_PROMPT = "Reply with the single word OK."
 
