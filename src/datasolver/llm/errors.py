@@ -73,9 +73,10 @@ class LLMTimeoutError(LLMConnectionError):
 
 
 class EndpointUnusable(LLMError):
-    """The preflight found the endpoint unusable for a run: unreachable, the key refused, the model
-    unknown, or not an OpenAI-compatible endpoint. ``setting`` names what to fix (``base_url``,
-    ``api_key`` or ``model``)."""
+    """The endpoint cannot serve a run: unreachable, key refused, model unknown, or not OpenAI-compatible."""
+
+    #: What to fix: ``base_url``, ``api_key`` or ``model``.
+    setting: str
 
     def __init__(self, message: str, *, setting: str) -> None:
         super().__init__(message)
