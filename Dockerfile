@@ -24,11 +24,14 @@ RUN pip install --no-cache-dir --no-index --find-links=/wheels "datasolver[video
  && rm -rf /tmp/demo-check /tmp/datasolver-*
 
 # The competition's folders; the time budget leaves an hour of the 12 h window for the last
-# tasks' fallback runs and start-up. Override any of them with `docker run -e NAME=value`.
+# tasks' fallback runs and start-up; a model server that cannot be reached at start (it may be
+# starting beside this container) is waited for up to 10 minutes before the run gives up.
+# Override any of them with `docker run -e NAME=value`.
 ENV INPUT_DIR=/input \
     OUTPUT_DIR=/output \
     LOGS_DIR=/logs \
     DATASOLVER_TIME_BUDGET=11h \
+    DATASOLVER_PREFLIGHT_WAIT=10m \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1
 WORKDIR /tmp

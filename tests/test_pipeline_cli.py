@@ -43,11 +43,13 @@ def test_run_with_flags_solves_the_tasks_and_prints_the_summary(example_server, 
     ])
     assert result.exit_code == 0, result.output
     assert "solved 3, fallback 0, failed 0, skipped 0 in " in result.stdout
-    assert f"predictions: {out}  summary: {logs / 'run_summary.json'}\n" in result.stdout
+    latest = json.loads((logs / "run_summary.json").read_text())
+    own = logs / f"run_summary-{latest['run_id']}.json"
+    assert f"predictions: {out}  summary: {own}\n" in result.stdout
     # Not a terminal: plain progress lines on stderr, no control characters.
     assert "run: 3 task(s) to solve" in result.stderr and "[3/3] " in result.stderr
     assert "\x1b[" not in result.stderr
-    assert json.loads((logs / "run_summary.json").read_text())["counts"]["solved"] == 3
+    assert latest["counts"]["solved"] == 3 and json.loads(own.read_text()) == latest
 
 
 def test_run_with_no_arguments_reads_the_environment(example_server, tmp_path, monkeypatch):
@@ -65,8 +67,9 @@ def test_run_with_no_arguments_reads_the_environment(example_server, tmp_path, m
         "task_demo_library", "task_demo_sales", "task_demo_weather"]
     assert (tmp_path / "logs" / "task_demo_sales" / "trace.jsonl").is_file()
     assert snapshot(input_dir) == before
-    # Run again: everything is skipped.
+    # Run again: everything is skipped, and that is no failure.
     again = CliRunner().invoke(cli, ["run"])
+    assert again.exit_code == 0, again.output
     assert "solved 0, fallback 0, failed 0, skipped 3 in " in again.stdout
 
 

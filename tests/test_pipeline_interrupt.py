@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from datasolver.llm.fake import ScriptedServer
 from tests.helpers.processes import all_gone, holders
 
 
@@ -71,25 +72,26 @@ def test_interrupting_a_batch_ends_a_sandboxed_run_in_a_thread(tmp_path, signum)
     input_dir = tmp_path / "input"
     add_task(input_dir, "task_sleep", "How many?", "n\n1\n")
     token = f"datasolver-interrupt-{os.getpid()}-{signum}"
-    argv = ["run", str(input_dir), str(tmp_path / "out"), "--api-url", "http://127.0.0.1:9/v1",
-            "--model", "m", "--task-timeout", "600", "--scratch", str(tmp_path / "scratch")]
-    env = {**os.environ, "MODEL_API_KEY": "sk-unused"}
-    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, token, str(tmp_path), *argv], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    started: list[Path] = []
-    deadline = time.monotonic() + 120
-    while not started and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
-        started = list((tmp_path / "scratch").glob("**/workdir/started"))
-    assert started, f"the sandboxed run never started: {proc.communicate(timeout=30)[0].decode()[-2000:]}"
-    assert holders(started[0].with_name("beat")), "the run does not hold its file: the check below would be blind"
-    proc.send_signal(signum)
-    try:
-        out, _ = proc.communicate(timeout=30)  # the run's own timeout is 300 s
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, _ = proc.communicate()
-        pytest.fail(f"the batch was still waiting for its sandboxed run 30 s after the signal:\n{out.decode()[-2000:]}")
-    assert proc.returncode != 0
-    assert _alive_with(token) == [], "the sandboxed run outlived the batch"
-    assert all_gone(started[0].with_name("beat")), "the sandboxed run outlived the batch (it holds its file)"
+    with ScriptedServer() as server:  # answers the check of the endpoint before the first task
+        argv = ["run", str(input_dir), str(tmp_path / "out"), "--api-url", server.base_url,
+                "--model", "m", "--task-timeout", "600", "--scratch", str(tmp_path / "scratch")]
+        env = {**os.environ, "MODEL_API_KEY": "sk-unused"}
+        proc = subprocess.Popen([sys.executable, "-c", SCRIPT, token, str(tmp_path), *argv], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        started: list[Path] = []
+        deadline = time.monotonic() + 120
+        while not started and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+            started = list((tmp_path / "scratch").glob("**/workdir/started"))
+        assert started, f"the sandboxed run never started: {proc.communicate(timeout=30)[0].decode()[-2000:]}"
+        assert holders(started[0].with_name("beat")), "the run does not hold its file: the check below would be blind"
+        proc.send_signal(signum)
+        try:
+            out, _ = proc.communicate(timeout=30)  # the run's own timeout is 300 s
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+            pytest.fail(f"the batch was still waiting for its sandboxed run 30 s after the signal:\n{out.decode()[-2000:]}")
+        assert proc.returncode != 0
+        assert _alive_with(token) == [], "the sandboxed run outlived the batch"
+        assert all_gone(started[0].with_name("beat")), "the sandboxed run outlived the batch (it holds its file)"

@@ -41,7 +41,7 @@ def test_shared_facts_are_passed_on_untouched(tmp_path: Path) -> None:
     assert setup.facts is facts
     fields = {f.name for f in dataclasses.fields(TaskSetup)}
     assert fields == {"scratch_root", "output_dir", "logs_dir", "settings", "limits", "doc_llm", "solver",
-                      "keep_scratch", "request_gate", "facts", "votes"}, "a new field needs a line in from_config"
+                      "keep_scratch", "request_gate", "facts", "votes", "run_id"}, "a new field needs a line in from_config"
 
 
 def _run(task, setup, plan):

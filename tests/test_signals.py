@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.llm.fake import ScriptedServer
+from datasolver.llm.fake import ScriptedServer, delay
 from tests.helpers.pipeline import copy_examples
 
 
@@ -24,7 +24,8 @@ def test_sigterm_during_run_removes_the_temporary_scratch(tmp_path: Path) -> Non
     input_dir = copy_examples(tmp_path)
     temp = tmp_path / "temp"
     temp.mkdir()
-    with ScriptedServer(latency_s=120) as server:  # every model request hangs: the run is mid-task
+    # Every model request of a task hangs (the preflight before the first task is answered): the run is mid-task.
+    with ScriptedServer(handler=lambda request: delay(120, "late")) as server:
         env = dict(os.environ, TMPDIR=str(temp))
         process = subprocess.Popen(
             [sys.executable, "-m", "datasolver", "run", str(input_dir), str(tmp_path / "out"),
@@ -33,7 +34,7 @@ def test_sigterm_during_run_removes_the_temporary_scratch(tmp_path: Path) -> Non
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             deadline = time.monotonic() + 120
-            while not server.records:  # the first model request means the scratch folder exists
+            while not server.requests:  # a task's first model request means the scratch folder exists
                 assert process.poll() is None, process.stderr.read().decode(errors="replace")[-2000:]
                 assert time.monotonic() < deadline, "no model request within 120 s"
                 time.sleep(0.05)
@@ -53,6 +54,7 @@ _INTERRUPTED_WHILE_PREPARING = textwrap.dedent("""
     import sys, threading, time
     from pathlib import Path
     from datasolver.llm import LLMSettings
+    from datasolver.llm.fake import ScriptedServer
     from datasolver.pipeline import RunConfig, run_batch_sync
 
     class PreparingAhead:
@@ -69,9 +71,10 @@ _INTERRUPTED_WHILE_PREPARING = textwrap.dedent("""
             raise KeyboardInterrupt
 
     out = Path(sys.argv[2])
-    config = RunConfig(input_dir=Path(sys.argv[1]), output_dir=out / "out", logs_dir=out / "logs", doc_llm=False,
-                       settings=LLMSettings(base_url="http://127.0.0.1:9/v1", api_key=None, model="m"), workers=1)
-    run_batch_sync(config, executor=PreparingAhead())
+    with ScriptedServer() as server:  # answers the check of the endpoint before the first task
+        config = RunConfig(input_dir=Path(sys.argv[1]), output_dir=out / "out", logs_dir=out / "logs", doc_llm=False,
+                           settings=LLMSettings(base_url=server.base_url, api_key=None, model="m"), workers=1)
+        run_batch_sync(config, executor=PreparingAhead())
 """)
 
 

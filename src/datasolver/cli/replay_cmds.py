@@ -61,10 +61,16 @@ def replay_command(logs_dir: Path, input_dir: Path, output_dir: Path, task_ids: 
                    "(regular files only). Paths named in the logs are never opened: logs may come from anyone.")
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Where to write the page. Default: LOGS_DIR/report.html.")
-def report_command(logs_dir: Path, gold_dir: Path | None, predictions_dir: Path | None, output: Path | None) -> None:
-    """Write one self-contained HTML page about the run whose logs are in LOGS_DIR.
+@click.option("--run", "run_id", metavar="RUN_ID",
+              help="The run to show when LOGS_DIR holds several (each has run_summary-<RUN_ID>.json). "
+                   "Default: the latest (run_summary.json).")
+def report_command(logs_dir: Path, gold_dir: Path | None, predictions_dir: Path | None, output: Path | None,
+                   run_id: str | None) -> None:
+    """Write one self-contained HTML page about a run whose logs are in LOGS_DIR.
 
-    It reads run_summary.json and the traces only: a summary (counts, tokens, requests, wall time,
+    It reads the run's summary and its part of each trace only (a logs folder used by several runs
+    keeps each run's summary; the latest is shown unless --run names another): a summary (counts,
+    tokens, requests, wall time,
     model, settings), plots, a sortable and filterable table of tasks, and per task the question,
     the final SQL and solver.py, the self-check, and the timeline of attempts (collapsed). The page
     has no network reference (inline CSS/JS; readable without JavaScript), so it can be mailed
@@ -74,7 +80,7 @@ def report_command(logs_dir: Path, gold_dir: Path | None, predictions_dir: Path 
 
     if predictions_dir is not None and gold_dir is None:
         raise click.UsageError("--predictions needs --gold (the predictions are only read to be scored)")
-    path = write_report(logs_dir, gold_dir=gold_dir, predictions_dir=predictions_dir, output=output)
+    path = write_report(logs_dir, gold_dir=gold_dir, predictions_dir=predictions_dir, output=output, run_id=run_id)
     click.echo(f"report: {path} ({path.stat().st_size / 1e6:.2f} MB)")
 
 

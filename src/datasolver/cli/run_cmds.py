@@ -13,7 +13,8 @@ import click
 from datasolver.cli.input_options import follow_outside_links
 from datasolver.cli.model_options import model_options, resolve_settings, server_options
 from datasolver.eval import evaluate_dir
-from datasolver.llm.constants import ENV_API_KEY, ENV_API_URL, ENV_MODEL
+from datasolver.llm.constants import ENV_API_KEY, ENV_API_URL, ENV_MODEL, PREFLIGHT_WAIT_S
+from datasolver.terminal import printable
 from datasolver.pipeline import (
     DEFAULT_TASK_TIMEOUT_S,
     DEFAULT_WORKERS,
@@ -29,6 +30,8 @@ from datasolver.pipeline import (
 )
 
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600}
+EXIT_ALL_FAILED = 3
+"""`run` and `demo`: the run ran tasks and every one of them failed (no prediction written)."""
 
 
 class Duration(click.ParamType):
@@ -64,13 +67,19 @@ class Duration(click.ParamType):
 @click.option("--tasks", "task_ids", metavar="ID,ID", help="Only these task ids (or folder names).")
 @click.option("--force", is_flag=True, help="Redo tasks that already have a prediction (default: skip them).")
 @click.option("--logs", "logs_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Traces (<logs>/<task_id>/trace.jsonl) and run_summary.json. Default: $LOGS_DIR, else "
-                   "/logs if writable, else OUTPUT_DIR-logs beside the output.")
+              help="Traces (<logs>/<task_id>/trace.jsonl) and the run's summary (run_summary-<run id>.json; "
+                   "run_summary.json is the latest run's). Default: $LOGS_DIR, else /logs if writable, else "
+                   "OUTPUT_DIR-logs beside the output.")
 @click.option("--scratch", "scratch_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Working copies of the tasks here (kept). Default: a temporary folder, cleaned per task.")
 @click.option("--keep-scratch", is_flag=True, help="Keep the temporary scratch folder (for debugging).")
 @model_options
 @server_options
+@click.option("--preflight-wait", type=Duration(), default=PREFLIGHT_WAIT_S, show_default=True,
+              envvar="DATASOLVER_PREFLIGHT_WAIT",
+              help="Before the first task the model endpoint is checked (its model list and a one-token "
+                   "request); a server that cannot be reached yet is waited for this long (it may be "
+                   "starting), then the run stops with exit 1 [env DATASOLVER_PREFLIGHT_WAIT].")
 @click.option("--doc-llm/--no-doc-llm", default=True, show_default=True,
               help="Let the model turn narrative documents into tables (deterministic tables always).")
 @click.option("--direct-answer/--no-direct-answer", default=True, show_default=True,
@@ -121,7 +130,7 @@ def run_command(
     time_budget: float | None, task_ids: str | None, force: bool, logs_dir: Path | None,
     scratch_dir: Path | None, keep_scratch: bool, api_url: str | None, api_key: str | None,
     model: str | None, tool_mode: str | None, context_window: int | None, max_tokens: int | None,
-    doc_llm: bool, direct_answer: bool, max_attempts: int | None, prompt_budget: int | None, tool_reply_tokens: int | None,
+    preflight_wait: float, doc_llm: bool, direct_answer: bool, max_attempts: int | None, prompt_budget: int | None, tool_reply_tokens: int | None,
     task_token_budget: int | None,
     attempt_temperature_step: float | None, executor: str, ray_address: str | None, ray_cpus: float,
     with_report: bool, vision: bool, vision_images: int, video_judges: int,
@@ -131,9 +140,15 @@ def run_command(
 
     INPUT_DIR defaults to $INPUT_DIR, else /input; OUTPUT_DIR to $OUTPUT_DIR, else /output (so the
     competition container runs it with no arguments). Tasks that already have a prediction are
-    skipped unless --force. A model must be configured (it fails at once otherwise); a task's own
-    failure never stops the run. Progress goes to stderr; run_summary.json to the logs folder.
-    With --votes N each task is solved up to N times independently and the answer voted.
+    skipped unless --force. A model must be configured, and its endpoint answer a check before the
+    first task (reachable, key accepted, model known); a task's own failure never stops the run.
+    Progress goes to stderr; each run's summary to the logs folder (run_summary-<run id>.json, and
+    run_summary.json for the latest). With --votes N each task is solved up to N times
+    independently and the answer voted.
+
+    Exit status: 0 when the run ran and some task answered (or every task was skipped); 1 for a
+    configuration, input or endpoint problem found before any task started; 3 when every task the
+    run ran failed; 130/143 when interrupted.
     """
     settings = resolve_settings(api_url, api_key, model, tool_mode=tool_mode, context_window=context_window,
                                 max_tokens=max_tokens)
@@ -154,7 +169,7 @@ def run_command(
         task_timeout_s=task_timeout, time_budget_s=time_budget,
         task_ids=tuple(t.strip() for t in task_ids.split(",") if t.strip()) if task_ids else None,
         force=force, scratch_dir=scratch_dir, keep_scratch=keep_scratch, doc_llm=doc_llm, limits=limits,
-        votes=VotePolicy(votes, vote_temperature), warm_runs=warm_runs,
+        votes=VotePolicy(votes, vote_temperature), warm_runs=warm_runs, preflight_wait_s=preflight_wait,
     )
     runner = None
     if executor == "ray":
@@ -165,43 +180,85 @@ def run_command(
         raise click.UsageError("--ray-address needs --executor ray")
     summary = run_batch_sync(config, progress=make_progress(), executor=runner)
     click.echo(_summary_line(summary))
-    click.echo(f"predictions: {config.output_dir}  summary: {config.summary_path}")
+    click.echo(f"predictions: {config.output_dir}  summary: {config.logs_dir / summary.file_name}")
     if with_report:
         from datasolver.report import write_report
 
-        click.echo(f"report: {write_report(config.logs_dir)}")
+        click.echo(f"report: {write_report(config.logs_dir, run_id=summary.run_id)}")
+    _exit_for(summary)
 
 
 @click.command("demo")
 @click.option("--output", "output_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Where predictions go (default: a new temporary folder); logs go beside it.")
 @click.option("--workers", type=click.IntRange(min=1), default=3, show_default=True, help="Tasks at the same time.")
-def demo_command(output_dir: Path | None, workers: int) -> None:
+@click.option("--input", "input_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Your own task folders (task_*/task.json and context/, as `datasolver run` reads them) instead "
+                   "of the bundled examples; needs --answers.")
+@click.option("--answers", "answers_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help='With --input: the SQL the scripted model writes for each task id, as JSON: '
+                   '{"task_id": "SELECT …"}, or {"task_id": {"sql": "SELECT …", "explore": ["\\\\tables"]}} like the '
+                   "bundled examples' solutions.json. Tasks it has no answer for are not run.")
+@click.option("--gold", "gold_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="With --input: gold answers (<task_id>/gold.csv) to score the predictions with the official "
+                   "metric. Default: not scored.")
+def demo_command(output_dir: Path | None, workers: int, input_dir: Path | None, answers_file: Path | None,
+                 gold_dir: Path | None) -> None:
     """Run the main job on the bundled example tasks with a SCRIPTED model, then score it.
 
     The HTTP client, agent loop, tools, sandbox and summary are the real ones; the answers come
     from a local OpenAI-compatible server that replays prepared tool calls. No model is needed.
+    With --input DIR --answers FILE the same runs on your own tasks: for each task the script
+    explores, writes the SQL FILE gives into solver.py and runs it, so you see the pipeline, its
+    traces and report on your data before any model is set up. Exit 3 when every task failed.
     """
+    if (input_dir is None) != (answers_file is None):
+        raise click.UsageError("--input and --answers go together: your task folders and the SQL the scripted "
+                               "model writes for each")
+    if gold_dir is not None and input_dir is None:
+        raise click.UsageError("--gold goes with --input (the bundled examples bring their own gold)")
     output = output_dir or Path(tempfile.mkdtemp(prefix="datasolver-demo-")) / "output"
-    click.echo("datasolver demo: the bundled example tasks, end to end through the real HTTP client,\n"
-               "agent loop and tools (explore_data, read_solver, edit_solver, run_solver).\n"
-               "The model is a SCRIPT: a local OpenAI-compatible server replays prepared tool calls,\n"
-               "so these answers come from the script, not from a language model.\n")
-    result = run_demo(output, workers=workers, progress=make_progress())
-    report = evaluate_dir(result.output_dir, result.gold_dir, result.input_dir)
+    what = f"your tasks in {input_dir}" if input_dir is not None else "the bundled example tasks"
+    source = (f"writes the SQL that\n{answers_file} gives for each task, so these answers come from that file"
+              if answers_file is not None else "replays prepared tool calls,\nso these answers come from the script")
+    click.echo(printable(f"datasolver demo: {what}, end to end through the real HTTP client,\n"
+                         "agent loop and tools (explore_data, read_solver, edit_solver, run_solver).\n"
+                         f"The model is a SCRIPT: a local OpenAI-compatible server {source}, not from a "
+                         "language model.\n", keep_newlines=True))
+    result = run_demo(output, workers=workers, progress=make_progress(), input_dir=input_dir,
+                      answers_file=answers_file, gold_dir=gold_dir)
+    if result.unanswered:
+        click.echo(printable(f"not run (no answer in {answers_file}): {', '.join(result.unanswered)}"))
     records = {r.task_id: r for r in result.summary.tasks}
-    for task in report.tasks:
-        record = records.get(task.task_id)
-        status = record.status if record else "missing"
-        requests = record.requests if record else 0
-        click.echo(f"  {task.task_id:<22} {status:<9} {requests:>2} scripted requests   score {task.score:.2f}")
-    click.echo(f"mean score {report.mean:.2f} against the gold answers bundled with the examples")
+    if result.gold_dir is not None:
+        report = evaluate_dir(result.output_dir, result.gold_dir, result.input_dir)
+        for task in report.tasks:
+            record = records.get(task.task_id)
+            status = record.status if record else "missing"
+            requests = record.requests if record else 0
+            click.echo(printable(f"  {task.task_id:<22} {status:<9} {requests:>2} scripted requests   "
+                                 f"score {task.score:.2f}"))
+        bundled = " bundled with the examples" if input_dir is None else f" in {result.gold_dir}"
+        click.echo(printable(f"mean score {report.mean:.2f} against the gold answers{bundled}"))
+    else:
+        for record in sorted(result.summary.tasks, key=lambda r: r.task_id):
+            click.echo(printable(f"  {record.task_id:<22} {record.status:<9} {record.requests:>2} scripted requests"))
+        click.echo("not scored: pass --gold DIR (<task_id>/gold.csv) to score the predictions")
     click.echo(_summary_line(result.summary))
     click.echo(f"predictions: {result.output_dir}\ntraces:      {result.logs_dir}/<task_id>/trace.jsonl\n"
-               f"summary:     {result.logs_dir / 'run_summary.json'}\n")
+               f"summary:     {result.logs_dir / result.summary.file_name}\n")
     click.echo("To solve tasks with a real model, point datasolver at any OpenAI-compatible endpoint:\n"
                f"  export {ENV_API_URL}=https://your-endpoint/v1 {ENV_MODEL}=your-model {ENV_API_KEY}=...\n"
                f"  datasolver run {result.input_dir} OUTPUT_DIR")
+    _exit_for(result.summary)
+
+
+def _exit_for(summary: RunSummary) -> None:
+    """Exit EXIT_ALL_FAILED when every task the run ran failed (the summary says why, task by task)."""
+    if summary.all_failed():
+        click.echo(f"every task this run ran failed (exit {EXIT_ALL_FAILED}); the reasons are in the summary",
+                   err=True)
+        raise click.exceptions.Exit(EXIT_ALL_FAILED)
 
 
 def _summary_line(summary: RunSummary) -> str:

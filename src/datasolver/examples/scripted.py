@@ -8,7 +8,8 @@ query, read_solver, edit_solver (replacing the `result = None` line whose number
 from the read_solver result, as a model would), run_solver, then a final text. It keeps no state
 of its own, so retries, restarts and concurrent tasks all work.
 
-Used by `datasolver demo` (bundled examples) and by the tests (dev tasks' oracle SQL).
+Used by `datasolver demo` (the bundled examples, or one's own tasks with `--input DIR --answers
+FILE`) and by the tests (dev tasks' oracle SQL).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 from datasolver.data.layout import TaskFolder
 from datasolver.data.tasks import load_task
+from datasolver.errors import DatasolverError
 from datasolver.llm.fake import Turn, text, tool_call
 from datasolver.solver.scaffold import RESULT_LINE, query_code
 
@@ -69,15 +71,39 @@ class ScriptedAnswer:
         return query_code(self.sql)
 
 
+class AnswersError(DatasolverError, ValueError):
+    """An answers file the scripted model cannot use: unreadable, not JSON, or an entry of another shape."""
+
+
+ANSWERS_FORM = '{"<task_id>": "SELECT …"} or {"<task_id>": {"sql": "SELECT …", "explore": ["\\\\tables", …]}}'
+"""The two forms an answers file's entries take (the bundled solutions.json uses the second)."""
+
+
 def load_answers(solutions_json: Path, input_dir: Path | None = None) -> dict[str, ScriptedAnswer]:
-    """Answers from a `{task_id: {"sql": ..., "explore": [...]}}` file; questions from input_dir."""
-    raw = json.loads(Path(solutions_json).read_text(encoding="utf-8"))
+    """Answers from a `{task_id: "SQL"}` or `{task_id: {"sql": ..., "explore": [...]}}` file;
+    questions from input_dir. AnswersError says what is wrong with the file."""
+    path = Path(solutions_json)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise AnswersError(f"cannot read the answers file {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise AnswersError(f"the answers file {path} is not JSON ({exc}); write {ANSWERS_FORM}") from None
+    if not isinstance(raw, dict) or not raw:
+        raise AnswersError(f"the answers file {path} holds no answers; write {ANSWERS_FORM}")
     answers = {}
     for task_id, entry in raw.items():
+        if isinstance(entry, str):
+            entry = {"sql": entry}
+        explore = entry.get("explore", []) if isinstance(entry, dict) else None
+        if (not isinstance(entry, dict) or not isinstance(entry.get("sql"), str) or not entry["sql"].strip()
+                or not isinstance(explore, list) or not all(isinstance(q, str) for q in explore)):
+            raise AnswersError(f"the answers file {path}: the answer for {task_id!r} is not SQL text nor "
+                               f'{{"sql": SQL, "explore": [queries]}}; write {ANSWERS_FORM}')
         question = None
         if input_dir is not None and TaskFolder(Path(input_dir) / task_id).is_task():
             question = load_task(Path(input_dir) / task_id).question
-        answers[task_id] = ScriptedAnswer(task_id, entry["sql"], question, tuple(entry.get("explore", ())))
+        answers[task_id] = ScriptedAnswer(task_id, entry["sql"], question, tuple(explore))
     return answers
 
 

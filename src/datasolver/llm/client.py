@@ -11,7 +11,7 @@ import json
 import ssl
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -125,27 +125,42 @@ class LLMClient:
         reading = chars / C.CHARS_PER_TOKEN_LOW / rate
         return max(settings.read_timeout, reading * C.PREFILL_TIMEOUT_FACTOR + C.REPLY_ALLOWANCE_S)
 
-    async def learn_context_window(self) -> int | None:
+    async def learn_context_window(self, answered: Mapping[str, Any] | None = None) -> int | None:
         """Ask the server once (vLLM ``/v1/models``, llama.cpp ``/props``) unless already known.
 
         These GETs are not chat requests and no task's usage counts them (``facts.asked`` lists them).
+        ``answered``: what a URL already answered (the preflight's ``/models``), not asked again.
         """
         if self.facts.context_window is not None or self.facts.asked_server:
             return self.facts.context_window
         self.facts.asked_server = True
-        window, asked = await discover_window(self.settings.base_url, self.settings.model, self._get_json)
+        window, asked = await discover_window(self.settings.base_url, self.settings.model, self._get_json,
+                                              answered)
         if window:
             self.facts.learn_window(window, SOURCE_SERVER)
         self.facts.asked = [redact_url(url) for url in asked]  # facts travel (Ray): no credentials
         return self.facts.context_window
 
-    async def _get_json(self, url: str) -> Any:
-        """GET ``url`` over the SDK's connection pool; None on any failure (an optional question)."""
+    async def get_json(self, url: str, *, timeout: float = C.DISCOVERY_TIMEOUT_S) -> Any:
+        """GET ``url`` over the SDK's connection pool: the decoded JSON (None when the body is not
+        JSON). Failures raise as ``chat``'s do: LLMConnectionError (no connection, or none within the
+        connect timeout), LLMTimeoutError (no answer within ``timeout``), LLMStatusError and its kinds."""
+        where, connect = self.settings.display_url, min(timeout, self.settings.connect_timeout)
         try:
             response = await self._sdk.get(url, cast_to=httpx.Response,
-                                           options={"timeout": C.DISCOVERY_TIMEOUT_S})
+                                           options={"timeout": openai.Timeout(timeout, connect=connect)})
+        except openai.OpenAIError as exc:
+            raise _sdk_error(exc, where, read_timeout=timeout, connect_timeout=connect) from exc
+        try:
             return response.json()
-        except (openai.OpenAIError, ValueError):
+        except ValueError:
+            return None
+
+    async def _get_json(self, url: str) -> Any:
+        """``get_json``, with None on any failure (an optional question)."""
+        try:
+            return await self.get_json(url)
+        except LLMError:
             return None
 
     async def aclose(self) -> None:
@@ -274,15 +289,9 @@ class LLMClient:
                 return await self._post_chat(body, timeout)
             async with self.request_gate():
                 return await self._post_chat(body, timeout)
-        except openai.APITimeoutError as exc:
-            raise LLMTimeoutError(
-                f"No response from {where} within {timeout.read or settings.read_timeout:g}s "
-                f"(connect timeout {settings.connect_timeout:g}s)"
-            ) from exc
-        except openai.APIConnectionError as exc:
-            raise LLMConnectionError(f"Cannot reach {where}: {exc.__cause__ or exc}") from exc
-        except openai.APIStatusError as exc:
-            raise _status_error(exc, where) from exc
+        except (openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError) as exc:
+            raise _sdk_error(exc, where, read_timeout=timeout.read or settings.read_timeout,
+                             connect_timeout=settings.connect_timeout) from exc
 
     async def _post_chat(self, body: dict[str, Any], timeout: openai.Timeout) -> str:
         """POST /chat/completions with our body as it is: the SDK's ``create()`` first walks every
@@ -440,6 +449,22 @@ def _make_sdk(settings: LLMSettings, task_id: str | None = None) -> openai.Async
         timeout=openai.Timeout(settings.read_timeout, connect=settings.connect_timeout),
         max_retries=0,  # our loop retries, so each retry and its reason reach the trace
     )
+
+
+def _sdk_error(exc: openai.OpenAIError, where: str, *, read_timeout: float, connect_timeout: float) -> LLMError:
+    """The llm room's error for an SDK error (the one mapping, for chat requests and GETs alike)."""
+    if isinstance(exc, openai.APITimeoutError):
+        if isinstance(exc.__cause__, httpx.ConnectTimeout):  # no connection at all: the host is not answering
+            error = LLMTimeoutError(f"Cannot reach {where}: no connection within {connect_timeout:g}s")
+            error.connecting = True
+            return error
+        return LLMTimeoutError(f"No response from {where} within {read_timeout:g}s "
+                               f"(connect timeout {connect_timeout:g}s)")
+    if isinstance(exc, openai.APIConnectionError):
+        return LLMConnectionError(f"Cannot reach {where}: {exc.__cause__ or exc}")
+    if isinstance(exc, openai.APIStatusError):
+        return _status_error(exc, where)
+    return LLMError(f"{where}: {exc}")
 
 
 def _status_error(exc: openai.APIStatusError, where: str) -> LLMStatusError:

@@ -33,6 +33,13 @@ DEFAULT_TEMPERATURE = 0.0
 # Asking the server for its context window (GET /v1/models, /props) is optional: give up fast.
 DISCOVERY_TIMEOUT_S = 5.0
 
+# The preflight before a batch's first task (llm/preflight.py): how long to wait for a server that
+# cannot be reached yet (it may be starting), how long its one-token reply may take (a server busy
+# with another client's long prompt may take minutes: then the run starts anyway), and its prompt.
+PREFLIGHT_WAIT_S = 10.0
+PREFLIGHT_REPLY_S = 60.0
+PREFLIGHT_PROMPT = "Reply with the single word OK."
+
 # Retry policy, applied by our own loop (the SDK runs with max_retries=0 so every retry is traced).
 DEFAULT_MAX_RETRIES = 4
 INITIAL_BACKOFF_S = 0.5

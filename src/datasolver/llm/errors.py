@@ -67,6 +67,21 @@ class LLMConnectionError(LLMError):
 class LLMTimeoutError(LLMConnectionError):
     """Connecting or reading the response took longer than the configured timeout."""
 
+    #: True when no connection was made within the connect timeout (the host is not answering),
+    #: False when the server took the request and did not answer in time.
+    connecting: bool = False
+
+
+class EndpointUnusable(LLMError):
+    """The endpoint cannot serve a run: unreachable, key refused, model unknown, or not OpenAI-compatible."""
+
+    #: What to fix: ``base_url``, ``api_key`` or ``model``.
+    setting: str
+
+    def __init__(self, message: str, *, setting: str) -> None:
+        super().__init__(message)
+        self.setting = setting
+
 
 class LLMResponseError(LLMError):
     """The endpoint answered 200 but the body is not a usable chat completion (garbage, no choices)."""

@@ -14,7 +14,7 @@ What servers report (looked up in their sources and issue threads):
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,20 +94,36 @@ def window_from_props(payload: Any) -> int | None:
     return _as_int(payload.get("n_ctx")) or None
 
 
+def models_url(base_url: str) -> str:
+    """``<base>/models``: the model list (vLLM adds each model's ``max_model_len``)."""
+    return f"{base_url.rstrip('/')}/models"
+
+
+def model_ids(payload: Any) -> tuple[str, ...] | None:
+    """The model ids of a ``/models`` answer (OpenAI's ``{"data": [{"id": …}]}``); None when it is not one."""
+    data = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(data, list):
+        return None
+    return tuple(str(d["id"]) for d in data if isinstance(d, dict) and isinstance(d.get("id"), str))
+
+
 async def discover_window(
-    base_url: str, model: str, get_json: Callable[[str], Awaitable[Any]]
+    base_url: str, model: str, get_json: Callable[[str], Awaitable[Any]],
+    answered: Mapping[str, Any] | None = None,
 ) -> tuple[int | None, list[str]]:
     """Ask the server: ``/models`` (vLLM), then ``/props`` (llama.cpp). Returns (window, URLs asked).
 
     ``get_json(url)`` returns the decoded answer, or None when the server gave none (an error
-    status, a connection failure, a body that is not JSON).
+    status, a connection failure, a body that is not JSON). ``answered`` holds what a URL has
+    already answered (the preflight's ``/models``): it is read from there, not asked again.
     """
     root = re.sub(r"/v1/?$", "", base_url.rstrip("/"))
     asked: list[str] = []
-    for url, reader in ((f"{base_url.rstrip('/')}/models", lambda p: window_from_models(p, model)),
+    known = answered or {}
+    for url, reader in ((models_url(base_url), lambda p: window_from_models(p, model)),
                         (f"{root}/props", window_from_props)):
         asked.append(url)
-        window = reader(await get_json(url))
+        window = reader(known[url] if url in known else await get_json(url))
         if window:
             return window, asked
     return None, asked

@@ -1,5 +1,6 @@
 """The pipeline room: one task end to end (`run_task`) and a batch of them (`run_batch`) with
-concurrency, per-task deadlines, a global time budget, resume, progress and `run_summary.json`.
+concurrency, per-task deadlines, a global time budget, resume, progress and each run's summary
+(`run_summary-<run id>.json`, and `run_summary.json` for the latest).
 
 Wiring happens in one place: `task.run_task` (prepare → documents → agent → fallback) and
 `batch.run_batch` (discovery, resume, semaphore, budget, summary). See docs/pipeline.md.
@@ -21,7 +22,7 @@ from datasolver.pipeline.documents import prepare_task_documents, prepare_task_d
 from datasolver.pipeline.errors import InputError, OutputError, PipelineError, RunConfigError, UnknownTasks
 from datasolver.pipeline.progress import LogProgress, NullProgress, Progress, RichProgress, make_progress
 from datasolver.pipeline.resume import split_for_resume
-from datasolver.pipeline.summary import RunSummary, TaskRecord, load_summary, write_summary
+from datasolver.pipeline.summary import RunSummary, TaskRecord, load_summary, write_run_summary, write_summary
 from datasolver.pipeline.task import (
     PreparedTask,
     SolveResult,
@@ -78,5 +79,6 @@ __all__ = [
     "solve_stage",
     "split_for_resume",
     "task_limits",
+    "write_run_summary",
     "write_summary",
 ]

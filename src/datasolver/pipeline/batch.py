@@ -1,10 +1,15 @@
-"""A batch of tasks: discovery, resume, the time budget, and the run summary; an executor runs them.
+"""A batch of tasks: discovery, resume, the check of the model endpoint, the time budget, and the
+run summary; an executor runs them.
 
 The default `LocalExecutor` (executor.py) runs an asyncio semaphore of `workers` around the
 model's part of each task and prepares the next tasks meanwhile; model requests overlap on one
 event loop and blocking work runs in threads (the loop gets a thread pool sized for the workers).
 `RayExecutor` (ray_executor.py) runs each task as a Ray task. One task's failure is a record,
 never the end of the batch.
+
+Before the first task (and before any folder is made) the endpoint is checked once
+(`datasolver.llm.preflight`): one that cannot be reached, refuses the key or does not know the
+model stops the run with `EndpointUnusable`, instead of failing every task the same way.
 """
 
 from __future__ import annotations
@@ -17,14 +22,17 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from datasolver.agent import Limits, warm_up
 from datasolver.data import DataError, Task, discover_tasks
+from datasolver.llm import LLMClient, ServerFacts
+from datasolver.llm.preflight import check_endpoint
 from datasolver.pipeline.budget import TimeBudget
 from datasolver.pipeline.config import RunConfig, check_folders
 from datasolver.pipeline.errors import InputError, OutputError, UnknownTasks
 from datasolver.pipeline.executor import BatchRun, Executor, LocalExecutor
 from datasolver.pipeline.progress import NullProgress, Progress
 from datasolver.pipeline.resume import split_for_resume
-from datasolver.pipeline.summary import RunSummary, TaskRecord, write_summary
+from datasolver.pipeline.summary import RunSummary, TaskRecord, keep_earlier_summary, write_run_summary
 from datasolver.pipeline.task import TaskSolver
 from datasolver.sandbox import stop_all_runs
 from datasolver.sandbox.fork_server import ForkServer, current_fork_server, use_fork_server
@@ -56,26 +64,34 @@ async def run_batch(
     """Run every selected task of `config.input_dir`; write predictions, traces and the summary.
 
     `executor` runs the tasks (default: `LocalExecutor`, asyncio in this process; or a `RayExecutor`).
+    Raises EndpointUnusable (before any task, folder or summary) when the model endpoint cannot serve
+    the run. The summary is `<logs>/run_summary-<run id>.json`, copied to `<logs>/run_summary.json`.
     """
     progress = progress or NullProgress()
     started = time.monotonic()
     tasks, summary = _discover(config)
     todo, done = split_for_resume(tasks, config.output_dir, force=config.force)
+    facts = ServerFacts(config.settings.context_window)  # what the endpoint shows of itself, for every task
+    if todo:
+        summary.preflight = await _preflight(config, facts, progress, warm=solver is None)
+    _make_folders(config)
+    keep_earlier_summary(config.logs_dir)
     for task in done:
         summary.add(TaskRecord(task.task_id, "skipped", mode="resume",
                                reason="a prediction exists (--force redoes it)",
                                prediction=str(prediction_path(config.output_dir, task.task_id))))
     scratch_root, temporary = _scratch_root(config)
     summary.scratch_dir = str(scratch_root)
-    write_summary(summary, config.summary_path)
+    write_run_summary(summary, config.logs_dir)
     budget = TimeBudget(config.time_budget_s, workers=config.workers, task_timeout_s=config.task_timeout_s)
 
     def finished(record: TaskRecord) -> None:
         summary.add(record)
-        write_summary(summary, config.summary_path)
+        write_run_summary(summary, config.logs_dir)
         progress.task_finished(record)
 
-    batch = BatchRun(config, scratch_root, temporary, budget, progress, finished, solver)
+    batch = BatchRun(config, scratch_root, temporary, budget, progress, finished, solver, facts=facts,
+                     run_id=summary.run_id)
     runner = executor or LocalExecutor()
     # A fork server the caller already runs is shared (its owner closes it); else one is made here
     # and started on this thread, which lives as long as the batch (the zygote dies with it), once
@@ -105,10 +121,31 @@ async def run_batch(
             server.close()
         progress.close()
         summary.finish(time.monotonic() - started)
-        write_summary(summary, config.summary_path)
+        write_run_summary(summary, config.logs_dir)
         if temporary and not config.keep_scratch:
             shutil.rmtree(scratch_root, ignore_errors=True)
     return summary
+
+
+async def _preflight(config: RunConfig, facts: ServerFacts, progress: Progress, *,
+                     warm: bool) -> dict[str, object] | None:
+    """Check the model endpoint once before the first task; EndpointUnusable ends the run here.
+    Nothing to check when the answers come in-process (`settings.transport`: replay's recordings).
+
+    When it answered and the Solver is the agent's (`warm`), the agent's warm-up follows: its rules
+    and tool schemas once, so a server's prompt cache holds them before the first task's clock
+    starts and the shared facts know the server's prefill rate (`agent.warm_up`)."""
+    if config.settings.transport is not None:
+        return None
+    async with LLMClient(config.settings, facts=facts) as client:
+        check = await check_endpoint(client, wait_s=config.preflight_wait_s, on_wait=progress.note)
+        warmed = await warm_up(client, config.limits or Limits()) if warm and check.answered else None
+    if check.note:
+        progress.note(check.note)
+    record = check.as_dict()
+    if warmed is not None:
+        record["warm_up"] = warmed.as_dict()
+    return record
 
 
 def _sandbox_record(server: ForkServer | None, wanted: bool, runs_before: int = 0) -> dict[str, object]:
@@ -134,7 +171,7 @@ def run_batch_sync(
 
 
 def _discover(config: RunConfig) -> tuple[list[Task], RunSummary]:
-    """Selected tasks and a fresh summary; folders are checked before anything is written."""
+    """Selected tasks and a fresh summary; folders are checked, and nothing is written yet."""
     try:
         found = discover_tasks(config.input_dir)
     except DataError as exc:
@@ -144,11 +181,6 @@ def _discover(config: RunConfig) -> tuple[list[Task], RunSummary]:
     tasks = select_tasks(found.tasks, config.task_ids)
     folders = [config.output_dir, config.logs_dir] + ([config.scratch_dir] if config.scratch_dir else [])
     check_folders(config.input_dir, *folders)
-    for folder in (config.output_dir, config.logs_dir):
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise OutputError(f"cannot create {folder}: {exc}") from exc
     summary = RunSummary(
         input_dir=str(config.input_dir), output_dir=str(config.output_dir), logs_dir=str(config.logs_dir),
         model=config.settings.model, workers=config.workers, task_timeout_s=config.task_timeout_s,
@@ -157,6 +189,15 @@ def _discover(config: RunConfig) -> tuple[list[Task], RunSummary]:
     if not config.task_ids:  # a malformed folder matters only when the whole input is run
         summary.discovery_errors = [{"folder": str(path), "reason": reason} for path, reason in found.errors]
     return tasks, summary
+
+
+def _make_folders(config: RunConfig) -> None:
+    """The output and logs folders, once the run is sure to start."""
+    for folder in (config.output_dir, config.logs_dir):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"cannot create {folder}: {exc}") from exc
 
 
 def _scratch_root(config: RunConfig) -> tuple[Path, bool]:

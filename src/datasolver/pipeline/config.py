@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from datasolver.llm import LLMSettings
+from datasolver.llm.constants import PREFLIGHT_WAIT_S
 from datasolver.pipeline.errors import OutputError, RunConfigError
 from datasolver.pipeline.votes import VotePolicy
+from datasolver.run_logs import LATEST_SUMMARY
 from datasolver.settings import REQUIRED, check_settings, count, seconds, setting, switch
 
 if TYPE_CHECKING:
@@ -46,7 +48,7 @@ FALLBACK_TIMEOUT_S = 60.0
 # The video pass (prepare stage) may use at most this share of a task's deadline; what it uses is
 # taken off the deadline of the model's part.
 VIDEO_SHARE = 0.4
-SUMMARY_FILE = "run_summary.json"
+SUMMARY_FILE = LATEST_SUMMARY  # the latest run's summary; each run's own is run_summary-<run id>.json
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,7 @@ class RunConfig:
 
     input_dir: Path = setting(REQUIRED, "the folder of task folders (read only)")
     output_dir: Path = setting(REQUIRED, "predictions go to `<output_dir>/<task_id>/prediction.csv`")
-    logs_dir: Path = setting(REQUIRED, "traces and run_summary.json")
+    logs_dir: Path = setting(REQUIRED, "traces and the run summaries (each run's own, and the latest's copy)")
     settings: LLMSettings = setting(REQUIRED, "the model endpoint and its call policy")
     workers: int = count(DEFAULT_WORKERS, "tasks at once (bounded by the model endpoint, not by CPUs)")
     task_timeout_s: float = seconds(DEFAULT_TASK_TIMEOUT_S, "one task's deadline, seconds")
@@ -73,13 +75,12 @@ class RunConfig:
     warm_runs: bool = switch(True, "local executor: fork sandboxed solver.py runs from a per-batch fork server "
                              "(pandas, duckdb and datasolver.data already imported) instead of a fresh interpreter "
                              "each; cold when it is unusable")
+    preflight_wait_s: float = seconds(PREFLIGHT_WAIT_S, "before the first task, how long to wait for a model "
+                                      "server that cannot be reached yet (it may be starting); then the run "
+                                      "stops with an error")
 
     def __post_init__(self) -> None:
         check_settings(self, RunConfigError)
-
-    @property
-    def summary_path(self) -> Path:
-        return self.logs_dir / SUMMARY_FILE
 
     def settings_record(self) -> dict[str, object]:
         """What run_summary.json keeps of the settings: enough to replay and report the run.

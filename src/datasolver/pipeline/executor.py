@@ -13,7 +13,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -38,6 +38,10 @@ class BatchRun:
     progress: Progress
     finished: Callable[[TaskRecord], None]  # called once per task, in completion order
     solver: TaskSolver | None = None
+    facts: ServerFacts = field(default_factory=ServerFacts)
+    """What the endpoint showed of itself (the preflight's answers), shared by every task."""
+    run_id: str | None = None
+    """The run's id: each task's `task_start` trace event carries it."""
 
 
 class Executor(Protocol):
@@ -61,10 +65,9 @@ class LocalExecutor:
         preparing = asyncio.Semaphore(max(1, min(config.workers, os.cpu_count() or 1)))
         solving = asyncio.Semaphore(config.workers)
         waiting = len(todo)
-        facts = ServerFacts(config.settings.context_window)  # learnt once, shared by every task
-
         setup = TaskSetup.from_config(config, scratch_root=batch.scratch_root, solver=batch.solver,
-                                      temporary_scratch=batch.temporary_scratch, facts=facts)
+                                      temporary_scratch=batch.temporary_scratch, facts=batch.facts,
+                                      run_id=batch.run_id)
 
         async def work(task: Task) -> None:
             try:

@@ -1,6 +1,6 @@
 """Progress display: a rich bar on a terminal, one plain log line per event otherwise.
 
-The batch calls four methods; `make_progress` picks the form. Library callers that want no
+The batch calls five methods; `make_progress` picks the form. Library callers that want no
 output pass `NullProgress()`.
 """
 
@@ -40,9 +40,14 @@ class Progress(Protocol):
     def close(self) -> None:
         """The batch is over."""
 
+    def note(self, text: str) -> None:
+        """Something a person should know about the run as a whole (e.g. the model server is slow)."""
+
 
 class NullProgress:
     """Reports nothing."""
+
+    def note(self, text: str) -> None: ...
 
     def start(self, total: int, skipped: int) -> None: ...
 
@@ -87,6 +92,9 @@ class LogProgress:
         stream = self._stream or sys.stderr
         stream.write(f"{time.strftime('%H:%M:%S')} {printable(text)}\n")  # reasons quote file names
         stream.flush()
+
+    def note(self, text: str) -> None:
+        self._write(text)
 
     def start(self, total: int, skipped: int) -> None:
         self._tally.total = total
@@ -140,6 +148,9 @@ class RichProgress:
             transient=False,
         )
         self._id = None
+
+    def note(self, text: str) -> None:
+        self._bar.console.print(printable(text), markup=False)
 
     def start(self, total: int, skipped: int) -> None:
         self._bar.start()

@@ -169,7 +169,7 @@ class WorkerResult:
 
 
 def run_on_worker(task: Task, config: RunConfig, plan: RelativePlan, slots: Any, solver: TaskSolver | None,
-                  facts: ServerFacts) -> WorkerResult:
+                  facts: ServerFacts, run_id: str | None = None) -> WorkerResult:
     """One task on a Ray worker: `run_task` in a fresh event loop, model requests through the slots.
 
     `facts` are what earlier tasks learnt about the server (the driver's merged copy); the task
@@ -180,7 +180,7 @@ def run_on_worker(task: Task, config: RunConfig, plan: RelativePlan, slots: Any,
     assert scratch_root is not None
     try:
         setup = TaskSetup.from_config(config, scratch_root=scratch_root, solver=solver, temporary_scratch=temporary,
-                                      request_gate=slot_gate(slots), facts=facts)
+                                      request_gate=slot_gate(slots), facts=facts, run_id=run_id)
         started = plan.start()
         video_budget_s = max(started.deadline - time.monotonic(), 0.0) * VIDEO_SHARE
         record = asyncio.run(run_task(task, setup, solve_turn=planned(started), video_budget_s=video_budget_s))
@@ -230,7 +230,7 @@ class RayExecutor:
         runtime_env = {"env_vars": secrets} if secrets else None
         remote = ray.remote(run_on_worker).options(num_cpus=self.cpus_per_task, max_retries=0,
                                                    runtime_env=runtime_env)
-        facts = ServerFacts(config.settings.context_window)  # each task's learning, merged as it returns
+        facts = batch.facts  # the preflight's answers, and each task's learning merged as it returns
         queue = list(todo)
         waiting = len(queue)
         pending: dict[Any, tuple[Task, TaskPlan]] = {}
@@ -240,7 +240,8 @@ class RayExecutor:
                 plan = batch.budget.plan(waiting)
                 waiting -= 1
                 batch.progress.task_started(task.task_id, plan.mode)
-                ref = remote.remote(task, sent, RelativePlan.of(plan, time.monotonic()), slots, batch.solver, facts)
+                ref = remote.remote(task, sent, RelativePlan.of(plan, time.monotonic()), slots, batch.solver, facts,
+                                    batch.run_id)
                 pending[ref] = (task, plan)
             done, _ = await asyncio.to_thread(ray.wait, list(pending), num_returns=1)
             for ref in done:

@@ -1,12 +1,16 @@
-"""Per-task records and `run_summary.json`: rewritten after every task, final at the end.
+"""Per-task records and the run's summary: rewritten after every task, final at the end.
 
 Rewriting as tasks finish means a run killed at the competition's time limit still leaves an
-accurate summary of everything that finished (`"finished": false`).
+accurate summary of everything that finished (`"finished": false`). Each run writes its own
+`run_summary-<run id>.json` and a copy as `run_summary.json` (the latest); no run writes an earlier
+run's file (`datasolver.run_logs` spells the names).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -15,6 +19,7 @@ from typing import Any
 
 from datasolver import safe_write, untrusted_json
 from datasolver.llm import Usage, redact_url
+from datasolver.run_logs import LATEST_SUMMARY, earlier_run_id, is_run_id, new_run_id, summary_name
 from datasolver.solver import STATUSES, TaskStatus
 
 
@@ -71,9 +76,24 @@ class RunSummary:
     """The run's model call policy and agent settings (no endpoint URL, no key): replay and report read it."""
     sandbox: dict[str, Any] = field(default_factory=dict)
     """How solver.py runs were started: `fork_server` (on / off / why unusable) and `warm_runs`."""
+    run_id: str = field(default_factory=new_run_id)
+    """Names this run's summary file and marks its part of each trace (`task_start`)."""
+    preflight: dict[str, Any] | None = None
+    """What the check of the model endpoint before the first task saw (None: not made)."""
+
+    @property
+    def file_name(self) -> str:
+        """`run_summary-<run id>.json`: this run's own summary in the logs folder."""
+        return summary_name(self.run_id)
 
     def add(self, record: TaskRecord) -> None:
         self.tasks.append(record)
+
+    def all_failed(self) -> bool:
+        """Whether this run ran at least one task and every task it ran failed (a skipped task ran
+        nothing: it counts neither way)."""
+        ran = [r.status for r in self.tasks if r.status != "skipped"]
+        return bool(ran) and all(status == "failed" for status in ran)
 
     def counts(self) -> dict[str, int]:
         """Tasks per status (every status present, zeros included)."""
@@ -92,6 +112,7 @@ class RunSummary:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "run_id": self.run_id,
             "finished": self.finished_at is not None,
             "started_at": self.started_at,
             "finished_at": self.finished_at,
@@ -109,6 +130,7 @@ class RunSummary:
             "discovery_errors": self.discovery_errors,
             "settings": self.settings,
             "sandbox": self.sandbox,
+            "preflight": self.preflight,
             "tasks": [r.to_json() for r in sorted(self.tasks, key=lambda r: r.task_id)],
         }
 
@@ -120,8 +142,52 @@ class RunSummary:
 def write_summary(summary: RunSummary, path: Path) -> Path:
     """Write `run_summary.json` atomically (a reader never sees half a file); any
     `user:password@` of a URL in an error message is written as `***@`."""
-    text = redact_url(json.dumps(summary.to_json(), ensure_ascii=False, indent=2))
-    return safe_write.write_file(Path(path), text + "\n")
+    return safe_write.write_file(Path(path), _summary_text(summary))
+
+
+def _summary_text(summary: RunSummary) -> str:
+    return redact_url(json.dumps(summary.to_json(), ensure_ascii=False, indent=2)) + "\n"
+
+
+def write_run_summary(summary: RunSummary, logs_dir: Path) -> Path:
+    """Write the run's own `run_summary-<run id>.json`, then its copy `run_summary.json` (the latest);
+    return the run's own file."""
+    text = _summary_text(summary)
+    own = safe_write.write_file(Path(logs_dir) / summary.file_name, text)
+    safe_write.write_file(Path(logs_dir) / LATEST_SUMMARY, text)
+    return own
+
+
+def keep_earlier_summary(logs_dir: Path) -> Path | None:
+    """Before a run's first summary: a `run_summary.json` whose run has no file of its own (written
+    before runs had ids, or its own file was deleted) is copied to one, so the new run's copy never
+    replaces the only summary of an earlier run. Returns the copy, or None when there was nothing
+    to keep. A link or a non-regular file there is left alone (never followed; replaced later)."""
+    latest = Path(logs_dir) / LATEST_SUMMARY
+    try:
+        info = os.lstat(latest)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    try:
+        with untrusted_json.open_regular(latest) as fh:
+            data = fh.read(untrusted_json.MAX_FILE_BYTES + 1)
+    except (OSError, untrusted_json.BadJSON):
+        return None
+    if len(data) > untrusted_json.MAX_FILE_BYTES:
+        return None
+    try:
+        recorded = untrusted_json.parse_object(data.decode("utf-8-sig", errors="replace"))
+    except untrusted_json.BadJSON:
+        recorded = {}
+    run_id = recorded.get("run_id")
+    if not is_run_id(run_id):
+        run_id = earlier_run_id(recorded.get("started_at"), info.st_mtime)
+    target = Path(logs_dir) / summary_name(run_id)
+    if os.path.lexists(target):
+        return None
+    return safe_write.write_file(target, data)
 
 
 def load_summary(path: Path) -> dict[str, Any]:

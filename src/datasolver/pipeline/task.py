@@ -84,11 +84,13 @@ class TaskSetup:
     request_gate: RequestGate | None = None
     facts: ServerFacts | None = None
     votes: VotePolicy | None = None
+    run_id: str | None = None
+    """The batch's run id, written into each task's `task_start` trace event."""
 
     @classmethod
     def from_config(cls, config: RunConfig, *, scratch_root: Path, temporary_scratch: bool,
                     solver: TaskSolver | None = None, request_gate: RequestGate | None = None,
-                    facts: ServerFacts | None = None) -> TaskSetup:
+                    facts: ServerFacts | None = None, run_id: str | None = None) -> TaskSetup:
         """The one way a run's settings become a task setup (the local and the Ray executor alike):
         what differs per executor is where scratch lives, the request gate and shared server facts.
         Without shared facts, the configured window still starts every task's own."""
@@ -97,7 +99,7 @@ class TaskSetup:
             settings=config.settings, limits=config.limits, doc_llm=config.doc_llm, solver=solver,
             keep_scratch=config.keep_scratch or not temporary_scratch, request_gate=request_gate,
             facts=facts if facts is not None else ServerFacts(config.settings.context_window),
-            votes=config.votes,
+            votes=config.votes, run_id=run_id,
         )
 
 
@@ -145,7 +147,8 @@ async def prepare_stage(task: Task, setup: TaskSetup, *, video_budget_s: float |
     settings = setup.settings
     trace = TraceWriter(setup.logs_dir, task_id=task.task_id, secrets=[settings.api_key, *settings.url_secrets()])
     prepared = PreparedTask(task, trace, Usage())
-    trace.event("task_start", question=task.question, task_dir=str(task.dir))
+    run = {"run_id": setup.run_id} if setup.run_id else {}
+    trace.event("task_start", question=task.question, task_dir=str(task.dir), **run)
     try:
         prepared.layout = await asyncio.to_thread(prepare_scratch, task, setup.scratch_root)
         await _documents(prepared, None)

@@ -1,5 +1,11 @@
-"""What a report shows, read from a run's logs only: run_summary.json and <task_id>/trace.jsonl
+"""What a report shows, read from a run's logs only: the run's summary and <task_id>/trace.jsonl
 (plus, with gold, the predictions under the output folder given, scored by the eval room).
+
+A logs folder may hold several runs (`datasolver.run_logs`): the report shows one, the latest
+(`run_summary.json`) or the one named by its id. With a run id, only that run's part of each trace
+counts (its `task_start` carries the id): a task the run skipped shows no earlier run's events,
+and a trace the run never wrote to is not one of its tasks. A summary from before run ids is read
+as it was: every trace, from its last `task_start`.
 
 A trace cut short by a killed run, or with unreadable lines, still gives what it holds; the task
 is marked (`damaged`, `unfinished`). Nothing here trusts what it reads: any JSON value may stand
@@ -18,11 +24,11 @@ from typing import Any
 from datasolver.eval import EvalError, find_gold, read_strict_csv, score_files
 from datasolver.eval.score import TaskScore
 from datasolver.llm import read_trace
+from datasolver.run_logs import chosen_summary, is_run_id, run_ids
 from datasolver.safe_write import is_one_name
 from datasolver.solver.publish import published_prediction
 from datasolver.untrusted_json import BadJSON, as_dict, as_float, as_int, read_object
 
-SUMMARY_FILE = "run_summary.json"
 TRACE_FILE = "trace.jsonl"
 TABLE_PREVIEW_ROWS = 20
 
@@ -74,36 +80,49 @@ class RunView:
     tasks: list[TaskView]
     gold_dir: str | None = None
     warnings: list[str] = field(default_factory=list)
+    run_id: str | None = None
+    """The run shown (None: a summary from before run ids, or none)."""
+    runs: list[str] = field(default_factory=list)
+    """Every run id with a summary in the logs folder, oldest first."""
 
     @property
     def scored(self) -> list[TaskView]:
         return [t for t in self.tasks if t.score is not None]
 
 
-def load_run(logs_dir: Path, gold_dir: Path | None = None, predictions_dir: Path | None = None) -> RunView:
-    """Read the run summary and every trace under `logs_dir`; with `gold_dir`, score the
-    predictions under `predictions_dir` (the run's output folder) against it."""
+def load_run(logs_dir: Path, gold_dir: Path | None = None, predictions_dir: Path | None = None, *,
+             run_id: str | None = None) -> RunView:
+    """Read a run's summary (the latest, or run `run_id`'s: UnknownRun when it has none) and its
+    traces under `logs_dir`; with `gold_dir`, score the predictions under `predictions_dir` (the
+    run's output folder) against it."""
     logs_dir = Path(logs_dir)
     warnings: list[str] = []
     summary: dict[str, Any] = {}
+    path = chosen_summary(logs_dir, run_id)
+    name = path.name if path is not None else "run summary"
     try:
-        summary = read_object(logs_dir / SUMMARY_FILE)
+        if path is None:
+            raise FileNotFoundError(logs_dir)
+        summary = read_object(path)
     except FileNotFoundError:
-        warnings.append(f"no {SUMMARY_FILE}: the tasks come from their traces")
+        warnings.append("no run summary: the tasks come from their traces")
     except BadJSON as exc:
-        warnings.append(f"{SUMMARY_FILE} is unreadable ({exc}); the tasks come from their traces")
+        warnings.append(f"{name} is unreadable ({exc}); the tasks come from their traces")
     summary = _clean_summary(summary)
+    shown = run_id if run_id is not None else (summary["run_id"] if is_run_id(summary.get("run_id")) else None)
     tasks_field = summary.get("tasks")
     records = {str(r.get("task_id")): r for r in (tasks_field if isinstance(tasks_field, list) else [])
                if isinstance(r, dict)}
     strange = sorted(t for t in records if not is_one_name(t))
     if strange:
-        warnings.append(f"{len(strange)} task id(s) in {SUMMARY_FILE} are not folder names; their traces are not "
+        warnings.append(f"{len(strange)} task id(s) in {name} are not folder names; their traces are not "
                         f"read: {', '.join(repr(t[:60]) for t in strange[:5])}")
     ids = sorted(set(records) | {p.parent.name for p in logs_dir.glob(f"*/{TRACE_FILE}")})
     tasks = [_task(task_id, records.get(task_id),
-                   logs_dir / task_id / TRACE_FILE if is_one_name(task_id) else None) for task_id in ids]
-    run = RunView(str(logs_dir), summary, tasks, str(gold_dir) if gold_dir else None, warnings)
+                   logs_dir / task_id / TRACE_FILE if is_one_name(task_id) else None, shown) for task_id in ids]
+    tasks = [t for t in tasks if t is not None]
+    run = RunView(str(logs_dir), summary, tasks, str(gold_dir) if gold_dir else None, warnings, shown,
+                  run_ids(logs_dir))
     if gold_dir is not None:
         _score(run, Path(gold_dir), Path(predictions_dir) if predictions_dir is not None else None)
     return run
@@ -124,11 +143,13 @@ def _clean_summary(summary: dict[str, Any]) -> dict[str, Any]:
     return clean
 
 
-def _task(task_id: str, record: dict[str, Any] | None, trace_path: Path | None) -> TaskView:
+def _task(task_id: str, record: dict[str, Any] | None, trace_path: Path | None, run_id: str | None) -> TaskView | None:
+    """One task of the run; None for a trace the run `run_id` never wrote to and has no record of."""
     notes: list[str] = []
     events, damaged = read_trace(trace_path, notes) if trace_path is not None else ([], 0)
-    starts = [i for i, e in enumerate(events) if e.get("event") == "task_start"]
-    events = events[starts[-1]:] if starts else events  # the last run of a resumed trace
+    events = run_part(events, run_id)
+    if run_id is not None and record is None and not events:
+        return None  # an earlier run's task, not this run's
     view = TaskView(task_id, events=events, damaged_lines=damaged, damage_notes=notes)
     end = next((e for e in reversed(events) if e.get("event") == "task_end"), None)
     view.unfinished = bool(events) and end is None
@@ -163,6 +184,19 @@ def _task(task_id: str, record: dict[str, Any] | None, trace_path: Path | None) 
                                            for e in events if e.get("event") == "response"))
         view.attempts = max(view.attempts, sum(1 for e in events if e.get("event") == "attempt_start"))
     return view
+
+
+def run_part(events: list[dict[str, Any]], run_id: str | None) -> list[dict[str, Any]]:
+    """The events of one run in a trace that several runs appended to: from the last `task_start`
+    carrying `run_id` up to the next `task_start`; with no run id, from the last `task_start`."""
+    starts = [i for i, e in enumerate(events) if e.get("event") == "task_start"]
+    if run_id is None:
+        return events[starts[-1]:] if starts else events
+    mine = [i for i in starts if events[i].get("run_id") == run_id]
+    if not mine:
+        return []
+    after = [i for i in starts if i > mine[-1]]
+    return events[mine[-1]:after[0] if after else len(events)]
 
 
 def is_failed_check(event: dict[str, Any]) -> bool:

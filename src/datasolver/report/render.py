@@ -110,8 +110,22 @@ def _summary(run: RunView) -> str:
               if isinstance(d, dict)]
     note_html = "".join(f'<p class="mark">{esc(n)}</p>' for n in notes if n)
     gold = f"<p class=\"muted\">gold: {esc(run.gold_dir)}</p>" if run.gold_dir else ""
-    return (f'<section id="summary"><h2>Summary</h2><div class="cards">{html_cards}</div>{note_html}{gold}'
+    return (f'<section id="summary"><h2>Summary</h2><div class="cards">{html_cards}</div>{_runs(run)}'
+            f"{note_html}{gold}"
             f"<details><summary>Run settings</summary><table>{rows}</table></details></section>")
+
+
+def _runs(run: RunView) -> str:
+    """Which run this is, and the folder's other runs (`datasolver report LOGS --run ID` shows one)."""
+    if run.run_id is None and not run.runs:
+        return ""
+    this = f"run {run.run_id}" if run.run_id else "a run from before run ids"
+    others = [r for r in run.runs if r != run.run_id]
+    if not others:
+        return f'<p class="muted" id="run">{esc(this)}</p>'
+    shown = ", ".join(others[-10:]) + (f" (the last 10 of {len(others)})" if len(others) > 10 else "")
+    return (f'<p class="muted" id="run">{esc(this)}; the logs folder holds {len(others)} other run(s): '
+            f"{esc(shown)} (<code>datasolver report LOGS_DIR --run RUN_ID</code> shows one)</p>")
 
 
 def _plots(run: RunView) -> str:

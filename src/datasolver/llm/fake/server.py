@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ..preflight import is_probe
 from .turns import Delay, Garbage, HttpError, Text, ToolCalls, Turn, text
 
 Handler = Callable[[dict[str, Any]], "Turn | str | None"]
@@ -44,6 +45,8 @@ class ReceivedRequest:
     body: Any
     key: str | None
     received_at: float
+    preflight: bool = False
+    """The preflight's one-token request (answered by the server itself, never by the script)."""
 
 
 class ScriptedServer:
@@ -65,6 +68,13 @@ class ScriptedServer:
     ``prefill_rate`` (tokens/s) adds llama.cpp's ``timings`` to every answer, with a one-slot
     prefix cache: ``cache_n`` is the prompt's common prefix with the previous request's (tools,
     then messages), ``prompt_ms`` what reading the rest takes at that rate (no time passes).
+
+    The preflight's one-token request (``datasolver.llm.preflight``) is answered "OK" by the server
+    itself (after ``latency_s``), as any real server answers it: it takes no turn of the script or handler and is not
+    in ``requests`` (``records`` has it). ``api_key`` (vLLM's ``--api-key``) answers 401 to every
+    request without ``Authorization: Bearer <api_key>``. ``models`` (vLLM, OpenAI) is what
+    ``/models`` lists, and a chat request for any other model gets vLLM's 404; by default
+    ``/models`` lists ``model`` and any name is served (llama.cpp).
     """
 
     def __init__(
@@ -82,6 +92,8 @@ class ScriptedServer:
         one_at_a_time: bool = False,
         honor_max_tokens: bool = False,
         prefill_rate: float | None = None,
+        api_key: str | None = None,
+        models: Sequence[str] | None = None,
     ) -> None:
         if script is not None and isinstance(script, (str, bytes)):
             raise TypeError("script must be a sequence of turns or a mapping key -> turns")
@@ -92,6 +104,8 @@ class ScriptedServer:
         self.wording = wording
         self.report_window = report_window
         self.honor_max_tokens = honor_max_tokens
+        self.api_key = api_key
+        self.models = tuple(models) if models is not None else None
         self.errors: list[str] = []
         self.disconnects = 0
         self.overflows = 0  # requests refused for the context window
@@ -160,7 +174,12 @@ class ScriptedServer:
     @property
     def requests(self) -> list[Any]:
         """The JSON bodies of the chat-completion requests received so far."""
-        return [r.body for r in self.records if _path_only(r.path).endswith(_COMPLETIONS_PATH)]
+        return [r.body for r in self.records if _path_only(r.path).endswith(_COMPLETIONS_PATH) and not r.preflight]
+
+    @property
+    def preflights(self) -> int:
+        """The preflight requests received so far."""
+        return sum(1 for r in self.records if r.preflight)
 
     def remaining(self, key: str | None = None) -> int:
         """Turns not yet served for ``key`` (None: the unkeyed script)."""
@@ -356,10 +375,14 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
         owner = self.server.owner
         owner._record(self._received(None, None))
+        if not self._key_accepted(owner):
+            return
         if _path_only(self.path).endswith(_MODELS_PATH):
-            data = [{"id": owner.model, "object": "model", "created": 0, "owned_by": "datasolver"}]
+            data = [{"id": name, "object": "model", "created": 0, "owned_by": "datasolver"}
+                    for name in (owner.models if owner.models is not None else (owner.model,))]
             if owner.report_window == "models" and owner.context_window:
-                data[0]["max_model_len"] = owner.context_window
+                for entry in data:
+                    entry["max_model_len"] = owner.context_window
             self._send_json(200, {"object": "list", "data": data})
         elif _path_only(self.path) == _PROPS_PATH and owner.report_window == "props" and owner.context_window:
             self._send_json(200, {"default_generation_settings": {"n_ctx": owner.context_window},
@@ -381,8 +404,16 @@ class _RequestHandler(BaseHTTPRequestHandler):
             owner._record(self._received(body, None))
             self._send_json(404, _error_body(404, f"no route POST {self.path}"))
             return
+        if is_probe(body):  # the preflight: answered here, whatever the script holds
+            owner._record(self._received(body, None, preflight=True))
+            if self._key_accepted(owner) and self._model_served(owner, body):
+                owner._wait_watching(owner.latency_s, self.connection)
+                self._send_json(200, owner._completion(body, text("OK")))
+            return
         key = owner._key_for(body) if isinstance(body, dict) else None
         owner._record(self._received(body, key))
+        if not self._key_accepted(owner) or not self._model_served(owner, body):
+            return
         if owner.strict and (problems := strict_violations(body)):
             owner._problem("rejected: " + "; ".join(problems))
             self._send_json(400, _error_body(400, "; ".join(problems)))
@@ -419,11 +450,27 @@ class _RequestHandler(BaseHTTPRequestHandler):
         else:
             self._send_json(200, owner._completion(body, turn))
 
-    def _received(self, body: Any, key: str | None) -> ReceivedRequest:
+    def _received(self, body: Any, key: str | None, *, preflight: bool = False) -> ReceivedRequest:
         return ReceivedRequest(
             method=self.command, path=self.path, headers=dict(self.headers.items()),
-            body=body, key=key, received_at=time.time(),
+            body=body, key=key, received_at=time.time(), preflight=preflight,
         )
+
+    def _key_accepted(self, owner: ScriptedServer) -> bool:
+        """With ``api_key`` set, a request without that bearer key gets vLLM's 401 (and False)."""
+        if owner.api_key is None or self.headers.get("Authorization") == f"Bearer {owner.api_key}":
+            return True
+        self._send_json(401, {"error": "Unauthorized"})
+        return False
+
+    def _model_served(self, owner: ScriptedServer, body: Any) -> bool:
+        """With ``models`` set, a request for another model gets vLLM's 404 (and False)."""
+        name = body.get("model") if isinstance(body, dict) else None
+        if owner.models is None or name in owner.models:
+            return True
+        self._send_json(404, {"object": "error", "message": f"The model `{name}` does not exist.",
+                              "type": "NotFoundError", "param": None, "code": 404})
+        return False
 
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = payload if isinstance(payload, (bytes, str)) else json.dumps(payload, ensure_ascii=False)
