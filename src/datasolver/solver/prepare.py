@@ -59,7 +59,7 @@ def write_scaffold(task_scratch_dir: ScratchLayout | Path, table_names: list[str
     layout = ScratchLayout.of(task_scratch_dir).require()
     task = task if task is not None else load_task(layout.root)
     if table_names is None:
-        with Catalog.open(layout.root, cache_dir=layout.cache) as catalog:
+        with Catalog.open(layout.root, cache_dir=layout.own_cache()) as catalog:
             table_names = catalog.names()
     text = render_solver(task.task_id, task.question, table_names)
     try:
