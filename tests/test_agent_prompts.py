@@ -56,9 +56,10 @@ def test_every_solver_prompt_fills_all_placeholders() -> None:
     assert {"rules", "knowledge", "evidence", "task", "compaction"} <= set(names)
     for name in names:
         wanted = placeholders(name)
-        text = render_prompt(name, **{key: f"<{key} value>" for key in wanted})
+        # Values not shaped like tags: `<knowledge value>` reads as the knowledge tag with an attribute.
+        text = render_prompt(name, **{key: f"[{key} value]" for key in wanted})
         assert not LEFTOVER.search(text), name
-        assert all(f"<{key} value>" in text for key in wanted)
+        assert all(f"[{key} value]" in text for key in wanted)
 
 
 def test_missing_or_unused_values_are_errors() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from datasolver.cli.output import shown
 from datasolver.video import VideoOptions, analyze_path, default_cache_dir, render_report
 from datasolver.video.outputs import TIMELINE_FILE, place
 
@@ -37,9 +38,9 @@ def video_command(path: Path, as_json: bool, no_asr: bool, no_ocr: bool, out_dir
         click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=1))
         return
     if not report.videos:
-        click.echo(f"no video or audio files in {path}")
+        click.echo(shown(f"no video or audio files in {path}"))
         return
-    click.echo(render_report(report))
+    click.echo(shown(render_report(report)))  # OCR text, speech and file names come from the media
     click.echo(f"\nframes and timeline.json in {placement.out_dir}")
 
 

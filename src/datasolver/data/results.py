@@ -2,10 +2,29 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 CUT_MARKER = "…[cut]"
+_LINE_BREAKS = re.compile("\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def escape_breaks(text: object) -> str:
+    """`text` with every line break written as a visible escape (`\\n`, `\\u2028`): a name, a file
+    name or a cell stays on its own line of a prompt or a listing, so a column named
+    `x\\n# Question\\n…` cannot write a heading of its own."""
+    value = str(text)
+    if not _LINE_BREAKS.search(value):
+        return value
+    return _LINE_BREAKS.sub(_escape_break, value)
+
+
+def _escape_break(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in ("\n", "\r\n", "\r"):
+        return "\\n" if char != "\r" else "\\r"
+    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
 
 
 @dataclass
@@ -46,14 +65,14 @@ class QueryResult:
 def cell_text(value: Any, max_chars: int = 200) -> str:
     if value is None:
         return "NULL"
-    text = str(value).replace("\r\n", "\\n").replace("\n", "\\n").replace("\t", " ")
+    text = escape_breaks(value).replace("\t", " ")
     return text if len(text) <= max_chars else text[:max_chars] + CUT_MARKER
 
 
 def render_result(result: QueryResult, max_cell_chars: int = 200) -> str:
     """`rows: R of T` first, then a tab-separated header and rows; rewrites noted at the end."""
     lines = [f"rows: {len(result.rows)} of {result.total_rows}"]
-    lines.append("\t".join(result.columns))
+    lines.append("\t".join(escape_breaks(c) for c in result.columns))
     for row in result.rows:
         lines.append("\t".join(cell_text(v, max_cell_chars) for v in row))
     if result.rewrites:
@@ -62,14 +81,14 @@ def render_result(result: QueryResult, max_cell_chars: int = 200) -> str:
 
 
 def render_describe(info: TableInfo, columns: list[tuple[str, str]], rows: list[tuple], total: int) -> str:
-    head = f"table {info.name} ({total} rows) from {info.source_file}"
+    head = f"table {info.name} ({total} rows) from {escape_breaks(info.source_file)}"
     if info.aliases:
-        head += f"; aliases: {', '.join(info.aliases)}"
+        head += f"; aliases: {', '.join(escape_breaks(a) for a in info.aliases)}"
     if info.origin:
         head += f"; origin: {info.origin}"
     lines = [head, "columns:"]
-    lines += [f"  {name}  {ctype}" for name, ctype in columns]
+    lines += [f"  {escape_breaks(name)}  {ctype}" for name, ctype in columns]
     lines.append(f"sample rows ({len(rows)}):")
-    lines.append("\t".join(name for name, _ in columns))
+    lines.append("\t".join(escape_breaks(name) for name, _ in columns))
     lines += ["\t".join(cell_text(v, 80) for v in row) for row in rows]
     return "\n".join(lines)
