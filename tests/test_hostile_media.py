@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
+from datasolver.data.input_files import FOLLOW_OUTSIDE_ENV
 from tests.helpers.datafiles import write_task
 
 av = pytest.importorskip("av", reason="the video extra is not installed (pip install -e '.[video]')")
@@ -40,6 +41,8 @@ def make_video(path: Path, frames: int = 10) -> Path:
 @pytest.fixture
 def task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A task folder whose context/video/out links to a folder outside holding a real video."""
+    # An earlier `--follow-outside-links` in this worker may have left the opt-in set.
+    monkeypatch.delenv(FOLLOW_OUTSIDE_ENV, raising=False)
     monkeypatch.setenv("DATASOLVER_CACHE_DIR", str(tmp_path / "cache"))
     (tmp_path / "tmp").mkdir()
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))  # a subprocess's temporary scratch
