@@ -56,9 +56,10 @@ def test_every_solver_prompt_fills_all_placeholders() -> None:
     assert {"rules", "knowledge", "evidence", "task", "compaction"} <= set(names)
     for name in names:
         wanted = placeholders(name)
-        text = render_prompt(name, **{key: f"<{key} value>" for key in wanted})
+        # Values not shaped like tags: `<knowledge value>` reads as the knowledge tag with an attribute.
+        text = render_prompt(name, **{key: f"[{key} value]" for key in wanted})
         assert not LEFTOVER.search(text), name
-        assert all(f"<{key} value>" in text for key in wanted)
+        assert all(f"[{key} value]" in text for key in wanted)
 
 
 def test_missing_or_unused_values_are_errors() -> None:
@@ -93,7 +94,7 @@ def test_opening_messages_hold_all_three_layers(scratch: Path) -> None:
     assert text.endswith(f"# Question\n{TINY_QUESTION}\n")  # how to finish solver.py: the rules say it
     assert "put your code where the line `result = None` stands" in rules
     assert '`{"sql": "SELECT …"}` makes one SQL query the answer' in rules  # the easy edit, and an example:
-    assert "# Example of a whole task" in rules
+    assert "# The steps of a whole task" in rules
     assert text.index("# Task knowledge") < text.index("# Tables") < text.index("# Question")
     assert "Evidence hints" not in text  # only when other stages produced some
     assert not LEFTOVER.search(rules)

@@ -16,7 +16,7 @@ def test_doctor_reports_each_protection_as_the_kernel_allows() -> None:
         "writes confined to the scratch folder": features["landlock_abi"] >= 1,
         "reads confined to the allow-list": features["landlock_abi"] >= 1,
         "signals and abstract unix sockets scoped": features["landlock_abi"] >= 6,
-        "pathname unix sockets refused": bool(features.get("seccomp")),
+        "sockets only of the allowed families": bool(features.get("seccomp")),
         "kernel keyrings refused": bool(features.get("seccomp")),
         "SysV IPC and POSIX message queues of other processes hidden": bool(features.get("namespaces")),
         "host name hidden": bool(features.get("namespaces")),

@@ -11,18 +11,30 @@ Sessions: at most `max_sessions` at once (the library answers 503 past it), each
 `session_idle_s` without a request; `SessionWatch` tells the server when one ends so its result
 handles are freed. Sessionless requests (MCP 2026-07-28) are answered 400: they carry nothing that
 tells one client's results from another's, and MCP clients then fall back to the handshake.
+
+Slow clients (`guarded_protocol`, `quiet_accept_errors`): uvicorn's h11 server has no deadline for
+a request's headers, so half-sent requests were held forever and 1,500 of them ended the server
+(the accept error's log line could not open a file: "Too many open files"). Here a request's
+headers must arrive within `header_timeout_s` and its body within `body_timeout_s`; past
+`max_connections` open connections, the oldest one still sending a request is closed (or, when
+none is, the new one is answered 503); an accept that finds no file descriptor is one warning line
+and accepting resumes, never the server's end.
 """
 
 from __future__ import annotations
 
+import errno
 import hmac
 import ipaddress
 import json
+import resource
 import secrets
 import socket
+import sys
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
@@ -36,6 +48,9 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 CANONICAL_LOOPBACK = ("127.0.0.1", "::1")
 DEFAULT_MAX_SESSIONS = 16  # open MCP sessions at once; one more is answered 503
 DEFAULT_SESSION_IDLE_S = 600.0  # a session with no request for this long is closed (its results freed)
+DEFAULT_MAX_CONNECTIONS = 256  # open HTTP connections at once (fewer when the file-descriptor limit is low)
+DEFAULT_HEADER_TIMEOUT_S = 10.0  # a request's headers must arrive within this
+DEFAULT_BODY_TIMEOUT_S = 30.0  # and its body within this after them
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 SESSIONLESS_REFUSED = ("this server keeps each client's results (@N) in its MCP session: connect with the "
@@ -83,6 +98,13 @@ class Exposure:
     max_sessions: int = count(DEFAULT_MAX_SESSIONS, "open MCP sessions at once; one more is answered 503")
     session_idle_s: float = seconds(DEFAULT_SESSION_IDLE_S, "a session with no request for this long is closed "
                                     "(its results freed)")
+    max_connections: int = count(DEFAULT_MAX_CONNECTIONS, "open HTTP connections at once (at most half the "
+                                 "file-descriptor limit); past it the oldest one still sending a request is "
+                                 "closed, else the new one gets 503")
+    header_timeout_s: float = seconds(DEFAULT_HEADER_TIMEOUT_S, "a request's headers must arrive within this "
+                                      "(from the connection or its first byte), else the connection is closed")
+    body_timeout_s: float = seconds(DEFAULT_BODY_TIMEOUT_S, "a request's body must arrive within this after its "
+                                    "headers, else the connection is closed")
 
     def __post_init__(self) -> None:
         check_settings(self)
@@ -253,3 +275,95 @@ def _host_form(name: str) -> str:
     except ValueError:
         pass
     return name
+
+
+def connection_cap(wanted: int) -> int:
+    """`wanted`, lowered to half this process's file-descriptor limit (less 64 for its own files):
+    connections must never use up the descriptors the server needs for anything else."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(8, min(wanted, (soft - 64) // 2))
+
+
+def quiet_accept_errors(loop: Any, context: dict) -> None:
+    """An asyncio exception handler: an accept that finds no file descriptor (EMFILE, ENFILE,
+    ENOBUFS, ENOMEM; asyncio then pauses accepting for a second) is one plain warning line, written
+    without opening anything; whatever else goes to asyncio's own handler, which may not end the
+    server either."""
+    exc = context.get("exception")
+    if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+        now = time.monotonic()
+        if now - _LAST_ACCEPT_WARNING[0] > 10:
+            _LAST_ACCEPT_WARNING[0] = now
+            print(f"warning: no file descriptor to accept a connection ({exc.strerror}); new connections wait",
+                  file=sys.stderr, flush=True)
+        return
+    try:
+        loop.default_exception_handler(context)
+    except Exception:  # a handler that fails (its log line cannot open a file) must not end the server
+        pass
+
+
+_LAST_ACCEPT_WARNING = [0.0]
+
+
+def guarded_protocol(exposure: Exposure) -> type:
+    """uvicorn's h11 protocol with read deadlines and a connection cap (see the module's docstring)."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    cap = connection_cap(exposure.max_connections)
+    finished = (h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.ERROR)
+    refusal = b"HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"
+
+    class GuardedH11Protocol(H11Protocol):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._deadline: Any = None  # the armed timer (asyncio.TimerHandle)
+            self._phase = ""  # "headers" or "body" while a request is being read, else ""
+            self._since = 0.0
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._read("headers")
+            if len(self.connections) > cap:
+                waiting = [c for c in self.connections if c is not self and getattr(c, "_phase", "")]
+                victim = min(waiting, key=lambda c: c._since) if waiting else None
+                if victim is not None:
+                    victim._drop()
+                else:
+                    transport.write(refusal)
+                    self._drop()
+
+        def data_received(self, data: bytes) -> None:
+            if not self._phase and self.conn.their_state is h11.IDLE:
+                self._read("headers")  # the first byte of the next request on a kept-alive connection
+            super().data_received(data)
+            state = self.conn.their_state
+            if state is h11.SEND_BODY and self._phase == "headers":
+                self._read("body")
+            elif state in finished:
+                self._stop_reading()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop_reading()
+            super().connection_lost(exc)
+
+        def _read(self, phase: str) -> None:
+            self._stop_reading()
+            self._phase, self._since = phase, time.monotonic()
+            limit = exposure.header_timeout_s if phase == "headers" else exposure.body_timeout_s
+            self._deadline = self.loop.call_later(limit, self._drop)
+
+        def _stop_reading(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+            self._deadline, self._phase = None, ""
+
+        def _drop(self) -> None:
+            self._stop_reading()
+            if not self.transport.is_closing():
+                self.transport.close()
+
+    return GuardedH11Protocol

@@ -45,7 +45,17 @@ from datasolver.ask import AskToolbox, DataPackage, open_package
 from datasolver.ask.prompts import render_prompt
 from datasolver.data import TaskFolder, load_task
 from datasolver.errors import error_record
-from datasolver.mcp_http import SESSION_HEADER, SHUTDOWN_GRACE_S, BearerAuth, Exposure, SessionWatch, plan_exposure
+from datasolver.mcp_http import (
+    SESSION_HEADER,
+    SHUTDOWN_GRACE_S,
+    BearerAuth,
+    Exposure,
+    SessionWatch,
+    connection_cap,
+    guarded_protocol,
+    plan_exposure,
+    quiet_accept_errors,
+)
 from datasolver.signals import terminate_unwinds
 from datasolver.toolkit import Tool, Toolbox, compact_validation, unknown_tool
 
@@ -176,8 +186,11 @@ class DataServer:
             max_sessions=exposure.max_sessions, session_idle_timeout=exposure.session_idle_s)
         watch = SessionWatch(app, self.sessions.end, exposure.session_idle_s)
         app = BearerAuth(watch, exposure.token) if exposure.token else watch
+        # Slow clients: read deadlines, a connection cap, and no accept error that ends the server.
+        asyncio.get_running_loop().set_exception_handler(quiet_accept_errors)
         config = uvicorn.Config(app, host=exposure.host, port=exposure.port, log_level="warning",
-                                timeout_graceful_shutdown=SHUTDOWN_GRACE_S)
+                                timeout_graceful_shutdown=SHUTDOWN_GRACE_S, http=guarded_protocol(exposure),
+                                limit_concurrency=connection_cap(exposure.max_connections) + 1)
         self._http = uvicorn.Server(config)
         sweeper = asyncio.create_task(self._sweep(watch, min(SWEEP_EVERY_S, exposure.session_idle_s / 4)))
         try:

@@ -152,7 +152,7 @@ async def solve_task(
         trace.event(EVENT_WINDOW, **client.facts.as_dict())
     # A query stops a little before the tool call's own timeout, so the model gets the catalog's
     # precise message rather than a bare "did not finish".
-    catalog = await asyncio.to_thread(Catalog.open, layout.root, cache_dir=layout.cache,
+    catalog = await asyncio.to_thread(Catalog.open, layout.root, cache_dir=layout.own_cache(),
                                       timeout_s=limits.tool_timeout_s * QUERY_SHARE_OF_TOOL_TIMEOUT)
     try:
         task = task if task is not None else await asyncio.to_thread(load_task, layout.root)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datasolver.agent.tokens import estimate_tokens
 from datasolver.clip import clip, clip_names
 from datasolver.data import Catalog, DataError, TableInfo, TableProfile, profile_table
+from datasolver.data.results import escape_breaks
 from datasolver.data.schema_groups import (
     ColumnNotes,
     SchemaGroup,
@@ -113,7 +114,7 @@ def digest_tables(catalog: Catalog, *, max_rows: int = 500_000, max_chars: int =
             continue
         used += len(profile.render()) + 2
         entries.append(TableEntry(info, profile))
-    skipped = tuple(f"{s.path}: {s.reason}" for s in catalog.skipped)
+    skipped = tuple(escape_breaks(f"{s.path}: {s.reason}") for s in catalog.skipped)
     return TableDigest(tuple(entries), skipped)
 
 
@@ -131,7 +132,7 @@ def one_line(info: TableInfo, why: str = "", columns_as: str | None = None) -> s
     if columns_as is not None:
         return head + f"; columns as {columns_as}"
     columns = info.columns or []
-    shown = clip_names(columns, MAX_COLUMNS_LISTED)
+    shown = clip_names([escape_breaks(c) for c in columns], MAX_COLUMNS_LISTED)
     return head + (f"; columns: {shown}" if columns else "")
 
 

@@ -7,6 +7,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from datasolver.data import ScratchLayout, human_size
+from datasolver.data.results import escape_breaks
 
 FILES_PER_FOLDER = 25  # beyond this a folder's remaining files are summarized in one line
 
@@ -52,7 +53,7 @@ def _walk(folder: Path, label: str, depth: int, lines: list[str], skip: set[str]
         return
     visible = [e for e in entries if not e.name.startswith(".")]
     for entry in (e for e in visible if e.is_dir()):
-        _walk(Path(entry.path), f"{entry.name}/", depth + 1, lines, skip, tables, hide)
+        _walk(Path(entry.path), f"{escape_breaks(entry.name)}/", depth + 1, lines, skip, tables, hide)
     files = [e for e in visible if not e.is_dir()]
     backing = [e for e in files if os.path.normpath(e.path) in skip]
     tables[0] += len(backing)
@@ -60,7 +61,7 @@ def _walk(folder: Path, label: str, depth: int, lines: list[str], skip: set[str]
     files = [e for e in files if os.path.normpath(e.path) not in skip | hide]
     self_lines = []
     for entry in files[:FILES_PER_FOLDER]:
-        self_lines.append(f"{indent}  {entry.name}  ({_size_of(entry)})")
+        self_lines.append(f"{indent}  {escape_breaks(entry.name)}  ({_size_of(entry)})")
     if len(files) > FILES_PER_FOLDER:
         rest = files[FILES_PER_FOLDER:]
         total = sum(_bytes_of(e) for e in rest)

@@ -11,8 +11,10 @@ import click
 from datasolver.clip import clip
 from datasolver.ask import NO_QUERY_NOTE, AskConfig, AskLimits, ask_data, load_golden, require_question, run_golden
 from datasolver.cli.input_options import follow_outside_links
+from datasolver.cli.output import shown
 from datasolver.cli.model_options import model_options, resolve_settings
 from datasolver.errors import DatasolverError, error_shape
+from datasolver.terminal import printable
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 _ANSWER_CHARS = 70  # per-item lines of ask-golden are cut here; the JSON keeps everything
@@ -72,7 +74,7 @@ def ask_command(data_dir: Path, question: str | None, as_json: bool, query_timeo
     if as_json:
         click.echo(json.dumps(result.to_record(), ensure_ascii=False, indent=2, default=str))
     else:
-        click.echo(result.answer)
+        click.echo(shown(result.answer))
         if not result.backed_by_query:  # stdout stays the answer alone; the warning goes beside it
             click.echo(f"note: {NO_QUERY_NOTE}", err=True)
 
@@ -99,10 +101,9 @@ def ask_golden_command(questions: Path, data_dir: Path | None, json_out: Path | 
     if json_out:
         report.save(json_out)
     for r in report.results:
-        shown = r.error or r.answer
-        shown = clip(shown, _ANSWER_CHARS)
+        answer = clip(r.error or r.answer, _ANSWER_CHARS)
         flags = "".join((" (reused)" if r.reused else "", " (sent back)" if r.sent_back else ""))
-        click.echo(f"{r.id}\t{r.score:.3f}\t{shown}{flags}")
+        click.echo(f"{printable(r.id)}\t{r.score:.3f}\t{printable(answer)}{flags}")
     click.echo(f"Mean {report.mean:.4f} over {len(report.results)} questions "
                f"(review {'on' if report.review else 'off'}; {report.usage.get('requests', 0)} requests, "
                f"{report.usage.get('total_tokens', 0)} tokens)")

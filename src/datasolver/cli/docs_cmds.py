@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from datasolver.cli.output import shown
 from datasolver.data.layout import TaskFolder
 from datasolver.documents import DocReport, PrepareOptions, prepare_documents_async
 from datasolver.llm import LLMClient, LLMConfigError, LLMSettings
@@ -52,15 +53,15 @@ def docs_command(path: Path, out_dir: Path | None, no_llm: bool, question: str |
     settings, note = _model_or_none(no_llm)
     report = asyncio.run(_run(path, out_dir, settings, question, votes))
     if note:
-        click.echo(f"note: {note}")
+        click.echo(shown(f"note: {note}"))
     width = max((len(t.name) for t in report.tables), default=0)
     for t in report.tables:
-        click.echo(f"{t.name:<{width}}  rows {t.rows:>6}  {t.method:<14}  {t.source} {t.location}")
+        click.echo(shown(f"{t.name:<{width}}  rows {t.rows:>6}  {t.method:<14}  {t.source} {t.location}"))
     for s in report.skipped:
-        click.echo(f"skipped: {s.source}: {s.reason}")
+        click.echo(shown(f"skipped: {s.source}: {s.reason}"))
     for w in report.warnings:
-        click.echo(f"warning: {w}")
-    click.echo(f"{report.summary()} in {report.out_dir}")
+        click.echo(shown(f"warning: {w}"))
+    click.echo(shown(f"{report.summary()} in {report.out_dir}"))
 
 
 COMMANDS = [docs_command]

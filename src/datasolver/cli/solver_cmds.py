@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from datasolver.cli.input_options import follow_outside_links
+from datasolver.cli.output import shown
 from datasolver.data import load_task
 from datasolver.data.input_files import read_prepared_record
 from datasolver.llm import LLMConfigError, LLMSettings
@@ -43,10 +44,10 @@ def prepare_command(task_dir: Path, scratch_dir: Path, copy_context: bool, no_ll
     task = load_task(task_dir)  # read once: the Task travels to the scaffold and the documents
     layout = prepare_scratch(task, scratch_dir, link_context=not copy_context)
     for path, reason in read_prepared_record(layout.root) or []:
-        click.echo(f"note: {path}: {reason}", err=True)
+        click.echo(shown(f"note: {path}: {reason}"), err=True)
     report = prepare_task_documents(layout, task=task, settings=settings)
     if report.tables or report.skipped:
-        click.echo(report.summary(), err=True)
+        click.echo(shown(report.summary()), err=True)
     click.echo(layout.root)
 
 
@@ -71,7 +72,7 @@ def tool_command(task_scratch_dir: Path, tool_name: str, json_args: str, as_json
             raise click.ClickException(unknown_tool(tool_name, toolbox.names))
         result = toolbox.call(tool_name, args)
     click.echo(json.dumps({"kind": result.kind, "ok": result.ok, "text": result.text}, ensure_ascii=False)
-               if as_json else result.text)
+               if as_json else shown(result.text))
 
 
 @click.command("solve")
@@ -84,7 +85,7 @@ def solve_command(task_scratch_dir: Path, output_dir: Path | None) -> None:
     """
     run, path = rerun_solver(task_scratch_dir, output_dir)
     if path is None:
-        raise click.ClickException(render_run(run, show_rows=0))
+        raise click.ClickException(shown(render_run(run, show_rows=0)))
     click.echo(path)
 
 

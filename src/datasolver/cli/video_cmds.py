@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from datasolver.cli.output import shown
 from datasolver.video import VideoOptions, analyze_path, default_cache_dir, render_report
 from datasolver.video.outputs import TIMELINE_FILE, place
 
@@ -21,24 +22,25 @@ from datasolver.video.outputs import TIMELINE_FILE, place
 def video_command(path: Path, as_json: bool, no_asr: bool, no_ocr: bool, out_dir: Path | None) -> None:
     """Turn the video and audio of PATH into a timeline: keyframes, their text and layout, speech.
 
-    PATH is a task dir (every mp4/mov/mkv/webm/avi and mp3/wav/m4a/aac/flac under context/) or one
-    media file. One frame per visual state (pixel changes, packet bursts, scene-cut keyframes;
+    PATH is a task dir (every mp4/mov/mkv/webm/avi and mp3/wav/m4a/aac/flac under context/ that the
+    input check accepts, read through a checked copy as `run` does) or one media file; each is read
+    as the container its extension names, from the file alone. One frame per visual state (pixel changes, packet bursts, scene-cut keyframes;
     duplicates dropped by pixels, then by OCR text), at most 60; OCR with rapidocr; speech with
     faster-whisper and a packaged Whisper model. Deterministic, no model endpoint. Frames go to
     PATH/derived/video/<stem>/ when PATH is a prepared scratch dir, else to a scratch folder under
     the system's temp dir (or --out). Results are cached by file hash.
     """
     placement = place(path, out_dir)
-    report = analyze_path(path, placement.out_dir, options=VideoOptions(ocr=not no_ocr, asr=not no_asr),
+    report = analyze_path(placement.media, placement.out_dir, options=VideoOptions(ocr=not no_ocr, asr=not no_asr),
                           image_root=placement.image_root, cache_dir=default_cache_dir())
     report.save(placement.out_dir / TIMELINE_FILE)
     if as_json:
         click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=1))
         return
     if not report.videos:
-        click.echo(f"no video or audio files in {path}")
+        click.echo(shown(f"no video or audio files in {path}"))
         return
-    click.echo(render_report(report))
+    click.echo(shown(render_report(report)))  # OCR text, speech and file names come from the media
     click.echo(f"\nframes and timeline.json in {placement.out_dir}")
 
 

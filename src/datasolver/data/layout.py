@@ -121,6 +121,19 @@ class ScratchLayout(TaskFolder):
         """The parent's own cache: kept out of the sandbox-writable tree, so it never follows a planted link."""
         return self.root / "cache"
 
+    def own_cache(self) -> Path:
+        """cache/, made when absent: ScratchError when it is a link or not a folder. A handed-over
+        scratch may ship `cache -> elsewhere`; the parent's catalog database is never made (and
+        removed) in a link's target."""
+        try:
+            self.cache.mkdir(exist_ok=True)
+        except FileExistsError:
+            pass
+        if self.cache.is_symlink() or not self.cache.is_dir():
+            raise ScratchError(f"{self.cache} is a symlink or not a folder; refusing to keep the catalog there "
+                               "(remove it, or prepare the task again)")
+        return self.cache
+
     @property
     def query_log(self) -> Path:
         return self.tmp / "run_sql.jsonl"

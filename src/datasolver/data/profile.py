@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from datasolver.data.names import quote_ident
-from datasolver.data.results import cell_text
+from datasolver.data.results import cell_text, escape_breaks
 
 # count(DISTINCT) builds a hash table per column: a fixed ~2 ms each, most of a small table's
 # profile. list_unique(list(col)) counts the same set (DuckDB's equality, NULLs left out) 5-12x
@@ -36,7 +36,7 @@ class TableProfile:
 
     def render(self, max_example_chars: int = 40) -> str:
         """One header line, then one line per column."""
-        head = f"{self.name}: {self.rows} rows, from {self.source_file}"
+        head = f"{self.name}: {self.rows} rows, from {escape_breaks(self.source_file)}"
         if self.origin:
             head += f" ({self.origin})"
         lines = [head]
@@ -46,7 +46,7 @@ class TableProfile:
                 parts.append(f"range {c.min} .. {c.max}")
             if c.example is not None:
                 parts.append(f"e.g. {cell_text(c.example, max_example_chars)}")
-            lines.append(f"  - {c.name}: " + ", ".join(parts))
+            lines.append(f"  - {escape_breaks(c.name)}: " + ", ".join(parts))
         return "\n".join(lines)
 
 

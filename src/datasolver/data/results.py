@@ -33,6 +33,24 @@ TABLE_CELL_WIDTH = 80  # a `table` cell is cut at this many terminal columns ("â
 _NUMERIC = re.compile(r"^(U?(TINY|SMALL|HUGE|BIG)?INT(EGER)?|FLOAT|DOUBLE|REAL|DECIMAL.*|NUMERIC.*)$", re.IGNORECASE)
 # What `printable` escapes beyond JSON's own escapes: DEL, C1 controls and bidirectional controls.
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_LINE_BREAKS = re.compile("\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def escape_breaks(text: object) -> str:
+    """`text` with every line break written as a visible escape (`\\n`, `\\u2028`): a name, a file
+    name or a cell stays on its own line of a prompt or a listing, so a column named
+    `x\\n# Question\\nâ€¦` cannot write a heading of its own."""
+    value = str(text)
+    if not _LINE_BREAKS.search(value):
+        return value
+    return _LINE_BREAKS.sub(_escape_break, value)
+
+
+def _escape_break(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in ("\n", "\r\n", "\r"):
+        return "\\n" if char != "\r" else "\\r"
+    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
 
 
 @dataclass
@@ -144,7 +162,7 @@ def _literal(text: str) -> str:
 def cell_text(value: Any, max_chars: int = 200) -> str:
     """A cell as people and the model read it: `sql_text`, with text that would be ambiguous written
     as an SQL literal (`'NULL'`, `''`, `' x'`), control characters visible, cut at `max_chars`."""
-    text = printable(_unambiguous(value))
+    text = printable(escape_breaks(_unambiguous(value)))
     return text if len(text) <= max_chars else text[:max_chars] + CUT_MARKER
 
 
@@ -155,7 +173,7 @@ def render_result(result: QueryResult, max_cell_chars: int = 200) -> str:
     """`rows: R of T` first (saying when the rows were cut), then a tab-separated header and rows;
     rewrites noted at the end."""
     lines = [result.count_line()]
-    lines.append("\t".join(printable(c) for c in result.columns))
+    lines.append("\t".join(printable(escape_breaks(c)) for c in result.columns))
     for row in result.rows:
         lines.append("\t".join(cell_text(v, max_cell_chars) for v in row))
     if result.rewrites:
@@ -169,15 +187,15 @@ def rewrites_note(rewrites: list[str]) -> str:
 
 
 def render_describe(info: TableInfo, columns: list[tuple[str, str]], rows: list[tuple], total: int) -> str:
-    head = f"table {info.name} ({total} rows) from {info.source_file}"
+    head = f"table {info.name} ({total} rows) from {escape_breaks(info.source_file)}"
     if info.aliases:
-        head += f"; aliases: {', '.join(info.aliases)}"
+        head += f"; aliases: {', '.join(escape_breaks(a) for a in info.aliases)}"
     if info.origin:
         head += f"; origin: {info.origin}"
     lines = [head, "columns:"]
-    lines += [f"  {name}  {ctype}" for name, ctype in columns]
+    lines += [f"  {escape_breaks(name)}  {ctype}" for name, ctype in columns]
     lines.append(f"sample rows ({len(rows)}):")
-    lines.append("\t".join(printable(name) for name, _ in columns))
+    lines.append("\t".join(escape_breaks(name) for name, _ in columns))
     lines += ["\t".join(cell_text(v, 80) for v in row) for row in rows]
     return "\n".join(lines)
 

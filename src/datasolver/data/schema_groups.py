@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
 
 from datasolver.data.profile import ColumnProfile, TableProfile, is_ranged
-from datasolver.data.results import cell_text
+from datasolver.data.results import cell_text, escape_breaks
 
 EXAMPLE_CHARS = 40
 CONSTANT_CHARS = 60
@@ -64,7 +64,7 @@ def _with_note(line: str, note: str) -> str:
 
 
 def _column_stats(column: ColumnProfile, rows: int) -> str:
-    parts = [f"{column.name} {column.type}"]
+    parts = [f"{escape_breaks(column.name)} {column.type}"]
     constant = constant_value(column)
     if constant is not None:
         parts.append(f"= {constant}")
@@ -86,7 +86,7 @@ def source_text(name: str, source_file: str, origin: str | None = None) -> str:
     """`from db/x.db`, or just `in csv/` when the file is named after the table (`csv/name.csv`)."""
     folder, _, file_name = source_file.rpartition("/")
     stem = file_name.rsplit(".", 1)[0] if "." in file_name else file_name
-    text = f"in {folder}/" if folder and stem == name else f"from {source_file}"
+    text = f"in {escape_breaks(folder)}/" if folder and stem == name else f"from {escape_breaks(source_file)}"
     return text + (f" ({origin})" if origin else "")
 
 
@@ -132,7 +132,7 @@ def render_group(group: SchemaGroup, notes: ColumnNotes | None = None, measure: 
     lines = [f"These {count} tables share one schema (statistics over all {count}):"]
     for index, (name, ctype) in enumerate(group.columns):
         if name in every_constant:
-            line = f"{name} {ctype}, one value per table"
+            line = f"{escape_breaks(name)} {ctype}, one value per table"
         else:
             line = _merged_line(name, ctype, [t.columns[index] for t in group.tables])
         lines.append("  " + _with_note(line, shared.get(name, "")))
@@ -140,7 +140,7 @@ def render_group(group: SchemaGroup, notes: ColumnNotes | None = None, measure: 
     # when shorter, the names once in a legend and the values alone (in column order).
     named = ["  - " + member_line(table) for table in group.tables]
     constants = [name for name, _ in group.columns if name in every_constant]
-    legend = [f"  tables (name: rows, source; {' | '.join(constants)}):"] if constants else []
+    legend = [f"  tables (name: rows, source; {' | '.join(escape_breaks(c) for c in constants)}):"] if constants else []
     legend += ["  - " + member_line(table, constants) for table in group.tables]
     shorter = legend if constants and measure("\n".join(legend)) < measure("\n".join(named)) else named
     return "\n".join(lines + shorter)
@@ -154,7 +154,7 @@ def member_line(profile: TableProfile, positional: Sequence[str] = ()) -> str:
     parts = []
     if positional:
         parts.append(" | ".join(values[name] for name in positional))
-    others = [f"{name}={value}" for name, value in values.items() if name not in positional]
+    others = [f"{escape_breaks(name)}={value}" for name, value in values.items() if name not in positional]
     if others:
         parts.append(", ".join(others))
     return head + "".join(f"; {part}" for part in parts)
@@ -165,7 +165,7 @@ def _column(profile: TableProfile, name: str) -> ColumnProfile:
 
 
 def _merged_line(name: str, ctype: str, columns: list[ColumnProfile]) -> str:
-    parts = [f"{name} {ctype}"]
+    parts = [f"{escape_breaks(name)} {ctype}"]
     most = max(c.distinct for c in columns)
     parts.append(f"≤{most} distinct")
     low, high = _merged_range(ctype, columns)

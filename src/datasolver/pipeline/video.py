@@ -25,7 +25,7 @@ def prepare_task_video(task_scratch_dir: ScratchLayout | Path, *, budget_s: floa
     task_scratch_dir = ScratchLayout.of(task_scratch_dir).root
     placement = place(task_scratch_dir)
     deadline = None if budget_s is None else time.monotonic() + budget_s
-    report = analyze_path(task_scratch_dir, placement.out_dir, options=options, image_root=placement.image_root,
+    report = analyze_path(placement.media, placement.out_dir, options=options, image_root=placement.image_root,
                           cache_dir=cache_dir if cache_dir is not None else default_cache_dir(), deadline=deadline)
     report.save(placement.out_dir / TIMELINE_FILE)
     return report

@@ -5,12 +5,14 @@ Filling is strict (every placeholder given, no value unused) and single-pass, so
 question) is never expanded again. Nor can a value close or open the prompt's own tags: a
 `</knowledge>` written in knowledge.md would end the block early and make the text after it look
 like the prompt's own words, so every tag the template itself uses is neutralised in every value
-(`</knowledge>` becomes `‹/knowledge›`), here, for every room.
+(`</knowledge>` becomes `‹/knowledge›`; with attributes or invisible format characters too), here,
+for every room.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
@@ -70,9 +72,25 @@ def own_tags(template: str) -> frozenset[str]:
 
 
 def neutralize_tags(value: str, tags: frozenset[str]) -> str:
-    """`value` with every opening or closing form of `tags` (any case, spaces inside) written with
-    ‹ › instead of < >, so inserted text cannot end or start one of the prompt's blocks."""
-    if not tags or "<" not in value:
+    """`value` with every opening or closing form of `tags` written with ‹ › instead of < >, so
+    inserted text cannot end or start one of the prompt's blocks.
+
+    A form is what a reader could take for the tag: any case, spaces inside, attributes after the
+    name (`</knowledge x="1">`), format characters anywhere in it (`</knowledge\u200b>`, a zero-width
+    space the eye does not see), compatibility forms of the letters and brackets (`＜/knowledge＞`).
+    """
+    if not tags or not _ANY_OPEN.search(value):
         return value
-    return _TAG.sub(lambda m: f"‹{m.group(1)}{m.group(2)}{m.group(3)}›" if m.group(2).lower() in tags else m.group(0),
-                    value)
+    return _SPAN.sub(lambda m: f"‹{m.group(1)}›" if _span_tag(m.group(1)) in tags else m.group(0), value)
+
+
+_ANY_OPEN = re.compile("[<\uff1c\ufe64]")
+_SPAN = re.compile("[<\uff1c\ufe64]([^<>\uff1c\uff1e\ufe64\ufe65]{0,256})[>\uff1e\ufe65]")
+_SPAN_NAME = re.compile(r"\s*/?\s*([A-Za-z_][\w-]*)")
+
+
+def _span_tag(inner: str) -> str | None:
+    """The tag name a reader sees in the text between `<` and `>`, lowercased; None for no tag."""
+    seen = unicodedata.normalize("NFKC", "".join(c for c in inner if unicodedata.category(c) != "Cf"))
+    match = _SPAN_NAME.match(seen)
+    return match.group(1).lower() if match else None

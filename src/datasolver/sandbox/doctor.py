@@ -49,9 +49,10 @@ def sandbox_report(limits: SandboxLimits = SandboxLimits(timeout_s=60)) -> list[
                    ("Landlock ABI >= 4" if guards.get("tcp_blocked") else "neither a network namespace nor Landlock 4")),
         Protection("UDP and all other network", bool(guards.get("network_namespace")),
                    "network namespace (no interface but a down loopback)" if guards.get("network_namespace") else ns_error),
-        Protection("pathname unix sockets refused", bool(guards.get("unix_sockets_blocked")),
-                   "seccomp filter on socket(AF_UNIX) and io_uring" if guards.get("unix_sockets_blocked")
-                   else guards.get("seccomp_error", "no seccomp filter")),
+        Protection("sockets only of the allowed families", bool(guards.get("socket_families")),
+                   "seccomp: socket() only for " + ", ".join(guards["socket_families"]) + "; unix, vsock, packet, "
+                   "alg and every other family refused; io_uring and other ABIs' system calls refused"
+                   if guards.get("socket_families") else guards.get("seccomp_error", "no seccomp filter")),
         Protection("kernel keyrings refused", bool(guards.get("keyrings_blocked")),
                    "seccomp filter: add_key, request_key, keyctl fail with EPERM" if guards.get("keyrings_blocked")
                    else guards.get("seccomp_error", "no seccomp filter")),

@@ -11,7 +11,8 @@ calls them in a fresh child):
   confine(config) / confine_and_exec(config, command)  in the process that becomes the command: PID count cap
       (pid_max of the namespace, RLIMIT_NPROC), Landlock (writes only beneath `write_dirs`, reads
       only beneath `read_dirs`/`read_files`, TCP denied, signals and abstract sockets scoped),
-      seccomp (no AF_UNIX sockets, no io_uring, no kernel keyrings), rlimits; reports what is enforced through the
+      seccomp (socket() only for AF_INET/AF_INET6/routing netlink, no io_uring, no kernel keyrings,
+      no system call of another ABI), rlimits; reports what is enforced through the
       parent's pipe, closes it, and execs.
 
 Restrictions survive exec and bind every descendant. Stdlib only; importable as a module too.
@@ -170,15 +171,20 @@ def set_no_new_privs() -> None:
     _check(_libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
 
 
-# ---- seccomp: refuse socket(AF_UNIX, ...), io_uring (which could create sockets too) and the
-# kernel keyrings (add_key, request_key, keyctl: another process's keys, or a channel between runs) ----
+# ---- seccomp: socket() only for the families a run needs, no io_uring (which could create sockets
+# too), no kernel keyrings (add_key, request_key, keyctl: another process's keys, or a channel between
+# runs), and no system call of another ABI (32-bit `int 0x80` calls bypass every rule of this one) ----
 _SECCOMP_ARCH = {  # machine: (AUDIT_ARCH_*, __NR_socket, __NR_io_uring_setup, (__NR_add_key, request_key, keyctl))
     "x86_64": (0xC000003E, 41, 425, (248, 249, 250)),
     "aarch64": (0xC00000B7, 198, 425, (217, 218, 219)),
 }
 _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
 _SECCOMP_RET_ALLOW, _SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
-_AF_UNIX = 1
+_AF_INET, _AF_INET6, _AF_NETLINK, _NETLINK_ROUTE = 2, 10, 16, 0
+SOCKET_FAMILIES = ("AF_INET", "AF_INET6", "AF_NETLINK (NETLINK_ROUTE only)")
+"""What socket() may create: the families the network namespace confines (a down loopback; TCP is
+also refused by Landlock), and the routing netlink that glibc's getaddrinfo asks. Every other family
+(AF_UNIX, AF_VSOCK, AF_PACKET, AF_ALG, other netlink protocols, …) fails with EACCES."""
 
 
 class _SockFilter(ctypes.Structure):
@@ -189,39 +195,69 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
 
 
+def _assemble(program: list[tuple]) -> list[tuple[int, int, int, int]]:
+    """Classic BPF from (code, k) and (code, k, jump-if-true label, jump-if-false label) entries and
+    ("label", name) marks; a jump label of None falls through to the next instruction."""
+    where, count = {}, 0
+    for ins in program:
+        if ins[0] == "label":
+            where[ins[1]] = count
+        else:
+            count += 1
+    out: list[tuple[int, int, int, int]] = []
+    for ins in program:
+        if ins[0] == "label":
+            continue
+        here = len(out)
+        code, k, *jumps = ins
+        jt, jf = [0 if label is None else where[label] - here - 1 for label in (jumps or [None, None])]
+        out.append((code, jt, jf, k))
+    return out
+
+
 def block_unix_sockets() -> dict:
-    """Install a seccomp filter: socket(AF_UNIX) fails with EACCES, io_uring_setup with ENOSYS,
-    add_key, request_key and keyctl with EPERM."""
+    """Install the seccomp filter: socket() only for SOCKET_FAMILIES (others EACCES), io_uring_setup
+    ENOSYS, add_key, request_key and keyctl EPERM, any call of another ABI (x32, 32-bit) ENOSYS."""
     machine = platform.machine()
     if sys.platform != "linux" or machine not in _SECCOMP_ARCH:
         raise OSError(f"no seccomp filter for {sys.platform}/{machine}")
     arch, nr_socket, nr_uring, nr_keys = _SECCOMP_ARCH[machine]
     ld_w_abs, jeq_k, jge_k, ret_k = 0x20, 0x15, 0x35, 0x06
     deny_eperm, deny_eacces, deny_enosys = _SECCOMP_RET_ERRNO | 1, _SECCOMP_RET_ERRNO | 13, _SECCOMP_RET_ERRNO | 38
-    keys = []
+    keys: list[tuple] = []
     for nr in nr_keys:
-        keys += [(jeq_k, 0, 1, nr), (ret_k, 0, 0, deny_eperm)]
-    program = [
-        (ld_w_abs, 0, 0, 4),  # A = seccomp_data.arch
-        (jeq_k, 1, 0, arch),
-        (ret_k, 0, 0, _SECCOMP_RET_ALLOW),  # another ABI (never used by this interpreter)
-        (ld_w_abs, 0, 0, 0),  # A = seccomp_data.nr
-        (jge_k, 0, 1, 0x40000000),  # x32 system calls: refused outright
-        (ret_k, 0, 0, deny_enosys),
-        (jeq_k, 0, 1, nr_uring),
-        (ret_k, 0, 0, deny_enosys),
+        keys += [(jeq_k, nr, None, f"after_{nr}"), (ret_k, deny_eperm), ("label", f"after_{nr}")]
+    program = _assemble([
+        (ld_w_abs, 4),  # A = seccomp_data.arch
+        (jeq_k, arch, "native", None),
+        (ret_k, deny_enosys),  # another ABI: refused outright
+        ("label", "native"),
+        (ld_w_abs, 0),  # A = seccomp_data.nr
+        (jge_k, 0x40000000, None, "not_x32"),  # x32 system calls: refused outright
+        (ret_k, deny_enosys),
+        ("label", "not_x32"),
+        (jeq_k, nr_uring, None, "not_uring"),
+        (ret_k, deny_enosys),
+        ("label", "not_uring"),
         *keys,
-        (jeq_k, 0, 3, nr_socket),
-        (ld_w_abs, 0, 0, 16),  # A = low 32 bits of args[0], the address family
-        (jeq_k, 0, 1, _AF_UNIX),
-        (ret_k, 0, 0, deny_eacces),
-        (ret_k, 0, 0, _SECCOMP_RET_ALLOW),
-    ]
+        (jeq_k, nr_socket, None, "allow"),
+        (ld_w_abs, 16),  # A = low 32 bits of args[0], the address family
+        (jeq_k, _AF_INET, "allow", None),
+        (jeq_k, _AF_INET6, "allow", None),
+        (jeq_k, _AF_NETLINK, None, "deny"),
+        (ld_w_abs, 32),  # A = low 32 bits of args[2], the netlink protocol
+        (jeq_k, _NETLINK_ROUTE, "allow", "deny"),
+        ("label", "deny"),
+        (ret_k, deny_eacces),
+        ("label", "allow"),
+        (ret_k, _SECCOMP_RET_ALLOW),
+    ])
     filters = (_SockFilter * len(program))(*[_SockFilter(*ins) for ins in program])
     prog = _SockFprog(len(program), filters)
     set_no_new_privs()
     _check(_libc().prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "prctl(PR_SET_SECCOMP)")
-    return {"unix_sockets_blocked": True, "keyrings_blocked": True}
+    return {"unix_sockets_blocked": True, "keyrings_blocked": True, "socket_families": list(SOCKET_FAMILIES),
+            "foreign_abi_blocked": True}
 
 
 # ---- namespaces and the process tree ----
@@ -375,7 +411,8 @@ def confine(config: dict, status: dict | None = None) -> dict:
     Raises SetupFailed when a required restriction cannot be applied.
     """
     status = {"landlock_abi": 0, "writes_confined": False, "reads_confined": False, "tcp_blocked": False,
-              "scoped": False, "unix_sockets_blocked": False, "keyrings_blocked": False, **(status or {})}
+              "scoped": False, "unix_sockets_blocked": False, "keyrings_blocked": False, "socket_families": [],
+              "foreign_abi_blocked": False, **(status or {})}
     limits = config.get("limits", {})
     if limits.get("max_processes"):
         status["process_cap"] = cap_processes(limits["max_processes"], status.get("pid_namespace", False),

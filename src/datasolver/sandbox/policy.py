@@ -54,8 +54,9 @@ class SandboxLimits:
         "best_effort", "Landlock: refuse to run without it, use it when the kernel has it, or not at all",
         ("required", "best_effort", "off"))
     confine_reads: bool = switch(True, "Landlock read rules: only the allow-list (read_allowlist) is readable")
-    block_unix_sockets: bool = switch(True, "seccomp: socket(AF_UNIX), io_uring and the kernel keyring calls "
-                                      "refused")
+    block_unix_sockets: bool = switch(True, "seccomp: socket() only for AF_INET, AF_INET6 and routing netlink "
+                                      "(unix, vsock, packet, alg … refused), no io_uring, no kernel keyring calls, "
+                                      "no system call of another ABI")
     isolate_network: bool = switch(True, "a network namespace (with the user + PID namespaces) when it works here")
     isolate_ipc: bool = switch(True, "IPC + UTS namespaces: no SysV IPC object of another process, the host name "
                                "hidden")

@@ -380,7 +380,7 @@ def _guard_notes(guards: dict, limits: SandboxLimits) -> list[str]:
         notes.append("IPC namespace not used: SysV shared memory and message queues outside are reachable")
     if limits.block_unix_sockets and not guards.get("unix_sockets_blocked"):
         why = guards.get("seccomp_error", "no seccomp filter")
-        notes.append(f"unix sockets and kernel keyrings not blocked ({why})")
+        notes.append(f"socket families, io_uring and kernel keyrings not restricted ({why})")
     return notes
 
 

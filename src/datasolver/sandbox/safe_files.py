@@ -82,6 +82,16 @@ def read_bytes(path: Path, *, max_bytes: int = DEFAULT_READ_CAP) -> bytes:
     return data
 
 
+def read_tail(path: Path, *, max_bytes: int) -> tuple[bytes, bool]:
+    """The last `max_bytes` bytes of the regular file `path` (never followed, never blocking), and
+    whether that is less than the whole file."""
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > max_bytes:
+            fh.seek(size - max_bytes)
+        return fh.read(max_bytes), size > max_bytes
+
+
 def read_text(path: Path, *, max_bytes: int = DEFAULT_READ_CAP, errors: str = "strict") -> str:
     return read_bytes(path, max_bytes=max_bytes).decode("utf-8", errors=errors)
 

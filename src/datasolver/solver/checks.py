@@ -16,7 +16,7 @@ from pathlib import Path
 
 from datasolver.eval.normalize import NULL_LIKE  # the cells the official scorer reads as empty
 from datasolver.sandbox import UnsafeFile, safe_files
-from datasolver.solver.arrow_csv import read_clean_table
+from datasolver.solver.arrow_csv import DISTINCT_MAX_CELLS, read_clean_table
 
 _INDEX_NAMES = frozenset({"", "index", "unnamed: 0", "level_0"})
 
@@ -25,6 +25,8 @@ _INDEX_NAMES = frozenset({"", "index", "unnamed: 0", "level_0"})
 PREDICTION_MAX_BYTES = 256 << 20
 HEAD_ROWS = 50  # rows kept for display; the rest are counted, not stored
 SAMPLE_ROWS = 20_000  # rows kept for the answer checks (a larger answer is checked on a sample)
+SAMPLE_CELLS = 200_000  # cells kept in all: a wide answer keeps fewer rows (4,000 columns: 50)
+MAX_COLUMNS = 10_000  # an answer wider than this is not checked (it is never what a question asks)
 BULK_BYTES = 1 << 20  # from this size a clean file is read by Arrow (arrow_csv), not row by row
 _DUPLICATE_TRACK_ROWS = 1_000_000  # distinct rows remembered for the duplicate count
 
@@ -58,7 +60,8 @@ def check_prediction(path: Path, *, max_bytes: int = PREDICTION_MAX_BYTES, answe
     """Stream `path` strictly and collect warnings; unreadable files become warnings too.
 
     The file is opened without following a symlink and must be a regular file of at most
-    `max_bytes`; memory stays bounded whatever it holds. With `answer_checked`, the facts the
+    `max_bytes`; memory stays bounded whatever it holds: rows are kept up to `SAMPLE_CELLS` cells
+    (`kept_rows`), and a header of more than `MAX_COLUMNS` names is a warning, not read further. With `answer_checked`, the facts the
     answer checks state in their CHECK lines (no rows, duplicate rows, an all-null column, a
     leaked index column) are left to them: neither counted here nor warned about twice.
     """
@@ -79,14 +82,30 @@ def check_prediction(path: Path, *, max_bytes: int = PREDICTION_MAX_BYTES, answe
         return PredictionCheck([], [], warnings=[f"not readable as CSV ({exc})"])
 
 
+def kept_rows(n_columns: int) -> tuple[int, int]:
+    """(rows shown, rows sampled) for an answer of `n_columns`: at most SAMPLE_CELLS cells in all."""
+    sample = max(1, min(SAMPLE_ROWS, SAMPLE_CELLS // max(n_columns, 1)))
+    return min(HEAD_ROWS, sample), sample
+
+
+def _too_wide(columns: list[str]) -> PredictionCheck:
+    return PredictionCheck([], [], warnings=[
+        f"{len(columns):,} columns, over the {MAX_COLUMNS:,} a self-check reads: not checked. An answer holds "
+        "only the columns the question asks for."])
+
+
 def _check_bulk(data: bytes, answer_checked: bool) -> PredictionCheck | None:
-    read = read_clean_table(data, first_rows=SAMPLE_ROWS, null_like=NULL_LIKE, count_distinct=not answer_checked)
+    read = read_clean_table(data, first_cells=SAMPLE_CELLS, first_rows=SAMPLE_ROWS, null_like=NULL_LIKE,
+                            count_distinct=not answer_checked)
     if read is None:
         return None
-    check = PredictionCheck(read.columns, read.first_rows[:HEAD_ROWS], read.n_rows, read.non_null,
+    head, _ = kept_rows(len(read.columns))
+    check = PredictionCheck(read.columns, read.first_rows[:head], read.n_rows, read.non_null,
                             sample=read.first_rows)
     dupes = read.n_rows - read.distinct_rows if read.distinct_rows is not None else 0
     check.warnings = _warnings(read.columns, read.n_rows, dupes, read.non_null, answer_checked)
+    if read.distinct_skipped:
+        check.warnings.append(f"duplicate rows not counted: the answer has over {DISTINCT_MAX_CELLS:,} cells")
     return check
 
 
@@ -95,6 +114,9 @@ def _check_stream(text: io.TextIOBase, answer_checked: bool = False) -> Predicti
     columns = next(reader, None)
     if columns is None:
         return PredictionCheck([], [], warnings=["the file is empty (no header): the scorer gives 0"])
+    if len(columns) > MAX_COLUMNS:
+        return _too_wide(columns)
+    head_rows, sample_rows = kept_rows(len(columns))
     check = PredictionCheck(columns, [])
     check.non_null = [0] * len(columns)
     ragged_first, ragged = 0, 0
@@ -102,9 +124,9 @@ def _check_stream(text: io.TextIOBase, answer_checked: bool = False) -> Predicti
     dupes, tracked_all = 0, True
     for row in reader:
         check.n_rows += 1
-        if len(check.sample) < SAMPLE_ROWS:
+        if len(check.sample) < sample_rows:
             check.sample.append(row)
-            if len(check.head) < HEAD_ROWS:
+            if len(check.head) < head_rows:
                 check.head.append(row)
         if len(row) != len(columns):
             ragged += 1

@@ -5,10 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from datasolver.data import Catalog, InputLimits, ScratchError, ScratchLayout, Task, TaskError, TaskFolder, load_task
-from datasolver.data.files import list_context_files
-from datasolver.data.input_files import write_prepared_record
-from datasolver.data.input_limits import InputBudget
+from datasolver.data import Catalog, ScratchError, ScratchLayout, Task, TaskError, TaskFolder, load_task
+from datasolver.data.mirror import mirror_context, remove_entry
 from datasolver.sandbox import UnsafeFile, safe_files
 from datasolver.solver.errors import ScaffoldError
 from datasolver.solver.runner import clear_prediction
@@ -44,10 +42,9 @@ def prepare_scratch(task: Task | Path, scratch_root: Path, *, link_context: bool
         raise ScratchError(f"scratch folder {layout.root} is inside the input task {source.root}; choose another")
     layout.root.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source.task_json, layout.task_json)  # a copy for people; the program uses `task`
-    refused = _mirror(source.context, layout.context, link=link_context)
-    write_prepared_record(layout.root, refused, source.root)
+    mirror_context(source, layout, link=link_context)
     for folder in (layout.workdir, layout.tmp, layout.cache):
-        _remove(folder)
+        remove_entry(folder)
         folder.mkdir()
     write_scaffold(layout, task=task)
     return layout
@@ -62,7 +59,7 @@ def write_scaffold(task_scratch_dir: ScratchLayout | Path, table_names: list[str
     layout = ScratchLayout.of(task_scratch_dir).require()
     task = task if task is not None else load_task(layout.root)
     if table_names is None:
-        with Catalog.open(layout.root, cache_dir=layout.cache) as catalog:
+        with Catalog.open(layout.root, cache_dir=layout.own_cache()) as catalog:
             table_names = catalog.names()
     text = render_solver(task.task_id, task.question, table_names)
     try:
@@ -85,39 +82,3 @@ def restore_scaffold(task_scratch_dir: ScratchLayout | Path) -> Path:
         raise ScaffoldError(f"cannot restore {layout.solver_py}: {exc}") from exc
     clear_prediction(layout)
     return layout.solver_py
-
-
-def _mirror(source: Path, target: Path, *, link: bool) -> list[tuple[str, str]]:
-    """Rebuild `target` as real folders whose files link to (or copy) the accepted files under
-    `source`; return the (relative path, reason) of those refused. A copy takes regular files
-    only, within the input caps (`InputLimits.from_env()`)."""
-    _remove(target)
-    target.mkdir()
-    if not source.is_dir():
-        return []
-    files = list_context_files(source)
-    refused = list(files.refused)
-    budget = InputBudget(InputLimits.from_env())
-    for src in sorted(files.csv + files.json + files.db + files.doc + files.video + files.other
-                      + files.hidden + ([files.knowledge] if files.knowledge else [])):
-        rel = files.relative(src)
-        dst = target / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        if link:
-            dst.symlink_to(src.resolve())
-            continue
-        size = src.stat().st_size
-        if reason := budget.refusal(size):
-            refused.append((rel, reason.replace("not loaded", "not copied")))
-            continue
-        shutil.copyfile(src.resolve(), dst)
-        budget.spend(size)
-    return refused
-
-
-def _remove(path: Path) -> None:
-    # A symlink is removed itself, never followed: nothing in the input is touched.
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-    elif path.is_dir():
-        shutil.rmtree(path)

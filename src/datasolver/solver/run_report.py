@@ -7,12 +7,13 @@ from __future__ import annotations
 import csv
 import io
 
-from datasolver.clip import clip
+from datasolver.clip import clip, clip_names
 from datasolver.solver.answer_checks import CheckReport
 from datasolver.solver.checks import PredictionCheck, check_prediction
 from datasolver.solver.runner import SolverRun, user_output
 
 _CELL_CHARS = 100
+_COLUMNS_SHOWN = 50  # a wider answer is named in part (the count says how many)
 
 
 def render_run(
@@ -54,12 +55,14 @@ def _ok_report(run: SolverRun, self_check: bool, show_rows: int, check: Predicti
         return [f"prediction.csv written: {n_rows} rows × {n_cols} columns"]
     lines = [
         f"prediction.csv: {n_rows} rows × {n_cols} columns",
-        "columns: " + ", ".join(check.columns),
-        "non-null per column: " + ", ".join(f"{c}={n}" for c, n in zip(check.columns, check.non_null)),
+        "columns: " + clip_names(check.columns, _COLUMNS_SHOWN),
+        "non-null per column: " + clip_names([f"{c}={n}" for c, n in zip(check.columns, check.non_null)],
+                                             _COLUMNS_SHOWN),
     ]
     if show_rows and check.head:
-        shown = check.head[:show_rows]
-        lines.append(f"first {len(shown)} rows:\n" + _csv_lines([check.columns] + shown))
+        shown = [row[:_COLUMNS_SHOWN] for row in check.head[:show_rows]]
+        more = f" (the first {_COLUMNS_SHOWN} columns)" if n_cols > _COLUMNS_SHOWN else ""
+        lines.append(f"first {len(shown)} rows{more}:\n" + _csv_lines([check.columns[:_COLUMNS_SHOWN]] + shown))
     if check.warnings:
         lines.append("warnings:\n" + "\n".join(f"- {w}" for w in check.warnings))
     return lines

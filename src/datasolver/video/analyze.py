@@ -14,7 +14,7 @@ from datasolver.video import cache
 from datasolver.video.errors import MediaUnreadable, VideoError
 from datasolver.video.keyframes import Candidate, DetectorSettings, changed_fraction, scan_video
 from datasolver.video.layout import group_rows, has_new_token, layout_text, reading_text, tokens
-from datasolver.video.media import find_media, is_media
+from datasolver.video.media import find_media, is_media, open_media, unreadable_note
 from datasolver.video.ocr import ocr_available, read_text
 from datasolver.video.speech import find_model, has_audio, transcribe
 from datasolver.video.timeline import Frame, MediaTimeline, Speech, VideoReport, clock
@@ -95,12 +95,12 @@ def _analyze(path: Path, frames_dir: Path, source: str, options: VideoOptions, i
     import av
 
     try:
-        with av.open(str(path)) as container:
+        with open_media(path) as container:
             has_video = bool(container.streams.video)
             audio = bool(container.streams.audio)
             duration = (container.duration or 0) / 1_000_000
     except (av.FFmpegError, OSError, UnicodeDecodeError) as exc:
-        return MediaTimeline(source, 0.0, notes=[f"not a readable media file ({type(exc).__name__}: {exc})"])
+        return MediaTimeline(source, 0.0, notes=[unreadable_note(path, exc)])
     if not has_video and not audio:
         return MediaTimeline(source, round(duration, 2), notes=["no video or audio stream"])
     timeline = MediaTimeline(source, round(duration, 2))

@@ -24,6 +24,7 @@ import numpy as np
 
 from datasolver.settings import amount, check_settings, count, seconds, setting
 from datasolver.video.errors import MediaUnreadable
+from datasolver.video.media import open_media
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ def scan_video(path: Path, settings: DetectorSettings = DetectorSettings(), *, d
     import av
 
     try:
-        container = av.open(str(path))
+        container = open_media(path)
     except (av.FFmpegError, OSError, UnicodeDecodeError) as exc:
         raise MediaUnreadable(f"{path.name}: not a readable media file ({exc})") from exc
     with container:
@@ -235,7 +236,7 @@ def _grab_at(path: Path, scan: Scan, settings: DetectorSettings, max_side: int) 
     """The second pass: seek to each uncovered event and grab the frame once it has settled."""
     import av
 
-    with av.open(str(path)) as container:
+    with open_media(path) as container:
         stream = container.streams.video[0]
         for t, reason in scan.events:
             target = t + settings.settle_s + 0.5

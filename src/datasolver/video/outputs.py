@@ -1,4 +1,4 @@
-"""Where the pass writes: a scratch's `derived/video/`, never into the input."""
+"""Where the pass reads and writes: a scratch's context/ and `derived/video/`, never the raw input."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from datasolver import safe_write
-from datasolver.data.layout import ScratchLayout
+from datasolver.data.layout import ScratchLayout, TaskFolder
+from datasolver.data.mirror import mirror_context
 from datasolver.video.errors import VideoError
 
 TIMELINE_FILE = "timeline.json"
@@ -20,6 +21,8 @@ class Placement:
     """Frames go to `out_dir/<stem>/`, the report to `out_dir/timeline.json`."""
     image_root: Path | None
     """Image paths in the report are relative to this (the scratch root), else absolute."""
+    media: Path
+    """What the pass reads: a prepared scratch, a checked copy of a raw task folder, or the one media file."""
 
 
 def timeline_path(task_scratch_dir: Path) -> Path:
@@ -27,21 +30,38 @@ def timeline_path(task_scratch_dir: Path) -> Path:
 
 
 def place(path: Path, out: Path | None = None) -> Placement:
-    """The output folder for `path` (a task dir or a media file), refusing any inside the input.
+    """Where the pass for `path` (a task dir or a media file) reads and writes, refusing any output
+    inside the input.
 
-    A scratch's derived/video/ (and the temporary scratch's folders) is made here, and refused
-    (`UnsafeWrite`) when a link stands on the way: a task folder may ship one."""
+    A prepared scratch is read as it is. A raw task folder is read through a checked copy, as `run`
+    reads its scratch: a temporary scratch whose context/ links only the files the input check
+    accepts (so a demuxer that resolves a name beside a media file finds no refused folder link or
+    FIFO there). A scratch's derived/video/ (and the temporary scratch's folders) is made here, and
+    refused (`UnsafeWrite`) when a link stands on the way: a task folder may ship one."""
     path = Path(path)
     layout = ScratchLayout(path)
-    if out is None:
-        if path.is_dir() and layout.is_prepared():
-            return Placement(safe_write.make_folders(layout.video, base=path), path)
-        name = path.name if path.is_dir() else path.stem
-        scratch = Path(tempfile.gettempdir()) / DEFAULT_SCRATCH / name
-        return Placement(safe_write.make_folders(ScratchLayout(scratch).video, base=Path(tempfile.gettempdir())), scratch)
-    source = (path if path.is_dir() else path.parent).resolve()
-    target = Path(out).resolve()
-    inside = target == source or source in target.parents
-    if inside and not (path.is_dir() and layout.is_prepared() and layout.derived.resolve() in [target, *target.parents]):
-        raise VideoError(f"--out {out} lies inside the input {source}; the input is never written, choose another")
-    return Placement(Path(out), None)
+    prepared = path.is_dir() and layout.is_prepared()
+    if out is None and prepared:
+        return Placement(safe_write.make_folders(layout.video, base=path), path, path)
+    if out is not None:
+        source = (path if path.is_dir() else path.parent).resolve()
+        target = Path(out).resolve()
+        inside = target == source or source in target.parents
+        if inside and not (prepared and layout.derived.resolve() in [target, *target.parents]):
+            raise VideoError(f"--out {out} lies inside the input {source}; the input is never written, choose another")
+    if prepared:
+        return Placement(Path(out), None, path)
+    if path.is_dir():
+        scratch = _temporary(path.name)
+        mirror_context(TaskFolder(path), scratch)
+        media = scratch.root
+    else:  # one media file the user named: read as it is
+        scratch, media = _temporary(path.stem), path
+    return Placement(scratch.video, scratch.root, media) if out is None else Placement(Path(out), None, media)
+
+
+def _temporary(name: str) -> ScratchLayout:
+    """`<temp>/datasolver-scratch/<name>`, its derived/video/ made (no link followed on the way)."""
+    scratch = ScratchLayout(Path(tempfile.gettempdir()) / DEFAULT_SCRATCH / name)
+    safe_write.make_folders(scratch.video, base=Path(tempfile.gettempdir()))
+    return scratch

@@ -14,8 +14,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
+from datasolver.video.media import open_media
+
 ENV_MODEL = "DATASOLVER_WHISPER_MODEL"
 PAUSE_S = 0.8
+SAMPLE_RATE = 16000  # what Whisper listens at
 _LOCK = threading.Lock()
 
 
@@ -81,18 +86,37 @@ def _load(path: str):  # type: ignore[no-untyped-def]
 
 
 def has_audio(path: Path) -> bool:
+    with open_media(path) as container:
+        return bool(container.streams.audio)
+
+
+def decode_audio(path: Path, rate: int = SAMPLE_RATE) -> np.ndarray:
+    """The first audio stream as mono float32 samples at `rate`, read through `open_media` (the
+    container its extension names, the file protocol only); undecodable packets are skipped."""
     import av
 
-    with av.open(str(path)) as container:
-        return bool(container.streams.audio)
+    resampler = av.AudioResampler(format="s16", layout="mono", rate=rate)
+    chunks: list[np.ndarray] = []
+    with open_media(path) as container:
+        if not container.streams.audio:
+            return np.zeros(0, np.float32)
+        for packet in container.demux(container.streams.audio[0]):
+            try:
+                frames = packet.decode()
+            except av.InvalidDataError:
+                continue
+            for frame in frames:
+                chunks += [out.to_ndarray().reshape(-1) for out in resampler.resample(frame)]
+        chunks += [out.to_ndarray().reshape(-1) for out in resampler.resample(None)]
+    if not chunks:
+        return np.zeros(0, np.float32)
+    return np.concatenate(chunks).astype(np.float32) / 32768.0
 
 
 def transcribe(path: Path, model: SpeechModel, *, deadline: float | None = None) -> tuple[list[Segment], list[str]]:
     """Speech segments of the first audio stream (VAD on); notes for what was cut short."""
-    from faster_whisper import decode_audio
-
     notes: list[str] = []
-    audio = decode_audio(str(path), sampling_rate=16000)
+    audio = decode_audio(path)
     if audio.size == 0:
         return [], ["the audio track is empty"]
     with _LOCK:

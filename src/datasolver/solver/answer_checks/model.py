@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from datasolver.solver.answer_checks.sqlshape import ParsedSql, parse_sql
+from datasolver.data.errors import QueryInterrupted
+from datasolver.solver.answer_checks.sqlshape import MAX_SQL_CHARS, ParsedSql, parse_sql, sql_refusal
 from datasolver.solver.checks import is_null
+from datasolver.untrusted_json import BadJSON, parse_object
 
 if TYPE_CHECKING:
-    from datasolver.data import Catalog
+    from datasolver.data import Catalog, QueryResult
 
 CHECK_NAMES = (
     "helper_column",
@@ -33,6 +35,12 @@ INFORMS_ONLY = frozenset({"ties_cut"})
 """Checks that describe a choice the question decides; they never send the model back."""
 
 CHECK_LINE = re.compile(r"^CHECK (\w+): ", re.MULTILINE)
+QUERY_TIMEOUT_S = 4.0
+"""Each query an answer check runs on the parent's catalog stops after this long (a note, no finding)."""
+CHECKS_BUDGET_S = 8.0
+"""All the checks' queries of one run together: the SQL they re-run comes from a log solver.py wrote."""
+QUERY_LINE_MAX_BYTES = 2 * MAX_SQL_CHARS + 1024
+"""A longer line of run_sql's log is skipped: its SQL would be over what the checks read anyway."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +84,7 @@ class AnswerContext:
     notes: list[str] = field(default_factory=list)  # why a check could not run (traced, not shown)
     total_rows: int | None = None
     non_null: list[int] | None = None
+    deadline: float | None = None  # time.monotonic() past which no check query runs (CHECKS_BUDGET_S)
 
     @property
     def n_rows(self) -> int:
@@ -110,7 +119,21 @@ class AnswerContext:
 
     @cached_property
     def parsed(self) -> ParsedSql | None:
-        return parse_sql(self.final_sql) if self.final_sql else None
+        if not self.final_sql:
+            return None
+        if why := sql_refusal(self.final_sql):
+            self.notes.append(why + ": the checks that read it were skipped")
+            return None
+        return parse_sql(self.final_sql)
+
+    def query(self, sql: str, limit: int) -> QueryResult:
+        """`catalog.query` under QUERY_TIMEOUT_S, and not past `deadline` (QueryInterrupted, a
+        DataError the checks note, when the checks' time is spent)."""
+        assert self.catalog is not None
+        left = QUERY_TIMEOUT_S if self.deadline is None else min(QUERY_TIMEOUT_S, self.deadline - time.monotonic())
+        if left <= 0:
+            raise QueryInterrupted(f"not run: the answer checks' {CHECKS_BUDGET_S:g} s were spent", sql)
+        return self.catalog.query(sql, limit=limit, timeout_s=left)
 
     def column_values(self, index: int, limit: int | None = None) -> list[str]:
         """The cells of column `index` in row order (the first `limit` rows when given)."""
@@ -122,20 +145,26 @@ class AnswerContext:
         return (row[index] if index < len(row) else "" for row in self.rows)
 
 
-def read_query_log(text: str) -> list[str]:
-    """The SQL strings of run_sql's log (one JSON object per line; broken lines skipped): the SQL
-    that ran (`ran`, after the data layer's repairs: a bare `绿化率(%)` quoted), else as written."""
-    queries = []
-    for line in text.splitlines():
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
+def read_query_log(text: str, notes: list[str] | None = None) -> list[str]:
+    """The SQL strings of run_sql's log (one JSON object per line): the SQL that ran (`ran`, after
+    the data layer's repairs: a bare `绿化率(%)` quoted), else as written. solver.py writes that file, so
+    each line is read as untrusted: one longer than QUERY_LINE_MAX_BYTES, not a JSON object or
+    nested too deeply is skipped (with a line in `notes` when given)."""
+    queries, skipped = [], []
+    for number, line in enumerate(text.splitlines(), 1):
+        if len(line) > QUERY_LINE_MAX_BYTES:
+            skipped.append(f"line {number}: over {QUERY_LINE_MAX_BYTES:,} characters")
             continue
-        if not isinstance(entry, dict):
+        try:
+            entry = parse_object(line)
+        except BadJSON as exc:
+            skipped.append(f"line {number}: {exc}")
             continue
         ran, written = entry.get("ran"), entry.get("sql")
         if isinstance(ran, str) and ran.strip():
             queries.append(ran)
         elif isinstance(written, str):
             queries.append(written)
+    if skipped and notes is not None:
+        notes.append(f"run_sql's log: {len(skipped)} line(s) skipped ({'; '.join(skipped[:3])})")
     return queries

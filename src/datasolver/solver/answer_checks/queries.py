@@ -113,7 +113,7 @@ def _scalar(ctx: AnswerContext, sql: str) -> int | None:
     if not sql:
         return None
     try:
-        result = ctx.catalog.query(sql, limit=1)
+        result = ctx.query(sql, limit=1)
     except DataError as exc:
         ctx.notes.append(f"empty_result: {exc}")
         return None
@@ -132,7 +132,7 @@ def ties_cut(ctx: AnswerContext) -> list[CheckFinding]:
         return []
     sql, n_keys = keyed
     try:
-        result = ctx.catalog.query(sql, limit=k + TIE_WINDOW)
+        result = ctx.query(sql, limit=k + TIE_WINDOW)
     except DataError as exc:
         ctx.notes.append(f"ties_cut: {exc}")
         return []
@@ -170,7 +170,7 @@ def text_cells_not_in_data(ctx: AnswerContext, limit: int = MAX_CELLS_LOOKED_UP)
                                f'FROM "{table.name}"' for c in text_columns)
         sql = f"SELECT t.v FROM (VALUES {values}) AS t(v) WHERE t.v IN ({union})"
         try:
-            result = ctx.catalog.query(sql, limit=len(cells))
+            result = ctx.query(sql, limit=len(cells))
         except DataError as exc:
             ctx.notes.append(f"literal_answer lookup in {table.name}: {exc}")
             continue
@@ -181,7 +181,7 @@ def text_cells_not_in_data(ctx: AnswerContext, limit: int = MAX_CELLS_LOOKED_UP)
 def _count(ctx: AnswerContext, sql: str) -> int | None:
     assert ctx.catalog is not None
     try:
-        result = ctx.catalog.query(f"SELECT count(*) FROM ({sql}) AS checked", limit=1)
+        result = ctx.query(f"SELECT count(*) FROM ({sql}) AS checked", limit=1)
     except DataError as exc:
         ctx.notes.append(f"empty_result: {exc}")
         return None
@@ -207,7 +207,7 @@ def _nearest_values(ctx: AnswerContext, part: exp.Expression) -> list[str]:
                f"ORDER BY jaro_winkler_similarity(lower(v), lower({quote_literal(target)})) DESC, v "
                f"LIMIT {NEAREST_VALUES}")
         try:
-            return [row[0] for row in ctx.catalog.query(sql, limit=NEAREST_VALUES).rows]
+            return [row[0] for row in ctx.query(sql, limit=NEAREST_VALUES).rows]
         except DataError as exc:
             ctx.notes.append(f"empty_result nearest values: {exc}")
     return []
@@ -229,7 +229,7 @@ def _tables_of(ctx: AnswerContext, part: exp.Expression) -> list[str]:
 def _column_types(ctx: AnswerContext, table: str) -> list[tuple[str, str]]:
     assert ctx.catalog is not None
     try:
-        result = ctx.catalog.query(f"SELECT * FROM {quote_ident(table)} LIMIT 0", limit=1)
+        result = ctx.query(f"SELECT * FROM {quote_ident(table)} LIMIT 0", limit=1)
     except DataError:
         return []
     return list(zip(result.columns, (str(t) for t in result.types)))

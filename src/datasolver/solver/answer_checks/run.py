@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING
 from datasolver.data.layout import ScratchLayout
 from datasolver.sandbox import UnsafeFile, safe_files
 from datasolver.solver.answer_checks import code, queries, question, shape
-from datasolver.solver.answer_checks.model import AnswerContext, CheckFinding, read_query_log
+from datasolver.solver.answer_checks.model import CHECKS_BUDGET_S, AnswerContext, CheckFinding, read_query_log
 from datasolver.solver.checks import PredictionCheck
-from datasolver.solver.checks import PREDICTION_MAX_BYTES
+
+QUERY_LOG_TAIL_BYTES = 4 << 20
+"""How much of run_sql's log the checks read, from its end (a query run in a loop can make it long)."""
 
 if TYPE_CHECKING:
     from datasolver.data import Catalog
@@ -72,22 +74,45 @@ def run_answer_checks(ctx: AnswerContext) -> CheckReport:
 
 def answer_context(layout: ScratchLayout, question: str, prediction: PredictionCheck,
                    catalog: Catalog | None) -> AnswerContext:
-    """The context of the run that just wrote `prediction` in `layout`, for the task asking `question`."""
+    """The context of the run that just wrote `prediction` in `layout`, for the task asking `question`.
+
+    solver.py wrote workdir/ and tmp/: its code and run_sql's log are read capped, never followed,
+    and the log's lines as untrusted JSON (the launcher's facts pipe is closed before solver.py
+    starts, so no channel from inside can be trusted more than the file); its queries re-run on the
+    parent's catalog under `QUERY_TIMEOUT_S` each and `CHECKS_BUDGET_S` in all."""
+    notes: list[str] = []
     return AnswerContext(
         question=question,
         code=_read_safely(layout.solver_py, safe_files.DEFAULT_READ_CAP),
-        queries=read_query_log(_read_safely(layout.query_log, PREDICTION_MAX_BYTES)),
+        queries=read_query_log(_read_log_tail(layout, notes), notes),
         columns=list(prediction.columns),
-        rows=prediction.sample,  # the first SAMPLE_ROWS rows, read once with the self-check
+        rows=prediction.sample,  # the first rows (checks.kept_rows), read once with the self-check
         catalog=catalog,
+        notes=notes,
         total_rows=prediction.n_rows,
         non_null=list(prediction.non_null),
+        deadline=time.monotonic() + CHECKS_BUDGET_S,
     )
 
 
 def check_answer(layout: ScratchLayout, question: str, prediction: PredictionCheck,
                  catalog: Catalog | None) -> CheckReport:
     return run_answer_checks(answer_context(layout, question, prediction, catalog))
+
+
+def _read_log_tail(layout: ScratchLayout, notes: list[str]) -> str:
+    """The last QUERY_LOG_TAIL_BYTES of run_sql's log (the final query is its last line)."""
+    try:
+        data, cut = safe_files.read_tail(layout.query_log, max_bytes=QUERY_LOG_TAIL_BYTES)
+    except FileNotFoundError:
+        return ""
+    except (UnsafeFile, OSError) as exc:
+        notes.append(f"run_sql's log not read: {exc}")
+        return ""
+    if cut:  # the first line may be a part of one
+        data = data.partition(b"\n")[2]
+        notes.append(f"run_sql's log is over {QUERY_LOG_TAIL_BYTES:,} bytes: only its last lines were read")
+    return data.decode("utf-8", errors="replace")
 
 
 def _read_safely(path: Path, cap: int) -> str:

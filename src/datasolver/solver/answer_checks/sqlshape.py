@@ -220,11 +220,36 @@ class ParsedSql:
         return found
 
 
+MAX_SQL_CHARS = 64 * 1024
+"""Longest SQL read (sqlglot holds ~350 bytes per character: 3 MB of SQL took 1.2 GB and 40 s)."""
+MAX_SQL_DEPTH = 32
+"""Deepest nesting of parentheses read (sqlglot's parser recurses; 64 levels end in RecursionError)."""
+
+
+def sql_refusal(sql: str) -> str | None:
+    """Why `sql` is not read by the checks (too long, nested too deeply), or None."""
+    if len(sql) > MAX_SQL_CHARS:
+        return f"the final SQL is {len(sql):,} characters, over the {MAX_SQL_CHARS:,} the checks read"
+    depth = deepest = 0
+    for char in sql:
+        if char == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == ")":
+            depth -= 1
+    if deepest > MAX_SQL_DEPTH:
+        return f"the final SQL nests {deepest} parentheses deep, over the {MAX_SQL_DEPTH} the checks read"
+    return None
+
+
 def parse_sql(sql: str) -> ParsedSql | None:
-    """The SQL parsed as DuckDB, or None when sqlglot cannot read it as one statement."""
+    """The SQL parsed as DuckDB, or None when sqlglot cannot read it as one statement (or it is over
+    the size and depth the checks read: `sql_refusal`)."""
+    if sql_refusal(sql):
+        return None
     try:
         trees = sqlglot.parse(sql, read="duckdb")
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError):
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError, RecursionError):
         return None
     trees = [t for t in trees if t is not None]
     if len(trees) != 1:

@@ -54,7 +54,7 @@ class SolverToolbox(Toolbox[ToolContext]):
 
             # Exploration queries get the same wall-clock budget as a solver run. The cache is the
             # parent's own (cache/), outside what the sandbox can write.
-            self._catalog = Catalog.open(self.layout.root, cache_dir=self.layout.cache,
+            self._catalog = Catalog.open(self.layout.root, cache_dir=self.layout.own_cache(),
                                          timeout_s=self.context.limits.timeout_s)
         return self._catalog
 
