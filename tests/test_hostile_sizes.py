@@ -72,6 +72,134 @@ def _measured(command: list[str], timeout_s: float, env: dict | None) -> Measure
     return Measured(proc.returncode, text, usage.ru_maxrss)
 
 
+# ----------------------------------------------------------------------------- PDFs: forms inside forms
+
+def nested_forms_pdf(depth: int = 7, fan: int = 10, leaf: bytes = b"BT /F1 1 Tf 10 10 Td (x) Tj ET\n") -> bytes:
+    """One page whose content is `/X0 Do`; form k draws form k+1 `fan` times, `depth` forms deep,
+    the last one `leaf` (a text draw): fan**depth draws from about 2 KB."""
+    forms = list(range(6, 6 + depth))
+
+    def stream(data: bytes, extra: bytes = b"") -> bytes:
+        packed = zlib.compress(data)
+        return b"<< /Length %d /Filter /FlateDecode " % len(packed) + extra + b">>\nstream\n" + packed + b"\nendstream"
+
+    objects = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        3: (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            f"/Resources << /XObject << /X0 {forms[0]} 0 R >> /Font << /F1 5 0 R >> >> >>").encode(),
+        4: stream(b"/X0 Do\n"),
+        5: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    }
+    for level, number in enumerate(forms):
+        inner = f"/XObject << /X0 {forms[level + 1]} 0 R >> " if level + 1 < depth else ""
+        body = b"/X0 Do\n" * fan if inner else leaf
+        resources = f"/Resources << {inner}/Font << /F1 5 0 R >> >> ".encode()
+        objects[number] = stream(body, b"/Type /XObject /Subtype /Form /BBox [0 0 612 792] " + resources)
+    out, offsets = bytearray(b"%PDF-1.4\n"), {}
+    for number in sorted(objects):
+        offsets[number] = len(out)
+        out += b"%d 0 obj\n" % number + objects[number] + b"\nendobj\n"
+    xref, size = len(out), max(objects) + 1
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % size + b"".join(b"%010d 00000 n \n" % offsets[n] for n in range(1, size))
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, xref)
+    return bytes(out)
+
+
+def test_a_pdf_of_forms_nested_7_deep_is_refused_within_bounds(tmp_path: Path) -> None:
+    """The issue's PDF: before, `docs --no-llm` was still running at 60-90 s (1.2 GB reported)."""
+    bomb = nested_forms_pdf()
+    assert len(bomb) < 3000
+    task = write_task(tmp_path, files={"csv/good.csv": "id\n1\n", "doc/bomb.pdf": bomb})
+    run = run_measured(["docs", "--no-llm", "--out", str(tmp_path / "out"), str(task / "context")])
+    assert run.returncode == 0, run.output
+    assert ("skipped: doc/bomb.pdf: bomb.pdf: page 1 draws forms more than 5,000 times, more than a page of "
+            "text or tables needs; not read") in run.output
+    assert run.peak_kib < PEAK_LIMIT_KIB, f"peak {run.peak_kib >> 10} MiB"
+    assert "Traceback" not in run.output
+
+
+@pytest.mark.parametrize(("pdf", "reason"), [
+    (nested_forms_pdf(depth=13, fan=1), "page 1 nests forms more than 12 deep; not read"),
+    (nested_forms_pdf(depth=2, fan=8, leaf=b"0 0 m\n" * 40_000),  # 240 KB of instructions drawn 8 times
+     "page 1 draws forms holding over 1 MB of drawing instructions (a form counts each time it is drawn)"),
+])
+def test_forms_count_against_the_page_in_depth_and_in_bytes(tmp_path: Path, pdf: bytes, reason: str) -> None:
+    from datasolver.documents.errors import DocumentSkipped
+    from datasolver.documents.pdf import extract_pdf
+    path = tmp_path / "forms.pdf"
+    path.write_bytes(pdf)
+    with pytest.raises(DocumentSkipped, match=reason.replace("(", r"\(").replace(")", r"\)")):
+        extract_pdf(path)
+
+
+def test_forms_within_the_caps_are_read(tmp_path: Path) -> None:
+    from datasolver.documents.pdf import extract_pdf
+    path = tmp_path / "forms.pdf"
+    path.write_bytes(nested_forms_pdf(depth=3, fan=1, leaf=b"BT /F1 12 Tf 72 700 Td (Revenue 2023: 42) Tj ET\n"))
+    assert "Revenue 2023: 42" in extract_pdf(path).text
+
+
+SLOW_PDF_CHILD = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from datasolver.documents import PrepareOptions, prepare_documents, pdf
+    pdf.MAX_FORM_DRAWS = pdf.MAX_PAGE_CONTENT_BYTES = 10 ** 12  # caps lifted: only the deadline is left
+    started = time.monotonic()
+    report = prepare_documents(Path(sys.argv[1]), Path(sys.argv[2]),
+                               PrepareOptions(deadline=time.monotonic() + float(sys.argv[3])))
+    print({s.source: s.reason for s in report.skipped})
+    print(round(time.monotonic() - started, 1))
+""")
+
+
+def test_the_pdf_reader_ends_at_the_deadline_inside_a_page(tmp_path: Path) -> None:
+    """Before, the deadline was looked at between pages only, in a thread nothing could stop: one
+    page of 10^7 draws held the pass (and `run --task-timeout 30` at 150 s). The reader now runs in
+    the sandbox, which is killed at the deadline (here 3 s, with the page caps lifted)."""
+    task = write_task(tmp_path, files={"doc/bomb.pdf": nested_forms_pdf()})
+    done = subprocess.run([sys.executable, "-c", SLOW_PDF_CHILD, str(task / "context"), str(tmp_path / "out"), "3"],
+                          capture_output=True, text=True, timeout=150)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert ("{'doc/bomb.pdf': 'bomb.pdf: not read to the end before the preparing deadline (stopped inside a page)'}"
+            in done.stdout)
+
+
+PREPARE_STAGE_CHILD = textwrap.dedent("""
+    import asyncio, json, sys, time
+    from pathlib import Path
+    from datasolver.data import load_task
+    from datasolver.documents import pdf
+    from datasolver.llm import LLMSettings
+    from datasolver.pipeline import TaskSetup, prepare_stage
+    pdf.MAX_FORM_DRAWS = pdf.MAX_PAGE_CONTENT_BYTES = 10 ** 12  # caps lifted: only the task's deadline is left
+    root = Path(sys.argv[2])
+    setup = TaskSetup(scratch_root=root / "scratch", output_dir=root / "out", logs_dir=root / "logs",
+                      settings=LLMSettings(base_url="http://127.0.0.1:9", api_key=None, model="m"))
+    started = time.monotonic()
+    prepared = asyncio.run(prepare_stage(load_task(Path(sys.argv[1])), setup, prepare_budget_s=float(sys.argv[3])))
+    events = [json.loads(line) for line in (root / "logs" / "task_1" / "trace.jsonl").read_text().splitlines()]
+    print(json.dumps({"skipped": [e.get("skipped") for e in events if e.get("event") == "documents"],
+                      "passes_s": prepared.passes_seconds, "error": prepared.error}))
+""")
+
+
+def test_a_tasks_documents_pass_gets_its_share_of_the_task_deadline(tmp_path: Path) -> None:
+    """`run --task-timeout 30` on the forms PDF was still running at 150 s: the documents pass had
+    300 s of its own whatever the task's deadline. It now shares the prepare stage's part of the
+    deadline with the video pass (here 3 s, with the page caps lifted so that only time stops it),
+    and the time it took is taken off the model's part."""
+    task = write_task(tmp_path / "in", files={"csv/t.csv": "id\n1\n", "doc/bomb.pdf": nested_forms_pdf()})
+    done = subprocess.run([sys.executable, "-c", PREPARE_STAGE_CHILD, str(task), str(tmp_path), "3"],
+                          capture_output=True, text=True, timeout=150)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["error"] is None
+    assert result["skipped"] == [["doc/bomb.pdf: bomb.pdf: not read to the end before the preparing deadline "
+                                  "(stopped inside a page)"]]
+    assert result["passes_s"] > 0
+
+
 # ----------------------------------------------------------------------------- SQLite: bytes, not only rows
 
 ZEROBLOB_VIEW = ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r LIMIT 6) "

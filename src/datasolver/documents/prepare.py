@@ -16,6 +16,7 @@ from typing import Any
 
 from datasolver import safe_write
 from datasolver.data.errors import TaskError
+from datasolver.data.files import list_context_files
 from datasolver.data.input_files import mark_prepared
 from datasolver.data.layout import ScratchLayout
 from datasolver.data.names import canonical_name
@@ -112,8 +113,8 @@ def _read_documents(folder: ScratchLayout | Path, out_dir: Path | None, options:
         raise DocError(f"{source_dir} is not a folder; give the folder that holds the documents")
     # derived/ of a folder someone else made may be a link: refused (UnsafeWrite), never followed.
     safe_write.make_folders(out_dir, base=out_dir if task is None else task)
-    if options.knowledge is None and (source_dir / "knowledge.md").is_file():
-        options = replace(options, knowledge=read_text(source_dir / "knowledge.md"))
+    if options.knowledge is None:  # the input check's knowledge.md (never a link out), within its cap
+        options = replace(options, knowledge=list_context_files(source_dir).knowledge_text() or None)
     report = DocReport(out_dir=out_dir)
     try:
         old = load_manifest(out_dir)
@@ -169,6 +170,7 @@ def _extract(doc: Document, out_dir: Path, used: set[str], report: DocReport,
             pdf = extract_pdf(doc.path, deadline)
             tables, state.text, state.unit, state.n_units = pdf.tables, pdf.text, "pages", pdf.pages
             state.line_pages = [(a, b) for _, a, b in pdf.text_lines]
+            report.warnings.extend(f"{doc.source} {w}" for w in pdf.warnings)
         else:
             state.text = read_text(doc.path)
             tables, warnings = extract_markdown(state.text)
