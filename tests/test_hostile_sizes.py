@@ -320,3 +320,111 @@ def test_the_pipe_table_reader_holds_no_more_padding_than_the_cap() -> None:
     [ragged] = find_pipe_tables(["| a | b | c |", "|---|---|---|", "| 1 |", "| 2 | 3 | 4 |"])
     assert ragged.rows == [["1", "", ""], ["2", "3", "4"]] and ragged.ragged_rows == 1 and not ragged.refused
 
+
+
+# ----------------------------------------------------------------------------- task.json and knowledge.md
+
+def test_a_sparse_3_gib_task_json_is_refused_unread(tmp_path: Path) -> None:
+    """Before: discovery read it whole (a MemoryError at 3.2 GB under a 4 GB limit)."""
+    task = write_task(tmp_path / "in", "task_big", files={"csv/t.csv": "id\n1\n"})
+    write_task(tmp_path / "in", "task_ok", files={"csv/t.csv": "id\n1\n"})
+    with open(task / "task.json", "r+b") as fh:
+        fh.seek(3 * GiB)
+        fh.write(b" ")
+    code = ("import resource, sys; from pathlib import Path; from datasolver.data import discover_tasks; "
+            "found = discover_tasks(Path(sys.argv[1])); print([t.task_id for t in found.tasks]); "
+            "print([reason for _, reason in found.errors]); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    run = _measured([sys.executable, "-c", code, str(tmp_path / "in")], 150, None)
+    assert run.returncode == 0, run.output
+    lines = run.output.splitlines()
+    assert lines[0] == "['task_ok']"
+    assert lines[1] == (f"['{task / 'task.json'}: 3.0 GB, over the 1.0 MB a task.json may hold (a question, an id "
+                        "and a difficulty); the task is not run']")
+    assert run.peak_kib < 300 << 10, f"peak {run.peak_kib >> 10} MiB"
+
+
+def test_a_task_json_that_links_out_of_the_task_or_is_a_fifo_is_refused(tmp_path: Path) -> None:
+    from datasolver.data import TaskError, load_task
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({"question": "SECRET-4242"}), encoding="utf-8")
+    linked = tmp_path / "in" / "task_linked"
+    (linked / "context").mkdir(parents=True)
+    os.symlink(secret, linked / "task.json")
+    with pytest.raises(TaskError, match="link to a file outside the task folder") as caught:
+        load_task(linked)
+    assert "SECRET" not in str(caught.value)
+    fifo = tmp_path / "in" / "task_fifo"
+    (fifo / "context").mkdir(parents=True)
+    os.mkfifo(fifo / "task.json")
+    with pytest.raises(TaskError, match="no task.json"):  # never opened: it is not a regular file
+        load_task(fifo)
+
+
+def _big_knowledge(size: int) -> str:
+    line = f"{'The column `amount` is in yuan; `region` is the sales region.':<63}\n"  # 64: parts end at 8,000
+    return line * (size // len(line) + 1)
+
+
+def test_a_20_mb_knowledge_md_reaches_the_prompt_in_its_first_parts(tmp_path: Path) -> None:
+    """Before: sent whole in each request (10 requests: 201 MB to the model). Now the first prompt
+    holds its first 3 parts and says how to read the rest; the file is read up to 4 MB only."""
+    from datasolver.agent import build_messages, gather_brief
+    from datasolver.data import Catalog
+    from datasolver.solver import prepare_task
+    task = write_task(tmp_path / "in", files={"csv/t.csv": "id\n1\n", "knowledge.md": _big_knowledge(20 << 20)})
+    scratch = prepare_task(task, tmp_path / "scratch")
+    with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
+        messages = build_messages(gather_brief(scratch, catalog))
+    prompt = "\n".join(str(m["content"]) for m in messages)
+    assert len(prompt) < 40_000
+    assert ("… (knowledge.md goes on: this is part 1–3 of 525, its first 24,000 of 4,194,304 characters read (the "
+            "file is 20.0 MB, read up to its first 4.0 MB); `\\knowledge 4` shows the next part, `\\knowledge N` "
+            "part N.)") in prompt
+
+
+def test_a_wide_knowledge_table_costs_the_brief_no_padding(tmp_path: Path) -> None:
+    """The same table as knowledge.md reached 1.4 GB in `run` (column lists, the prompt's knowledge
+    and \\lint read it): the brief is now made in bounded memory."""
+    task = write_task(tmp_path, files={"csv/t.csv": "id\n1\n", "knowledge.md": _wide_markdown(12_000, 12_000)})
+    done = subprocess.run([sys.executable, "-c", BRIEF_CHILD, str(task), str(tmp_path / "scratch")],
+                          capture_output=True, text=True, timeout=150)
+    assert done.returncode == 0, done.stderr[-2000:]
+    peak_kib, opening = map(int, done.stdout.split()[-2:])
+    assert peak_kib < PEAK_LIMIT_KIB, f"peak {peak_kib >> 10} MiB"
+    assert opening < 40_000
+
+
+BRIEF_CHILD = textwrap.dedent("""
+    import resource, sys
+    from pathlib import Path
+    from datasolver.agent import build_messages, gather_brief
+    from datasolver.data import Catalog
+    from datasolver.solver import prepare_task
+    scratch = prepare_task(Path(sys.argv[1]), Path(sys.argv[2]))
+    with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
+        messages = build_messages(gather_brief(scratch, catalog))
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, sum(len(str(m["content"])) for m in messages))
+""")
+
+
+def test_knowledge_md_in_parts_through_explore_data(tmp_path: Path) -> None:
+    from datasolver.solver import SolverToolbox, prepare_task
+    task = write_task(tmp_path / "in", files={"csv/t.csv": "id\n1\n", "knowledge.md": _big_knowledge(30_000) + "END\n"})
+    scratch = prepare_task(task, tmp_path / "scratch")
+    with SolverToolbox(scratch) as toolbox:
+        first = toolbox.call("explore_data", {"query": "\\knowledge"}).text
+        last = toolbox.call("explore_data", {"query": "\\knowledge 4"}).text
+        past = toolbox.call("explore_data", {"query": "\\knowledge 5"})
+    assert first.startswith("knowledge.md, part 1 of 4 (characters 1–8,000 of 30,020 characters):\nThe column")
+    assert last.startswith("knowledge.md, part 4 of 4 (characters 24,001–30,020 of 30,020 characters):")
+    assert last.endswith("END\n")
+    assert not past.ok and past.text == "knowledge.md has 4 part(s): `\\knowledge 1` … `\\knowledge 4`."
+
+
+def test_a_short_knowledge_md_is_whole_everywhere(tmp_path: Path) -> None:
+    from datasolver.data.knowledge_file import KnowledgeFile
+    path = tmp_path / "knowledge.md"
+    path.write_text("# Fields\n`amount`: yuan\n", encoding="utf-8")
+    knowledge = KnowledgeFile.read(path)
+    assert knowledge.opening() == knowledge.part(1) == "# Fields\n`amount`: yuan\n"
+    assert knowledge.part(2) is None and KnowledgeFile.read(None).opening() == ""
