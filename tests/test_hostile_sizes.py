@@ -2,12 +2,13 @@
 deadline, each built here as a file of a few KB in a temporary task folder and run through the real
 command, its peak memory taken from the kernel (`wait4`) and its time bounded by the test's own kill.
 
-Measured before the fix (`/tmp/h33/measure.py`, a /proc sampler of the process tree, on the loaded
-2-core development machine): a 2.2 KB PDF of Form XObjects nested 7 deep x 10 kept `docs --no-llm`
-running at 60 s (killed); an 8 KB SQLite view of six `hex(zeroblob(2e8))` rows took `sql` to 5.4 GB
-(killed at 60 s); a 206 KB JSON of 12,000 objects with a key each reached 1.6 GB under `sql --timeout
-10` (killed at 60 s); a 193 KB pipe table with a 12,000-column header and one-cell rows took `docs`
-to 1.3 GB and wrote a 144 MB CSV; a sparse 3 GiB task.json ended discovery in a MemoryError at 3.2 GB.
+Measured before the fix (a /proc sampler of the process tree, on the loaded 2-core development
+machine; `benchmarks/hostile_sizes.py` measures the same commands now): a 2.2 KB PDF of Form
+XObjects nested 7 deep x 10 kept `docs --no-llm` running at 60 s (killed); an 8 KB SQLite view of six
+`hex(zeroblob(2e8))` rows took `sql` to 5.4 GB (killed at 60 s); a 206 KB JSON of 12,000 objects with
+a key each reached 1.6 GB under `sql --timeout 10` (killed at 60 s); a 193 KB pipe table with a
+12,000-column header and one-cell rows took `docs` to 1.3 GB and wrote a 144 MB CSV; a sparse 3 GiB
+task.json ended discovery in a MemoryError at 3.2 GB.
 """
 
 from __future__ import annotations
@@ -17,94 +18,25 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
-import zlib
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.datafiles import sqlite_file, write_task
-
-GiB = 1 << 30
-# The child's address space: a version without the caps fails fast here instead of exhausting the
-# machine; the figures the issue asks for (1 GB of memory) are checked on the peak the kernel kept.
-CHILD_ADDRESS_SPACE = 3 * GiB
-PEAK_LIMIT_KIB = 1 << 20  # 1 GiB
-
-
-@dataclass
-class Measured:
-    returncode: int
-    output: str
-    peak_kib: int  # the largest resident size of the child or any process it waited for
-
-
-def run_measured(args: list[str], *, timeout_s: float = 150, env: dict | None = None) -> Measured:
-    """`datasolver ARGS` in a child under CHILD_ADDRESS_SPACE; killed (a failed test) past `timeout_s`."""
-    code = (f"import resource, runpy; resource.setrlimit(resource.RLIMIT_AS, ({CHILD_ADDRESS_SPACE}, "
-            f"{CHILD_ADDRESS_SPACE})); import sys; sys.argv = ['datasolver', *sys.argv[1:]]; "
-            "runpy.run_module('datasolver', run_name='__main__')")
-    return _measured([sys.executable, "-c", code, *args], timeout_s, env)
-
-
-def _measured(command: list[str], timeout_s: float, env: dict | None) -> Measured:
-    out_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"measured-{os.getpid()}-{time.monotonic_ns()}.txt"
-    with open(out_path, "w+b") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env={**os.environ, **(env or {})})
-        deadline = time.monotonic() + timeout_s
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                proc.kill()
-                proc.wait()
-                out.seek(0)
-                pytest.fail(f"still running after {timeout_s:g} s: {command[3:]}\n"
-                            f"{out.read().decode(errors='replace')[-2000:]}")
-            time.sleep(0.05)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        text = out.read().decode("utf-8", errors="replace")
-    out_path.unlink()
-    return Measured(proc.returncode, text, usage.ru_maxrss)
+from tests.helpers.hostile_files import (
+    GiB,
+    PEAK_LIMIT_KIB,
+    ZEROBLOB_VIEW,
+    big_knowledge,
+    command_measured,
+    keys_json,
+    nested_forms_pdf,
+    run_measured,
+    wide_markdown,
+)
 
 
 # ----------------------------------------------------------------------------- PDFs: forms inside forms
-
-def nested_forms_pdf(depth: int = 7, fan: int = 10, leaf: bytes = b"BT /F1 1 Tf 10 10 Td (x) Tj ET\n") -> bytes:
-    """One page whose content is `/X0 Do`; form k draws form k+1 `fan` times, `depth` forms deep,
-    the last one `leaf` (a text draw): fan**depth draws from about 2 KB."""
-    forms = list(range(6, 6 + depth))
-
-    def stream(data: bytes, extra: bytes = b"") -> bytes:
-        packed = zlib.compress(data)
-        return b"<< /Length %d /Filter /FlateDecode " % len(packed) + extra + b">>\nstream\n" + packed + b"\nendstream"
-
-    objects = {
-        1: b"<< /Type /Catalog /Pages 2 0 R >>",
-        2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        3: (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-            f"/Resources << /XObject << /X0 {forms[0]} 0 R >> /Font << /F1 5 0 R >> >> >>").encode(),
-        4: stream(b"/X0 Do\n"),
-        5: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    }
-    for level, number in enumerate(forms):
-        inner = f"/XObject << /X0 {forms[level + 1]} 0 R >> " if level + 1 < depth else ""
-        body = b"/X0 Do\n" * fan if inner else leaf
-        resources = f"/Resources << {inner}/Font << /F1 5 0 R >> >> ".encode()
-        objects[number] = stream(body, b"/Type /XObject /Subtype /Form /BBox [0 0 612 792] " + resources)
-    out, offsets = bytearray(b"%PDF-1.4\n"), {}
-    for number in sorted(objects):
-        offsets[number] = len(out)
-        out += b"%d 0 obj\n" % number + objects[number] + b"\nendobj\n"
-    xref, size = len(out), max(objects) + 1
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % size + b"".join(b"%010d 00000 n \n" % offsets[n] for n in range(1, size))
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, xref)
-    return bytes(out)
-
 
 def test_a_pdf_of_forms_nested_7_deep_is_refused_within_bounds(tmp_path: Path) -> None:
     """The issue's PDF: before, `docs --no-llm` was still running at 60-90 s (1.2 GB reported)."""
@@ -202,10 +134,6 @@ def test_a_tasks_documents_pass_gets_its_share_of_the_task_deadline(tmp_path: Pa
 
 # ----------------------------------------------------------------------------- SQLite: bytes, not only rows
 
-ZEROBLOB_VIEW = ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r LIMIT 6) "
-                 "SELECT hex(zeroblob(200000000)) AS v FROM r")
-
-
 def _zeroblob_task(tmp_path: Path) -> Path:
     return write_task(tmp_path, files={"db/zb.sqlite": sqlite_file({"t": ("x INTEGER", [(1,)])}, {"big": ZEROBLOB_VIEW})})
 
@@ -265,14 +193,10 @@ def test_a_view_within_the_byte_budget_loads_whole(tmp_path: Path) -> None:
 
 # ----------------------------------------------------------------------------- tables that pad: JSON key unions, pipe tables
 
-def _keys_json(count: int) -> str:
-    return json.dumps([{f"k{i}": i} for i in range(count)])
-
-
 def test_12000_json_objects_with_a_key_each_are_refused_before_the_table_is_built(tmp_path: Path) -> None:
     """The issue's file (206 KB here): before, 12,000 x 12,000 cells, 1.6 GB and more, and
     `sql --timeout 10` still running at 60 s (answered after 26 s in the issue)."""
-    task = write_task(tmp_path, files={"csv/good.csv": "id\n1\n", "json/keys.json": _keys_json(12_000)})
+    task = write_task(tmp_path, files={"csv/good.csv": "id\n1\n", "json/keys.json": keys_json(12_000)})
     run = run_measured(["tables", str(task)])
     assert run.returncode == 0, run.output
     assert ("unreadable: json/keys.json [keys]: not loaded: its rows would need 12,000 columns, over the "
@@ -286,7 +210,7 @@ def test_12000_json_objects_with_a_key_each_are_refused_before_the_table_is_buil
 def test_json_records_mostly_padding_are_refused_and_sparse_ones_load(tmp_path: Path) -> None:
     from datasolver.data import Catalog
     sparse = [{"id": i, "name": f"n{i}", f"extra{i % 20}": i} for i in range(2_000)]  # 22 columns, 3 values each
-    task = write_task(tmp_path, files={"json/keys.json": _keys_json(3_000), "json/sparse.json": json.dumps(sparse)})
+    task = write_task(tmp_path, files={"json/keys.json": keys_json(3_000), "json/sparse.json": json.dumps(sparse)})
     with Catalog.open(task) as cat:
         cat.load()
         skipped = {s.path: s.reason for s in cat.skipped}
@@ -295,14 +219,9 @@ def test_json_records_mostly_padding_are_refused_and_sparse_ones_load(tmp_path: 
                                                 "(3,000 rows x 3,000 columns), over 16 empty cells per value"}
 
 
-def _wide_markdown(columns: int, rows: int) -> str:
-    header = "| " + " | ".join(f"c{i}" for i in range(columns)) + " |\n|" + "-|" * columns + "\n"
-    return header + "| x |\n" * rows
-
-
 def test_a_pipe_table_with_a_12000_column_header_is_refused_not_padded(tmp_path: Path) -> None:
     """Before: padded to 12,000 x 12,000 (1.3 GB), and `docs` wrote a 144 MB CSV."""
-    task = write_task(tmp_path, files={"csv/good.csv": "id\n1\n", "doc/wide.md": _wide_markdown(12_000, 12_000)})
+    task = write_task(tmp_path, files={"csv/good.csv": "id\n1\n", "doc/wide.md": wide_markdown(12_000, 12_000)})
     run = run_measured(["docs", "--no-llm", "--out", str(tmp_path / "out"), str(task / "context")])
     assert run.returncode == 0, run.output
     assert ("warning: doc/wide.md lines 1-12002: not read as a table: its rows would need 12,000 columns, over the "
@@ -313,7 +232,7 @@ def test_a_pipe_table_with_a_12000_column_header_is_refused_not_padded(tmp_path:
 
 def test_the_pipe_table_reader_holds_no_more_padding_than_the_cap() -> None:
     from datasolver.data.pipe_tables import find_pipe_tables
-    lines = _wide_markdown(3_000, 3_000).split("\n")
+    lines = wide_markdown(3_000, 3_000).split("\n")
     [table] = find_pipe_tables(lines)
     assert table.rows == [] and table.last_line == 3_002
     assert table.refused.startswith("its ") and "over 16 empty cells per value" in table.refused
@@ -334,7 +253,7 @@ def test_a_sparse_3_gib_task_json_is_refused_unread(tmp_path: Path) -> None:
     code = ("import resource, sys; from pathlib import Path; from datasolver.data import discover_tasks; "
             "found = discover_tasks(Path(sys.argv[1])); print([t.task_id for t in found.tasks]); "
             "print([reason for _, reason in found.errors]); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
-    run = _measured([sys.executable, "-c", code, str(tmp_path / "in")], 150, None)
+    run = command_measured([sys.executable, "-c", code, str(tmp_path / "in")])
     assert run.returncode == 0, run.output
     lines = run.output.splitlines()
     assert lines[0] == "['task_ok']"
@@ -360,18 +279,13 @@ def test_a_task_json_that_links_out_of_the_task_or_is_a_fifo_is_refused(tmp_path
         load_task(fifo)
 
 
-def _big_knowledge(size: int) -> str:
-    line = f"{'The column `amount` is in yuan; `region` is the sales region.':<63}\n"  # 64: parts end at 8,000
-    return line * (size // len(line) + 1)
-
-
 def test_a_20_mb_knowledge_md_reaches_the_prompt_in_its_first_parts(tmp_path: Path) -> None:
     """Before: sent whole in each request (10 requests: 201 MB to the model). Now the first prompt
     holds its first 3 parts and says how to read the rest; the file is read up to 4 MB only."""
     from datasolver.agent import build_messages, gather_brief
     from datasolver.data import Catalog
     from datasolver.solver import prepare_task
-    task = write_task(tmp_path / "in", files={"csv/t.csv": "id\n1\n", "knowledge.md": _big_knowledge(20 << 20)})
+    task = write_task(tmp_path / "in", files={"csv/t.csv": "id\n1\n", "knowledge.md": big_knowledge(20 << 20)})
     scratch = prepare_task(task, tmp_path / "scratch")
     with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
         messages = build_messages(gather_brief(scratch, catalog))
@@ -385,7 +299,7 @@ def test_a_20_mb_knowledge_md_reaches_the_prompt_in_its_first_parts(tmp_path: Pa
 def test_a_wide_knowledge_table_costs_the_brief_no_padding(tmp_path: Path) -> None:
     """The same table as knowledge.md reached 1.4 GB in `run` (column lists, the prompt's knowledge
     and \\lint read it): the brief is now made in bounded memory."""
-    task = write_task(tmp_path, files={"csv/t.csv": "id\n1\n", "knowledge.md": _wide_markdown(12_000, 12_000)})
+    task = write_task(tmp_path, files={"csv/t.csv": "id\n1\n", "knowledge.md": wide_markdown(12_000, 12_000)})
     done = subprocess.run([sys.executable, "-c", BRIEF_CHILD, str(task), str(tmp_path / "scratch")],
                           capture_output=True, text=True, timeout=150)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -409,7 +323,7 @@ BRIEF_CHILD = textwrap.dedent("""
 
 def test_knowledge_md_in_parts_through_explore_data(tmp_path: Path) -> None:
     from datasolver.solver import SolverToolbox, prepare_task
-    task = write_task(tmp_path / "in", files={"csv/t.csv": "id\n1\n", "knowledge.md": _big_knowledge(30_000) + "END\n"})
+    task = write_task(tmp_path / "in", files={"csv/t.csv": "id\n1\n", "knowledge.md": big_knowledge(30_000) + "END\n"})
     scratch = prepare_task(task, tmp_path / "scratch")
     with SolverToolbox(scratch) as toolbox:
         first = toolbox.call("explore_data", {"query": "\\knowledge"}).text
@@ -428,3 +342,36 @@ def test_a_short_knowledge_md_is_whole_everywhere(tmp_path: Path) -> None:
     knowledge = KnowledgeFile.read(path)
     assert knowledge.opening() == knowledge.part(1) == "# Fields\n`amount`: yuan\n"
     assert knowledge.part(2) is None and KnowledgeFile.read(None).opening() == ""
+
+
+def test_the_documents_room_reads_knowledge_md_through_the_input_check(tmp_path: Path) -> None:
+    """Before: `(folder / "knowledge.md").is_file()` followed a link out of the task, and its text
+    went to the structurizer's model as the naming anchor. A knowledge.md of the folder still does."""
+    import asyncio
+
+    from datasolver.documents import PrepareOptions, prepare_documents_async
+    from datasolver.llm import LLMClient, LLMSettings
+    from datasolver.llm.fake import ScriptedServer, garbage
+    secret = tmp_path / "credentials"
+    secret.write_text("aws_secret_access_key = SECRET-AWS-4242\n", encoding="utf-8")
+    src = tmp_path / "data"
+    src.mkdir()
+    (src / "report.md").write_text("Shop A opened in 2019 and sold 120 units in March; shop B opened later "
+                                   "and sold 80 units in the same month.\n" * 3, encoding="utf-8")
+
+    def sent_to_the_model() -> str:
+        async def run(server: ScriptedServer) -> None:
+            settings = LLMSettings(base_url=server.base_url, api_key="test-key", model="fake-model", max_retries=0)
+            async with LLMClient(settings) as llm:
+                await prepare_documents_async(src, tmp_path / "out", PrepareOptions(llm=llm))
+
+        with ScriptedServer(script=[garbage()] * 6) as server:
+            asyncio.run(run(server))
+            assert server.requests
+            return json.dumps(server.requests)
+
+    os.symlink(secret, src / "knowledge.md")
+    assert "SECRET-AWS" not in sent_to_the_model()
+    (src / "knowledge.md").unlink()
+    (src / "knowledge.md").write_text("`units`: pieces sold in the month\n", encoding="utf-8")
+    assert "pieces sold in the month" in sent_to_the_model()
