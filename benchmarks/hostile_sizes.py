@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -78,16 +79,43 @@ def measure(label: str, args: list[str], pick: tuple[str, ...], size: str) -> No
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, help="build the folders here and keep them")
-    parser.add_argument("--part", choices=("files", "run", "all"), default="all")
+    parser.add_argument("--part", choices=("files", "run", "cost", "all"), default="all")
     parser.add_argument("--run-tasks", default="pdf,knowledge20", help="the tasks `run` solves (keys of build())")
     args = parser.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="hostile-sizes-"))
     tasks = build(root)
     print(f"load {os.getloadavg()[0]:.1f}; {root}")
-    if args.part != "run":
+    if args.part in ("files", "all"):
         files(root, tasks)
-    if args.part != "files":
+    if args.part in ("run", "all"):
         batch(root, tasks, args.run_tasks.split(","))
+    if args.part in ("cost", "all"):
+        reader_cost(root)
+
+
+def reader_cost(root: Path, count: int = 10) -> None:
+    """What reading PDFs costs in CPU (this process and its children): a pass of `count` one-page
+    PDFs (one sandboxed reader), and one PDF alone."""
+    from datasolver.documents import pdf
+
+    def cpu() -> float:
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+    small = root / "small.pdf"
+    small.write_bytes(nested_forms_pdf(1, 1, b"BT /F1 12 Tf 72 700 Td (Revenue 2023: 42) Tj ET\n"))
+    pdf.extract_pdf(small)  # imports, and a first read
+    started = cpu()
+    pdf.extract_pdf(small)
+    one = cpu() - started
+    started = cpu()
+    read = getattr(pdf, "read_pdfs", None)
+    if read is not None:
+        read([small] * count)
+    else:  # the code before: one PDF at a time, in this process
+        for _ in range(count):
+            pdf.extract_pdf(small)
+    print(f"\nreading PDFs: one alone {one:.2f} CPU-s; a pass of {count} {cpu() - started:.2f} CPU-s")
 
 
 def files(root: Path, tasks: dict[str, Path]) -> None:

@@ -97,6 +97,26 @@ def test_the_pdf_reader_ends_at_the_deadline_inside_a_page(tmp_path: Path) -> No
             in done.stdout)
 
 
+
+def test_one_reader_reads_the_pdfs_of_a_pass_and_a_new_one_goes_on_after_a_kill(tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reader's start (an interpreter, pdfplumber: ~0.7 CPU-s) is paid once for all the PDFs;
+    when one PDF holds it past its time it is skipped, and a fresh reader reads the rest."""
+    from datasolver.documents import pdf
+    from datasolver.documents.errors import DocumentSkipped
+    monkeypatch.setattr(pdf, "MAX_FORM_DRAWS", 10 ** 12)  # the bomb is slow, not refused
+    monkeypatch.setattr(pdf, "MAX_PAGE_CONTENT_BYTES", 10 ** 12)
+    monkeypatch.setattr(pdf, "MAX_PDF_SECONDS", 4.0)
+    paths = []
+    for name, body in (("a", nested_forms_pdf(1, 1, b"BT /F1 12 Tf 72 700 Td (alpha 1) Tj ET\n")),
+                       ("bomb", nested_forms_pdf()), ("c", nested_forms_pdf(1, 1, b"BT /F1 12 Tf 72 700 Td (gamma 3) Tj ET\n"))):
+        paths.append(tmp_path / f"{name}.pdf")
+        paths[-1].write_bytes(body)
+    first, bomb, last = pdf.read_pdfs(paths)
+    assert "alpha 1" in first.text and "gamma 3" in last.text
+    assert isinstance(bomb, DocumentSkipped)
+    assert str(bomb) == "bomb.pdf: not read to the end within its time (stopped inside a page)"
+
 PREPARE_STAGE_CHILD = textwrap.dedent("""
     import asyncio, json, sys, time
     from pathlib import Path

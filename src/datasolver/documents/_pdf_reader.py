@@ -1,10 +1,12 @@
-"""Runs in the sandbox, in its own Python process: read one PDF's pages with pdfplumber, within caps.
+"""Runs in the sandbox, in its own Python process: read PDFs' pages with pdfplumber, within caps.
 
-`python -I _pdf_reader.py IN OUT`: reads {"pdf", "caps", "seconds"} as JSON from IN and writes to OUT
+`python -I _pdf_reader.py IN OUT_DIR`: reads {"pdfs", "caps", "seconds", "seconds_per_pdf"} as JSON
+from IN and, for the k-th PDF in turn, writes `OUT_DIR/k.json` (atomically, once it is read):
 either {"pages": [[number, width, height, [[text, x0, x1, top, bottom, size], ...]], ...],
 "ruled": [[page, top, bottom, rows], ...]} (ruled table cells as pdfplumber gives them) or
 {"skipped": reason}. No datasolver imports (it starts with `python -I`); the parent
-(`documents/pdf.py`) turns the answer into lines and tables and treats it as untrusted.
+(`documents/pdf.py`) turns the answers into lines and tables, treats them as untrusted, and knows
+from the answers present how far a killed reader got.
 
 A PDF is read only within its caps, because a 2.8 KB file can ask for 10^7 text draws: one page
 whose content is `/X0 Do`, and a Form XObject drawing the next one 10 times, 7 deep. Each page's
@@ -15,6 +17,7 @@ and memory whatever this misses.
 """
 
 import json
+import os
 import sys
 import time
 import zlib
@@ -156,19 +159,30 @@ def _inside(obj, boxes):
 def main():
     with open(sys.argv[1], encoding="utf-8") as fh:
         task = json.load(fh)
+    out = sys.argv[2]
     deadline = time.monotonic() + float(task["seconds"])
+    for number, pdf in enumerate(task["pdfs"]):
+        own = min(deadline, time.monotonic() + float(task["seconds_per_pdf"]))
+        if time.monotonic() > deadline:
+            answer = {"skipped": "not read: the preparing deadline had passed"}
+        else:
+            answer = read_one(pdf, task["caps"], own)
+        with open(f"{out}/{number}.part", "w", encoding="utf-8") as fh:
+            json.dump(answer, fh, ensure_ascii=False)
+        os.replace(f"{out}/{number}.part", f"{out}/{number}.json")
+
+
+def read_one(pdf, caps, deadline):
     try:
-        answer = read_pages(task["pdf"], task["caps"], deadline)
+        return read_pages(pdf, caps, deadline)
     except Refused as exc:
-        answer = {"skipped": str(exc)}
+        return {"skipped": str(exc)}
     except MemoryError:
-        answer = {"skipped": "reading it needed more memory than a document may use; not read"}
+        return {"skipped": "reading it needed more memory than a document may use; not read"}
     except RecursionError:
-        answer = {"skipped": "not a readable PDF (its objects are nested too deeply)"}
+        return {"skipped": "not a readable PDF (its objects are nested too deeply)"}
     except Exception as exc:  # noqa: BLE001 - pdfminer raises many unrelated types on damaged files
-        answer = {"skipped": f"not a readable PDF ({type(exc).__name__}: {exc})"}
-    with open(sys.argv[2], "w", encoding="utf-8") as out:
-        json.dump(answer, out, ensure_ascii=False)
+        return {"skipped": f"not a readable PDF ({type(exc).__name__}: {exc})"}
 
 
 if __name__ == "__main__":

@@ -33,9 +33,11 @@ MAX_FORM_DRAWS = 5_000  # pdfminer takes about a millisecond per form drawn
 # The reading itself runs in the sandbox (pdfminer is pure Python: the danger is time and memory,
 # which the sandbox bounds and its supervisor ends on a deadline, Ctrl-C or SIGTERM, also when the
 # pass runs in a worker thread no one can stop). Without a deadline one PDF gets MAX_PDF_SECONDS.
+# One reader reads all the PDFs of a pass (its start, ~0.7 CPU-s, is paid once).
 PDF_MEMORY_BYTES = 1 << 30
 MAX_PDF_SECONDS = 120.0
 START_GRACE_S = 5.0  # the sandbox's own start on a loaded machine, past the reader's deadline
+DEADLINE_PASSED = "not read: the preparing deadline had passed"
 OUTPUT_MAX_BYTES = 64 << 20  # the reader's answer (lines and cells of at most 32 MB of instructions)
 READER = Path(__file__).with_name("_pdf_reader.py")
 
@@ -75,17 +77,45 @@ def _cell(value: Any) -> str:
 
 
 def _reader_limits(seconds: float) -> SandboxLimits:
-    """The sandbox of one PDF read: 1 GiB, its answer as the only file, killed `START_GRACE_S` after
-    the reader's own deadline (`seconds`)."""
+    """The sandbox of one reader: 1 GiB, its answers as the only files, killed `START_GRACE_S` after
+    its own deadline (`seconds`)."""
     backstop = seconds + START_GRACE_S
     return SandboxLimits(timeout_s=backstop, memory_bytes=PDF_MEMORY_BYTES, tree_memory_bytes=PDF_MEMORY_BYTES,
                          cpu_seconds=int(backstop) + 1, file_size_bytes=OUTPUT_MAX_BYTES,
-                         disk_bytes=OUTPUT_MAX_BYTES, max_processes=16)
+                         disk_bytes=4 * OUTPUT_MAX_BYTES, max_processes=16)
 
 
-def _run_reader(path: Path, seconds: float) -> dict[str, Any]:
-    """The reader's answer for one PDF (`_pdf_reader.py`, in the sandbox): it may read that file
-    only (through a link in a folder of its own) and write its answer only."""
+def read_pdfs(paths: list[Path], deadline: float | None = None) -> list[PdfExtraction | DocumentSkipped]:
+    """Every PDF of `paths`, in order: what was read, or why it was not (see `extract_pdf`).
+
+    One sandboxed reader reads them one after the other (one interpreter start for the lot); when
+    it is killed (the deadline, memory), the PDF it was reading is skipped with the reason and a new
+    reader goes on with the rest while time is left.
+    """
+    results: list[PdfExtraction | DocumentSkipped | None] = [None] * len(paths)
+    pending = list(range(len(paths)))
+    while pending:
+        seconds = MAX_PDF_SECONDS * len(pending)
+        if deadline is not None:
+            seconds = min(seconds, deadline - time.monotonic())
+        if seconds <= 0:
+            for i in pending:
+                results[i] = DocumentSkipped(DEADLINE_PASSED)
+            break
+        answers, stopped = _run_reader([paths[i] for i in pending], seconds, deadline is not None)
+        for i, answer in zip(pending, answers):
+            results[i] = _extraction(paths[i], answer)
+        pending = pending[len(answers):]
+        if pending:  # the reader was killed while it read this one
+            results[pending[0]] = DocumentSkipped(f"{paths[pending[0]].name}: {stopped}")
+            pending = pending[1:]
+    return [r if r is not None else DocumentSkipped(DEADLINE_PASSED) for r in results]
+
+
+def _run_reader(paths: list[Path], seconds: float, has_deadline: bool) -> tuple[list[dict[str, Any]], str]:
+    """The answers of one reader (`_pdf_reader.py`, in the sandbox) in order, as far as it got, and
+    why it stopped short of the rest. It may read those files only (through links in a folder of
+    its own) and write its answers only."""
     caps = {"max_pages": MAX_PDF_PAGES, "max_page_bytes": MAX_PAGE_CONTENT_BYTES,
             "max_total_bytes": MAX_PDF_CONTENT_BYTES, "max_form_depth": MAX_FORM_DEPTH,
             "max_form_draws": MAX_FORM_DRAWS}
@@ -93,40 +123,41 @@ def _run_reader(path: Path, seconds: float) -> dict[str, Any]:
         given, out = Path(tmp, "in"), Path(tmp, "out")
         given.mkdir()
         out.mkdir()
-        os.symlink(os.path.realpath(path), given / "document.pdf")
-        request = {"pdf": str(given / "document.pdf"), "caps": caps, "seconds": seconds}
+        for number, path in enumerate(paths):
+            os.symlink(os.path.realpath(path), given / f"{number}.pdf")
+        request = {"pdfs": [str(given / f"{n}.pdf") for n in range(len(paths))], "caps": caps, "seconds": seconds,
+                   "seconds_per_pdf": MAX_PDF_SECONDS}
         (given / "in.json").write_text(json.dumps(request), encoding="utf-8")
         try:
-            run = run_sandboxed([sys.executable, "-I", str(READER), str(given / "in.json"), "out.json"], cwd=out,
+            run = run_sandboxed([sys.executable, "-I", str(READER), str(given / "in.json"), str(out)], cwd=out,
                                 write_dirs=[out], log_dir=out, read_dirs=[given], limits=_reader_limits(seconds),
                                 env={}, fork_server=False)
         except SandboxError as exc:
-            raise DocumentSkipped(f"{path.name}: not read: the sandbox that reads PDFs could not start ({exc})") from exc
-        if run.killed_for == STOPPED_REASON:
-            raise DocumentSkipped(f"{path.name}: not read: {STOPPED_REASON}")
-        if run.timed_out:
-            when = "within its time" if seconds >= MAX_PDF_SECONDS else "before the preparing deadline"
-            raise DocumentSkipped(f"{path.name}: not read to the end {when} (stopped inside a page)")
-        if run.killed_for or run.returncode != 0:
-            why = run.killed_for or run.signal_name or f"exit status {run.returncode}"
-            raise DocumentSkipped(f"{path.name}: not read: the reader was stopped ({why[:200]}); "
-                                  f"a PDF may use at most {PDF_MEMORY_BYTES >> 20} MB of memory")
-        try:
-            answer = json.loads(safe_files.read_text(out / "out.json", max_bytes=OUTPUT_MAX_BYTES))
-        except (OSError, UnsafeFile, ValueError) as exc:
-            raise DocumentSkipped(f"{path.name}: not read: the reader's answer was unreadable ({exc})") from exc
-    if not isinstance(answer, dict):
-        raise DocumentSkipped(f"{path.name}: not read: the reader's answer was unreadable")
-    return answer
+            return [], f"not read: the sandbox that reads PDFs could not start ({exc})"
+        answers = []
+        for number in range(len(paths)):
+            if not safe_files.is_regular(out / f"{number}.json"):
+                break
+            try:
+                answer = json.loads(safe_files.read_text(out / f"{number}.json", max_bytes=OUTPUT_MAX_BYTES))
+            except (OSError, UnsafeFile, ValueError) as exc:
+                answer = {"skipped": f"not read: the reader's answer was unreadable ({exc})"}
+            answers.append(answer if isinstance(answer, dict) else {"skipped": "not read: the reader's answer was "
+                                                                                "unreadable"})
+    if run.killed_for == STOPPED_REASON:
+        return answers, f"not read: {STOPPED_REASON}"
+    if run.timed_out:
+        when = "before the preparing deadline" if has_deadline else "within its time"
+        return answers, f"not read to the end {when} (stopped inside a page)"
+    why = run.killed_for or run.signal_name or f"exit status {run.returncode}"
+    return answers, (f"not read: the reader was stopped ({why[:200]}); a PDF may use at most "
+                     f"{PDF_MEMORY_BYTES >> 20} MB of memory")
 
 
-def _read_pages(path: Path, deadline: float | None = None) -> tuple[list[PageLines], list[_RuledTable]]:
-    seconds = MAX_PDF_SECONDS if deadline is None else min(MAX_PDF_SECONDS, deadline - time.monotonic())
-    if seconds <= 0:
-        raise DocumentSkipped(f"{path.name}: not read: the preparing deadline had passed")
-    answer = _run_reader(path, seconds)
+def _extraction(path: Path, answer: dict[str, Any]) -> PdfExtraction | DocumentSkipped:
+    """The reader's answer for one PDF as an extraction (its types checked), or why it was skipped."""
     if "skipped" in answer:
-        raise DocumentSkipped(f"{path.name}: {str(answer['skipped'])[:500]}")
+        return DocumentSkipped(f"{path.name}: {str(answer['skipped'])[:500]}")
     try:
         pages = [PageLines(int(number), float(width), float(height),
                            [Line(text=str(t), x0=float(x0), x1=float(x1), top=float(top), bottom=float(bottom),
@@ -136,8 +167,11 @@ def _read_pages(path: Path, deadline: float | None = None) -> tuple[list[PageLin
                  for page, top, bottom, table in answer["ruled"]
                  if (rows := [r for r in ([_cell(c) for c in row] for row in table) if any(r)])]
     except (KeyError, TypeError, ValueError) as exc:
-        raise DocumentSkipped(f"{path.name}: not read: the reader's answer was unreadable ({exc})") from exc
-    return pages, ruled
+        return DocumentSkipped(f"{path.name}: not read: the reader's answer was unreadable ({exc})")
+    try:
+        return _extract_from(path, pages, ruled)
+    except DocumentSkipped as exc:
+        return exc
 
 
 def _merge_ruled(ruled: list[_RuledTable], pages: list[PageLines]) -> list[ExtractedTable]:
@@ -180,7 +214,14 @@ def extract_pdf(path: Path, deadline: float | None = None) -> PdfExtraction:
     Read within MAX_PDF_PAGES, MAX_PAGE_CONTENT_BYTES and MAX_PDF_CONTENT_BYTES, and stopped at
     `deadline` (time.monotonic()); past any of them the document is skipped with the reason.
     """
-    pages, ruled = _read_pages(path, deadline)
+    result = read_pdfs([path], deadline)[0]
+    if isinstance(result, DocumentSkipped):
+        raise result
+    return result
+
+
+def _extract_from(path: Path, pages: list[PageLines], ruled: list[_RuledTable]) -> PdfExtraction:
+    """Tables and reflowed text from what the reader gave for one PDF."""
     if not ruled and not any(p.lines for p in pages):
         raise DocumentSkipped(f"{path.name}: no extractable text (a scanned PDF needs OCR, which is not available)")
     pages, removed = strip_running_lines(pages)

@@ -25,7 +25,7 @@ from datasolver.documents.errors import DocError, DocumentSkipped, ManifestError
 from datasolver.documents.manifest import VERSION, load_manifest, save_manifest, write_table
 from datasolver.documents.markdown import extract_markdown
 from datasolver.documents.model import DocReport, DocState, PrepareOptions, SkippedDocument, WrittenTable
-from datasolver.documents.pdf import extract_pdf
+from datasolver.documents.pdf import DEADLINE_PASSED, PdfExtraction, extract_pdf, read_pdfs
 from datasolver.documents.sources import Document, file_sha256, find_documents, read_text
 
 TEXT_DIR = "text"
@@ -122,8 +122,11 @@ def _read_documents(folder: ScratchLayout | Path, out_dir: Path | None, options:
         report.warnings.append(f"{exc}; starting a fresh manifest")
         old = {"tables": [], "documents": []}
     work = _Pass(out_dir, options, report, old, set(), [])
-    for doc in find_documents(source_dir, exclude=out_dir):
-        state = _extract(doc, out_dir, work.used, report, options.deadline)
+    docs = find_documents(source_dir, exclude=out_dir)
+    pdfs = [d for d in docs if d.is_pdf]  # one sandboxed reader for all of them, within the deadline
+    read = dict(zip((d.source for d in pdfs), read_pdfs([d.path for d in pdfs], options.deadline)))
+    for doc in docs:
+        state = _extract(doc, out_dir, work.used, report, options.deadline, read.get(doc.source))
         if state is not None:
             work.states.append(state)
     return work
@@ -160,14 +163,17 @@ def _question_of(task: Path) -> str | None:
 
 
 def _extract(doc: Document, out_dir: Path, used: set[str], report: DocReport,
-             deadline: float | None = None) -> DocState | None:
-    """Run the deterministic path on one document and write its tables (none past `deadline`)."""
+             deadline: float | None = None, pdf: PdfExtraction | DocumentSkipped | None = None) -> DocState | None:
+    """Run the deterministic path on one document and write its tables (none read past `deadline`;
+    a PDF comes read already, `pdf`)."""
     try:
-        if deadline is not None and time.monotonic() > deadline:
-            raise DocumentSkipped("not read: the preparing deadline had passed")
+        if isinstance(pdf, DocumentSkipped):
+            raise pdf
+        if pdf is None and deadline is not None and time.monotonic() > deadline:
+            raise DocumentSkipped(DEADLINE_PASSED)
         state = DocState(doc, file_sha256(doc.path))
         if doc.is_pdf:
-            pdf = extract_pdf(doc.path, deadline)
+            pdf = pdf if pdf is not None else extract_pdf(doc.path, deadline)
             tables, state.text, state.unit, state.n_units = pdf.tables, pdf.text, "pages", pdf.pages
             state.line_pages = [(a, b) for _, a, b in pdf.text_lines]
             report.warnings.extend(f"{doc.source} {w}" for w in pdf.warnings)
