@@ -90,7 +90,7 @@ def _interpreter_class():
             budget = self.device.budget
             try:
                 xobj = stream_value(self.xobjmap[literal_name(xobjid_arg)])
-            except (KeyError, TypeError):
+            except Exception:  # noqa: BLE001 - an unknown or broken XObject: pdfminer's own do_Do decides
                 xobj = None
             if xobj is None or getattr(xobj.get("Subtype"), "name", None) != "Form":
                 return super().do_Do(xobjid_arg)
@@ -110,7 +110,7 @@ def _interpreter_class():
 
 
 def read_pages(path, caps, deadline):
-    import pdfplumber  # what the sandbox is for
+    import pdfplumber  # imported here, in the reader's process only
     from pdfminer.pdftypes import resolve1
     from pdfplumber.page import PDFPageAggregatorWithMarkedContent
 
