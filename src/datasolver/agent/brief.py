@@ -28,7 +28,7 @@ class TaskBrief:
 
     task_id: str
     question: str
-    knowledge: str  # knowledge.md in full, "" when the task has none
+    knowledge: str  # knowledge.md (its first parts when long: KnowledgeFile.opening), "" when the task has none
     tree: str  # directory tree of context/ and derived/ (table files only counted: the tables name them)
     tables: str  # compact table descriptions from the engine's profiles
     document_tables: str = ""  # document-table hints from the documents room, "" when none
@@ -58,7 +58,8 @@ def gather_brief(task_scratch_dir: ScratchLayout | Path, catalog: Catalog, limit
     root = layout.root
     task = task if task is not None else load_task(root)
     files = catalog.files_of(layout.context)  # the scratch's knowledge.md, as the tools see it
-    knowledge = files.knowledge_text()
+    knowledge_file = files.knowledge_file()
+    knowledge = knowledge_file.opening()  # its first parts, and how to read the rest, when it is long
     digest = digest_tables(catalog, max_rows=limits.profile_max_rows, max_chars=limits.profile_chars)
     links = _links(catalog, task.question, knowledge)
     folded: tuple[str, ...] = ()
@@ -78,7 +79,7 @@ def gather_brief(task_scratch_dir: ScratchLayout | Path, catalog: Catalog, limit
         folded=folded,
         video=video,
         video_frames=frames,
-        lint=_lint_summary(catalog, knowledge),
+        lint=_lint_summary(catalog, knowledge_file.text),
         links=links,
         linking=links.render() if links is not None else "",
     )

@@ -29,6 +29,7 @@ from datasolver.clip import clip
 from datasolver.eval import prediction_signature
 from datasolver.llm import LLMClient, LLMError, ToolCall, TraceWriter, user_message
 from datasolver.llm.text_calls import written_query
+from datasolver.solver.tools import written_query_calls
 from datasolver.toolkit import ToolRunner
 
 EVENT_DIRECT = "direct_answer"
@@ -171,11 +172,13 @@ class DirectPath:
         """The query put into solver.py and run (with the answer checks), as the model's calls would."""
         self.runner.warm_up()
         number = len(self.outcome.candidates) + 1
-        edit = await self.runner.run(ToolCall(f"{ID_PREFIX}{number}_edit", "edit_solver", json.dumps({"sql": sql}),
+        (edit_name, edit_args), (run_name, run_args) = written_query_calls(sql).adopt  # the registry's calls
+        edit = await self.runner.run(ToolCall(f"{ID_PREFIX}{number}_edit", edit_name, json.dumps(edit_args),
                                               via=VIA_DIRECT))
         if not edit.ok:
             return Candidate(sql, source, report=edit.text)
-        ran = await self.runner.run(ToolCall(f"{ID_PREFIX}{number}_run", "run_solver", "{}", via=VIA_DIRECT))
+        ran = await self.runner.run(ToolCall(f"{ID_PREFIX}{number}_run", run_name, json.dumps(run_args),
+                                             via=VIA_DIRECT))
         candidate = Candidate(sql, source, ok=ran.ok, report=ran.text)
         if ran.ok:
             report = ran.value

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from datasolver.data.input_files import InputScope, read_prepared_record, walk_inputs
+from datasolver.data.knowledge_file import KnowledgeFile
 from datasolver.data.layout import TaskFolder
 from datasolver.data.names import natural_key
 
@@ -46,9 +47,13 @@ class ContextFiles:
     hidden: list[Path] = field(default_factory=list)  # names starting with a dot: listed, never loaded
     refused: list[tuple[str, str]] = field(default_factory=list)  # (relative path, why it is not read)
 
+    def knowledge_file(self) -> KnowledgeFile:
+        """knowledge.md as read within its cap, in parts (`data.knowledge_file`); empty when none."""
+        return KnowledgeFile.read(self.knowledge)
+
     def knowledge_text(self) -> str:
-        """knowledge.md in full, "" when the folder has none."""
-        return self.knowledge.read_text(encoding="utf-8", errors="replace") if self.knowledge else ""
+        """knowledge.md up to its cap (MAX_KNOWLEDGE_BYTES), "" when the folder has none."""
+        return self.knowledge_file().text
 
     def relative(self, path: Path) -> str:
         try:

@@ -1,8 +1,16 @@
-"""How much input one task may bring: a cap per file and one across all of a task's table files.
+"""How much input one task may bring: a cap per file and one across all of a task's table files,
+and how large a table a reader may make of what a file writes.
 
-Decided at registration from file sizes alone, before any row is read, so that the parent and the
-sandboxed solver.py (which opens the same catalog) skip the same files. A file over a cap is a
-per-file note like any unreadable file; the other tables still load.
+The file caps are decided at registration from file sizes alone, before any row is read, so that
+the parent and the sandboxed solver.py (which opens the same catalog) skip the same files. A file
+over a cap is a per-file note like any unreadable file; the other tables still load.
+
+The shape cap (`shape_refusal`) is for readers that pad: JSON records with different keys and
+Markdown pipe rows shorter than their header become rows of the full width, so 12,000 objects with
+a key each (169 KB) asked for a 12,000 x 12,000 table (2.5 GB). A table may have at most
+MAX_TABLE_COLUMNS columns, and its empty padding may outnumber the cells the file writes only up to
+PADDING_PER_VALUE each (or PADDING_FLOOR_CELLS in all): the memory a table costs stays in
+proportion to the file.
 """
 
 from __future__ import annotations
@@ -23,6 +31,9 @@ GiB = 1 << 30
 # 4 GiB per task keep one task well inside a 16-24 GB machine running several tasks at once.
 DEFAULT_MAX_FILE_BYTES = 2 * GiB
 DEFAULT_MAX_TOTAL_BYTES = 4 * GiB
+MAX_TABLE_COLUMNS = 4_096
+PADDING_PER_VALUE = 16
+PADDING_FLOOR_CELLS = 1_000_000
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
           "mib": 1 << 20, "g": GiB, "gb": GiB, "gib": GiB, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
 
@@ -80,3 +91,15 @@ class InputBudget:
 
     def spend(self, size: int) -> None:
         self.used += size
+
+
+def shape_refusal(rows: int, columns: int, values: int) -> str | None:
+    """Why a table of `rows` x `columns` may not be built from the `values` cells a file writes
+    (the rest is padding), or None when it may. Decided before any row is padded."""
+    if columns > MAX_TABLE_COLUMNS:
+        return f"its rows would need {columns:,} columns, over the {MAX_TABLE_COLUMNS:,}-column limit for a table"
+    padding = rows * columns - values
+    if padding > max(PADDING_FLOOR_CELLS, PADDING_PER_VALUE * values):
+        return (f"its {values:,} values would be padded to {rows * columns:,} cells ({rows:,} rows x {columns:,} "
+                f"columns), over {PADDING_PER_VALUE} empty cells per value")
+    return None

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from datasolver.data.arrow_columns import TextTable, table_from_records
 from datasolver.data.errors import SourceSkipped
+from datasolver.data.input_limits import shape_refusal
 
 HEAD_BYTES = 64 * 1024
 _TABLE_KEY = re.compile(r'^\s*\{\s*"table"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"records"\s*:\s*\[')
@@ -35,7 +36,22 @@ class JsonTable:
     note: str = ""
 
     def to_table(self) -> TextTable:
+        """The records as one table, refused (SourceSkipped) before it is built when padding them
+        to a common width would make it too large (`input_limits.shape_refusal`)."""
+        refusal = records_refusal(self.records)
+        if refusal:
+            raise SourceSkipped(f"not loaded: {refusal}")
         return table_from_records(self.records)
+
+
+def records_refusal(records: list[dict]) -> str | None:
+    """Why rows with these keys may not become one table (too wide, or mostly padding), or None."""
+    keys: dict[str, None] = {}
+    values = 0
+    for record in records:
+        values += len(record)
+        keys.update(dict.fromkeys(record))
+    return shape_refusal(len(records), len(keys), values)
 
 
 @dataclass

@@ -112,7 +112,7 @@ def find_column_lists(lines: list[str]) -> list[ColumnList]:
     found = []
     for table in find_pipe_tables(lines, broken_rows=True):
         roles = tuple(header_role(h) for h in table.header)
-        if _is_column_list(roles) and not table.ragged_rows:
+        if _is_column_list(roles) and not table.ragged_rows and not table.refused:
             found.append(ColumnList(tuple(table.header), roles, tuple(tuple(r) for r in table.rows),
                                     table.first_line - 1, table.last_line, "pipe"))
     return sorted(found + _csv_lists(lines), key=lambda c: c.start)

@@ -2,12 +2,19 @@
 
 The documents room extracts data tables with it; knowledge.md's column lists (`data.knowledge_lists`),
 the prompt's knowledge text (`agent.knowledge`) and `\\lint` read knowledge.md with it.
+
+Rows shorter than the header are padded to its width, as GFM renders them; so a 12,000-column
+header over one-cell rows asked for 12,000 x 12,000 cells (1.3 GB from 193 KB). A table is held
+only within `input_limits.shape_refusal` (columns, and padding in proportion to the cells written):
+past it the table keeps its header and lines, holds no rows, and `refused` says why.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from datasolver.data.input_limits import shape_refusal
 
 _DELIM_CELL = re.compile(r"^\s*:?-+:?\s*$")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
@@ -26,6 +33,8 @@ class PipeTable:
     last_line: int
     ragged_rows: int = 0
     """Rows whose cell count differed from the header (padded or cut, as GFM renders them)."""
+    refused: str = ""
+    """Why the rows were not kept (too wide, or mostly padding); "" for a table read whole."""
 
 
 def split_row(line: str) -> list[str]:
@@ -105,21 +114,28 @@ def find_pipe_tables(lines: list[str], *, broken_rows: bool = False) -> list[Pip
             i += 1
             continue
         table = PipeTable(header=header, rows=[], first_line=i + 1, last_line=i + 2)
+        table.refused = shape_refusal(0, len(header), 0) or ""
         joins = broken_rows and _closed(line)
-        j = i + 2
+        j, rows, written = i + 2, 0, 0
         # The body runs until a blank line or a line without a pipe (GFM).
         while j < len(lines) and lines[j].strip() and _has_pipe(lines[j]):
             row = lines[j]
             while joins and not _closed(row) and j + 1 < len(lines) and _continues(lines[j + 1]):
                 j += 1
                 row += " " + lines[j].strip()
-            cells = split_row(row)
-            if len(cells) != len(header):
-                table.ragged_rows += 1
-                cells = (cells + [""] * len(header))[: len(header)]
-            table.rows.append(cells)
             table.last_line = j + 1
             j += 1
+            if table.refused:
+                continue  # the body is passed over, not held
+            cells = split_row(row)
+            rows, written = rows + 1, written + min(len(cells), len(header))
+            if len(cells) != len(header):
+                table.ragged_rows += 1
+                if refusal := shape_refusal(rows, len(header), written):
+                    table.refused, table.rows = refusal, []
+                    continue
+                cells = (cells + [""] * len(header))[: len(header)]
+            table.rows.append(cells)
         tables.append(table)
         i = j
     return tables

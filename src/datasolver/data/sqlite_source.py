@@ -10,6 +10,12 @@ other way to stop a statement: a read stops when the caller's `stop()` says so (
 interrupt and timeout), a view's read also after VIEW_BUDGET_S or VIEW_MAX_ROWS rows, and a count
 for a listing after COUNT_BUDGET_S (the rows then show as unknown). A table's scan is bounded by its
 file, which the input caps bound.
+
+Rows and seconds do not bound bytes: one `hex(zeroblob(2e8))` is one VM step and 400 MB, so an 8 KB
+file whose view gives six such rows took a read to 5.4 GB. Every connection refuses a string or
+blob longer than MAX_VALUE_BYTES (`SQLITE_LIMIT_LENGTH`), and what SQLite computes rather than
+stores (a view, a virtual table, a table's generated columns) is read within MAX_COMPUTED_BYTES,
+counted row by row inside SQLite before a row reaches Python.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from pathlib import Path
 from datasolver.data.arrow_columns import TextTable, table_from_columns
 from datasolver.data.errors import SourceSkipped, SourceStopped
 from datasolver.data.names import quote_ident, unique_names
+from datasolver.sizes import human_size
 
 FETCH_BATCH = 50_000
 PROGRESS_STEPS = 20_000  # SQLite VM instructions between two checks (well under a millisecond)
@@ -30,6 +37,9 @@ SCHEMA_BUDGET_S = 5.0  # reading the catalogue of one file
 COUNT_BUDGET_S = 2.0  # a row count shown by a listing
 VIEW_BUDGET_S = 30.0  # reading all rows of one view (a table's scan is bounded by its file)
 VIEW_MAX_ROWS = 5_000_000
+MAX_VALUE_BYTES = 16 << 20  # the longest string or blob any statement may make
+MAX_COMPUTED_BYTES = 64 << 20  # text and blobs one view (or computed table) may give, all rows together
+_BUDGET_FUNCTION = "datasolver_bytes_budget"
 Stop = Callable[[], bool]
 
 
@@ -49,6 +59,7 @@ def _connect(path: Path, budget_s: float | None = None, stop: Stop = _never) -> 
     # immutable=1: the input folder is read-only, so no locks or journal files are attempted.
     uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
     conn = sqlite3.connect(uri, uri=True)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
     deadline = None if budget_s is None else time.monotonic() + budget_s
     conn.set_progress_handler(lambda: stop() or (deadline is not None and time.monotonic() > deadline),
                               PROGRESS_STEPS)
@@ -60,6 +71,43 @@ def _stopped_reason(exc: sqlite3.Error, stop: Stop, budget_s: float | None) -> s
     if "interrupted" not in str(exc):
         return None
     return "stopped" if stop() else f"took longer than {budget_s:g} s"
+
+
+class _ByteBudget:
+    """What a computed object's rows may hold; called by SQLite once per row with its length."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.used, self.passed = limit, 0, False
+
+    def __call__(self, size: int | None) -> int:
+        self.used += size or 0
+        if self.used > self.limit:
+            self.passed = True
+            raise OverflowError("over the byte budget")  # ends the statement before the row is returned
+        return 1
+
+
+def _computed(conn: sqlite3.Connection, name: str, kind: str) -> bool:
+    """Whether SQLite computes the object's rows (a view, a virtual table, generated columns)
+    rather than reading them from the file."""
+    if kind == "view":
+        return True
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (name,)).fetchone()
+    if sql and isinstance(sql[0], str) and sql[0].lstrip().upper().startswith("CREATE VIRTUAL"):
+        return True
+    return any(row[-1] in (2, 3) for row in conn.execute(f"PRAGMA table_xinfo({quote_ident(name)})"))
+
+
+def _select(conn: sqlite3.Connection, name: str, kind: str) -> tuple[str, _ByteBudget | None]:
+    """The statement that reads every row, and the byte budget it counts against (computed objects)."""
+    plain = f"SELECT * FROM {quote_ident(name)}"
+    if not _computed(conn, name, kind):
+        return plain, None
+    columns = [d[0] for d in conn.execute(plain + " LIMIT 0").description]
+    budget = _ByteBudget(MAX_COMPUTED_BYTES)
+    conn.create_function(_BUDGET_FUNCTION, 1, budget)
+    sizes = " + ".join(f"coalesce(length(CAST({quote_ident(c)} AS BLOB)), 0)" for c in columns) or "0"
+    return f"{plain} WHERE {_BUDGET_FUNCTION}({sizes})", budget
 
 
 def list_objects(path: Path) -> list[SqliteObject]:
@@ -107,11 +155,13 @@ def read_object(path: Path, name: str, kind: str = "table", stop: Stop = _never)
     VIEW_MAX_ROWS rows (a view's rows are not bounded by the file).
     """
     budget_s = VIEW_BUDGET_S if kind == "view" else None
+    budget: _ByteBudget | None = None
     try:
         conn = _connect(path, budget_s, stop)
         try:
             conn.text_factory = _text_or_bytes
-            cursor = conn.execute(f"SELECT * FROM {quote_ident(name)}")
+            statement, budget = _select(conn, name, kind)
+            cursor = conn.execute(statement)
             names = unique_names([d[0] for d in cursor.description])
             columns: list[list[object]] = [[] for _ in names]
             rows = 0
@@ -126,6 +176,12 @@ def read_object(path: Path, name: str, kind: str = "table", stop: Stop = _never)
         finally:
             conn.close()
     except sqlite3.Error as exc:
+        if budget is not None and budget.passed:
+            raise SourceSkipped(f"SQLite {kind} {name!r} gives more than {human_size(MAX_COMPUTED_BYTES)} of text "
+                                "and blobs; query the tables it reads instead") from exc
+        if "too big" in str(exc):  # SQLITE_TOOBIG: SQLITE_LIMIT_LENGTH
+            raise SourceSkipped(f"SQLite {kind} {name!r} holds a value longer than {human_size(MAX_VALUE_BYTES)}, "
+                                "more than a table cell needs; not loaded") from exc
         reason = _stopped_reason(exc, stop, budget_s)
         if reason == "stopped":
             raise SourceStopped(f"SQLite {kind} {name!r}: the read was stopped") from exc

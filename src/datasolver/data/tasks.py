@@ -10,11 +10,15 @@ from pathlib import Path
 
 from datasolver.data.errors import TaskError
 from datasolver.data.files import ContextFiles, list_context_files
+from datasolver.data.input_files import InputScope, read_capped
 from datasolver.data.layout import TaskFolder
 from datasolver.data.names import natural_key
+from datasolver.sizes import human_size
 
 DIFFICULTIES = ("easy", "medium", "hard", "extreme")
 
+MAX_TASK_JSON_BYTES = 1 << 20
+"""task.json is read only this far: a sparse 3 GiB one took discovery to 3.2 GB and a MemoryError."""
 TASK_ID_MAX_BYTES = 128
 """A task id names folders (scratch, logs, output): one path component, well under NAME_MAX."""
 _TASK_ID = re.compile(r"[\w.-]+")
@@ -76,8 +80,18 @@ def load_task(task_dir: Path) -> Task:
     spec_path = TaskFolder(task_dir).task_json
     if not spec_path.is_file():
         raise TaskError(f"{task_dir}: no task.json")
+    refusal = InputScope(task_dir).refusal(spec_path)
+    if refusal:
+        raise TaskError(f"{spec_path}: {refusal}; the task is not run")
     try:
-        spec = json.loads(spec_path.read_text(encoding="utf-8-sig"))
+        read = read_capped(spec_path, MAX_TASK_JSON_BYTES)
+    except OSError as exc:
+        raise TaskError(f"{spec_path}: {exc.strerror or exc}; the task is not run") from exc
+    if read.cut:
+        raise TaskError(f"{spec_path}: {human_size(read.size)}, over the {human_size(MAX_TASK_JSON_BYTES)} a "
+                        "task.json may hold (a question, an id and a difficulty); the task is not run")
+    try:
+        spec = json.loads(read.data.decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise TaskError(f"{spec_path}: not valid UTF-8 JSON ({exc})") from exc
     except RecursionError:

@@ -44,6 +44,10 @@ def extract_markdown(text: str) -> tuple[list[ExtractedTable], list[str]]:
     for group in merge_continued(find_pipe_tables(text.split("\n"))):
         rows = [r for t in group for r in t.rows]
         location = format_ranges([(t.first_line, t.last_line) for t in group], "lines")
+        refused = [t.refused for t in group if t.refused]
+        if refused:
+            warnings.append(f"{location}: not read as a table: {refused[0]}")
+            continue
         ragged = sum(t.ragged_rows for t in group)
         if ragged:
             warnings.append(f"{location}: {ragged} row(s) had a different cell count than the header (padded/cut)")

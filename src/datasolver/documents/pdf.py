@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import sys
+import tempfile
 import time
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,14 +16,30 @@ from datasolver.documents.errors import DocumentSkipped
 from datasolver.documents.markdown import format_ranges, merge_continued, unique_columns
 from datasolver.documents.model import ExtractedTable
 from datasolver.documents.reflow import Line, PageLines, join_lines, reflow, render, strip_running_lines
+from datasolver.sandbox import SandboxError, SandboxLimits, UnsafeFile, run_sandboxed, safe_files
+from datasolver.sandbox.run import STOPPED_REASON
 
 
-# A 6.4 KB PDF whose one page holds 200k drawing operators cost pdfminer 1.1 GB and a minute: a
-# PDF is read only within these caps, each page's drawing instructions measured (decompressed,
-# bounded) before pdfminer interprets them. A real page rarely holds more than a few hundred KB.
+# A 6.4 KB PDF whose one page holds 200k drawing operators cost pdfminer 1.1 GB and a minute, and a
+# 2.8 KB one whose page draws Form XObjects nested 7 deep x 10 asked for 10^7 text draws: a PDF is
+# read only within these caps (a page's drawing instructions, a form counted each time it is drawn),
+# measured before and while pdfminer interprets them (`_pdf_reader.py`). A real page rarely holds
+# more than a few hundred KB, and rarely nests forms more than two or three deep.
 MAX_PDF_PAGES = 500
 MAX_PAGE_CONTENT_BYTES = 1 << 20
 MAX_PDF_CONTENT_BYTES = 32 << 20
+MAX_FORM_DEPTH = 12
+MAX_FORM_DRAWS = 5_000  # pdfminer takes about a millisecond per form drawn
+# The reading itself runs in the sandbox (pdfminer is pure Python: the danger is time and memory,
+# which the sandbox bounds and its supervisor ends on a deadline, Ctrl-C or SIGTERM, also when the
+# pass runs in a worker thread no one can stop). Without a deadline one PDF gets MAX_PDF_SECONDS.
+# One reader reads all the PDFs of a pass (its start, ~0.7 CPU-s, is paid once).
+PDF_MEMORY_BYTES = 1 << 30
+MAX_PDF_SECONDS = 120.0
+START_GRACE_S = 5.0  # the sandbox's own start on a loaded machine, past the reader's deadline
+DEADLINE_PASSED = "not read: the preparing deadline had passed"
+OUTPUT_MAX_BYTES = 64 << 20  # the reader's answer (lines and cells of at most 32 MB of instructions)
+READER = Path(__file__).with_name("_pdf_reader.py")
 
 
 @dataclass
@@ -43,6 +62,8 @@ class PdfExtraction:
     pages: int
     removed: list[str] = field(default_factory=list)
     """Running headers, footers and page numbers that were dropped."""
+    warnings: list[str] = field(default_factory=list)
+    """Tables in the text that were not read as tables, and why."""
 
 
 def _cell(value: Any) -> str:
@@ -55,84 +76,102 @@ def _cell(value: Any) -> str:
     return text.strip()
 
 
-def _inside(obj: dict[str, Any], boxes: list[tuple[float, float, float, float]]) -> bool:
-    cx = (obj["x0"] + obj["x1"]) / 2
-    cy = (obj["top"] + obj["bottom"]) / 2
-    return any(x0 <= cx <= x1 and top <= cy <= bottom for x0, top, x1, bottom in boxes)
+def _reader_limits(seconds: float) -> SandboxLimits:
+    """The sandbox of one reader: 1 GiB, its answers as the only files, killed `START_GRACE_S` after
+    its own deadline (`seconds`)."""
+    backstop = seconds + START_GRACE_S
+    return SandboxLimits(timeout_s=backstop, memory_bytes=PDF_MEMORY_BYTES, tree_memory_bytes=PDF_MEMORY_BYTES,
+                         cpu_seconds=int(backstop) + 1, file_size_bytes=OUTPUT_MAX_BYTES,
+                         disk_bytes=4 * OUTPUT_MAX_BYTES, max_processes=16)
 
 
-def _content_bytes(page: Any) -> int:
-    """The decompressed size of a page's drawing instructions, counted up to the page cap only."""
-    from pdfminer.pdftypes import resolve1
+def read_pdfs(paths: list[Path], deadline: float | None = None) -> list[PdfExtraction | DocumentSkipped]:
+    """Every PDF of `paths`, in order: what was read, or why it was not (see `extract_pdf`).
 
-    total = 0
-    for stream in (resolve1(s) for s in page.page_obj.contents):
-        if getattr(stream, "data", None) is not None:  # already decoded by pdfminer
-            total += len(stream.data)
-        elif getattr(stream, "rawdata", None) is not None:
-            filters = [getattr(f, "name", str(f)) for f, _ in stream.get_filters()]
-            if filters == ["FlateDecode"]:  # the usual case: inflate at most what the cap allows
-                left = MAX_PAGE_CONTENT_BYTES + 1 - total
-                total += len(zlib.decompressobj().decompress(stream.rawdata, left))
-            elif not filters:
-                total += len(stream.rawdata)
-            else:  # other filters are rare in content streams: pdfminer's own decoder, then measured
-                total += len(stream.get_data())
-        if total > MAX_PAGE_CONTENT_BYTES:
+    One sandboxed reader reads them one after the other (one interpreter start for the lot); when
+    it is killed (the deadline, memory), the PDF it was reading is skipped with the reason and a new
+    reader goes on with the rest while time is left.
+    """
+    results: list[PdfExtraction | DocumentSkipped | None] = [None] * len(paths)
+    pending = list(range(len(paths)))
+    while pending:
+        seconds = MAX_PDF_SECONDS * len(pending)
+        if deadline is not None:
+            seconds = min(seconds, deadline - time.monotonic())
+        if seconds <= 0:
+            for i in pending:
+                results[i] = DocumentSkipped(DEADLINE_PASSED)
             break
-    return total
+        answers, stopped = _run_reader([paths[i] for i in pending], seconds, deadline is not None)
+        for i, answer in zip(pending, answers):
+            results[i] = _extraction(paths[i], answer)
+        pending = pending[len(answers):]
+        if pending:  # the reader was killed while it read this one
+            results[pending[0]] = DocumentSkipped(f"{paths[pending[0]].name}: {stopped}")
+            pending = pending[1:]
+    return [r if r is not None else DocumentSkipped(DEADLINE_PASSED) for r in results]
 
 
-def _check_caps(path: Path, number: int, page: Any, used: int) -> int:
-    """Raise DocumentSkipped when the page breaks a cap; return the content bytes read so far."""
-    if number > MAX_PDF_PAGES:
-        raise DocumentSkipped(f"{path.name}: more than {MAX_PDF_PAGES} pages; only PDFs within that are read")
-    size = _content_bytes(page)
-    if size > MAX_PAGE_CONTENT_BYTES:
-        raise DocumentSkipped(f"{path.name}: page {number} holds over {MAX_PAGE_CONTENT_BYTES >> 20} MB of drawing "
-                              "instructions, more than a page of text or tables needs; not read")
-    if used + size > MAX_PDF_CONTENT_BYTES:
-        raise DocumentSkipped(f"{path.name}: its pages hold over {MAX_PDF_CONTENT_BYTES >> 20} MB of drawing "
-                              "instructions in all; not read")
-    return used + size
+def _run_reader(paths: list[Path], seconds: float, has_deadline: bool) -> tuple[list[dict[str, Any]], str]:
+    """The answers of one reader (`_pdf_reader.py`, in the sandbox) in order, as far as it got, and
+    why it stopped short of the rest. It may read those files only (through links in a folder of
+    its own) and write its answers only."""
+    caps = {"max_pages": MAX_PDF_PAGES, "max_page_bytes": MAX_PAGE_CONTENT_BYTES,
+            "max_total_bytes": MAX_PDF_CONTENT_BYTES, "max_form_depth": MAX_FORM_DEPTH,
+            "max_form_draws": MAX_FORM_DRAWS}
+    with tempfile.TemporaryDirectory(prefix="datasolver-pdf-") as tmp:
+        given, out = Path(tmp, "in"), Path(tmp, "out")
+        given.mkdir()
+        out.mkdir()
+        for number, path in enumerate(paths):
+            os.symlink(os.path.realpath(path), given / f"{number}.pdf")
+        request = {"pdfs": [str(given / f"{n}.pdf") for n in range(len(paths))], "caps": caps, "seconds": seconds,
+                   "seconds_per_pdf": MAX_PDF_SECONDS}
+        (given / "in.json").write_text(json.dumps(request), encoding="utf-8")
+        try:
+            run = run_sandboxed([sys.executable, "-I", str(READER), str(given / "in.json"), str(out)], cwd=out,
+                                write_dirs=[out], log_dir=out, read_dirs=[given], limits=_reader_limits(seconds),
+                                env={}, fork_server=False)
+        except SandboxError as exc:
+            return [], f"not read: the sandbox that reads PDFs could not start ({exc})"
+        answers = []
+        for number in range(len(paths)):
+            if not safe_files.is_regular(out / f"{number}.json"):
+                break
+            try:
+                answer = json.loads(safe_files.read_text(out / f"{number}.json", max_bytes=OUTPUT_MAX_BYTES))
+            except (OSError, UnsafeFile, ValueError) as exc:
+                answer = {"skipped": f"not read: the reader's answer was unreadable ({exc})"}
+            answers.append(answer if isinstance(answer, dict) else {"skipped": "not read: the reader's answer was "
+                                                                                "unreadable"})
+    if run.killed_for == STOPPED_REASON:
+        return answers, f"not read: {STOPPED_REASON}"
+    if run.timed_out:
+        when = "before the preparing deadline" if has_deadline else "within its time"
+        return answers, f"not read to the end {when} (stopped inside a page)"
+    why = run.killed_for or run.signal_name or f"exit status {run.returncode}"
+    return answers, (f"not read: the reader was stopped ({why[:200]}); a PDF may use at most "
+                     f"{PDF_MEMORY_BYTES >> 20} MB of memory")
 
 
-def _read_pages(path: Path, deadline: float | None = None) -> tuple[list[PageLines], list[_RuledTable]]:
-    import pdfplumber  # heavy import; only when a PDF is present
-
-    pages: list[PageLines] = []
-    ruled: list[_RuledTable] = []
-    used = 0
+def _extraction(path: Path, answer: dict[str, Any]) -> PdfExtraction | DocumentSkipped:
+    """The reader's answer for one PDF as an extraction (its types checked), or why it was skipped."""
+    if "skipped" in answer:
+        return DocumentSkipped(f"{path.name}: {str(answer['skipped'])[:500]}")
     try:
-        with pdfplumber.open(path) as pdf:
-            for number, page in enumerate(pdf.pages, 1):
-                if deadline is not None and time.monotonic() > deadline:
-                    raise DocumentSkipped(f"{path.name}: not read to the end before the preparing deadline "
-                                          f"(stopped at page {number})")
-                used = _check_caps(path, number, page, used)
-                found = page.find_tables()  # default "lines" strategy: ruled tables only
-                boxes = [t.bbox for t in found]
-                for t in found:
-                    rows = [[_cell(c) for c in row] for row in t.extract()]
-                    rows = [r for r in rows if any(r)]
-                    if rows:
-                        ruled.append(_RuledTable(page.page_number, t.bbox[1], t.bbox[3], rows))
-                text_page = page.filter(lambda o: not _inside(o, boxes)) if boxes else page
-                lines = [
-                    Line(
-                        text=d["text"],
-                        x0=d["x0"], x1=d["x1"], top=d["top"], bottom=d["bottom"],
-                        size=max((c.get("size", 0.0) for c in d.get("chars", [])), default=0.0),
-                    )
-                    for d in text_page.extract_text_lines(return_chars=True)
-                    if d["text"].strip()
-                ]
-                pages.append(PageLines(page.page_number, float(page.width), float(page.height), lines))
-    except DocumentSkipped:
-        raise
-    except Exception as exc:  # pdfminer raises many unrelated types on damaged files
-        raise DocumentSkipped(f"{path.name}: not a readable PDF ({type(exc).__name__}: {exc})") from exc
-    return pages, ruled
+        pages = [PageLines(int(number), float(width), float(height),
+                           [Line(text=str(t), x0=float(x0), x1=float(x1), top=float(top), bottom=float(bottom),
+                                 size=float(size)) for t, x0, x1, top, bottom, size in lines])
+                 for number, width, height, lines in answer["pages"]]
+        ruled = [_RuledTable(int(page), float(top), float(bottom), rows)
+                 for page, top, bottom, table in answer["ruled"]
+                 if (rows := [r for r in ([_cell(c) for c in row] for row in table) if any(r)])]
+    except (KeyError, TypeError, ValueError) as exc:
+        return DocumentSkipped(f"{path.name}: not read: the reader's answer was unreadable ({exc})")
+    try:
+        return _extract_from(path, pages, ruled)
+    except DocumentSkipped as exc:
+        return exc
 
 
 def _merge_ruled(ruled: list[_RuledTable], pages: list[PageLines]) -> list[ExtractedTable]:
@@ -175,7 +214,14 @@ def extract_pdf(path: Path, deadline: float | None = None) -> PdfExtraction:
     Read within MAX_PDF_PAGES, MAX_PAGE_CONTENT_BYTES and MAX_PDF_CONTENT_BYTES, and stopped at
     `deadline` (time.monotonic()); past any of them the document is skipped with the reason.
     """
-    pages, ruled = _read_pages(path, deadline)
+    result = read_pdfs([path], deadline)[0]
+    if isinstance(result, DocumentSkipped):
+        raise result
+    return result
+
+
+def _extract_from(path: Path, pages: list[PageLines], ruled: list[_RuledTable]) -> PdfExtraction:
+    """Tables and reflowed text from what the reader gave for one PDF."""
     if not ruled and not any(p.lines for p in pages):
         raise DocumentSkipped(f"{path.name}: no extractable text (a scanned PDF needs OCR, which is not available)")
     pages, removed = strip_running_lines(pages)
@@ -183,11 +229,16 @@ def extract_pdf(path: Path, deadline: float | None = None) -> PdfExtraction:
 
     lines = render(reflow(pages))
     texts = [t for t, _, _ in lines]
+    warnings = []
     for group in merge_continued(find_pipe_tables(texts)):
         ranges = [(lines[i][1], lines[i][2]) for t in group for i in range(t.first_line - 1, t.last_line)]
+        refused = [t.refused for t in group if t.refused]
+        if refused:
+            warnings.append(f"{format_ranges(ranges, 'pages')}: not read as a table: {refused[0]}")
+            continue
         rows = [r for t in group for r in t.rows]
         if rows:
             tables.append(
                 ExtractedTable(unique_columns(group[0].header), rows, format_ranges(ranges, "pages"), "pdf-text")
             )
-    return PdfExtraction(tables, "\n".join(texts), lines, len(pages), removed)
+    return PdfExtraction(tables, "\n".join(texts), lines, len(pages), removed, warnings)

@@ -16,6 +16,7 @@ from typing import Any
 
 from datasolver import safe_write
 from datasolver.data.errors import TaskError
+from datasolver.data.files import list_context_files
 from datasolver.data.input_files import mark_prepared
 from datasolver.data.layout import ScratchLayout
 from datasolver.data.names import canonical_name
@@ -24,7 +25,7 @@ from datasolver.documents.errors import DocError, DocumentSkipped, ManifestError
 from datasolver.documents.manifest import VERSION, load_manifest, save_manifest, write_table
 from datasolver.documents.markdown import extract_markdown
 from datasolver.documents.model import DocReport, DocState, PrepareOptions, SkippedDocument, WrittenTable
-from datasolver.documents.pdf import extract_pdf
+from datasolver.documents.pdf import DEADLINE_PASSED, PdfExtraction, extract_pdf, read_pdfs
 from datasolver.documents.sources import Document, file_sha256, find_documents, read_text
 
 TEXT_DIR = "text"
@@ -112,8 +113,8 @@ def _read_documents(folder: ScratchLayout | Path, out_dir: Path | None, options:
         raise DocError(f"{source_dir} is not a folder; give the folder that holds the documents")
     # derived/ of a folder someone else made may be a link: refused (UnsafeWrite), never followed.
     safe_write.make_folders(out_dir, base=out_dir if task is None else task)
-    if options.knowledge is None and (source_dir / "knowledge.md").is_file():
-        options = replace(options, knowledge=read_text(source_dir / "knowledge.md"))
+    if options.knowledge is None:  # the input check's knowledge.md (never a link out), within its cap
+        options = replace(options, knowledge=list_context_files(source_dir).knowledge_text() or None)
     report = DocReport(out_dir=out_dir)
     try:
         old = load_manifest(out_dir)
@@ -121,8 +122,11 @@ def _read_documents(folder: ScratchLayout | Path, out_dir: Path | None, options:
         report.warnings.append(f"{exc}; starting a fresh manifest")
         old = {"tables": [], "documents": []}
     work = _Pass(out_dir, options, report, old, set(), [])
-    for doc in find_documents(source_dir, exclude=out_dir):
-        state = _extract(doc, out_dir, work.used, report, options.deadline)
+    docs = find_documents(source_dir, exclude=out_dir)
+    pdfs = [d for d in docs if d.is_pdf]  # one sandboxed reader for all of them, within the deadline
+    read = dict(zip((d.source for d in pdfs), read_pdfs([d.path for d in pdfs], options.deadline)))
+    for doc in docs:
+        state = _extract(doc, out_dir, work.used, report, options.deadline, read.get(doc.source))
         if state is not None:
             work.states.append(state)
     return work
@@ -159,16 +163,20 @@ def _question_of(task: Path) -> str | None:
 
 
 def _extract(doc: Document, out_dir: Path, used: set[str], report: DocReport,
-             deadline: float | None = None) -> DocState | None:
-    """Run the deterministic path on one document and write its tables (none past `deadline`)."""
+             deadline: float | None = None, pdf: PdfExtraction | DocumentSkipped | None = None) -> DocState | None:
+    """Run the deterministic path on one document and write its tables (none read past `deadline`;
+    a PDF comes read already, `pdf`)."""
     try:
-        if deadline is not None and time.monotonic() > deadline:
-            raise DocumentSkipped("not read: the preparing deadline had passed")
+        if isinstance(pdf, DocumentSkipped):
+            raise pdf
+        if pdf is None and deadline is not None and time.monotonic() > deadline:
+            raise DocumentSkipped(DEADLINE_PASSED)
         state = DocState(doc, file_sha256(doc.path))
         if doc.is_pdf:
-            pdf = extract_pdf(doc.path, deadline)
+            pdf = pdf if pdf is not None else extract_pdf(doc.path, deadline)
             tables, state.text, state.unit, state.n_units = pdf.tables, pdf.text, "pages", pdf.pages
             state.line_pages = [(a, b) for _, a, b in pdf.text_lines]
+            report.warnings.extend(f"{doc.source} {w}" for w in pdf.warnings)
         else:
             state.text = read_text(doc.path)
             tables, warnings = extract_markdown(state.text)

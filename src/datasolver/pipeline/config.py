@@ -45,9 +45,9 @@ MIN_LLM_SECONDS = 20.0
 HARD_STOP_MARGIN_S = 30.0
 # The pipeline's own fallback run of solver.py (after an exception or a hard stop).
 FALLBACK_TIMEOUT_S = 60.0
-# The video pass (prepare stage) may use at most this share of a task's deadline; what it uses is
-# taken off the deadline of the model's part.
-VIDEO_SHARE = 0.4
+# The documents and video passes (prepare stage) may use at most this share of a task's deadline
+# together; what they use is taken off the deadline of the model's part.
+PREPARE_SHARE = 0.4
 SUMMARY_FILE = LATEST_SUMMARY  # the latest run's summary; each run's own is run_summary-<run id>.json
 
 

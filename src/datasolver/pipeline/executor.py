@@ -21,7 +21,7 @@ from datasolver.data import Task
 from datasolver.errors import DatasolverError
 from datasolver.llm import ServerFacts
 from datasolver.pipeline.budget import TaskPlan, TimeBudget
-from datasolver.pipeline.config import VIDEO_SHARE, RunConfig
+from datasolver.pipeline.config import PREPARE_SHARE, RunConfig
 from datasolver.pipeline.progress import Progress
 from datasolver.pipeline.summary import TaskRecord
 from datasolver.pipeline.task import TaskSetup, TaskSolver, run_task
@@ -91,7 +91,7 @@ class LocalExecutor:
 
             async with in_flight:
                 return await run_task(task, setup, solve_turn=solve_turn, prepare_turn=lambda: preparing,
-                                      video_budget_s=config.task_timeout_s * VIDEO_SHARE)
+                                      prepare_budget_s=config.task_timeout_s * PREPARE_SHARE)
 
         await asyncio.gather(*(work(t) for t in todo))
 

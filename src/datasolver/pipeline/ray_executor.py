@@ -49,7 +49,7 @@ from datasolver.data import Task
 from datasolver.llm import LLMSettings, RequestGate, ServerFacts, redact_url
 from datasolver.llm.constants import ENV_API_KEY, ENV_API_URL
 from datasolver.pipeline.budget import Mode, TaskPlan
-from datasolver.pipeline.config import VIDEO_SHARE, RunConfig
+from datasolver.pipeline.config import PREPARE_SHARE, RunConfig
 from datasolver.pipeline.errors import PipelineError
 from datasolver.pipeline.executor import BatchRun, internal_error
 from datasolver.pipeline.summary import TaskRecord
@@ -182,8 +182,8 @@ def run_on_worker(task: Task, config: RunConfig, plan: RelativePlan, slots: Any,
         setup = TaskSetup.from_config(config, scratch_root=scratch_root, solver=solver, temporary_scratch=temporary,
                                       request_gate=slot_gate(slots), facts=facts, run_id=run_id)
         started = plan.start()
-        video_budget_s = max(started.deadline - time.monotonic(), 0.0) * VIDEO_SHARE
-        record = asyncio.run(run_task(task, setup, solve_turn=planned(started), video_budget_s=video_budget_s))
+        prepare_budget_s = max(started.deadline - time.monotonic(), 0.0) * PREPARE_SHARE
+        record = asyncio.run(run_task(task, setup, solve_turn=planned(started), prepare_budget_s=prepare_budget_s))
         return WorkerResult(record, facts)
     finally:
         if temporary and not config.keep_scratch:

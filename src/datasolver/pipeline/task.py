@@ -31,9 +31,10 @@ from datasolver.pipeline.config import (
     FAST_MAX_ATTEMPTS,
     FAST_MAX_REQUESTS,
     HARD_STOP_MARGIN_S,
+    PREPARE_SHARE,
     RunConfig,
 )
-from datasolver.pipeline.documents import prepare_task_documents_async
+from datasolver.pipeline.documents import DOCUMENTS_BUDGET_S, prepare_task_documents_async
 from datasolver.pipeline.summary import TaskRecord
 from datasolver.pipeline.video import has_media, prepare_task_video
 from datasolver.pipeline.votes import VotePolicy, solve_by_vote
@@ -117,8 +118,8 @@ class PreparedTask:
     document_tables: int = 0
     untabled_documents: bool = False
     """Some document gave no table without a model (narrative prose: the model pass may help)."""
-    video_seconds: float = 0.0
-    """Time the video pass took; it is taken off the task's deadline."""
+    passes_seconds: float = 0.0
+    """Time the documents and video passes took; it is taken off the task's deadline."""
     seconds: float = 0.0
 
 
@@ -138,11 +139,11 @@ class SolveResult:
         return cls("failed", reason=error, error=error)
 
 
-async def prepare_stage(task: Task, setup: TaskSetup, *, video_budget_s: float | None = None) -> PreparedTask:
+async def prepare_stage(task: Task, setup: TaskSetup, *, prepare_budget_s: float | None = None) -> PreparedTask:
     """Scratch copy, deterministic document tables and the video pass (no model request).
 
-    The video pass gets at most `video_budget_s` seconds; what it takes is later taken off the
-    task's deadline."""
+    The documents and video passes get at most `prepare_budget_s` seconds together (the documents
+    pass also at most DOCUMENTS_BUDGET_S); what they take is later taken off the task's deadline."""
     started = time.monotonic()
     settings = setup.settings
     trace = TraceWriter(setup.logs_dir, task_id=task.task_id, secrets=[settings.api_key, *settings.url_secrets()])
@@ -151,8 +152,10 @@ async def prepare_stage(task: Task, setup: TaskSetup, *, video_budget_s: float |
     trace.event("task_start", question=task.question, task_dir=str(task.dir), **run)
     try:
         prepared.layout = await asyncio.to_thread(prepare_scratch, task, setup.scratch_root)
-        await _documents(prepared, None)
-        await _video(prepared, video_budget_s)
+        started_passes = time.monotonic()
+        await _documents(prepared, None, budget_s=_share_left(prepare_budget_s, 0.0))
+        await _video(prepared, _share_left(prepare_budget_s, time.monotonic() - started_passes))
+        prepared.passes_seconds = time.monotonic() - started_passes
     except Exception as exc:  # the task cannot run; the batch goes on
         prepared.error = f"{type(exc).__name__}: {exc}"
     prepared.seconds = time.monotonic() - started
@@ -171,14 +174,15 @@ async def solve_stage(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan) 
     if prepared.error is not None or layout is None:
         return SolveResult.failed(prepared.error or "the task was not prepared")
     try:
-        if prepared.video_seconds:
-            plan = dataclasses.replace(plan, deadline=plan.deadline - prepared.video_seconds)
+        if prepared.passes_seconds:
+            plan = dataclasses.replace(plan, deadline=plan.deadline - prepared.passes_seconds)
         trace.event("solve_start", mode=plan.mode, plan_reason=plan.reason,
                     seconds_to_deadline=round(plan.deadline - time.monotonic(), 1))
         if plan.mode == "fallback_only":
             return await _fallback(layout, setup.output_dir, plan.reason or "no time left for the model")
-        if setup.doc_llm and prepared.untabled_documents:
-            await _documents(prepared, setup.settings, setup.request_gate)
+        if setup.doc_llm and prepared.untabled_documents:  # documents are read again: within the deadline's share
+            await _documents(prepared, setup.settings, setup.request_gate,
+                             budget_s=(plan.deadline - time.monotonic()) * PREPARE_SHARE)
         votes = setup.votes
         policy = votes if votes is not None and plan.mode == "full" else VotePolicy()
         return await _agent(prepared, setup, plan, policy)
@@ -205,7 +209,7 @@ async def run_task(
     setup: TaskSetup,
     *,
     solve_turn: SolveTurn,
-    video_budget_s: float | None = None,
+    prepare_budget_s: float | None = None,
     prepare_turn: Callable[[], AbstractAsyncContextManager[Any]] = nullcontext,
 ) -> TaskRecord:
     """Solve one task and return its record; the answer lands in `<output_dir>/<task_id>/`.
@@ -216,7 +220,7 @@ async def run_task(
     stage is cancelled: the trace still ends and a temporary scratch copy is still removed).
     """
     async with prepare_turn():
-        prepared = await prepare_stage(task, setup, video_budget_s=video_budget_s)
+        prepared = await prepare_stage(task, setup, prepare_budget_s=prepare_budget_s)
     async with solve_turn() as plan:
         started = time.monotonic()
         result = SolveResult.failed("cancelled before the task ended")
@@ -245,14 +249,17 @@ def _close(prepared: PreparedTask, record: TaskRecord, *, keep_scratch: bool) ->
 
 
 async def _documents(
-    prepared: PreparedTask, settings: LLMSettings | None, request_gate: RequestGate | None = None
+    prepared: PreparedTask, settings: LLMSettings | None, request_gate: RequestGate | None = None, *,
+    budget_s: float | None = None,
 ) -> None:
-    """Document tables (with the model pass when `settings`); a failure is traced, the task goes on."""
+    """Document tables (with the model pass when `settings`), the deterministic reading within
+    `budget_s` (None: DOCUMENTS_BUDGET_S); a failure is traced, the task goes on."""
     assert prepared.layout is not None
+    budget_s = DOCUMENTS_BUDGET_S if budget_s is None else max(0.0, min(budget_s, DOCUMENTS_BUDGET_S))
     try:
         report = await prepare_task_documents_async(prepared.layout, task=prepared.task, settings=settings,
                                                     trace=prepared.trace, usage=prepared.usage,
-                                                    request_gate=request_gate)
+                                                    request_gate=request_gate, budget_s=budget_s)
     except Exception as exc:  # a boundary: PDF/model parsers raise many types; the task goes on without
         prepared.trace.event("documents_failed", with_model=settings is not None, error=f"{type(exc).__name__}: {exc}")
         return
@@ -260,6 +267,11 @@ async def _documents(
     prepared.document_tables = len(report.tables)
     prepared.trace.event("documents", with_model=settings is not None, summary=report.summary(),
                          warnings=report.warnings, skipped=[f"{s.source}: {s.reason}" for s in report.skipped])
+
+
+def _share_left(budget_s: float | None, used_s: float) -> float | None:
+    """What is left of the prepare stage's budget after `used_s` (None: no budget)."""
+    return None if budget_s is None else max(0.0, budget_s - used_s)
 
 
 async def _video(prepared: PreparedTask, budget_s: float | None) -> None:
@@ -273,9 +285,7 @@ async def _video(prepared: PreparedTask, budget_s: float | None) -> None:
     except Exception as exc:  # a boundary: media decoders raise many types; the task goes on without
         prepared.trace.event("video_failed", error=f"{type(exc).__name__}: {exc}")
         return
-    finally:
-        prepared.video_seconds = time.monotonic() - started
-    prepared.trace.event("video", seconds=round(prepared.video_seconds, 2), videos=[
+    prepared.trace.event("video", seconds=round(time.monotonic() - started, 2), videos=[
         {"source": v.source, "duration_s": v.duration_s, "frames": len(v.frames), "speech": len(v.speech),
          "notes": v.notes} for v in report.videos])
 

@@ -33,16 +33,16 @@ def explore_data(ctx: ToolContext, query: str, limit: Annotated[int, Field(ge=1)
     values that never occur). `\\joins <A> <B>` lists candidate join keys between two tables with
     the share of A's keys found in B and the fan-out (most B rows per key). `\\knowledge` shows
     knowledge.md verbatim (the prompt leaves out column types and examples the table
-    descriptions already give). `\\link <text>` finds which tables, columns and values a text
-    names (table names with its months or places, values in the data; no text: the question).
-    Anything else is run as
+    descriptions already give); a long one comes in parts, `\\knowledge N` shows part N.
+    `\\link <text>` finds which tables, columns and values a text names (table names with its
+    months or places, values in the data; no text: the question). Anything else is run as
     read-only SQL: the answer starts with `rows: <returned> of <total>` (`(truncated)` when the
     result has more rows than shown), then the column names, then the rows (NULL bare, text that
     could be mistaken for it quoted: 'NULL', ''), and notes any rewrite applied to the SQL. Do not answer from a preview: the
     final query belongs in solver.py.
 
     Args:
-        query: `\\tables`, `\\schema <table>`, `\\lint`, `\\joins <A> <B>`, `\\knowledge`, `\\link <text>`, or one read-only SQL statement (DuckDB dialect; table and column names with spaces or Chinese characters in double quotes).
+        query: `\\tables`, `\\schema <table>`, `\\lint`, `\\joins <A> <B>`, `\\knowledge [N]`, `\\link <text>`, or one read-only SQL statement (DuckDB dialect; table and column names with spaces or Chinese characters in double quotes).
         limit: Maximum rows to show for SQL (at most 500).
     """
     text = query.strip()
@@ -82,9 +82,8 @@ def _command(ctx: ToolContext, text: str) -> ToolResult:
         if not knowledge.strip():
             return ToolResult("this task has no knowledge.md")
         return ToolResult(lint_knowledge(ctx.open_catalog(), knowledge).render())
-    if word == "\\knowledge" and not rest.strip():
-        knowledge = ctx.open_catalog().files_of(ctx.layout.context).knowledge_text()
-        return ToolResult(knowledge if knowledge.strip() else "this task has no knowledge.md")
+    if word == "\\knowledge":
+        return _knowledge(ctx, rest.strip())
     if word == "\\link":
         catalog = ctx.open_catalog()
         knowledge = catalog.files_of(ctx.layout.context).knowledge_text()
@@ -97,9 +96,21 @@ def _command(ctx: ToolContext, text: str) -> ToolResult:
                                     "(double-quote a name with spaces).")
         return ToolResult(render_joins(*join_candidates(ctx.open_catalog(), *tables)))
     return ToolResult.retry(
-        f"unknown command {word!r}: use `\\tables`, `\\schema <table>`, `\\lint`, `\\joins <A> <B>`, `\\knowledge`, "
+        f"unknown command {word!r}: use `\\tables`, `\\schema <table>`, `\\lint`, `\\joins <A> <B>`, `\\knowledge [N]`, "
         "`\\link <text>`, "
         "or plain SQL.")
+
+
+def _knowledge(ctx: ToolContext, number: str) -> ToolResult:
+    """`\\knowledge` (all of it, or its first part when long) and `\\knowledge N` (part N)."""
+    knowledge = ctx.open_catalog().files_of(ctx.layout.context).knowledge_file()
+    if not knowledge.text.strip():
+        return ToolResult("this task has no knowledge.md")
+    parts = len(knowledge.bounds())
+    part = knowledge.part(int(number)) if number.isdigit() else None if number else knowledge.part(1)
+    if part is None:
+        return ToolResult.retry(f"knowledge.md has {parts} part(s): `\\knowledge 1` … `\\knowledge {parts}`.")
+    return ToolResult(part)
 
 
 def _words(text: str) -> list[str]:
