@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from datasolver.agent import Limits, SolveOutcome, solve_task
-from datasolver.agent.testing import edit_query_turn, fake_client
+from tests.helpers.agent import edit_query_turn, fake_client
 from datasolver.llm.fake import ScriptedServer, delay, http_error, text, tool_call
 from datasolver.solver import prepare_task
-from datasolver.solver.testing import make_tiny_task
+from tests.helpers.solver import make_tiny_task
 from tests.helpers.agent import solve
 
 COUNT_BY_CITY = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city ORDER BY n DESC, city")'

@@ -9,10 +9,10 @@ import pytest
 
 from datasolver.agent import Limits
 from datasolver.agent.governor import ErrorStreak, must_submit_reason
-from datasolver.agent.testing import edit_query_turn
+from tests.helpers.agent import edit_query_turn
 from datasolver.llm.fake import text, tool_call
 from datasolver.solver import prepare_task
-from datasolver.solver.testing import make_tiny_task
+from tests.helpers.solver import make_tiny_task
 from tests.helpers.agent import solve as run_solve
 
 CITIES = 'result = run_sql("SELECT DISTINCT city FROM orders ORDER BY city")'

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from datasolver.agent import Limits
-from datasolver.agent.testing import solve_scripted
+from tests.helpers.agent import solve_scripted
 from datasolver.llm.fake import text, tool_call
 from datasolver.solver import prepare_task
-from datasolver.solver.testing import PAPER_SQL, make_paper_task
+from tests.helpers.solver import PAPER_SQL, make_paper_task
 
 
 def test_the_second_attempt_opens_with_what_the_first_learnt(tmp_path: Path) -> None:

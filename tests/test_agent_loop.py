@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from datasolver.agent import Limits, SolveOutcome, build_messages, estimate_messages_tokens, gather_brief, solve_task
-from datasolver.agent.testing import edit_query_turn, fake_client, query_line
+from tests.helpers.agent import edit_query_turn, fake_client, query_line
 from datasolver.agent.tokens import estimate_tools_tokens
 from datasolver.data import Catalog
 from datasolver.llm import TraceWriter
 from datasolver.llm.fake import ScriptedServer, garbage, http_error, text, tool_call, tool_calls
 from datasolver.solver import prepare_task, tool_schemas
-from datasolver.solver.testing import TINY_QUESTION, make_tiny_task
+from tests.helpers.solver import TINY_QUESTION, make_tiny_task
 
 COUNT_BY_CITY = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city ORDER BY n DESC, city")'
 EXPECTED_CSV = "city,n\nParis,2\nLyon,1\nNice,1\n"

@@ -119,10 +119,10 @@ def test_votes_rank_before_word_overlap(brief: TaskBrief) -> None:
 
 def test_solve_task_votes_and_folds_only_over_the_budget(tmp_path: Path) -> None:
     from datasolver.agent import Limits, solve_task
-    from datasolver.agent.testing import edit_query_turn, fake_client
+    from tests.helpers.agent import edit_query_turn, fake_client
     from datasolver.llm import TraceWriter
     from datasolver.llm.fake import tool_call
-    from datasolver.solver.testing import make_tiny_task
+    from tests.helpers.solver import make_tiny_task
 
     task = make_tiny_task(tmp_path / "input")
     (task / "context" / "csv" / "weather.csv").write_text(

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from datasolver.agent import Limits, SolveOutcome, solve_task
-from datasolver.agent.testing import edit_query_turn, fake_client
+from tests.helpers.agent import edit_query_turn, fake_client
 from datasolver.examples import ScriptedAnswer, solver_handler
 from datasolver.llm import TraceWriter
 from datasolver.llm.fake import ScriptedServer, text, text_writer, tool_call
 from datasolver.solver import prepare_task
-from datasolver.solver.testing import TINY_QUESTION, make_tiny_task
+from tests.helpers.solver import TINY_QUESTION, make_tiny_task
 
 COUNT_BY_CITY = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city ORDER BY n DESC, city")'
 EXPECTED_CSV = "city,n\nParis,2\nLyon,1\nNice,1\n"

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from datasolver.agent import Limits, SolveOutcome, solve_task
-from datasolver.agent.testing import edit_query_turn, fake_client, query_line
+from tests.helpers.agent import edit_query_turn, fake_client, query_line
 from datasolver.llm import TraceWriter
 from datasolver.llm.fake import ScriptedServer, text, tool_call
 from datasolver.solver import prepare_task
 from datasolver.solver.hashline import line_hash
-from datasolver.solver.testing import make_tiny_task
+from tests.helpers.solver import make_tiny_task
 
 ECHO = 'result = run_sql("SELECT city, amount FROM orders WHERE city = \'Paris\' ORDER BY amount")'
 FIXED = 'result = run_sql("SELECT amount FROM orders WHERE city = \'Paris\' ORDER BY amount")'

@@ -10,11 +10,11 @@ from pathlib import Path
 
 from datasolver.agent import Limits, build_system_prompt, estimate_tokens, solve_task
 from datasolver.agent.solve import PREFILL_SHARE, prefill_budget
-from datasolver.agent.testing import edit_query_turn, fake_client
+from tests.helpers.agent import edit_query_turn, fake_client
 from datasolver.llm import TraceWriter
 from datasolver.llm.fake import ScriptedServer, text, tool_call
 from datasolver.solver import prepare_task
-from datasolver.solver.testing import make_tiny_task
+from tests.helpers.solver import make_tiny_task
 
 COUNT_BY_CITY = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city ORDER BY n DESC, city")'
 

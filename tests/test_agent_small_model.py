@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from datasolver.agent import Limits
-from datasolver.agent.testing import solve_scripted
+from tests.helpers.agent import solve_scripted
 from datasolver.eval import score_files
 from datasolver.llm.fake import Text, text
 from datasolver.solver import prepare_task
-from datasolver.solver.testing import PAPER_SQL, make_paper_task
+from tests.helpers.solver import PAPER_SQL, make_paper_task
 from tests.helpers.paths import SHARED
 
 ANSWER_CSV = "title\nAdaptive Joins\nMedian Sketches\nZebra Streams\n"

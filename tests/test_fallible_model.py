@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from datasolver.agent import Limits, SolveOutcome, solve_task
-from datasolver.agent.testing import fake_client
+from tests.helpers.agent import fake_client
 from datasolver.data import Catalog
 from datasolver.examples import ScriptedAnswer, solver_handler
-from datasolver.examples.mistakes import MISTAKES, mistake_for, right_answer
+from tests.helpers.mistakes import MISTAKES, mistake_for, right_answer
 from datasolver.llm import TraceWriter
 from datasolver.llm.fake import ScriptedServer
 from datasolver.solver import prepare_task
-from datasolver.solver.testing import TINY_QUESTION, make_tiny_task
+from tests.helpers.solver import TINY_QUESTION, make_tiny_task
 
 AMOUNTS = "SELECT order_id, amount FROM orders WHERE city = 'Paris' ORDER BY order_id"
 CITIES = "SELECT DISTINCT city FROM orders ORDER BY city"

@@ -17,7 +17,7 @@ import pytest
 
 from datasolver import examples
 from datasolver.agent import solve_task
-from datasolver.agent.testing import fake_client
+from tests.helpers.agent import fake_client
 from datasolver.data import ScratchLayout, load_task
 from datasolver.examples import ScriptedAnswer, solver_handler
 from datasolver.llm import LLMSettings
@@ -25,7 +25,7 @@ from datasolver.llm.fake import ScriptedServer
 from datasolver.pipeline import RunConfig, run_batch_sync
 from datasolver.pipeline.documents import prepare_task_documents
 from datasolver.solver import SolverToolbox, prepare_task
-from datasolver.solver.testing import TINY_QUESTION, make_tiny_task
+from tests.helpers.solver import TINY_QUESTION, make_tiny_task
 
 # A task with a document: the documents stage writes tables, so the scaffold is written twice.
 DOC_TASK = "task_demo_weather"
