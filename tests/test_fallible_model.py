@@ -16,7 +16,7 @@ from datasolver.data import Catalog
 from datasolver.examples import ScriptedAnswer, solver_handler
 from tests.helpers.mistakes import MISTAKES, mistake_for, right_answer
 from datasolver.llm import TraceWriter
-from datasolver.llm.fake import ScriptedServer
+from datasolver.llm.fake import ScriptedModel
 from datasolver.solver import prepare_task
 from tests.helpers.solver import TINY_QUESTION, make_tiny_task
 
@@ -42,9 +42,9 @@ def fallible(scratch: Path, check: str, sql: str, *, stubborn: bool = False) -> 
 
 def solve(scratch: Path, answer: ScriptedAnswer, *, answer_checks: bool = True) -> tuple[SolveOutcome, list[dict]]:
     trace = TraceWriter(scratch.parent.parent / "logs", scratch.name)
-    with ScriptedServer(handler=solver_handler([answer])) as server:
+    with ScriptedModel(handler=solver_handler([answer])) as server:
         async def go() -> SolveOutcome:
-            async with fake_client(server.base_url, trace) as client:
+            async with fake_client(server, trace) as client:
                 return await solve_task(scratch, client, scratch.parent.parent / "out",
                                         limits=Limits(max_attempts=1), answer_checks=answer_checks)
 
