@@ -5,7 +5,7 @@ Measured in one run of this script, on one machine (report ratios, not absolute 
   false positives  every dev task's oracle SQL (and every bundled example's SQL) through
                    run_solver: failed checks on right answers (goal 0). `ties_cut` informs only
                    and is counted apart.
-  mistakes         a fallible scripted model makes one mistake per dev task (examples/mistakes.py,
+  mistakes         a fallible scripted model makes one mistake per dev task (tests/helpers/mistakes.py,
                    rotating through the checks) and fixes it only when a message names its check.
                    The whole pipeline runs twice, with the checks and with them off; the share of
                    tasks ending at score 1.0 is compared. Stubborn (send-back) on every other task.
@@ -29,6 +29,7 @@ import contextlib
 import functools
 import json
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -37,7 +38,6 @@ from datasolver.agent import solve_task
 from datasolver.data import Catalog, ScratchLayout, load_task
 from datasolver.eval import evaluate_dir
 from datasolver.examples import ScriptedAnswer, solver_handler
-from datasolver.examples.mistakes import mistake_for, right_answer
 from datasolver.llm import LLMSettings
 from datasolver.llm.fake import ScriptedServer
 from datasolver.pipeline import RunConfig, VotePolicy, run_batch_sync
@@ -53,7 +53,10 @@ from datasolver.solver.answer_checks import check_answer
 from datasolver.solver import checks as prediction_checks
 from datasolver.solver.checks import check_prediction
 from datasolver.solver.scaffold import query_code
-from datasolver.solver.testing import set_query
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: its tests' helpers
+from tests.helpers.mistakes import mistake_for, right_answer  # noqa: E402
+from tests.helpers.solver import set_query  # noqa: E402
 
 
 def oracle_answers(dev: Path, limit: int) -> list[dict]:

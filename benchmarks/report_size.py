@@ -1,6 +1,6 @@
 """Report benchmark: generation time and file size of `datasolver report` on a synthetic large log.
 
-A synthetic run (`datasolver.report.sample`: mixed outcomes, one to two attempts of 3–8
+A synthetic run (`tests/helpers/samplerun.py`, which the report's tests use too: mixed outcomes, one to two attempts of 3–8
 requests, 4,000-character tool results, a retry, a compaction, a failed check, an unknown event
 kind, one killed task) of N tasks is written once; then the report is generated with gold
 (scores, gold diffs) several times, and the best and median wall times, the size and how many
@@ -15,12 +15,15 @@ import argparse
 import json
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from datasolver.report import load_run, render_page, write_report
-from datasolver.report.sample import write_sample_run
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: its tests' helpers
+from tests.helpers.samplerun import write_sample_run  # noqa: E402
 
 
 def main() -> None:

@@ -12,12 +12,19 @@ How to read it:
   forked, when a worker's session fixtures end: that is listed as its own line.
 - "not reaped by a worker" is the machine's CPU minus everything the pytest processes counted:
   processes that were re-parented away from the workers (daemons, sandboxed runs whose parent
-  exited first) and the kernel's own work for the suite.
+  exited first), the kernel's own work for the suite, and on a shared machine everyone else's work.
+- "the suite's own CPU" does not depend on what else the machine runs: this script makes itself
+  the subreaper of everything pytest starts (Linux `PR_SET_CHILD_SUBREAPER`), so a daemon whose
+  parent exited (Ray's GCS, raylet and workers, a sandboxed run) is re-parented here instead of to
+  init, and its CPU is counted when this script reaps it after pytest ends. It is pytest's
+  processes plus those orphans, plus any still running a few seconds after pytest ended
+  (counted from /proc as they stand, and listed).
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import resource
@@ -97,6 +104,68 @@ if pytest is not None:
         record({"process": os.environ.get("PYTEST_XDIST_WORKER", "controller"), "own": own, "children": children})
 
 
+# ----------------------------------------------------------------- the runner: every descendant counted
+_PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
+
+
+def become_subreaper() -> bool:
+    """Orphaned descendants are re-parented to this process (not to init), so reaping them here
+    counts their CPU in this process's RUSAGE_CHILDREN. False where the kernel refuses (not Linux)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _children() -> list[int]:
+    """The pids whose parent is this process (from /proc)."""
+    me, found = os.getpid(), []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2:].split()[1]) == me:
+                found.append(int(entry))
+    return found
+
+
+def _cpu_so_far(pid: int) -> float:
+    """utime + stime of a running process (and of the children it reaped), seconds."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = stat[stat.rindex(")") + 2:].split()
+    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
+
+
+def reap_descendants(wait_s: float) -> tuple[float, list[str]]:
+    """Reap every orphan re-parented here, waiting up to `wait_s` for them to exit; return the CPU
+    seconds of those still running then (counted as they stand) and their names."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return 0.0, []
+        if pid:
+            continue
+        if time.monotonic() >= deadline:
+            left = _children()
+            names = [Path(f"/proc/{p}/comm").read_text().strip() if Path(f"/proc/{p}/comm").exists() else "?"
+                     for p in left]
+            return sum(_cpu_so_far(p) for p in left), names
+        time.sleep(0.1)
+
+
+def children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 # ----------------------------------------------------------------- the report
 def machine_cpu_s() -> float:
     """CPU seconds the whole machine has spent busy since boot (user, nice, system, irq, softirq)."""
@@ -104,8 +173,10 @@ def machine_cpu_s() -> float:
     return sum(int(fields[i]) for i in (1, 2, 3, 6, 7)) / os.sysconf("SC_CLK_TCK")
 
 
-def summarize(records: list[dict], machine_s: float, wall_s: float) -> dict:
-    """Per test file and in all: own and children CPU, wall; what no worker counted."""
+def summarize(records: list[dict], machine_s: float, wall_s: float, reaped_s: float | None = None,
+              left_running_s: float = 0.0) -> dict:
+    """Per test file and in all: own and children CPU, wall; what no worker counted. `reaped_s`:
+    the CPU of every process this script reaped (pytest and the orphans re-parented here)."""
     tests = [r for r in records if "test" in r and not r["test"].startswith(SESSION_END)]
     ends = [r for r in records if "test" in r and r["test"].startswith(SESSION_END)]
     processes = [r for r in records if "test" not in r]
@@ -120,9 +191,12 @@ def summarize(records: list[dict], machine_s: float, wall_s: float) -> dict:
     # The controller reaps the xdist workers before it ends, so its children hold theirs.
     controller = [p for p in processes if p["process"] == "controller"]
     counted = sum(p["own"] + p["children"] for p in (controller or processes))
+    own_cpu = None if reaped_s is None else reaped_s + left_running_s
     return {
         "wall_s": wall_s,
         "machine_cpu_s": machine_s,
+        "suite_cpu_s": own_cpu,  # pytest's processes, the orphans reaped here, those still running
+        "orphans_cpu_s": None if reaped_s is None else reaped_s - counted + left_running_s,
         "pytest_processes_cpu_s": counted,  # the controller and every process it (or a worker) reaped
         "in_tests_cpu_s": in_tests,
         "session_fixtures_end_cpu_s": session_end,  # mostly the fork server's warm runs
@@ -136,6 +210,11 @@ def summarize(records: list[dict], machine_s: float, wall_s: float) -> dict:
 
 def print_summary(summary: dict, top: int) -> None:
     print(f"{summary['tests']} tests, {summary['wall_s']:.0f} s wall; machine CPU {summary['machine_cpu_s']:.0f} s")
+    if summary.get("suite_cpu_s") is not None:
+        print(f"  the suite's own CPU (every process it started, wherever it ended): {summary['suite_cpu_s']:.0f} s, "
+              f"of which orphans reaped here (daemons) {summary['orphans_cpu_s']:.0f} s"
+              + (f"; still running after pytest: {', '.join(summary['left_running'])}" if summary.get("left_running")
+                 else ""))
     print(f"  pytest processes (own + reaped children): {summary['pytest_processes_cpu_s']:.0f} s, "
           f"of which in tests {summary['in_tests_cpu_s']:.0f} s, at the session fixtures' end (the fork "
           f"server's warm runs) {summary['session_fixtures_end_cpu_s']:.0f} s, "
@@ -150,18 +229,24 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", type=Path, help="write the whole summary here")
     parser.add_argument("--top", type=int, default=30, help="test files listed (default 30)")
+    parser.add_argument("--wait-orphans", type=float, default=20.0,
+                        help="seconds to wait, after pytest ends, for orphaned daemons to exit (default 20)")
     parser.add_argument("pytest_args", nargs="*", help="after --: passed to pytest (default: the README's command)")
     args = parser.parse_args()
+    subreaper = become_subreaper()
     with tempfile.TemporaryDirectory(prefix="suite-cpu-") as folder:
         env = dict(os.environ, **{_RECORDS_ENV: folder})
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(Path(__file__).parent), env.get("PYTHONPATH", "")) if p)
-        machine_before, started = machine_cpu_s(), time.monotonic()
+        machine_before, started, reaped_before = machine_cpu_s(), time.monotonic(), children_cpu_s()
         status = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "suite_cpu", *args.pytest_args],
                                 cwd=REPO, env=env).returncode
+        left_s, left = reap_descendants(args.wait_orphans) if subreaper else (0.0, [])
         machine_s, wall_s = machine_cpu_s() - machine_before, time.monotonic() - started
         records = [json.loads(line) for path in Path(folder).glob("*.jsonl")
                    for line in path.read_text(encoding="utf-8").splitlines()]
-    summary = summarize(records, machine_s, wall_s)
+    reaped = children_cpu_s() - reaped_before if subreaper else None
+    summary = summarize(records, machine_s, wall_s, reaped, left_s)
+    summary["left_running"] = left
     print_summary(summary, args.top)
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1), encoding="utf-8")

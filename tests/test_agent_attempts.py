@@ -4,17 +4,20 @@ the fallback run of the last edited solver.py, the deadline, and tasks sharing o
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from pathlib import Path
 
 import pytest
 
 from datasolver.agent import Limits, SolveOutcome, solve_task
-from datasolver.agent.testing import edit_query_turn, fake_client
-from datasolver.llm.fake import ScriptedServer, delay, http_error, text, tool_call
+from tests.helpers.agent import edit_query_turn, fake_client
+from datasolver.llm.fake import ScriptedModel, delay, http_error, text, tool_call
 from datasolver.solver import prepare_task
-from datasolver.solver.testing import make_tiny_task
-from tests.helpers.agent import solve
+from tests.helpers.solver import make_tiny_task
+from tests.helpers.agent import solve as solve_against
+
+solve = functools.partial(solve_against, face=ScriptedModel)  # about the agent: the model at the transport
 
 COUNT_BY_CITY = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city ORDER BY n DESC, city")'
 EXPECTED_CSV = "city,n\nParis,2\nLyon,1\nNice,1\n"
@@ -161,9 +164,9 @@ def test_tasks_share_one_event_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         scratches.append(prepare_task(task, tmp_path / "scratch"))
     turns = lambda s: [edit_query_turn(s, COUNT_BY_CITY), tool_call("run_solver", {}), text("done")]  # noqa: E731
     script = {"(alpha)": turns(scratches[0]), "(beta)": turns(scratches[1])}
-    with ScriptedServer(script, latency_s=0.2) as server:
+    with ScriptedModel(script, latency_s=0.2) as server:
         async def go() -> list[SolveOutcome]:
-            async with fake_client(server.base_url) as client:
+            async with fake_client(server) as client:
                 return await asyncio.gather(*(solve_task(s, client, tmp_path / "out") for s in scratches))
 
         outcomes = asyncio.run(go())

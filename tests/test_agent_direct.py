@@ -9,10 +9,10 @@ import pytest
 
 from datasolver.agent import Limits
 from datasolver.agent.direct import Candidate, choose
-from datasolver.agent.testing import solve_scripted
+from tests.helpers.agent import solve_scripted
 from datasolver.llm.fake import text, tool_call
 from datasolver.solver import prepare_task
-from datasolver.solver.testing import PAPER_SQL, make_paper_task
+from tests.helpers.solver import PAPER_SQL, make_paper_task
 
 ANSWER_CSV = "title\nAdaptive Joins\nMedian Sketches\nZebra Streams\n"
 EMPTY_SQL = "SELECT title FROM paper WHERE year = 2030"  # no such year: an empty result
@@ -154,7 +154,7 @@ def test_the_warm_up_sends_the_rules_and_tools_every_task_opens_with(scratch: Pa
     import asyncio
 
     from datasolver.agent import warm_up
-    from datasolver.agent.testing import fake_client
+    from tests.helpers.agent import fake_client
     from datasolver.llm.fake import ScriptedServer
 
     with ScriptedServer([text("OK")]) as server:

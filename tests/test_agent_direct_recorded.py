@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from datasolver.agent import Limits
-from datasolver.agent.testing import solve_scripted
+from tests.helpers.agent import solve_scripted
 from datasolver.eval import score_files
 from datasolver.llm.fake import text
 from datasolver.solver import prepare_task

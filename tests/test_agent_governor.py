@@ -1,5 +1,5 @@
 """The must-submit governor, the fallback to the last explore query that returned rows, and the
-repeated-error rule, against the scripted server."""
+repeated-error rule, against the scripted model (at the client's transport)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pytest
 
 from datasolver.agent import Limits
 from datasolver.agent.governor import ErrorStreak, must_submit_reason
-from datasolver.agent.testing import edit_query_turn
-from datasolver.llm.fake import text, tool_call
+from tests.helpers.agent import edit_query_turn
+from datasolver.llm.fake import ScriptedModel, text, tool_call
 from datasolver.solver import prepare_task
-from datasolver.solver.testing import make_tiny_task
+from tests.helpers.solver import make_tiny_task
 from tests.helpers.agent import solve as run_solve
 
 CITIES = 'result = run_sql("SELECT DISTINCT city FROM orders ORDER BY city")'
@@ -25,7 +25,7 @@ def scratch(tmp_path: Path) -> Path:
 
 def solve(scratch: Path, script, limits: Limits):
     """The scripted runner, keeping the send-backs `limits` asks for."""
-    return run_solve(scratch, script, limits, send_backs=limits.send_backs)
+    return run_solve(scratch, script, limits, send_backs=limits.send_backs, face=ScriptedModel)
 
 
 def explore(sql: str):

@@ -10,7 +10,7 @@ from datasolver.agent.tables import TableDigest, TableEntry
 from datasolver.data import TableInfo, TableProfile
 from datasolver.data.profile import ColumnProfile
 from datasolver.solver import SolverToolbox, prepare_task
-from datasolver.solver.testing import make_tiny_task
+from tests.helpers.solver import make_tiny_task
 
 FALCON = """# 数据说明
 

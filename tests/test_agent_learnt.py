@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from datasolver.agent import Limits
-from datasolver.agent.testing import solve_scripted
+from tests.helpers.agent import solve_at_transport
 from datasolver.llm.fake import text, tool_call
 from datasolver.solver import prepare_task
-from datasolver.solver.testing import PAPER_SQL, make_paper_task
+from tests.helpers.solver import PAPER_SQL, make_paper_task
 
 
 def test_the_second_attempt_opens_with_what_the_first_learnt(tmp_path: Path) -> None:
@@ -22,7 +22,7 @@ def test_the_second_attempt_opens_with_what_the_first_learnt(tmp_path: Path) -> 
         text("The titles are listed above."), text("Done."),  # sent back once, then the attempt ends
         tool_call("edit_solver", {"sql": PAPER_SQL}), tool_call("run_solver", {}), text("Done."),
     ]
-    outcome, server, _ = solve_scripted(scratch, script, limits=Limits(max_attempts=2))
+    outcome, server, _ = solve_at_transport(scratch, script, limits=Limits(max_attempts=2))
     assert outcome.status == "solved" and outcome.attempts == 2
     first, second = [r["messages"] for r in server.requests if len(r["messages"]) == 2]
     assert second[0] == first[0]  # the rules (system message) are unchanged
@@ -38,6 +38,6 @@ def test_the_second_attempt_opens_with_what_the_first_learnt(tmp_path: Path) -> 
 
 def test_nothing_learnt_adds_no_note(tmp_path: Path) -> None:
     scratch = prepare_task(make_paper_task(tmp_path / "input"), tmp_path / "scratch")
-    _, server, _ = solve_scripted(scratch, handler=lambda request: text("Paris."), limits=Limits(max_attempts=2))
+    _, server, _ = solve_at_transport(scratch, handler=lambda request: text("Paris."), limits=Limits(max_attempts=2))
     openings = [r["messages"][1]["content"] for r in server.requests if len(r["messages"]) == 2]
     assert len(openings) == 2 and "learnt" not in openings[1] and "(This is attempt 2." in openings[1]

@@ -1,5 +1,6 @@
-"""The tool-calling loop against the scripted server: a full solve, repaired and broken tool JSON,
-unknown tools, tool calls written as text, a 429 mid-conversation, the request cap, compaction."""
+"""The tool-calling loop against the scripted model (at the client's transport): a full solve,
+repaired and broken tool JSON, unknown tools, tool calls written as text, a 429 mid-conversation,
+the request cap, compaction."""
 
 from __future__ import annotations
 
@@ -11,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from datasolver.agent import Limits, SolveOutcome, build_messages, estimate_messages_tokens, gather_brief, solve_task
-from datasolver.agent.testing import edit_query_turn, fake_client, query_line
+from tests.helpers.agent import edit_query_turn, fake_client, query_line
 from datasolver.agent.tokens import estimate_tools_tokens
 from datasolver.data import Catalog
 from datasolver.llm import TraceWriter
-from datasolver.llm.fake import ScriptedServer, garbage, http_error, text, tool_call, tool_calls
+from datasolver.llm.fake import ScriptedModel, garbage, http_error, text, tool_call, tool_calls
 from datasolver.solver import prepare_task, tool_schemas
-from datasolver.solver.testing import TINY_QUESTION, make_tiny_task
+from tests.helpers.solver import TINY_QUESTION, make_tiny_task
 
 COUNT_BY_CITY = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city ORDER BY n DESC, city")'
 EXPECTED_CSV = "city,n\nParis,2\nLyon,1\nNice,1\n"
@@ -31,14 +32,14 @@ def scratch(tmp_path: Path) -> Path:
 
 def solve(scratch: Path, script=None, handler=None, limits: Limits = Limits(), send_backs: int = 0,
           **client_settings):
-    """Run solve_task against a scripted server; return (outcome, server, trace events).
+    """Run solve_task against the scripted model (at the transport); return (outcome, server, trace events).
 
     Replies without a tool call end the attempt here (``send_backs=0``) unless a test asks."""
     limits = dataclasses.replace(limits, send_backs=send_backs)
     trace = TraceWriter(scratch.parent.parent / "logs", "task_tiny")
-    with ScriptedServer(script, handler) as server:
+    with ScriptedModel(script, handler) as server:
         async def go() -> SolveOutcome:
-            async with fake_client(server.base_url, trace, **client_settings) as client:
+            async with fake_client(server, trace, **client_settings) as client:
                 return await solve_task(scratch, client, scratch.parent.parent / "out", limits=limits)
 
         outcome = asyncio.run(go())

@@ -15,7 +15,7 @@ from datasolver.data import Catalog, TableProfile
 from datasolver.data.profile import ColumnProfile
 from datasolver.data.schema_groups import group_by_schema, render_group
 from datasolver.llm import LLMClient, LLMSettings
-from datasolver.llm.fake import ScriptedServer, text
+from datasolver.llm.fake import ScriptedModel, text
 from datasolver.solver import prepare_task
 
 QUESTION = "What was the total amount sold in Lyon in 2024-03?"
@@ -111,12 +111,12 @@ def test_word_overlap_ranks_the_named_month_first(brief: TaskBrief) -> None:
 def test_votes_rank_before_word_overlap(brief: TaskBrief) -> None:
     script = [text('{"relevant": ["stores"]}')] * 2 + [text('{"relevant": ["stores", "sales_2024_01"]}')]
 
-    async def go(server: ScriptedServer) -> dict[str, float]:
-        settings = LLMSettings(base_url=server.base_url, api_key="k", model="fake", max_retries=0)
+    async def go(server: ScriptedModel) -> dict[str, float]:
+        settings = LLMSettings(**server.connection(), api_key="k", model="fake", max_retries=0)
         async with LLMClient(settings) as llm:
             return await vote_table_relevance(llm, QUESTION, brief.digest, votes=3)
 
-    with ScriptedServer(script=script) as server:
+    with ScriptedModel(script=script) as server:
         votes = asyncio.run(go(server))
         assert len(server.requests) == 3
     assert votes["stores"] == 3 and votes["sales_2024_01"] == 1 and votes["sales_2024_03"] == 0
@@ -129,10 +129,10 @@ def test_votes_rank_before_word_overlap(brief: TaskBrief) -> None:
 
 def test_solve_task_votes_and_folds_only_over_the_budget(tmp_path: Path) -> None:
     from datasolver.agent import Limits, solve_task
-    from datasolver.agent.testing import edit_query_turn, fake_client
+    from tests.helpers.agent import edit_query_turn, fake_client
     from datasolver.llm import TraceWriter
     from datasolver.llm.fake import tool_call
-    from datasolver.solver.testing import make_tiny_task
+    from tests.helpers.solver import make_tiny_task
 
     task = make_tiny_task(tmp_path / "input")
     (task / "context" / "csv" / "weather.csv").write_text(
@@ -146,9 +146,9 @@ def test_solve_task_votes_and_folds_only_over_the_budget(tmp_path: Path) -> None
     votes = [text('{"relevant": ["orders", "cities"]}')] * 3
     script = votes + [edit_query_turn(scratch, query), tool_call("run_solver", {}), text("done")]
     trace = TraceWriter(tmp_path / "logs", scratch.name)
-    with ScriptedServer(script) as server:
+    with ScriptedModel(script) as server:
         async def go():
-            async with fake_client(server.base_url, trace) as client:
+            async with fake_client(server, trace) as client:
                 limits = Limits(prompt_budget=unfolded - 30)
                 return await solve_task(scratch, client, tmp_path / "out", limits=limits)
 

@@ -25,7 +25,7 @@ from datasolver.agent.tree import render_tree
 from datasolver.data import Catalog
 from datasolver.documents import prepare_documents
 from datasolver.solver import prepare_task
-from datasolver.solver.testing import TINY_QUESTION, make_tiny_task
+from tests.helpers.solver import TINY_QUESTION, make_tiny_task
 
 LEFTOVER = re.compile(r"\{\{\w+\}\}")
 KNOWLEDGE = """# 数据说明

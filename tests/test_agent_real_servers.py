@@ -1,5 +1,6 @@
-"""The agent against real-server behaviours (played by the scripted server): prose replies sent
-back, attempts that differ, the token budget, a window too small, text-calling servers."""
+"""The agent against real-server behaviours (played by the scripted model at the client's
+transport): prose replies sent back, attempts that differ, the token budget, a window too small,
+text-calling servers."""
 
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from datasolver.agent import Limits, SolveOutcome, solve_task
-from datasolver.agent.testing import edit_query_turn, fake_client
+from tests.helpers.agent import edit_query_turn, fake_client
 from datasolver.examples import ScriptedAnswer, solver_handler
 from datasolver.llm import TraceWriter
-from datasolver.llm.fake import ScriptedServer, text, text_writer, tool_call
+from datasolver.llm.fake import ScriptedModel, text, text_writer, tool_call
 from datasolver.solver import prepare_task
-from datasolver.solver.testing import TINY_QUESTION, make_tiny_task
+from tests.helpers.solver import TINY_QUESTION, make_tiny_task
 
 COUNT_BY_CITY = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city ORDER BY n DESC, city")'
 EXPECTED_CSV = "city,n\nParis,2\nLyon,1\nNice,1\n"
@@ -28,9 +29,9 @@ def scratch(tmp_path: Path) -> Path:
 
 def solve(scratch: Path, script=None, handler=None, limits: Limits = Limits(), server_options=None, **client_settings):
     trace = TraceWriter(scratch.parent.parent / "logs", "task_tiny")
-    with ScriptedServer(script, handler, **(server_options or {})) as server:
+    with ScriptedModel(script, handler, **(server_options or {})) as server:
         async def go() -> SolveOutcome:
-            async with fake_client(server.base_url, trace, **client_settings) as client:
+            async with fake_client(server, trace, **client_settings) as client:
                 return await solve_task(scratch, client, scratch.parent.parent / "out", limits=limits)
 
         outcome = asyncio.run(go())

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from datasolver.agent import Limits
-from datasolver.agent.testing import solve_scripted
+from tests.helpers.agent import solve_at_transport
 from datasolver.llm.fake import text, tool_call
 from datasolver.solver import prepare_task
-from datasolver.solver.testing import PAPER_SQL, make_paper_task
+from tests.helpers.solver import PAPER_SQL, make_paper_task
 
 USUAL = 4096  # the client's own max_tokens in these tests
 PLAN = "First I will look at the tables. " * 80  # a prose plan of ~660 tokens (len/4)
@@ -23,7 +23,7 @@ def scratch(tmp_path: Path) -> Path:
 
 
 def solve(scratch: Path, script, limits: Limits = Limits(max_attempts=1)):
-    outcome, server, events = solve_scripted(scratch, script, limits=limits, max_tokens=USUAL,
+    outcome, server, events = solve_at_transport(scratch, script, limits=limits, max_tokens=USUAL,
                                              server_options={"honor_max_tokens": True})
     return outcome, [r["max_tokens"] for r in server.requests], events
 

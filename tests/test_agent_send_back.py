@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from datasolver.agent import Limits, SolveOutcome, solve_task
-from datasolver.agent.testing import edit_query_turn, fake_client, query_line
+from tests.helpers.agent import edit_query_turn, fake_client, query_line
 from datasolver.llm import TraceWriter
-from datasolver.llm.fake import ScriptedServer, text, tool_call
+from datasolver.llm.fake import ScriptedModel, text, tool_call
 from datasolver.solver import prepare_task
 from datasolver.solver.hashline import line_hash
-from datasolver.solver.testing import make_tiny_task
+from tests.helpers.solver import make_tiny_task
 
 ECHO = 'result = run_sql("SELECT city, amount FROM orders WHERE city = \'Paris\' ORDER BY amount")'
 FIXED = 'result = run_sql("SELECT amount FROM orders WHERE city = \'Paris\' ORDER BY amount")'
@@ -25,11 +25,11 @@ def scratch(tmp_path: Path) -> Path:
     return prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
 
 
-def solve(scratch: Path, script) -> tuple[SolveOutcome, ScriptedServer, list[dict]]:
+def solve(scratch: Path, script) -> tuple[SolveOutcome, ScriptedModel, list[dict]]:
     trace = TraceWriter(scratch.parent.parent / "logs", scratch.name)
-    with ScriptedServer(script) as server:
+    with ScriptedModel(script) as server:
         async def go() -> SolveOutcome:
-            async with fake_client(server.base_url, trace) as client:
+            async with fake_client(server, trace) as client:
                 return await solve_task(scratch, client, scratch.parent.parent / "out", limits=Limits(max_attempts=1))
 
         outcome = asyncio.run(go())

@@ -1,5 +1,5 @@
-"""The agent against a slow local server (llama.cpp on a few CPU cores, played by the scripted server
-with `prefill_rate`): a later attempt is read from the server's prefix cache, and once the server's
+"""The agent against a slow local server (llama.cpp on a few CPU cores, played by the scripted model
+at the client's transport, with `prefill_rate`): a later attempt is read from the server's prefix cache, and once the server's
 prefill speed is known a task gets a first prompt the server reads in a share of its deadline."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from pathlib import Path
 
 from datasolver.agent import Limits, build_system_prompt, estimate_tokens, solve_task
 from datasolver.agent.solve import PREFILL_SHARE, prefill_budget
-from datasolver.agent.testing import edit_query_turn, fake_client
+from tests.helpers.agent import edit_query_turn, fake_client
 from datasolver.llm import TraceWriter
-from datasolver.llm.fake import ScriptedServer, text, tool_call
+from datasolver.llm.fake import ScriptedModel, text, tool_call
 from datasolver.solver import prepare_task
-from datasolver.solver.testing import make_tiny_task
+from tests.helpers.solver import make_tiny_task
 
 COUNT_BY_CITY = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city ORDER BY n DESC, city")'
 
@@ -28,9 +28,9 @@ def test_a_later_attempt_is_served_from_the_prefix_cache_of_the_earlier_one(tmp_
     trace = TraceWriter(tmp_path / "logs", "task_tiny")
     # Attempt 1: a prose reply, sent back, and prose again (no prediction); attempt 2 solves.
     script = [text("Let me think about the cities."), text("The answer is Paris."), *solved_turns(scratch)]
-    with ScriptedServer(script, prefill_rate=20.0) as server:
+    with ScriptedModel(script, prefill_rate=20.0) as server:
         async def go():
-            async with fake_client(server.base_url, trace) as client:
+            async with fake_client(server, trace) as client:
                 return await solve_task(scratch, client, tmp_path / "out", limits=Limits(max_attempts=2))
 
         outcome = asyncio.run(go())
@@ -53,10 +53,10 @@ def test_a_slow_server_gets_a_first_prompt_it_reads_in_a_share_of_the_deadline(t
     scratches = [prepare_task(long_task(tmp_path / f"input{n}"), tmp_path / f"scratch{n}") for n in (1, 2)]
     traces = [TraceWriter(tmp_path / f"logs{n}", "task_tiny") for n in (1, 2)]
     rate, seconds = 2.0, 600.0  # tokens per second: the opening alone would take half an hour
-    with ScriptedServer([*solved_turns(scratches[0]), *solved_turns(scratches[1])], prefill_rate=rate) as server:
+    with ScriptedModel([*solved_turns(scratches[0]), *solved_turns(scratches[1])], prefill_rate=rate) as server:
         async def go():
             outcomes = []
-            async with fake_client(server.base_url) as client:  # one run: what it learnt serves the next task
+            async with fake_client(server) as client:  # one run: what it learnt serves the next task
                 for scratch, trace in zip(scratches, traces):
                     client.trace = trace
                     limits = Limits(max_attempts=1, deadline=time.monotonic() + seconds)
@@ -87,9 +87,9 @@ def test_a_small_window_gets_the_short_rules_and_a_large_one_the_full_rules(tmp_
     systems = {}
     for window in (8192, 32768):
         scratch = prepare_task(make_tiny_task(tmp_path / f"input{window}"), tmp_path / f"scratch{window}")
-        with ScriptedServer(solved_turns(scratch), context_window=window, report_window="props") as server:
+        with ScriptedModel(solved_turns(scratch), context_window=window, report_window="props") as server:
             async def go():
-                async with fake_client(server.base_url) as client:
+                async with fake_client(server) as client:
                     return await solve_task(scratch, client, tmp_path / f"out{window}", limits=Limits(max_attempts=1))
 
             assert asyncio.run(go()).status == "solved"

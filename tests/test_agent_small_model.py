@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from datasolver.agent import Limits
-from datasolver.agent.testing import solve_scripted
+from tests.helpers.agent import solve_at_transport
 from datasolver.eval import score_files
 from datasolver.llm.fake import Text, text
 from datasolver.solver import prepare_task
-from datasolver.solver.testing import PAPER_SQL, make_paper_task
+from tests.helpers.solver import PAPER_SQL, make_paper_task
 from tests.helpers.paths import SHARED
 
 ANSWER_CSV = "title\nAdaptive Joins\nMedian Sketches\nZebra Streams\n"
@@ -53,7 +53,7 @@ def scratch(tmp_path: Path) -> Path:
 
 def solve(scratch: Path, script, limits: Limits = Limits(max_attempts=1)):
     # A real server cuts a reply at max_tokens.
-    return solve_scripted(scratch, script, limits=limits, server_options={"honor_max_tokens": True})
+    return solve_at_transport(scratch, script, limits=limits, server_options={"honor_max_tokens": True})
 
 
 def test_the_right_sql_block_after_no_output_is_the_answer(scratch: Path) -> None:

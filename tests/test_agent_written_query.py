@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.agent.testing import solve_scripted
+from tests.helpers.agent import solve_at_transport
 from datasolver.llm import parse_text_tool_calls
 from datasolver.llm.fake import garbage, text, tool_call
 from datasolver.solver import RESULT_LINE, prepare_task
-from datasolver.solver.testing import PAPER_SQL, make_paper_task
+from tests.helpers.solver import PAPER_SQL, make_paper_task
 
 ANSWER_CSV = "title\nAdaptive Joins\nMedian Sketches\nZebra Streams\n"
 
@@ -25,7 +25,7 @@ def scratch(tmp_path: Path) -> Path:
 
 
 def solve(scratch: Path, script, **settings):
-    return solve_scripted(scratch, script, **settings)
+    return solve_at_transport(scratch, script, **settings)
 
 
 @pytest.mark.parametrize("reply", [

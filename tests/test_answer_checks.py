@@ -17,7 +17,7 @@ from datasolver.solver.answer_checks import (
     read_query_log,
     run_answer_checks,
 )
-from datasolver.solver.testing import make_tiny_task
+from tests.helpers.solver import make_tiny_task
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +163,7 @@ def test_check_names_and_the_query_log() -> None:
 
 def test_run_solver_reports_check_lines(tmp_path: Path) -> None:
     from datasolver.solver import SolverToolbox, prepare_task
-    from datasolver.solver.testing import set_query
+    from tests.helpers.solver import set_query
 
     scratch = prepare_task(make_tiny_task(tmp_path / "in"), tmp_path / "scratch")
     with SolverToolbox(scratch) as toolbox:

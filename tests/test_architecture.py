@@ -130,6 +130,47 @@ def test_the_cycle_check_finds_a_cycle() -> None:
     assert import_cycles({"a": {"b"}, "b": set()}) == []
 
 
+# Modules the package runs as programs rather than imports (`python -m …`).
+RUN_AS_PROGRAMS = {
+    "datasolver.__main__": "`python -m datasolver`",
+    "datasolver.cli.reference": "`python -m datasolver.cli.reference` writes docs/cli.md and the settings tables",
+}
+
+
+def package_modules_imported_by(folders: list[Path]) -> dict[str, list[str]]:
+    """Package module → the files under `folders` that import it (`from P import n` counts P.n when
+    that is a module, else P)."""
+    modules = set(module_imports())
+    found: dict[str, list[str]] = {}
+    for folder in folders:
+        for path in sorted(folder.rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
+                             for a in node.names]
+                else:
+                    continue
+                for name in names:
+                    if name in modules:
+                        found.setdefault(name, []).append(path.name)
+    return found
+
+
+def test_no_module_of_the_package_is_imported_only_by_tests() -> None:
+    """What exists for tests (tiny tasks, scripted turns, a sample run, the fallible model's
+    mistakes) lives in tests/helpers/: every package module a test or a benchmark imports is one
+    the package itself imports, loads by name (a command's module) or runs as a program."""
+    from datasolver.cli import COMMAND_MODULES
+
+    reached = set().union(*module_imports().values()) | set(RUN_AS_PROGRAMS)
+    reached |= {f"datasolver.cli.{module}" for module in COMMAND_MODULES.values()}
+    outside = package_modules_imported_by([PACKAGE.parent.parent / "tests", PACKAGE.parent.parent / "benchmarks"])
+    only_tests = {name: sorted(set(files)) for name, files in outside.items() if name not in reached}
+    assert only_tests == {}, "move them to tests/helpers/"
+
+
 def test_the_table_names_every_room_of_the_package() -> None:
     rooms = {_room(p) for p in PACKAGE.rglob("*.py")} - {"__init__"}
     assert rooms == set(allowed_imports())
@@ -234,10 +275,6 @@ def _words_in_code(source: str) -> set[str]:
     return {w.lower() for w in words}
 
 
-# agent/testing.py plays the model in tests (scripted turns), and a model's calls name their tools.
-AGENT_MODULES_THAT_MAY_NAME_A_TOOL = {"testing.py"}
-
-
 def test_the_agent_room_names_no_tool() -> None:
     # What the agent does for one tool sits on the tool (its hooks: the loop's reactions, how a call
     # reads in a summary of older turns) or in the value it returns; a tool name in the room's code
@@ -249,10 +286,9 @@ def test_the_agent_room_names_no_tool() -> None:
     names = {tool.name for tool in SOLVER_TOOLS}
     found = {}
     for path in sorted((PACKAGE / "agent").glob("*.py")):
-        if path.name not in AGENT_MODULES_THAT_MAY_NAME_A_TOOL:
-            named = names & _words_in_code(path.read_text(encoding="utf-8"))
-            if named:
-                found[path.name] = sorted(named)
+        named = names & _words_in_code(path.read_text(encoding="utf-8"))
+        if named:
+            found[path.name] = sorted(named)
     assert found == {}
     loop = _words_in_code((PACKAGE / "agent" / "loop.py").read_text(encoding="utf-8"))
     assert "fork_server" not in loop and "prestart_fork_server" not in loop

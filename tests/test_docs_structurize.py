@@ -234,7 +234,7 @@ def test_the_pipelines_async_entry_structures_on_the_callers_loop_through_its_ga
     from datasolver.llm import Usage
     from datasolver.pipeline.documents import prepare_task_documents_async
     from datasolver.solver import prepare_task
-    from datasolver.solver.testing import make_tiny_task
+    from tests.helpers.solver import make_tiny_task
 
     task = make_tiny_task(tmp_path / "in")
     (task / "context" / "doc").mkdir()

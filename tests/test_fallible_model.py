@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from datasolver.agent import Limits, SolveOutcome, solve_task
-from datasolver.agent.testing import fake_client
+from tests.helpers.agent import fake_client
 from datasolver.data import Catalog
 from datasolver.examples import ScriptedAnswer, solver_handler
-from datasolver.examples.mistakes import MISTAKES, mistake_for, right_answer
+from tests.helpers.mistakes import MISTAKES, mistake_for, right_answer
 from datasolver.llm import TraceWriter
-from datasolver.llm.fake import ScriptedServer
+from datasolver.llm.fake import ScriptedModel
 from datasolver.solver import prepare_task
-from datasolver.solver.testing import TINY_QUESTION, make_tiny_task
+from tests.helpers.solver import TINY_QUESTION, make_tiny_task
 
 AMOUNTS = "SELECT order_id, amount FROM orders WHERE city = 'Paris' ORDER BY order_id"
 CITIES = "SELECT DISTINCT city FROM orders ORDER BY city"
@@ -42,9 +42,9 @@ def fallible(scratch: Path, check: str, sql: str, *, stubborn: bool = False) -> 
 
 def solve(scratch: Path, answer: ScriptedAnswer, *, answer_checks: bool = True) -> tuple[SolveOutcome, list[dict]]:
     trace = TraceWriter(scratch.parent.parent / "logs", scratch.name)
-    with ScriptedServer(handler=solver_handler([answer])) as server:
+    with ScriptedModel(handler=solver_handler([answer])) as server:
         async def go() -> SolveOutcome:
-            async with fake_client(server.base_url, trace) as client:
+            async with fake_client(server, trace) as client:
                 return await solve_task(scratch, client, scratch.parent.parent / "out",
                                         limits=Limits(max_attempts=1), answer_checks=answer_checks)
 

@@ -21,7 +21,7 @@ from datasolver.llm.replay import exchanges_from_events
 from datasolver.pipeline.replay import last_run
 from datasolver.pipeline.replay_compare import first_divergence, make_normalizer
 from datasolver.report import load_run, render_page, write_report
-from datasolver.report.sample import write_sample_run
+from tests.helpers.samplerun import write_sample_run
 from datasolver.terminal import printable
 
 DEEP = "[" * 100_000 + "]" * 100_000

@@ -22,7 +22,7 @@ from datasolver.cli import cli
 from datasolver.data import Catalog
 from datasolver.data.relation import MAX_CELL_BYTES, MAX_RESULT_BYTES
 from datasolver.solver import SolverToolbox, prepare_task
-from datasolver.solver.testing import make_tiny_task
+from tests.helpers.solver import make_tiny_task
 from tests.helpers.datafiles import write_task
 
 CELL = MAX_CELL_BYTES - 64  # each cell passes the per-cell cap

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from datasolver.solver import SolverToolbox, prepare_task
-from datasolver.solver.testing import call_json, make_tiny_task, set_query
+from tests.helpers.solver import call_json, make_tiny_task, set_query
 
 PEAK_CHILD = textwrap.dedent("""
     import resource, subprocess, sys

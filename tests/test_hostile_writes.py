@@ -26,7 +26,7 @@ from datasolver.llm import TraceWriter
 from datasolver.pipeline.replay import ReplaySummary, write_replay_summary
 from datasolver.pipeline.summary import RunSummary, write_summary
 from datasolver.report import write_report
-from datasolver.report.sample import write_sample_run
+from tests.helpers.samplerun import write_sample_run
 from datasolver.solver.publish import publish_prediction
 from tests.helpers.pipeline import copy_examples, examples_server, snapshot
 

@@ -1,4 +1,6 @@
-"""LLMClient through the real scripted HTTP server: replies, tools, retries, errors, thinking, usage."""
+"""LLMClient against the scripted model, over real HTTP and at the client's transport (each test on
+both faces, so the transport is shown to meet the client as the server does): replies, tools,
+retries, errors, timeouts, thinking, usage."""
 
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from datasolver.llm import (
     user_message,
 )
 from datasolver.llm.fake import (
+    ScriptedModel,
     ScriptedServer,
     delay,
     garbage,
@@ -70,11 +73,14 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     return recorded
 
 
-@pytest.fixture
-def server_factory() -> Iterator[Any]:
+@pytest.fixture(params=["http", "transport"])
+def server_factory(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """Makes the scripted model: a started ScriptedServer, or a ScriptedModel at the transport."""
     servers: list[ScriptedServer] = []
 
-    def make(*args: Any, **kwargs: Any) -> ScriptedServer:
+    def make(*args: Any, **kwargs: Any) -> ScriptedModel:
+        if request.param == "transport":
+            return ScriptedModel(*args, **kwargs)
         server = ScriptedServer(*args, **kwargs).start()
         servers.append(server)
         return server
@@ -84,8 +90,8 @@ def server_factory() -> Iterator[Any]:
         s.close()
 
 
-def settings_for(server: ScriptedServer, **kw: Any) -> LLMSettings:
-    return LLMSettings(base_url=server.base_url, api_key=KEY, model="fake-qwen", **kw)
+def settings_for(server: ScriptedModel, **kw: Any) -> LLMSettings:
+    return LLMSettings(**server.connection(), api_key=KEY, model="fake-qwen", **kw)
 
 
 async def chat_once(settings: LLMSettings, messages: list[dict[str, Any]], **kw: Any) -> tuple[Any, Usage]:

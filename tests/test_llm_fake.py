@@ -1,4 +1,5 @@
-"""The scripted fake server itself: concurrency, routing, strictness, handlers, schema filling."""
+"""The scripted model itself, on both faces (a real HTTP server, and a transport under the client):
+concurrency, routing, strictness, handlers, usage, schema filling; the transport opens no socket."""
 
 from __future__ import annotations
 
@@ -12,11 +13,27 @@ import pytest
 from pydantic import BaseModel
 
 from datasolver.llm import LLMBadRequestError, LLMClient, LLMSettings, parse_tool_arguments, user_message
-from datasolver.llm.fake import ScriptedServer, fill_schema, schema_handler, text, tool_call
+from datasolver.llm.fake import (SCRIPTED_BASE_URL, ScriptedModel, ScriptedServer, delay, fill_schema, http_error,
+                                 schema_handler, text, tool_call)
+
+TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+FACES = pytest.mark.parametrize("face", [ScriptedServer, ScriptedModel], ids=["http", "transport"])
 
 
-def settings(server: ScriptedServer) -> LLMSettings:
-    return LLMSettings(base_url=server.base_url, api_key=None, model="m", max_retries=0)
+def settings(server: ScriptedModel) -> LLMSettings:
+    return LLMSettings(**server.connection(), api_key=None, model="m", max_retries=0)
+
+
+def send(fake: ScriptedModel, method: str, path: str, body: Any = None) -> httpx.Response:
+    """One raw request to the fake (no LLMClient in between), over HTTP or through its transport."""
+    if isinstance(fake, ScriptedServer):
+        return httpx.request(method, f"{fake.base_url}{path}", json=body)
+
+    async def go() -> httpx.Response:
+        async with httpx.AsyncClient(transport=fake.transport(), base_url=SCRIPTED_BASE_URL) as client:
+            return await client.request(method, f"{SCRIPTED_BASE_URL}{path}", json=body)
+
+    return asyncio.run(go())
 
 
 def test_concurrent_requests_are_served_in_parallel() -> None:
@@ -39,9 +56,47 @@ def test_concurrent_requests_are_served_in_parallel() -> None:
     assert contents == ["ok"] * 8 and not barrier.broken
 
 
-def test_keyed_scripts_route_concurrent_conversations() -> None:
+def test_at_the_transport_the_real_client_runs_with_no_socket_and_no_thread(monkeypatch) -> None:
+    """The SDK, the client's retry of a 429 and its parsing run above the transport; nothing connects."""
+    import socket
+
+    def refuse(self, address):
+        raise AssertionError(f"a socket was opened to {address}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    model = ScriptedModel([http_error(429, retry_after=0), tool_call("f", {"x": 1}), text("done")])
+    threads = threading.active_count()
+
+    async def go() -> list[Any]:
+        async with LLMClient(settings(model).replace(api_key="sk-t", max_retries=1)) as client:
+            first = await client.chat([user_message("q")], [TOOL])
+            history = [user_message("q"), first.assistant_message(),
+                       {"role": "tool", "tool_call_id": first.tool_calls[0].id, "content": "1"}]
+            return [first, await client.chat(history, [TOOL]), client.usage]
+
+    first, second, usage = asyncio.run(go())
+    assert (first.retries_taken, json.loads(first.tool_calls[0].arguments_raw), second.content) == (1, {"x": 1}, "done")
+    assert usage.requests == 3 and usage.retries == 1
+    assert threading.active_count() == threads
+    assert [(r.method, r.path) for r in model.records] == [("POST", "/v1/chat/completions")] * 3
+    assert model.records[0].headers["authorization"] == "Bearer sk-t" and model.errors == []
+
+
+def test_at_the_transport_a_late_answer_meets_the_read_timeout_and_the_client_counts_as_gone() -> None:
+    model = ScriptedModel([delay(5.0, "late"), text("on time")])
+
+    async def go() -> Any:
+        async with LLMClient(settings(model).replace(read_timeout=0.1, max_retries=1, initial_backoff=0.0)) as client:
+            return await client.chat([user_message("q")])
+
+    reply = asyncio.run(go())
+    assert (reply.content, reply.retries_taken, model.disconnects) == ("on time", 1, 1)
+
+
+@FACES
+def test_keyed_scripts_route_concurrent_conversations(face: type[ScriptedModel]) -> None:
     script = {f"task_{i}": [tool_call("f", {"i": i}), text(f"answer {i}")] for i in range(1, 12)}
-    with ScriptedServer(script, latency_s=0.05) as server:
+    with face(script, latency_s=0.05) as server:
 
         async def conversation(client: LLMClient, i: int) -> str:
             history = [user_message(f"Solve task_{i} please")]
@@ -61,8 +116,9 @@ def test_keyed_scripts_route_concurrent_conversations() -> None:
         assert {r.key for r in server.records} == set(script)
 
 
-def test_custom_route_and_missing_key() -> None:
-    with ScriptedServer({"a": [text("from a")]}, route=lambda req: req["messages"][-1]["content"]) as s:
+@FACES
+def test_custom_route_and_missing_key(face: type[ScriptedModel]) -> None:
+    with face({"a": [text("from a")]}, route=lambda req: req["messages"][-1]["content"]) as s:
 
         async def go() -> None:
             async with LLMClient(settings(s)) as client:
@@ -74,13 +130,14 @@ def test_custom_route_and_missing_key() -> None:
         assert s.errors == ["ScriptedServer: no script for key 'b'"]
 
 
-def test_exhausted_script_and_failing_handler_are_reported_not_retried() -> None:
+@FACES
+def test_exhausted_script_and_failing_handler_are_reported_not_retried(face: type[ScriptedModel]) -> None:
     def handler(req: dict[str, Any]) -> None:
         if req["messages"][-1]["content"] == "boom":
             raise RuntimeError("bad test handler")
         return None  # fall back to the script
 
-    with ScriptedServer([text("one")], handler=handler) as s:
+    with face([text("one")], handler=handler) as s:
 
         async def go() -> None:
             async with LLMClient(settings(s).replace(max_retries=3)) as client:
@@ -107,28 +164,30 @@ def test_exhausted_script_and_failing_handler_are_reported_not_retried() -> None
         ([], "non-empty list"),
     ],
 )
-def test_strict_mode_rejects_what_strict_servers_reject(messages: list[Any], problem: str) -> None:
-    with ScriptedServer([text("unused")]) as s:
-        response = httpx.post(f"{s.base_url}/chat/completions", json={"model": "m", "messages": messages})
+@FACES
+def test_strict_mode_rejects_what_strict_servers_reject(messages: list[Any], problem: str,
+                                                          face: type[ScriptedModel]) -> None:
+    with face([text("unused")]) as s:
+        response = send(s, "POST", "/chat/completions", {"model": "m", "messages": messages})
         assert response.status_code == 400
         assert problem in response.json()["error"]["message"]
         assert s.requests[0]["messages"] == messages  # recorded even when rejected
         assert s.remaining() == 1
 
 
-def test_models_endpoint_and_unknown_route() -> None:
-    with ScriptedServer(model="fake-qwen") as s:
-        assert httpx.get(f"{s.base_url}/models").json()["data"][0]["id"] == "fake-qwen"
-        assert httpx.post(f"{s.base_url}/embeddings", json={}).status_code == 404
+@FACES
+def test_models_endpoint_and_unknown_route(face: type[ScriptedModel]) -> None:
+    with face(model="fake-qwen") as s:
+        assert send(s, "GET", "/models").json()["data"][0]["id"] == "fake-qwen"
+        assert send(s, "POST", "/embeddings", {}).status_code == 404
         assert s.requests == []  # only chat completions count as requests
 
 
-def test_usage_numbers_are_plausible() -> None:
-    with ScriptedServer([text("x" * 400)]) as s:
-        body = httpx.post(
-            f"{s.base_url}/chat/completions",
-            json={"model": "m", "messages": [{"role": "user", "content": "y" * 4000}]},
-        ).json()
+@FACES
+def test_usage_numbers_are_plausible(face: type[ScriptedModel]) -> None:
+    with face([text("x" * 400)]) as s:
+        body = send(s, "POST", "/chat/completions",
+                    {"model": "m", "messages": [{"role": "user", "content": "y" * 4000}]}).json()
     usage = body["usage"]
     assert 1000 <= usage["prompt_tokens"] <= 1100
     assert 100 <= usage["completion_tokens"] <= 130
@@ -156,12 +215,13 @@ def test_fill_schema_produces_valid_arguments() -> None:
     assert QueryArgs.model_validate(value).filters == [Filter(column="a")]
 
 
-def test_schema_handler_calls_every_tool_then_answers() -> None:
+@FACES
+def test_schema_handler_calls_every_tool_then_answers(face: type[ScriptedModel]) -> None:
     tools = [
         {"type": "function", "function": {"name": "query", "parameters": QueryArgs.model_json_schema()}},
         {"type": "function", "function": {"name": "ping", "parameters": {"type": "object"}}},
     ]
-    with ScriptedServer(handler=schema_handler("all done")) as s:
+    with face(handler=schema_handler("all done")) as s:
 
         async def go() -> None:
             async with LLMClient(settings(s)) as client:

@@ -14,7 +14,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from datasolver.mcp_server import build_server
-from datasolver.solver.testing import make_tiny_task
+from tests.helpers.solver import make_tiny_task
 from tests.helpers.datafiles import sqlite_file
 from tests.helpers.mcp import texts
 

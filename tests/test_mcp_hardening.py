@@ -22,7 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from datasolver.mcp_http import RemoteExposureError, is_loopback, plan_exposure
 from datasolver.mcp_server import build_server
-from datasolver.solver.testing import make_tiny_task
+from tests.helpers.solver import make_tiny_task
 from tests.helpers.mcp import INITIALIZE, free_port, numbers_folder, serve, stop, texts, wait_listening
 
 RUNAWAY = "SELECT count(*) FROM big a, big b, big c, big d WHERE hash(a.n, b.n, c.n, d.n) % 1000 = 7"

@@ -16,7 +16,7 @@ from mcp.client.stdio import StdioServerParameters
 from datasolver.mcp_server import build_server
 from datasolver.solver.hashline import line_hash
 from datasolver.solver.scaffold import RESULT_LINE
-from datasolver.solver.testing import make_tiny_task
+from tests.helpers.solver import make_tiny_task
 from tests.helpers.mcp import free_port, texts, wait_listening
 
 ENGINE_TOOLS = ["list_tables", "describe_table", "query", "filter", "group", "sort", "join", "join_keys", "render"]

@@ -10,7 +10,7 @@ import pytest
 from datasolver import examples
 from datasolver.eval import evaluate_dir
 from datasolver.examples import ScriptedAnswer, solver_handler
-from datasolver.llm.fake import ScriptedServer, delay, text
+from datasolver.llm.fake import ScriptedModel, delay, text
 from datasolver.pipeline import InputError, OutputError, UnknownTasks, load_summary, run_batch_sync
 from tests.helpers.pipeline import (
     add_task,
@@ -24,7 +24,8 @@ from tests.helpers.pipeline import (
 
 @pytest.fixture
 def example_server():
-    with examples_server() as server:
+    """The examples' scripted model at the client's transport: these batches run in this process."""
+    with examples_server(face=ScriptedModel) as server:
         yield server
 
 
@@ -183,7 +184,7 @@ def test_the_deadline_stops_a_slow_task_and_its_fallback_answers(tmp_path):
         return turn
 
     start = time.monotonic()
-    with ScriptedServer(handler=slow_before_run) as server:
+    with ScriptedModel(handler=slow_before_run) as server:
         config = make_config(server, input_dir, tmp_path, task_timeout_s=1.0, task_ids=("task_demo_sales",),
                              limits=Limits(clock=lambda: start))
         summary = run_batch_sync(config)
@@ -235,7 +236,7 @@ def test_fast_mode_gives_the_agent_one_attempt(monkeypatch, tmp_path):
     estimates = iter([None] + [1e6] * 10)
     monkeypatch.setattr(TimeBudget, "estimate", lambda self: next(estimates))
     input_dir = copy_examples(tmp_path)
-    with ScriptedServer(handler=lambda request: text("I cannot help.")) as server:
+    with ScriptedModel(handler=lambda request: text("I cannot help.")) as server:
         config = make_config(server, input_dir, tmp_path, workers=1, limits=Limits(max_attempts=3),
                              time_budget_s=3600.0)
         summary = run_batch_sync(config)
@@ -282,7 +283,7 @@ def test_a_task_the_model_cannot_solve_fails_alone_and_a_new_one_is_solved(tmp_p
     add_task(input_dir, "task_extra", "What is the total of n?", "n\n1\n2\n")
     add_task(input_dir, "task_unscripted", "What is the largest n?", "n\n5\n7\n")
     extra = ScriptedAnswer("task_extra", "SELECT SUM(n) AS total FROM numbers", "What is the total of n?")
-    with ScriptedServer(handler=solver_handler(answers_with(extra))) as server:
+    with ScriptedModel(handler=solver_handler(answers_with(extra))) as server:
         summary = run_batch_sync(make_config(server, input_dir, tmp_path, workers=5))
     records = {r.task_id: r for r in summary.tasks}
     assert summary.counts() == {"solved": 4, "fallback": 0, "failed": 1, "skipped": 0}

@@ -7,12 +7,14 @@ import pytest
 from datasolver.data import discover_tasks
 from datasolver.pipeline import run_batch_sync, split_for_resume
 from datasolver.solver import has_prediction
+from datasolver.llm.fake import ScriptedModel
 from tests.helpers.pipeline import copy_examples, examples_server, make_config
 
 
 @pytest.fixture
 def example_server():
-    with examples_server() as server:
+    """The examples' scripted model at the client's transport: these batches run in this process."""
+    with examples_server(face=ScriptedModel) as server:
         yield server
 
 

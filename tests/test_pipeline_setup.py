@@ -67,7 +67,7 @@ def test_a_task_that_cannot_be_prepared_gets_one_record_from_the_stages_outcomes
 
     from datasolver.data import load_task
     from datasolver.pipeline.budget import TaskPlan
-    from datasolver.solver.testing import make_tiny_task
+    from tests.helpers.solver import make_tiny_task
 
     task = load_task(make_tiny_task(tmp_path / "in"))
     shutil.rmtree(task.dir)  # gone between discovery and preparing
@@ -85,7 +85,7 @@ def test_a_fallback_only_plan_gives_the_fallbacks_outcome_as_the_record(tmp_path
 
     from datasolver.data import load_task
     from datasolver.pipeline.budget import TaskPlan
-    from datasolver.solver.testing import make_tiny_task
+    from tests.helpers.solver import make_tiny_task
 
     task = load_task(make_tiny_task(tmp_path / "in"))
     setup = TaskSetup.from_config(_config(tmp_path), scratch_root=tmp_path / "scratch", temporary_scratch=True)

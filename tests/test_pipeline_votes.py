@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from datasolver.agent.testing import query_line
+from tests.helpers.agent import query_line
 from datasolver.cli import cli
 from datasolver.llm.fake import ScriptedServer, text, tool_call
 from datasolver.pipeline.votes import SolveRecord, VotePolicy, choose
 from datasolver.solver.hashline import line_hash
 from datasolver.solver.scaffold import RESULT_LINE, render_solver
-from datasolver.solver.testing import make_tiny_task
+from tests.helpers.solver import make_tiny_task
 
 RIGHT = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city")'
 RIGHT_REORDERED = 'result = run_sql("SELECT count(*) AS orders, city FROM orders GROUP BY city ORDER BY city")'

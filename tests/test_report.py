@@ -14,7 +14,7 @@ from datasolver.cli import cli
 from datasolver.report import load_run, render_page, write_report
 from datasolver.report.highlight import highlight_python, highlight_sql, sql_in_solver
 from datasolver.report.render import event_html
-from datasolver.report.sample import HOSTILE_QUESTION, HOSTILE_RESULT, write_sample_run
+from tests.helpers.samplerun import HOSTILE_QUESTION, HOSTILE_RESULT, write_sample_run
 
 
 @pytest.fixture(scope="module")

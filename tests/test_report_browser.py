@@ -10,7 +10,7 @@ import struct
 import pytest
 
 from datasolver.report import load_run, write_report
-from datasolver.report.sample import write_sample_run
+from tests.helpers.samplerun import write_sample_run
 from tests.helpers.browser import DevTools, dump_dom, find_chromium, screenshot
 
 pytestmark = [pytest.mark.slow,

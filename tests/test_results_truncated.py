@@ -17,7 +17,7 @@ from datasolver.ask.config import AskLimits
 from datasolver.cli import cli
 from datasolver.mcp_server import build_server
 from datasolver.solver import SolverToolbox, prepare_task
-from datasolver.solver.testing import make_tiny_task
+from tests.helpers.solver import make_tiny_task
 from datasolver.solver.tools.explore_data import MAX_LIMIT
 from tests.helpers.mcp import texts
 

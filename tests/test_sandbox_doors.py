@@ -95,7 +95,7 @@ def test_the_kernel_keyring_calls_are_refused(tmp_path: Path) -> None:
 @pytest.mark.usefixtures("sandbox_path")
 def test_a_folder_link_in_the_scratch_folder_opens_nothing_beyond_it(tmp_path: Path) -> None:
     from datasolver.solver import prepare_task, rerun_solver
-    from datasolver.solver.testing import make_tiny_task
+    from tests.helpers.solver import make_tiny_task
 
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -157,7 +157,7 @@ def test_planted_links_and_fifos_leak_nothing_and_hang_nothing_in_tool_and_solve
 
     from datasolver.cli import cli
     from datasolver.solver import SolverToolbox, prepare_task
-    from datasolver.solver.testing import make_tiny_task, set_query
+    from tests.helpers.solver import make_tiny_task, set_query
 
     monkeypatch.setenv("DATASOLVER_DOOR_TOKEN", ENV_SECRET)
     root = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
@@ -215,7 +215,7 @@ def test_a_run_solver_call_never_outlives_the_tasks_deadline(tmp_path: Path) -> 
 
     from datasolver.llm import ToolCall
     from datasolver.solver import SolverToolbox, prepare_task
-    from datasolver.solver.testing import make_tiny_task, set_query
+    from tests.helpers.solver import make_tiny_task, set_query
     from datasolver.toolkit import ToolRunner
 
     root = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
@@ -243,7 +243,7 @@ def test_the_parents_duckdb_has_a_memory_and_temp_share_and_refuses_huge_cells(t
     from datasolver.data import CellTooLarge, Catalog
     from datasolver.data.relation import MAX_CELL_BYTES
     from datasolver.solver import SolverToolbox, prepare_task
-    from datasolver.solver.testing import make_tiny_task
+    from tests.helpers.solver import make_tiny_task
 
     root = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
     with Catalog.open(root) as catalog:

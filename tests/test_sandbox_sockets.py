@@ -14,7 +14,7 @@ import pytest
 
 from datasolver.sandbox import SandboxLimits, kernel_features, run_sandboxed
 from datasolver.solver import SolverToolbox, prepare_task
-from datasolver.solver.testing import call_json, make_tiny_task, set_query
+from tests.helpers.solver import call_json, make_tiny_task, set_query
 
 needs_seccomp = pytest.mark.skipif(not kernel_features().get("seccomp"), reason="no seccomp filter for this machine")
 pytestmark = [needs_seccomp, pytest.mark.usefixtures("sandbox_path")]

@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from datasolver.cli import cli
-from datasolver.solver.testing import make_tiny_task
+from tests.helpers.solver import make_tiny_task
 
 
 def prepared(tmp_path: Path) -> Path:

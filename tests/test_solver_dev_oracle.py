@@ -13,7 +13,7 @@ import pytest
 
 from datasolver.documents import prepare_documents
 from datasolver.solver import SolverToolbox, prepare_task, write_scaffold
-from datasolver.solver.testing import call_json, result_line_address
+from tests.helpers.solver import call_json, result_line_address
 from tests.helpers import devsets
 from tests.helpers.datafiles import gold_is_only_nulls
 from tests.helpers.paths import SHARED

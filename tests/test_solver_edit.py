@@ -10,7 +10,7 @@ import pytest
 from datasolver.solver import RESULT_LINE, SolverToolbox, prepare_task, restore_scaffold
 from datasolver.solver.scaffold import QUERY_AREA_END, QUERY_AREA_START
 from datasolver.solver.hashline import line_hash, split_lines
-from datasolver.solver.testing import call_json, make_tiny_task, result_line_address
+from tests.helpers.solver import call_json, make_tiny_task, result_line_address
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from datasolver.solver import SolverToolbox, prepare_task
-from datasolver.solver.testing import call_json, make_tiny_task
+from tests.helpers.solver import call_json, make_tiny_task
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from datasolver.sandbox import SandboxLimits, run_sandboxed
 from datasolver.solver import SolverToolbox, prepare_task, restore_scaffold
 from datasolver.sandbox.fork_server import ForkServer, current_fork_server, use_fork_server
 from datasolver.solver.runner import run_solver_script
-from datasolver.solver.testing import make_tiny_task, set_query
+from tests.helpers.solver import make_tiny_task, set_query
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the fork server is Linux only")
 

@@ -23,7 +23,7 @@ from datasolver.solver import SolverToolbox, prepare_task, restore_scaffold
 from datasolver.solver import runner as runner_module
 from datasolver.solver.checks import HEAD_ROWS, check_prediction
 from datasolver.solver.solve import rerun_solver
-from datasolver.solver.testing import call_json, make_tiny_task, set_query
+from tests.helpers.solver import call_json, make_tiny_task, set_query
 from datasolver.solver.tools.solver_file import read_lines, write_lines
 from tests.helpers.processes import alive, all_gone, holders
 

@@ -10,7 +10,7 @@ import pytest
 
 from datasolver.data.terms import likeliest
 from datasolver.solver import RESULT_LINE, SolverToolbox, prepare_task
-from datasolver.solver.testing import call_json, make_paper_task, result_line_address, set_query
+from tests.helpers.solver import call_json, make_paper_task, result_line_address, set_query
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from datasolver.data import TaskError
 from datasolver.solver import RESULT_LINE, ScratchError, prepare_task, restore_scaffold, write_scaffold
 from datasolver.solver.scaffold import NO_RESULT_MARKER, QUERY_AREA_END, QUERY_AREA_START, SAVE_BLOCK_START
-from datasolver.solver.testing import TINY_QUESTION, make_tiny_task
+from tests.helpers.solver import TINY_QUESTION, make_tiny_task
 
 
 def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:

@@ -10,7 +10,7 @@ import pytest
 
 from datasolver.sandbox import landlock_abi
 from datasolver.solver import NO_RESULT_MARKER, SolverToolbox, prepare_task
-from datasolver.solver.testing import call_json, make_tiny_task, set_query
+from tests.helpers.solver import call_json, make_tiny_task, set_query
 
 # Every test runs cold and warm (forked from the fork server's zygote): tests/conftest.py.
 pytestmark = pytest.mark.usefixtures("sandbox_path")

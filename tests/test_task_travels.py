@@ -17,15 +17,15 @@ import pytest
 
 from datasolver import examples
 from datasolver.agent import solve_task
-from datasolver.agent.testing import fake_client
+from tests.helpers.agent import fake_client
 from datasolver.data import ScratchLayout, load_task
 from datasolver.examples import ScriptedAnswer, solver_handler
 from datasolver.llm import LLMSettings
-from datasolver.llm.fake import ScriptedServer
+from datasolver.llm.fake import ScriptedModel
 from datasolver.pipeline import RunConfig, run_batch_sync
 from datasolver.pipeline.documents import prepare_task_documents
 from datasolver.solver import SolverToolbox, prepare_task
-from datasolver.solver.testing import TINY_QUESTION, make_tiny_task
+from tests.helpers.solver import TINY_QUESTION, make_tiny_task
 
 # A task with a document: the documents stage writes tables, so the scaffold is written twice.
 DOC_TASK = "task_demo_weather"
@@ -69,8 +69,8 @@ def test_a_scripted_run_opens_each_task_json_twice_a_parse_and_a_copy(
 ) -> None:
     input_dir = tmp_path / "input"
     shutil.copytree(examples.input_dir() / DOC_TASK, input_dir / DOC_TASK)
-    with ScriptedServer(handler=solver_handler(examples.demo_answers())) as server:
-        settings = LLMSettings(base_url=server.base_url, api_key="sk-test", model="fake-model", max_retries=1,
+    with ScriptedModel(handler=solver_handler(examples.demo_answers())) as server:
+        settings = LLMSettings(**server.connection(), api_key="sk-test", model="fake-model", max_retries=1,
                                initial_backoff=0.0, max_backoff=0.0)
         task_json_opens.clear()  # the scripted model's own reading of the questions is not the program's
         layouts_from_paths.clear()
@@ -102,8 +102,8 @@ def test_every_stage_takes_the_question_from_the_task_not_from_the_file(tmp_path
     # The scripted model knows the task by the Task's wording only.
     answer = ScriptedAnswer(task.task_id, "SELECT city, COUNT(*) AS orders FROM orders GROUP BY city ORDER BY city",
                             asked)
-    with ScriptedServer(handler=solver_handler([answer])) as server:
-        outcome = asyncio.run(solve_task(scratch, fake_client(server.base_url), tmp_path / "out", task=task))
+    with ScriptedModel(handler=solver_handler([answer])) as server:
+        outcome = asyncio.run(solve_task(scratch, fake_client(server), tmp_path / "out", task=task))
         first_prompt = str(server.requests[0])
     assert outcome.status == "solved", outcome.reason
     assert asked in first_prompt and TINY_QUESTION not in first_prompt

@@ -1,5 +1,6 @@
-"""Helpers of the pipeline tests: a scripted server that solves tasks through the real tools, the
-dev sets' oracle answers, run configs pointing at it, and a byte-level snapshot of a folder."""
+"""Helpers of the pipeline tests: a scripted model that solves tasks through the real tools (over
+HTTP, or at the client's transport for a batch run in this process), the dev sets' oracle answers,
+run configs pointing at it, and a byte-level snapshot of a folder."""
 
 from __future__ import annotations
 
@@ -13,18 +14,19 @@ from pathlib import Path
 from datasolver import examples
 from datasolver.examples import ScriptedAnswer, solver_handler
 from datasolver.llm import LLMSettings
-from datasolver.llm.fake import ScriptedServer
+from datasolver.llm.fake import ScriptedModel, ScriptedServer
 from datasolver.pipeline import RunConfig
 from tests.helpers.devsets import oracle
 
 
-def settings_for(server: ScriptedServer) -> LLMSettings:
+def settings_for(server: ScriptedModel) -> LLMSettings:
+    """Settings that reach the scripted model, over HTTP (a `ScriptedServer`) or at the transport."""
     # One retry with no backoff: a scripted failure must not slow the suite down.
-    return LLMSettings(base_url=server.base_url, api_key="sk-test-secret-123", model="fake-model",
+    return LLMSettings(**server.connection(), api_key="sk-test-secret-123", model="fake-model",
                        max_retries=1, initial_backoff=0.0, max_backoff=0.0)
 
 
-def make_config(server: ScriptedServer, input_dir: Path, tmp_path: Path, **changes) -> RunConfig:
+def make_config(server: ScriptedModel, input_dir: Path, tmp_path: Path, **changes) -> RunConfig:
     values = dict(input_dir=input_dir, output_dir=tmp_path / "out", logs_dir=tmp_path / "logs",
                   settings=settings_for(server), workers=3, task_timeout_s=120.0, doc_llm=False)
     values.update(changes)
@@ -61,9 +63,10 @@ def add_task(input_dir: Path, task_id: str, question: str, csv_text: str, folder
 
 
 @contextmanager
-def examples_server() -> Iterator[ScriptedServer]:
-    """A scripted server that solves the bundled examples (wrap it in a fixture)."""
-    with ScriptedServer(handler=solver_handler(examples.demo_answers())) as server:
+def examples_server(face: type[ScriptedModel] = ScriptedServer) -> Iterator[ScriptedModel]:
+    """A scripted model that solves the bundled examples, over HTTP or (`face=ScriptedModel`) at the
+    client's transport (wrap it in a fixture)."""
+    with face(handler=solver_handler(examples.demo_answers())) as server:
         yield server
 
 

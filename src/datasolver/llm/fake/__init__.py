@@ -1,9 +1,17 @@
-"""Scripted OpenAI-compatible fake server, for tests and the demo. Never talks to a real model."""
+"""The scripted OpenAI-compatible model, for tests and the demo. Never talks to a real model.
+
+One model (``ScriptedModel``: script, handler, real-server behaviours, what it received), two
+faces: at the client's transport (``ScriptedModel.transport``: no socket) and over HTTP
+(``ScriptedServer``: a server on 127.0.0.1, for tests about HTTP, interop, benchmarks, the demo).
+"""
 
 from __future__ import annotations
 
 from .schema import fill_schema, schema_handler, schema_tool_calls
-from .server import LLAMA_CPP_WORDING, OPENAI_WORDING, ReceivedRequest, ScriptedServer, strict_violations
+from .exchange import ReceivedRequest
+from .model import LLAMA_CPP_WORDING, OPENAI_WORDING, SCRIPTED_BASE_URL, ScriptedModel, strict_violations
+from .server import ScriptedServer
+from .transport import ScriptedTransport
 from .text_writer import native_request, text_writer, write_calls
 from .turns import (
     Delay,
@@ -29,7 +37,10 @@ __all__ = [
     "LLAMA_CPP_WORDING",
     "OPENAI_WORDING",
     "ReceivedRequest",
+    "SCRIPTED_BASE_URL",
+    "ScriptedModel",
     "ScriptedServer",
+    "ScriptedTransport",
     "Text",
     "ToolCalls",
     "Turn",

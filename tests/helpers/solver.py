@@ -1,7 +1,5 @@
-"""Helpers for tests and demos: a tiny task folder, and calling a tool from a JSON string.
-
-Shipped in the package (like pydantic-ai's test models) so every room's tests can use them.
-"""
+"""Tiny task folders (orders by city; papers by year), and calling a solver tool from a JSON string
+or through edit_solver's line address, for every room's tests and the answer-check benchmark."""
 
 from __future__ import annotations
 
