@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from datasolver.ask.checks import NO_QUERY_NOTE, UNBACKED_MARK, AnswerChecks, CheckEvent
 from datasolver.ask.config import AskConfig
 from datasolver.ask.handles import Handle
 from datasolver.ask.package import DataPackage
@@ -23,8 +24,6 @@ from datasolver.llm import ChatResult, LLMClient, system_message, user_message
 from datasolver.toolkit import ToolOutcome, ToolRunner
 
 
-NO_QUERY_NOTE = "no query backed this answer: the model answered without a stored result; check it against the data"
-
 
 @dataclass
 class AskResult:
@@ -36,7 +35,12 @@ class AskResult:
     evidence_sql: list[str] = field(default_factory=list)
     backed_by_query: bool = False
     """Whether a stored result (a query the program ran) backs the answer; False when the model
-    answered without one (a note says so)."""
+    answered without one, or with values no stored result holds (`unbacked` says which; the answer
+    then starts with UNBACKED_MARK)."""
+    unbacked: str | None = None
+    """Why no stored result backs the answer, when it was given anyway; None when one does."""
+    checks: list[CheckEvent] = field(default_factory=list)
+    """What the answer checks did: a send-back, the program writing the result, an unbacked answer."""
     handles: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
@@ -56,8 +60,11 @@ class AskResult:
 @dataclass
 class _State:
     messages: list[dict[str, Any]]
+    checks: AnswerChecks
     requests: int = 0
     nudged: bool = False
+    unbacked: str | None = None
+    events: list[CheckEvent] = field(default_factory=list)
     reviewed: bool = False
     sent_back: bool = False
     feedback: str | None = None
@@ -78,8 +85,8 @@ class Analyst:
         cleaned = require_question(question)
         usage_before = self.client.usage.as_dict()
         toolbox = AskToolbox(self.package, self.config.limits)
-        state = _State([system_message(self.system_prompt()), user_message(cleaned.text)],
-                       notes=list(cleaned.notes) + list(self.package.notes))
+        state = _State([system_message(self.system_prompt()), user_message(self.first_message(cleaned.text))],
+                       AnswerChecks(toolbox, cleaned.text), notes=list(cleaned.notes) + list(self.package.notes))
         self._event("ask_question", question=cleaned.text, original=cleaned.original, notes=cleaned.notes)
         runner = ToolRunner(toolbox, self.client.trace)
         final, stopped = await self._run(state, toolbox, runner, cleaned.text)
@@ -88,21 +95,30 @@ class Analyst:
             state.notes.append("no answer within the request budget")
         if final.guessed_evidence:
             state.notes.append("the answer cited no result; the latest result is reported as evidence")
-        if not final.evidence:
-            state.notes.append(NO_QUERY_NOTE)
+        unbacked = state.unbacked if final.evidence else NO_QUERY_NOTE
+        answer = final.text
+        if unbacked is not None:
+            state.notes.append(unbacked)
+            answer = f"{UNBACKED_MARK} {answer}" if answer else answer
         lineage: dict[int, Handle] = {}
         for handle in final.evidence:
             lineage.update({h.index: h for h in toolbox.handles.lineage(handle.index)})
         result = AskResult(
-            question=cleaned.text, answer=final.text, template=final.template,
+            question=cleaned.text, answer=answer, template=final.template,
             evidence_sql=[toolbox.handles.evidence_sql(h.index) for h in final.evidence],
-            backed_by_query=bool(final.evidence),
+            backed_by_query=unbacked is None, unbacked=unbacked, checks=state.events,
             handles=[_handle_record(h) for _, h in sorted(lineage.items())],
             usage=self.client.usage.since(usage_before), steps=state.steps, stopped=stopped,
             reviewed=state.reviewed, sent_back=state.sent_back, review_feedback=state.feedback, notes=state.notes,
         )
         self._event("ask_answer", answer=result.answer, stopped=stopped, evidence_sql=result.evidence_sql)
         return result
+
+    def first_message(self, question: str) -> str:
+        """The question as the model first sees it. Issue 35 item 4: the question linking block
+        (the tables, columns and values the question names, `data.linking`) goes here, after the
+        question, so that the system prompt stays the same for every question over the data."""
+        return question
 
     def system_prompt(self) -> str:
         limits = self.config.limits
@@ -127,6 +143,15 @@ class Analyst:
             final, stopped = await self._run_tools(state, toolbox, runner, reply)
             if final is None:
                 continue
+            checked = state.checks.check(final, can_send_back=state.requests < limits.max_requests)
+            state.events += checked.events
+            state.notes += checked.notes
+            for event in checked.events:
+                self._event("ask_check", check=event.check, action=event.action, detail=event.detail)
+            if checked.send_back is not None:
+                state.messages.append(user_message(checked.send_back))
+                continue
+            final, state.unbacked = checked.final, checked.unbacked
             if self.config.review and not state.reviewed:
                 if state.requests >= limits.max_requests:
                     state.notes.append("reviewer skipped: request budget used up")

@@ -71,12 +71,9 @@ def final_answer(
         if missing:
             return ToolResult.retry(f"row_format names {', '.join(missing)}, which {filled_from.ref} does not have. "
                                     f"Columns: {', '.join(filled_from.columns)}")
-        if filled_from.rows == 0 and filled_from.index not in ctx.warned_empty:
-            ctx.warned_empty.add(filled_from.index)  # warn once: an empty result may be the true answer
-            return ToolResult.retry(f"{filled_from.ref} has no rows, so {{DATA}} would be empty. Check the conditions "
-                                    "(values, case, spelling); if nothing matches, say so in the answer.")
-        template = text
-        text = fill_template(text, answer_data(handles.fetch(filled_from.index), row_format))
+        template = text  # an empty result is questioned by the answer checks (ask/checks.py), not here
+        rows = handles.fetch(filled_from.index, ctx.limits.data_rows)
+        text = fill_template(text, answer_data(rows, row_format, ctx.limits.data_chars))
     cited = ([filled_from] if filled_from is not None else []) + [
         h for h in cited_evidence if filled_from is None or h.index != filled_from.index]
     guessed = not cited and handles.latest() is not None
@@ -126,8 +123,6 @@ class AskToolbox(Toolbox[T.AskContext]):
     def answer_from_text(self, content: str) -> FinalAnswer:
         """A plain-text reply taken as the final answer (the model did not call final_answer)."""
         latest = self.handles.latest()
-        if latest is not None:
-            self.context.warned_empty.add(latest.index)  # no second chance to warn: take the text as it is
         result = final_answer(self.context, content)
         if isinstance(result.value, FinalAnswer):
             return result.value

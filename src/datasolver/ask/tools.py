@@ -5,7 +5,7 @@ its metadata only (see handles.py); the handle is the result's `value`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Literal, Union
 
 from pydantic import Field
@@ -24,6 +24,7 @@ from datasolver.toolkit import ToolResult
 
 Source = Union[int, str]
 MAX_COLUMNS_LISTED = 40
+SAMPLE_NOTE = "(sample rows show the format, not the data: query the table for the answer)"
 
 
 @dataclass
@@ -33,8 +34,6 @@ class AskContext:
     package: DataPackage
     handles: HandleTable
     limits: AskLimits
-    warned_empty: set[int] = field(default_factory=set)
-    """Results already warned about as empty in a {DATA} answer (warned once: empty may be true)."""
 
 
 def stored(handle: Handle) -> ToolResult:
@@ -70,7 +69,8 @@ def describe_table(ctx: AskContext, table: Source) -> ToolResult:
     """
     if parse_ref(table) is not None:
         return ToolResult(describe_handle(ctx.handles.get(table)))
-    return ToolResult(ctx.package.catalog.describe(str(table), sample_rows=ctx.limits.sample_rows))
+    described = ctx.package.catalog.describe(str(table), sample_rows=ctx.limits.sample_rows)
+    return ToolResult(described + f"\n{SAMPLE_NOTE}")
 
 
 def query(ctx: AskContext, sql: str) -> ToolResult:
