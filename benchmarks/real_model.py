@@ -5,6 +5,9 @@ One `llama-server` (Qwen2.5-Coder-1.5B-Instruct, GGUF Q4; built and assembled by
 deadline, on the same fixed mix of tasks from ../shared/tasks/dev and ../shared/tasks/dev-en:
 
   datasolver    `datasolver run` on one task (MODEL_API_URL/KEY/NAME), its traces kept
+  oneshot       one prompt, one query (benchmarks/oneshot.py): knowledge.md, every table's columns with
+                three sample rows, the question -> one DuckDB query in a ```sql block, up to 2 repairs on
+                errors; the query runs through the same data layer and `datasolver solve` writes it
   starter kit   HKUSTDial/kddcup2026-data-agents-starter-kit from a local checkout (--kit), installed
                 with `pip install -e` into its own virtualenv; the tasks are copied and renumbered
                 `task_<n>` as it requires (a map leads back to the original ids and gold), and
@@ -47,6 +50,7 @@ from typing import Any
 import httpx
 
 from datasolver.eval import score_files
+import oneshot  # benchmarks/oneshot.py, beside this script
 from serving import free_port, serving  # benchmarks/serving.py, beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,7 +75,15 @@ TASKS: list[tuple[str, str]] = [
     ("dev", "task_retqa_v2854"),
     ("dev", "task_retqa_v1800"),
 ]
-HARNESSES = ("datasolver", "kit")
+# Issue 31's held-out tasks: drawn before its changes (benchmarks/README.md says how), never read
+# while making them; `--tasks heldout` runs them.
+HELDOUT: list[tuple[str, str]] = [
+    ("dev", "task_retqa_v108"), ("dev", "task_retqa_v2074"), ("dev", "task_retqa_v2438"),
+    ("dev", "task_retqa_v2440"), ("dev", "task_retqa_v3566"), ("dev", "task_retqa_v665"),
+    ("dev-en", "task_en_academic_11"), ("dev-en", "task_en_advising_1"), ("dev-en", "task_en_advising_13"),
+    ("dev-en", "task_en_atis_27"), ("dev-en", "task_en_geography_5"), ("dev-en", "task_en_restaurants_12"),
+]
+HARNESSES = ("datasolver", "oneshot", "kit")
 GRACE_S = 240  # past the deadline before a harness process is killed (datasolver's fallback, start-up)
 CHAT_PATH = "/v1/chat/completions"
 REPLY_CHARS = 6000  # of each model reply kept in requests.jsonl
@@ -451,6 +463,8 @@ def pick_tasks(spec: str | None) -> list[tuple[str, str]]:
     """All of TASKS, its first N (`--tasks 6`), or the named ones (`--tasks ID,ID`)."""
     if not spec:
         return list(TASKS)
+    if spec == "heldout":
+        return list(HELDOUT)
     if spec.isdigit():
         return TASKS[:int(spec)]
     known = {task: (split, task) for split, task in TASKS}
@@ -490,8 +504,10 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="Tasks (in order): " + ", ".join(t for _, t in TASKS))
     parser.add_argument("--kit", type=Path, help="local checkout of the official starter kit (needed for --harness kit)")
-    parser.add_argument("--harness", default="datasolver,kit", help="datasolver, kit, or both (default)")
-    parser.add_argument("--tasks", help="N (the first N of the fixed list) or ID,ID (default: all 12)")
+    parser.add_argument("--harness", default="datasolver,oneshot",
+                        help="comma-separated: datasolver, oneshot, kit (default datasolver,oneshot)")
+    parser.add_argument("--tasks", help="N (the first N of the fixed list), ID,ID, or heldout (issue 31's 12 "
+                        "held-out tasks) (default: all 12 of the fixed list)")
     parser.add_argument("--deadline", type=float, default=600.0, help="seconds per task, both harnesses (default 600)")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help=f"what the setup script made (default {DEFAULT_CACHE})")
     parser.add_argument("--server-url", help="an already running llama-server (root URL) instead of starting one")
@@ -570,6 +586,17 @@ def main() -> None:
                                            load_before))
                 print(f"datasolver: {len(pending)} tasks in {time.monotonic() - began:.0f} s", flush=True)
                 write_results(folder, {**meta, "load_now": load_average()}, rows)
+                continue
+            if harness == "oneshot":
+                for split, task in pending:
+                    proxy.label = {"harness": harness, "task": task}
+                    load_before, began = load_average(), time.monotonic()
+                    ran = oneshot.solve(SHARED_TASKS / split / "input" / task, folder / "oneshot", f"{proxy.url}/v1",
+                                        MODEL_NAME, args.deadline)
+                    rows.append(result_row(harness, split, task, ran, time.monotonic() - began, requests_log,
+                                           load_before))
+                    write_results(folder, {**meta, "load_now": load_average()}, rows)
+                proxy.label = {"harness": harness}
                 continue
             assert dabench is not None and kit_ids is not None
             for split, task in pending:

@@ -39,8 +39,15 @@ download_sdist() {
 }
 
 build_server() {
-    if [ -x "$SERVER" ] && "$SERVER" --version >/dev/null 2>&1; then
-        echo "llama-server already built: $SERVER"
+    # AVX-512 only where the CPU has it (an AMD EPYC of this workplace has AVX2 and no AVX-512: a
+    # binary built with it died with SIGILL once a model loaded). The flags are kept beside the
+    # binary: a binary built for other flags (another machine's cache) is built again.
+    local avx512=OFF vnni=OFF
+    grep -qw avx512f /proc/cpuinfo && avx512=ON
+    grep -qw avx512_vnni /proc/cpuinfo && vnni=ON
+    local flags="AVX512=$avx512 AVX512_VNNI=$vnni"
+    if [ -x "$SERVER" ] && "$SERVER" --version >/dev/null 2>&1 && [ "$(cat "$SERVER.flags" 2>/dev/null)" = "$flags" ]; then
+        echo "llama-server already built: $SERVER ($flags)"
         return
     fi
     local tarball srcdir
@@ -48,14 +55,16 @@ build_server() {
     srcdir="$CACHE/src/$(basename "$tarball" .tar.gz)"
     [ -d "$srcdir" ] || tar xzf "$tarball" -C "$CACHE/src"
     cd "$srcdir/llama.cpp"
+    rm -rf build
     cmake -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF -DGGML_AVX=ON \
-        -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=ON \
-        -DGGML_AVX512_VNNI=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF \
+        -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=$avx512 \
+        -DGGML_AVX512_VNNI=$vnni -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF \
         -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
         -DBUILD_SHARED_LIBS=OFF >/dev/null
     nice -n 5 cmake --build build --target llama-server -j "$JOBS"
     cp build/bin/llama-server "$SERVER.tmp"
     mv "$SERVER.tmp" "$SERVER"
+    echo "$flags" > "$SERVER.flags"
     "$SERVER" --version
 }
 

@@ -98,3 +98,33 @@ def test_a_pair_run_again_forgets_its_earlier_requests_and_keeps_the_others(tmp_
     assert bench.request_totals(log, "kit", "a")["prompt_tokens"] == 5
     assert bench.request_totals(log, "datasolver", "b")["prompt_tokens"] == 7
     assert "not json" in log.read_text(encoding="utf-8")  # a line it cannot read is not its to drop
+
+
+# -- the one-shot baseline (benchmarks/oneshot.py) -------------------------------------------------
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "src" / "datasolver" / "examples"
+
+
+def test_oneshot_reads_the_query_from_a_sql_block_or_a_bare_select() -> None:
+    oneshot = load_benchmark("oneshot")
+    assert oneshot.query_of("Here:\n```sql\nSELECT 1;\n```\nthanks") == "SELECT 1"
+    assert oneshot.query_of("SELECT a FROM t WHERE b = 2; -- done") == "SELECT a FROM t WHERE b = 2"
+    assert oneshot.query_of("I cannot answer that.") is None
+
+
+def test_oneshot_repairs_once_on_an_error_and_the_prediction_is_datasolvers(tmp_path: Path) -> None:
+    """The scripted model first names a table that does not exist, sees the error with the nearest
+    names, then answers right; `datasolver solve` writes the prediction, which scores 1.0."""
+    from datasolver.eval import score_files
+
+    oneshot = load_benchmark("oneshot")
+    right = json.loads((EXAMPLES / "solutions.json").read_text(encoding="utf-8"))["task_demo_sales"]["sql"]
+    replies = ["```sql\nSELECT category FROM no_such_table\n```", f"```sql\n{right}\n```"]
+    with ScriptedServer(replies) as server:
+        ran = oneshot.solve(EXAMPLES / "input" / "task_demo_sales", tmp_path, server.base_url, "m", 120)
+        sent = [r["messages"] for r in server.requests]
+    assert (ran["status"], ran["requests"], len(ran["errors"])) == ("answered", 2, 1)
+    assert "no_such_table" in ran["errors"][0]
+    assert "The query failed" in sent[1][-1]["content"] and "# Tables" in sent[0][-1]["content"]
+    gold = EXAMPLES / "output" / "task_demo_sales" / "gold.csv"
+    assert score_files(ran["prediction"], gold).score == 1.0

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 import duckdb
 import pandas as pd
@@ -44,6 +44,9 @@ from datasolver.data.relation import Relation
 from datasolver.data.results import QueryResult, TableInfo, render_describe
 from datasolver.data.sources import Registration, Source, register_derived, register_files, unreadable_reason
 from datasolver.data.sql_repair import RepairOutcome, execute_with_repair, unwrap_statement, widen_float_casts
+
+if TYPE_CHECKING:
+    from datasolver.data.linking import ValueIndex
 
 # Rows arrive as Arrow tables read in Python, so even the loader needs no file or network access.
 LOADER_CONFIG = {
@@ -140,6 +143,7 @@ class Catalog:
         self._skipped = [SkippedSource(p, r) for p, r in registration.skipped]
         self._notes = [SkippedSource(p, r) for p, r in registration.notes]
         self._session_views: dict[str, str] = {}
+        self._values: ValueIndex | None = None  # built on first `value_index()`
         # The listing `open` registered (walking a folder checks every link: reused, not redone).
         self.context_files: ContextFiles | None = None
         self._assign_names(registration.sources)
@@ -598,6 +602,15 @@ class Catalog:
         with self._lock:
             if self._session_views.pop(name, None) is not None and self._ro is not None:
                 self._ro.execute(f"DROP VIEW IF EXISTS {quote_ident(name)}")
+
+    def value_index(self) -> ValueIndex:
+        """The distinct text values of every table, for question linking (`data.linking`): built
+        on first use (bounded in values and time) and kept for the catalog's life."""
+        if self._values is None:
+            from datasolver.data.linking import ValueIndex
+
+            self._values = ValueIndex.build(self)
+        return self._values
 
     def own_rows(self, sql: str) -> list[tuple]:
         """Every row of the engine's own SQL (profiles, lint checks), never a user's: no guard, no

@@ -1,0 +1,778 @@
+"""Question linking: which tables, columns and values a question names, found without a model.
+
+A small model guesses what this decides cheaply: among look-alike tables whose names carry a
+district and a month, the one the question means; the column and value a filter needs. Here:
+
+- the question's **literals**: quoted strings, dates in the forms people write them (`2021年8月`,
+  `2019年至2022年`, `March 2021`, `Q3 2020`, `FY2022`, `2021-08`), years, numbers, names;
+- a bounded per-task **value index** (`ValueIndex`): the distinct text values of each table's
+  columns (and the months of its date columns), NFKC-normalized and case-folded, capped in count
+  and time, built once per catalog (`Catalog.value_index`);
+- **links**: a table whose name carries the question's month or place, a column whose name the
+  question uses, a value that occurs in the question (exactly, as the same date in another form,
+  or, for Latin names, nearly: accents and case aside, or by character trigrams). Tables are ranked
+  by what links them; the members of a same-columns group that nothing links while a sibling is
+  linked are *look-alikes*, listed apart so a prompt can fold them.
+
+`link_question` returns a `QuestionLinks`; its `render` is the text a prompt leads with, and
+`explore_data`'s `\\link` command shows the same lookup for any text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from datasolver.clip import clip
+from datasolver.data.errors import DataError
+from datasolver.data.names import quote_ident
+from datasolver.data.terms import question_terms
+
+
+class Catalog(Protocol):
+    """What linking reads of a `datasolver.data.Catalog` (named here, so the catalog, which
+    keeps the index, and this module do not import each other)."""
+
+    def names(self) -> list[str]: ...
+    def load(self, names: list[str] | None = None, timeout_s: float | None = None) -> None: ...
+    def column_types(self, name: str) -> list[tuple[str, str]]: ...
+    def column_names(self, name: str, *, load: bool = True, timeout_s: float | None = None) -> list[str] | None: ...
+    def own_rows(self, sql: str) -> list[tuple]: ...
+    def value_index(self) -> ValueIndex: ...
+
+# The value index's bounds: per column, per table, in all, and the time to build it.
+MAX_VALUES_PER_COLUMN = 5_000
+MAX_VALUES = 300_000
+MAX_INDEXED_ROWS = 2_000_000  # bigger tables are indexed from their first rows only
+INDEX_BUDGET_S = 8.0
+MAX_VALUE_CHARS = 80
+MIN_CJK_CHARS = 2
+MIN_LATIN_CHARS = 3
+FUZZY_MIN = 0.72  # trigram similarity for a near match of a Latin name
+SHOWN_VALUES = 8  # value hits rendered per link block
+MAX_LINKED_SHOWN = 6
+
+_TEXT_TYPES = ("VARCHAR", "TEXT", "STRING", "CHAR", "ENUM")
+_DATE_TYPES = ("DATE", "TIMESTAMP")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_LATIN_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+_QUOTED = re.compile(r"[\"“”'‘’「『《]([^\"“”'‘’「」『』《》]{2,80})[\"“”'‘’」』》]")
+_CAPITALIZED = re.compile(r"\b[A-Z][\w.&'-]*(?:\s+(?:of|de|la|the|and|&)?\s*[A-Z][\w.&'-]*)*")
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+
+MONTHS = {name: number for number, names in enumerate(
+    [("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
+     ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),
+     ("november", "nov"), ("december", "dec")], start=1) for name in names}
+_MONTH_NAME = "|".join(sorted(MONTHS, key=len, reverse=True))
+_CN_QUARTER = {"一": 1, "二": 2, "三": 3, "四": 4, "1": 1, "2": 2, "3": 3, "4": 4}
+_STOP = frozenset("""a an and are as at be by did do does for from had has have how in is it its list many
+much of on or show than that the their them there these this those to was were what when where which who
+whom whose why with all any each per give find name names number total average""".split())
+# Date forms, most specific first: (pattern, kind); groups name y, m, d, q, y2.
+_DATE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"(?P<y>(?:19|20)\d{2})\s*年\s*(?:至|到|~|～|-|—|–)\s*(?P<y2>(?:19|20)\d{2})\s*年?"), "years"),
+    (re.compile(r"(?:from|between)\s+(?P<y>(?:19|20)\d{2})\s+(?:to|and|through|until)\s+(?P<y2>(?:19|20)\d{2})",
+                re.I), "years"),
+    (re.compile(r"(?<!\d)(?P<y>(?:19|20)\d{2})\s*(?:-|–|—|~|to)\s*(?P<y2>(?:19|20)\d{2})(?!\d)"), "years"),
+    (re.compile(r"(?P<y>(?:19|20)\d{2})\s*年\s*(?P<m>1[0-2]|0?[1-9])\s*月\s*(?:(?P<d>[0-3]?\d)\s*[日号])?"), "month"),
+    (re.compile(r"(?<!\d)(?P<y>(?:19|20)\d{2})[-/.](?P<m>1[0-2]|0?[1-9])(?:[-/.](?P<d>[0-3]?\d))?(?!\d)"), "month"),
+    (re.compile(rf"\b(?P<mn>{_MONTH_NAME})\.?\s+(?:of\s+)?(?P<y>(?:19|20)\d{{2}})\b", re.I), "month"),
+    (re.compile(rf"\b(?P<y>(?:19|20)\d{{2}})\s+(?P<mn>{_MONTH_NAME})\b", re.I), "month"),
+    (re.compile(r"\bQ(?P<q>[1-4])\s*(?:of\s+)?(?P<y>(?:19|20)\d{2})\b", re.I), "quarter"),
+    (re.compile(r"\b(?P<y>(?:19|20)\d{2})\s*-?\s*Q(?P<q>[1-4])\b", re.I), "quarter"),
+    (re.compile(r"(?P<y>(?:19|20)\d{2})\s*年\s*第?(?P<q>[一二三四1-4])\s*季度"), "quarter"),
+    (re.compile(r"\bFY\s*'?(?P<y>(?:19|20)?\d{2})\b", re.I), "fiscal"),
+    (re.compile(r"(?<!\d)(?P<y>(?:19|20)\d{2})(?!\d)\s*年?"), "year"),
+]
+
+
+_QUOTES = str.maketrans({"’": "'", "‘": "'", "`": "'", "“": '"', "”": '"'})
+
+
+def normalize(text: str) -> str:
+    """NFKC, case-folded, curly quotes made straight, inner white space collapsed: the form
+    values are compared in."""
+    return " ".join(unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold().split())
+
+
+def plain(text: str) -> str:
+    """`normalize`, then accents dropped (`São` → `sao`): the form near matches of Latin names use."""
+    decomposed = unicodedata.normalize("NFKD", normalize(text))
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+@dataclass(frozen=True)
+class DateMention:
+    """A date the text names: `2021-08` (a month), `2021` (a year), `2021-Q3`, `2019..2022` (years)."""
+
+    text: str
+    kind: str  # month | year | years | quarter | fiscal
+    months: tuple[str, ...] = ()  # YYYY-MM, for a month
+    years: tuple[str, ...] = ()  # YYYY, every year it covers
+
+    @property
+    def label(self) -> str:
+        if self.kind == "month":
+            return self.months[0]
+        if self.kind == "years":
+            return f"{self.years[0]}..{self.years[-1]}"
+        return self.text.strip()
+
+
+def date_mentions(text: str) -> list[DateMention]:
+    """The dates a text names, each span read once by the most specific pattern that reads it."""
+    taken: list[tuple[int, int]] = []
+    found: list[tuple[int, DateMention]] = []
+    for pattern, kind in _DATE_PATTERNS:
+        for match in pattern.finditer(text):
+            start, end = match.span()
+            if any(start < e and s < end for s, e in taken):
+                continue
+            mention = _mention(match, kind)
+            if mention is None:
+                continue
+            taken.append((start, end))
+            found.append((start, mention))
+    return [m for _, m in sorted(found, key=lambda pair: pair[0])]
+
+
+def _mention(match: re.Match[str], kind: str) -> DateMention | None:
+    groups = match.groupdict()
+    year = groups.get("y") or ""
+    if kind == "fiscal" and len(year) == 2:
+        year = "20" + year
+    if kind == "years":
+        first, last = int(year), int(groups["y2"])
+        if not 0 < last - first <= 30:
+            return None
+        years = tuple(str(y) for y in range(first, last + 1))
+        return DateMention(match.group(0), kind, years=years)
+    if kind == "month":
+        month = int(MONTHS[groups["mn"].lower().rstrip(".")]) if groups.get("mn") else int(groups["m"])
+        return DateMention(match.group(0), kind, months=(f"{year}-{month:02d}",), years=(year,))
+    if kind == "quarter":
+        quarter = _CN_QUARTER.get(groups["q"], 0) or int(groups["q"])
+        months = tuple(f"{year}-{m:02d}" for m in range(3 * quarter - 2, 3 * quarter + 1))
+        return DateMention(match.group(0), kind, months=months, years=(year,))
+    return DateMention(match.group(0), kind, years=(year,))
+
+
+def month_keys(text: str) -> set[str]:
+    return {m for d in date_mentions(text) for m in d.months}
+
+
+def year_keys(text: str) -> set[str]:
+    return {y for d in date_mentions(text) for y in d.years}
+
+
+@dataclass(frozen=True)
+class Literal:
+    """Something the question names: a quoted string, a date, a number or a name."""
+
+    text: str
+    kind: str  # quoted | month | year | years | quarter | fiscal | number | name
+
+
+def question_literals(question: str) -> list[Literal]:
+    """Quoted strings, dates (see `date_mentions`), capitalized Latin names and other numbers."""
+    literals = [Literal(m.group(1).strip(), "quoted") for m in _QUOTED.finditer(question)]
+    dates = date_mentions(question)
+    literals += [Literal(d.text.strip(), d.kind) for d in dates]
+    in_dates = " ".join(d.text for d in dates)
+    for match in _CAPITALIZED.finditer(question):
+        name = match.group(0).strip()
+        if name in in_dates:
+            continue
+        words = name.split()
+        if len(words) == 1 and (name.lower() in _STOP or match.start() == 0):
+            continue
+        if words and words[0].lower() in _STOP:
+            name = " ".join(words[1:])
+        if len(name) >= MIN_LATIN_CHARS and not any(name == lit.text for lit in literals):
+            literals.append(Literal(name, "name"))
+    for match in _NUMBER.finditer(question):
+        if match.group(0) not in in_dates:
+            literals.append(Literal(match.group(0), "number"))
+    return literals
+
+
+# -- the value index ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class IndexedValue:
+    table: str
+    column: str
+    value: str  # as stored (a date column's entries read `YYYY-MM`)
+    from_dates: bool = False  # the month of a DATE/TIMESTAMP column, not a stored text value
+
+
+@dataclass
+class ValueIndex:
+    """Distinct text values of every table's columns, normalized, with where each occurs.
+
+    Bounded: at most `MAX_VALUES_PER_COLUMN` values a column, `MAX_VALUES` in all, `INDEX_BUDGET_S`
+    seconds; `notes` says what was left out."""
+
+    by_value: dict[str, list[IndexedValue]] = field(default_factory=dict)
+    by_plain_trigram: dict[str, set[str]] = field(default_factory=dict)  # Latin values only
+    columns: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # table -> (column, type)
+    notes: list[str] = field(default_factory=list)
+    size: int = 0
+    seconds: float = 0.0
+
+    @classmethod
+    def build(cls, catalog: Catalog, *, budget_s: float = INDEX_BUDGET_S,
+              per_column: int = MAX_VALUES_PER_COLUMN, total: int = MAX_VALUES) -> ValueIndex:
+        started = time.monotonic()
+        index = cls()
+        names = catalog.names()
+        try:
+            catalog.load(names, timeout_s=budget_s)
+        except DataError as exc:
+            index.notes.append(f"some tables could not be loaded: {clip(str(exc), 200)}")
+        for name in names:
+            if time.monotonic() - started > budget_s:
+                index.notes.append(f"time budget ({budget_s:g} s) spent: tables from {name} on not indexed")
+                break
+            if index.size >= total:
+                index.notes.append(f"value cap ({total}) reached: tables from {name} on not indexed")
+                break
+            try:
+                columns = catalog.column_types(name)
+            except DataError:
+                continue
+            index.columns[name] = columns
+            index._add_table(catalog, name, columns, per_column, total)
+        index.seconds = time.monotonic() - started
+        return index
+
+    def _add_table(self, catalog: Catalog, table: str, columns: Sequence[tuple[str, str]], per_column: int,
+                   total: int) -> None:
+        parts = []
+        for column, ctype in columns:
+            ident = quote_ident(column)
+            upper = ctype.upper()
+            if upper.startswith(_TEXT_TYPES):
+                expr = f"CAST({ident} AS VARCHAR)"
+                where = f"{ident} IS NOT NULL AND length({ident}) BETWEEN 1 AND {MAX_VALUE_CHARS}"
+            elif upper.startswith(_DATE_TYPES):
+                expr = f"strftime(CAST({ident} AS TIMESTAMP), '%Y-%m')"
+                where = f"{ident} IS NOT NULL"
+            else:
+                continue
+            label = column.replace("'", "''")
+            parts.append(f"(SELECT '{label}' AS c, v, {int(upper.startswith(_DATE_TYPES))} AS d FROM "
+                         f"(SELECT DISTINCT {expr} AS v FROM (SELECT * FROM {quote_ident(table)} "
+                         f"LIMIT {MAX_INDEXED_ROWS}) WHERE {where} LIMIT {per_column}))")
+        if not parts:
+            return
+        try:
+            rows = catalog.own_rows(" UNION ALL ".join(parts))
+        except DataError as exc:
+            self.notes.append(f"{table}: values not indexed ({clip(str(exc), 120)})")
+            return
+        for column, value, from_dates in rows:
+            if self.size >= total:
+                self.notes.append(f"value cap ({total}) reached in {table}: its other values not indexed")
+                break
+            self._add(IndexedValue(table, column, str(value), bool(from_dates)))
+
+    def _add(self, entry: IndexedValue) -> None:
+        key = normalize(entry.value)
+        if not _indexable(key):
+            return
+        self.by_value.setdefault(key, []).append(entry)
+        self.size += 1
+        for month in month_keys(entry.value) if not entry.from_dates else {entry.value}:
+            if month != key:
+                self.by_value.setdefault(month, []).append(entry)
+        if not _CJK.search(key):
+            flat = plain(key)
+            for gram in _trigrams(flat):
+                self.by_plain_trigram.setdefault(gram, set()).add(key)
+
+    def tables_with(self, key: str) -> set[str]:
+        return {e.table for e in self.by_value.get(key, ())}
+
+    def find(self, text: str) -> list[ValueHit]:
+        """Values that occur in `text`: exactly (normalized; Latin at word boundaries), as the same
+        month in another form, or (Latin names) nearly. Longest first; a hit inside a longer one
+        at the same place is left out."""
+        norm = normalize(text)
+        hits: list[ValueHit] = []
+        spans: list[tuple[int, int]] = []
+        for start, end in _candidate_spans(norm):
+            key = norm[start:end]
+            entries = self.by_value.get(key)
+            if not entries or any(s <= start and end <= e for s, e in spans):
+                continue
+            spans.append((start, end))
+            hits += [ValueHit(e.table, e.column, e.value, text_span(text, norm, start, end),
+                              "exact" if normalize(e.value) == key else "same month", e.from_dates)
+                     for e in entries]
+        for mention in date_mentions(text):
+            for month in mention.months:
+                for e in self.by_value.get(month, ()):
+                    if not any(h.table == e.table and h.column == e.column and h.value == e.value for h in hits):
+                        hits.append(ValueHit(e.table, e.column, e.value, mention.text.strip(), "same month",
+                                             e.from_dates))
+        hits += self._near(text, norm, hits)
+        return hits
+
+    def _near(self, text: str, norm: str, exact: list[ValueHit]) -> list[ValueHit]:
+        """Latin names of the text (quoted or capitalized) whose nearest value is close enough."""
+        found: list[ValueHit] = []
+        seen = {normalize(h.value) for h in exact}
+        for literal in question_literals(text):
+            if literal.kind not in ("quoted", "name") or _CJK.search(literal.text):
+                continue
+            flat = plain(literal.text)
+            grams = _trigrams(flat)
+            if not grams:
+                continue
+            counts: dict[str, int] = defaultdict(int)
+            for gram in grams:
+                for key in self.by_plain_trigram.get(gram, ()):
+                    counts[key] += 1
+            best = sorted(((c / len(grams | _trigrams(plain(k))), k) for k, c in counts.items() if k not in seen),
+                          reverse=True)[:3]
+            for similarity, key in best:
+                if similarity < FUZZY_MIN and not (plain(key) == flat):
+                    break
+                seen.add(key)
+                found += [ValueHit(e.table, e.column, e.value, literal.text, f"near ({similarity:.2f})",
+                                   e.from_dates) for e in self.by_value[key]]
+        return found
+
+
+def _indexable(key: str) -> bool:
+    if not key or len(key) > MAX_VALUE_CHARS:
+        return False
+    if _CJK.search(key):
+        return len(key) >= MIN_CJK_CHARS
+    if len(key) < MIN_LATIN_CHARS:
+        return False
+    return not key.replace(".", "", 1).replace("-", "", 1).isdigit() or len(key) >= 4
+
+
+def _trigrams(text: str) -> set[str]:
+    padded = f"  {text} "
+    return {padded[i:i + 3] for i in range(len(padded) - 2)} if len(text) >= MIN_LATIN_CHARS else set()
+
+
+def _candidate_spans(norm: str) -> Iterable[tuple[int, int]]:
+    """Spans of the normalized text that could be a value, longest first. A span starts at a CJK
+    character or at the start of a word, and ends at a CJK character or at the end of a word, so
+    `2019年12月` inside `昌平区2019年12月成交` is one, and `lyon` inside `lyonnais` is none."""
+    spans: list[tuple[int, int]] = []
+    n = len(norm)
+
+    def wordish(ch: str) -> bool:
+        return ch.isalnum() and not _CJK.match(ch)
+
+    for start in range(n):
+        first = norm[start]
+        if not (_CJK.match(first) or (wordish(first) and (start == 0 or not wordish(norm[start - 1])))):
+            continue
+        for end in range(start + 1, min(n, start + MAX_VALUE_CHARS) + 1):
+            last = norm[end - 1]
+            if last.isspace() or (wordish(last) and end < n and wordish(norm[end])):
+                continue
+            if not (_CJK.match(last) or wordish(last) or last in ".)）"):
+                continue
+            spans.append((start, end))
+    spans.sort(key=lambda s: (s[0] - s[1], s[0]))
+    return spans
+
+
+def text_span(text: str, norm: str, start: int, end: int) -> str:
+    """The original text of a normalized span (NFKC and folding keep lengths for the text we see;
+    where they do not, the normalized span is shown)."""
+    return text[start:end] if normalize(text[start:end]) == norm[start:end] else norm[start:end]
+
+
+# -- links ----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ValueHit:
+    table: str
+    column: str
+    value: str
+    literal: str  # what the question wrote
+    how: str  # exact | same month | near (0.83)
+    from_dates: bool = False
+
+
+@dataclass(frozen=True)
+class TableLink:
+    name: str
+    score: float
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class QuestionLinks:
+    """What the question names and where it was found; tables ranked, look-alikes apart."""
+
+    question: str
+    literals: tuple[Literal, ...] = ()
+    tables: tuple[TableLink, ...] = ()  # every table, best linked first
+    values: tuple[ValueHit, ...] = ()
+    columns: tuple[tuple[str, str], ...] = ()  # (table, column) whose name the question uses
+    lookalikes: tuple[str, ...] = ()  # same columns as a linked table, linked by nothing
+    notes: tuple[str, ...] = ()
+
+    def linked(self) -> list[str]:
+        """Tables something links, best first (look-alikes never)."""
+        return [t.name for t in self.tables if t.score > 0 and t.name not in self.lookalikes]
+
+    def top(self, n: int = 3) -> list[str]:
+        return [t.name for t in self.tables[:n]]
+
+    def values_of(self, table: str) -> list[ValueHit]:
+        return [v for v in self.values if v.table == table]
+
+    def render(self, max_tables: int = MAX_LINKED_SHOWN) -> str:
+        """The lines a prompt leads with; "" when nothing links."""
+        lines = []
+        for link in self.tables[:max_tables]:
+            if link.score <= 0 or link.name in self.lookalikes:
+                continue
+            lines.append(f"- table {link.name}: " + "; ".join(link.reasons))
+        if not lines:
+            return ""
+        dates = [lit.text for lit in self.literals if lit.kind in ("month", "years", "quarter", "fiscal", "year")]
+        head = "Linked to the question (matched without a model: names and values found in the data"
+        head += f"; dates named: {', '.join(dict.fromkeys(dates))})" if dates else ")"
+        if self.lookalikes:
+            shown = ", ".join(self.lookalikes[:12]) + (f", … ({len(self.lookalikes)} in all)"
+                                                      if len(self.lookalikes) > 12 else "")
+            lines.append(f"- look-alike tables (same columns, nothing in the question names them): {shown}")
+        return head + ":\n" + "\n".join(lines)
+
+
+def link_question(catalog: Catalog, question: str, index: ValueIndex | None = None, *,
+                  knowledge: str = "") -> QuestionLinks:
+    """Link `question` to the catalog's tables, columns and values (see the module's doc);
+    `knowledge` (knowledge.md) adds what it says of each table and column."""
+    index = index if index is not None else catalog.value_index()
+    names = catalog.names()
+    columns = {name: [c for c, _ in index.columns.get(name) or _types(catalog, name)] for name in names}
+    described = knowledge_by_table(knowledge, names)
+    text_idf = _text_idf(described, names)
+    literals = tuple(question_literals(question))
+    asked_months, asked_years = month_keys(question), year_keys(question)
+    hits = index.find(question)
+    norm_q = normalize(question)
+    q_terms = _latin_stems(norm_q) | {t for t in question_terms(norm_q) if _CJK.search(t)}
+    idf = _name_idf(names)
+    scores: dict[str, float] = {}
+    reasons: dict[str, list[str]] = {}
+    col_hits: list[tuple[str, str]] = []
+    mismatched: set[str] = set()
+    name_weight: dict[str, float] = {}
+    for name in names:
+        score, why = 0.0, []
+        name_months, name_years = month_keys(name), year_keys(name)
+        if asked_months and name_months:
+            same = sorted(name_months & asked_months)
+            if same:
+                score += 4.0
+                why.append(f"its name says {', '.join(same)}")
+            else:
+                mismatched.add(name)
+        elif (asked_years or asked_months) and name_years:
+            wanted = asked_years | {m[:4] for m in asked_months}
+            same = sorted(name_years & wanted)
+            if same:
+                score += 1.5
+                why.append(f"its name says {', '.join(same)}")
+            else:
+                mismatched.add(name)
+        named = _name_terms(name) & q_terms
+        parts = _compound_parts(name, q_terms) - named
+        weight = sum(idf.get(t, 0.0) for t in named) + sum(_part_weight(t, names) for t in parts)
+        named = {t for t in named if idf.get(t, 0.0) > 0} | parts
+        if weight > 0:
+            score += weight
+            name_weight[name] = weight
+            why.append("its name shares " + ", ".join(sorted(_readable_terms(name, norm_q, named))))
+        meanings = described[name].meanings if name in described else {}
+        for column in columns[name]:
+            if _column_named(column, norm_q) or _meaning_named(meanings.get(normalize(column), ""), norm_q):
+                col_hits.append((name, column))
+        if name in described:
+            shared = _text_terms(described[name].text) & q_terms
+            weight = KNOWLEDGE_WEIGHT * sum(text_idf.get(t, 0.0) for t in shared)
+            if weight > 0:
+                score += weight
+                why.append("knowledge.md's text on it shares " + ", ".join(sorted(shared)[:6]))
+        used = [c for t, c in col_hits if t == name]
+        if used:
+            score += 0.5 * min(len(used), 4)
+            why.append("the question uses column " + ", ".join(used[:4]))
+        mine = [h for h in hits if h.table == name]
+        if mine:
+            seen = set()
+            for hit in mine:
+                spread = len(index.tables_with(normalize(hit.value))) or 1
+                score += (3.0 if hit.how == "exact" else 2.0) / spread
+                seen.add(hit)
+            why.append("; ".join(_value_reason(h) for h in list(dict.fromkeys(mine))[:SHOWN_VALUES]))
+        scores[name] = score
+        reasons[name] = why
+    for name in mismatched:  # a table whose name carries another month or year
+        scores[name] = min(scores[name], 0.0) - 1.0
+    ranked = sorted(names, key=lambda n: (-scores[n], names.index(n)))
+    ranked = _with_bridges(ranked, scores, columns, reasons)
+    valued = {h.table for h in hits}
+    lookalikes = _lookalikes(ranked, scores, index, catalog, mismatched, name_weight, valued)
+    tables = tuple(TableLink(n, round(scores[n], 3), tuple(reasons[n])) for n in ranked)
+    return QuestionLinks(question, literals, tables, tuple(hits), tuple(col_hits), tuple(lookalikes),
+                         tuple(index.notes))
+
+
+def _types(catalog: Catalog, name: str) -> list[tuple[str, str]]:
+    try:
+        return catalog.column_types(name)
+    except DataError:
+        return [(c, "") for c in catalog.column_names(name, load=False) or []]
+
+
+def _value_reason(hit: ValueHit) -> str:
+    if hit.from_dates:
+        return f"column {hit.column} has dates in {hit.value}"
+    if hit.how == "exact":
+        return f"column {hit.column} has the value '{hit.value}'"
+    return f"column {hit.column} has the value '{hit.value}' ({hit.how} to '{hit.literal}')"
+
+
+def _lookalikes(ranked: list[str], scores: dict[str, float], index: ValueIndex, catalog: Catalog,
+                mismatched: set[str], name_weight: dict[str, float], valued: set[str]) -> list[str]:
+    """Members of a same-columns group that nothing links while a sibling is linked: a name with
+    another date than the question's, a name sharing none of the question's words (its place)
+    while a sibling's does and no value of the question in it, or a score far below the best."""
+    groups: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for name in ranked:
+        cols = tuple(c for c, _ in index.columns.get(name) or []) or tuple(catalog.column_names(name, load=False) or ())
+        groups[cols].append(name)
+    out = []
+    for members in groups.values():
+        if len(members) < 2 or not any(scores[m] > 0 for m in members):
+            continue
+        best = max(scores[m] for m in members)
+        named = any(name_weight.get(m, 0) > 0 for m in members)
+        out += [m for m in members if scores[m] <= 0 or m in mismatched or scores[m] < best / 4
+                or (named and not name_weight.get(m) and m not in valued)]
+    return [n for n in ranked if n in set(out)]
+
+
+def _name_idf(names: Sequence[str]) -> dict[str, float]:
+    """Weight of each name term: 0 for a term every table name has, more the rarer it is."""
+    df: dict[str, int] = defaultdict(int)
+    for name in names:
+        for term in _name_terms(name):
+            df[term] += 1
+    total = len(names)
+    return {t: (0.0 if total > 1 and n == total else math.log(1 + total / n)) for t, n in df.items()}
+
+
+def _name_terms(name: str) -> set[str]:
+    """A table name's CJK pairs and Latin word stems (`domain_author` → domain, author); dates
+    left out (they are compared as dates)."""
+    norm = normalize(name)
+    for mention in date_mentions(norm):
+        norm = norm.replace(mention.text.casefold(), " ")
+    return {t for t in question_terms(norm) if _CJK.search(t)} | _latin_stems(norm.replace("_", " "))
+
+
+def _latin_stems(text: str) -> set[str]:
+    text = re.sub(r"(?<=[A-Za-z])-(?=[A-Za-z])", "", text)  # check-ins -> checkins
+    words = re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", text).lower())
+    return {_stem(w) for w in words if len(w) >= MIN_LATIN_CHARS and w not in _STOP}
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ies", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def _readable_terms(name: str, norm_q: str, terms: set[str]) -> list[str]:
+    """The matched parts of a name as the longest common runs with the question (CJK), or words."""
+    norm = normalize(name)
+    runs = []
+    i = 0
+    while i < len(norm):
+        best = 0
+        for j in range(len(norm), i + 1, -1):
+            if norm[i:j] in norm_q and _CJK.search(norm[i:j]):
+                best = j - i
+                break
+        if best >= MIN_CJK_CHARS and any(t in norm[i:i + best] for t in terms):
+            runs.append(norm[i:i + best])
+            i += best
+        else:
+            i += 1
+    latin = sorted(t for t in terms if not _CJK.search(t))
+    return runs + latin
+
+
+def _column_named(column: str, norm_q: str) -> bool:
+    """The question uses the column's name: its CJK base (units and brackets dropped) occurs in
+    it, or every word of a Latin name does (stems, `_` and camelCase split)."""
+    base = re.sub(r"[(（\[].*?[)）\]]", "", normalize(column)).strip()
+    if _CJK.search(base):
+        return len(base) >= MIN_CJK_CHARS and base in norm_q
+    words = _latin_stems(re.sub(r"[(（\[].*?[)）\]]", "", column).replace("_", " "))
+    return bool(words) and words <= _latin_stems(norm_q) and not words <= {"id", "name"}
+
+
+# -- what knowledge.md says of each table ----------------------------------------------------------
+
+KNOWLEDGE_WEIGHT = 0.35  # a shared word of knowledge.md's text on a table counts this much of a name's
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*)$")
+
+
+@dataclass(frozen=True)
+class TableText:
+    """knowledge.md's section on one table: its text, and each column's meaning (normalized name -> text)."""
+
+    text: str
+    meanings: dict[str, str]
+
+
+def knowledge_by_table(knowledge: str, names: Sequence[str]) -> dict[str, TableText]:
+    """Sections of knowledge.md whose heading names a table (`## Table \\`author\\``, `### 表 \\`e_orders\\``),
+    with the meanings its column lists give. Text before any such heading belongs to no table."""
+    if not knowledge.strip():
+        return {}
+    from datasolver.data.knowledge_lists import find_column_lists
+
+    lookup = {normalize(n): n for n in names}
+    lines = knowledge.splitlines()
+    sections: list[tuple[str, int, int]] = []  # table, first line, end
+    current: tuple[str, int, int] | None = None
+    for number, line in enumerate(lines):
+        heading = _HEADING.match(line)
+        if not heading:
+            continue
+        level = len(heading.group(1))
+        table = _heading_table(heading.group(2), lookup)
+        if current is not None and (table is not None or level <= current[2]):
+            sections.append((current[0], current[1], number))
+            current = None
+        if table is not None:
+            current = (table, number, level)
+    if current is not None:
+        sections.append((current[0], current[1], len(lines)))
+    out: dict[str, TableText] = {}
+    for table, start, end in sections:
+        body = lines[start:end]
+        meanings: dict[str, str] = {}
+        for found in find_column_lists(body):
+            roles = found.roles
+            if "name" not in roles:
+                continue
+            at = roles.index("name")
+            about = [i for i, r in enumerate(roles) if r == "meaning"]
+            for row in found.rows:
+                if at < len(row) and about:
+                    meanings[normalize(row[at].strip("` "))] = " ".join(row[i] for i in about if i < len(row))
+        previous = out.get(table)
+        text = "\n".join(body)
+        out[table] = TableText((previous.text + "\n" if previous else "") + text,
+                               {**(previous.meanings if previous else {}), **meanings})
+    return out
+
+
+def _heading_table(heading: str, lookup: dict[str, str]) -> str | None:
+    quoted = re.findall(r"`([^`]+)`", heading)
+    for name in quoted:
+        if normalize(name) in lookup:
+            return lookup[normalize(name)]
+    words = normalize(heading)
+    found = [n for key, n in lookup.items() if re.search(rf"(?<![\w]){re.escape(key)}(?![\w])", words)]
+    return max(found, key=len) if found else None
+
+
+def _text_terms(text: str) -> set[str]:
+    norm = normalize(text)
+    return _latin_stems(norm) | {t for t in question_terms(norm) if _CJK.search(t)}
+
+
+def _text_idf(described: dict[str, TableText], names: Sequence[str]) -> dict[str, float]:
+    """Weight of each word of the tables' knowledge text: 0 for a word half the tables' texts have."""
+    df: dict[str, int] = defaultdict(int)
+    for table in described.values():
+        for term in _text_terms(table.text):
+            df[term] += 1
+    total = max(len(described), 1)
+    return {t: (0.0 if total > 2 and n * 2 > total else math.log(1 + total / n)) for t, n in df.items()}
+
+
+def _meaning_named(meaning: str, norm_q: str) -> bool:
+    """The question uses a column's meaning as knowledge.md gives it (a CJK term of 2+ characters)."""
+    base = re.sub(r"[(（\[].*?[)）\]]", "", normalize(meaning)).strip()
+    return bool(_CJK.search(base)) and len(base) >= MIN_CJK_CHARS and base in norm_q
+
+
+def _compound_parts(name: str, q_terms: set[str]) -> set[str]:
+    """Question words (4+ letters) that make up a one-word Latin table name (`paperkeyphrase`)."""
+    token = re.sub(r"[^a-z]", "", normalize(name))
+    if not token:
+        return set()
+    return {t for t in q_terms if len(t) >= 4 and not _CJK.search(t) and t in token and t != token}
+
+
+def _part_weight(term: str, names: Sequence[str]) -> float:
+    inside = sum(1 for n in names if term in re.sub(r"[^a-z]", "", normalize(n)))
+    return math.log(1 + len(names) / max(inside, 1)) if inside < len(names) else 0.0
+
+
+def _key_columns(columns: Sequence[str]) -> set[str]:
+    """Columns that look like keys (`…id`, `…_id`, `…key`, `code`), normalized."""
+    keys = set()
+    for column in columns:
+        flat = re.sub(r"[^a-z0-9]", "", normalize(column))
+        if flat.endswith(("id", "key", "code", "no")) and len(flat) >= 2:
+            keys.add(flat)
+    return keys
+
+
+def _joinable(a: str, b: str, columns: dict[str, list[str]]) -> bool:
+    """Two tables share a key column (same name after case and `_`), or one has `<other>id`."""
+    ka, kb = _key_columns(columns.get(a, [])), _key_columns(columns.get(b, []))
+    if ka & kb - {"id"}:
+        return True
+    flat_a, flat_b = re.sub(r"[^a-z0-9]", "", normalize(a)), re.sub(r"[^a-z0-9]", "", normalize(b))
+    return (f"{flat_b}id" in ka and "id" in kb) or (f"{flat_a}id" in kb and "id" in ka)
+
+
+def _with_bridges(ranked: list[str], scores: dict[str, float], columns: dict[str, list[str]],
+                  reasons: dict[str, list[str]]) -> list[str]:
+    """A table that joins two of the top linked tables which share no key ranks right after them
+    (`writes` between `author` and `paper`)."""
+    top = [n for n in ranked[:3] if scores[n] > 0]
+    for i, a in enumerate(top):
+        for b in top[i + 1:]:
+            if _joinable(a, b, columns):
+                continue
+            bridges = [n for n in ranked if n not in top and _joinable(a, n, columns) and _joinable(n, b, columns)]
+            if not bridges:
+                continue
+            bridge = bridges[0]
+            reasons[bridge].append(f"it joins {a} and {b}")
+            scores[bridge] = max(scores[bridge], min(scores[a], scores[b]) - 1e-3)
+            rest = [n for n in ranked if n != bridge]
+            at = rest.index(b) + 1 if rest.index(b) > rest.index(a) else rest.index(a) + 1
+            return rest[:at] + [bridge] + rest[at:]
+    return ranked
