@@ -185,7 +185,10 @@ def test_plain_text_reply_is_the_answer_at_temperature_zero(data: Path) -> None:
     assert result.backed_by_query and result.notes[-1] == (
         "the answer cited no result; the latest result is reported as evidence")
     assert requests[0]["temperature"] == 0
-    assert requests[0]["messages"][1] == {"role": "user", "content": "Which region sold most?"}
+    # The question first, then what it names in the data (question linking, data/linking.py).
+    assert requests[0]["messages"][1] == {"role": "user", "content": (
+        "Which region sold most?\n\nLinked to the question (matched without a model: names and values found in "
+        "the data):\n- table regions: its name shares region; the question uses column region")}
     system = requests[0]["messages"][0]["content"]
     assert "- regions (" in system and "sales are in tonnes (t)." in system and "{{" not in system
 

@@ -20,6 +20,8 @@ from datasolver.ask.reviewer import Step, review_answer
 from datasolver.ask.toolbox import FINAL_ANSWER, AskToolbox, FinalAnswer
 from datasolver.ask.tools import table_overview
 from datasolver.clip import clip
+from datasolver.data import DataError
+from datasolver.data.linking import link_question
 from datasolver.llm import ChatResult, LLMClient, system_message, user_message
 from datasolver.toolkit import ToolOutcome, ToolRunner
 
@@ -85,8 +87,10 @@ class Analyst:
         cleaned = require_question(question)
         usage_before = self.client.usage.as_dict()
         toolbox = AskToolbox(self.package, self.config.limits)
-        state = _State([system_message(self.system_prompt()), user_message(self.first_message(cleaned.text))],
-                       AnswerChecks(toolbox, cleaned.text), notes=list(cleaned.notes) + list(self.package.notes))
+        notes = list(cleaned.notes) + list(self.package.notes)
+        first = self.first_message(cleaned.text, notes)
+        state = _State([system_message(self.system_prompt()), user_message(first)], AnswerChecks(toolbox, cleaned.text),
+                       notes=notes)
         self._event("ask_question", question=cleaned.text, original=cleaned.original, notes=cleaned.notes)
         runner = ToolRunner(toolbox, self.client.trace)
         final, stopped = await self._run(state, toolbox, runner, cleaned.text)
@@ -114,11 +118,18 @@ class Analyst:
         self._event("ask_answer", answer=result.answer, stopped=stopped, evidence_sql=result.evidence_sql)
         return result
 
-    def first_message(self, question: str) -> str:
-        """The question as the model first sees it. Issue 35 item 4: the question linking block
-        (the tables, columns and values the question names, `data.linking`) goes here, after the
-        question, so that the system prompt stays the same for every question over the data."""
-        return question
+    def first_message(self, question: str, notes: list[str]) -> str:
+        """The question as the model first sees it, followed by what it names in the data (question
+        linking, `data.linking`: tables, columns and values found without a model; look-alike tables
+        on a line of their own). Here and not in the system prompt, which stays the same for every
+        question over the data (the server's prompt cache)."""
+        try:
+            links = link_question(self.package.catalog, question, knowledge=self.package.knowledge)
+        except DataError as exc:
+            notes.append(f"question linking skipped: {exc}")
+            return question
+        block = links.render()
+        return f"{question}\n\n{block}" if block else question
 
     def system_prompt(self) -> str:
         limits = self.config.limits
