@@ -104,10 +104,22 @@ def test_numbers_no_stored_result_holds_are_sent_back_then_marked(data: Path) ->
               tool_call("final_answer", {"answer": "Northwind made 41% of its profit in 2022", "evidence": ["@1"]}),
               tool_call("final_answer", {"answer": "Northwind made 41% of its profit in 2022", "evidence": ["@1"]})]
     result, requests = ask(data, script, "What share of Northwind's profit came in 2022?")
-    assert requests[2]["messages"][-1]["content"].startswith(
-        "These values of your answer are in no stored result: 41%. Answer only from the stored results")
+    back = requests[2]["messages"][-1]["content"]
+    assert back.startswith("These values of your answer are in no stored result: 41%. Answer only from the stored "
+                           "results")
+    assert back.endswith('If @1 (1 rows: total) answers the question, copy this call: final_answer '
+                         '{"answer": "{DATA}", "data": "@1"}')
     assert result.answer == f"{UNBACKED_MARK} Northwind made 41% of its profit in 2022"
     assert result.unbacked == "no stored result holds 41% of this answer" and not result.backed_by_query
+
+
+def test_a_reply_of_empty_tool_call_markup_is_no_answer(data: Path) -> None:
+    # The real model, after a send-back, replied `<tools>\n\n</tools>\n`: it was taken as the answer.
+    script = [tool_call("query", {"sql": "SELECT name FROM businesses ORDER BY name"}), text("<tools>\n\n</tools>\n"),
+              tool_call("final_answer", {"answer": "{DATA}", "data": "@1"})]
+    result, requests = ask(data, script, "Names of the businesses, ordered alphabetically")
+    assert requests[2]["messages"][-1]["content"].startswith("Your reply had no answer.")
+    assert result.answer == ", ".join(BUSINESSES)
 
 
 # -- 2. the program writes what the result holds ------------------------------------------------------
@@ -198,8 +210,7 @@ def test_an_empty_result_answered_nothing_matches_is_sent_back_with_the_filter_a
     back = requests[2]["messages"][-1]["content"]
     assert back.startswith("Your answer rests on @1: no rows. Re-run without each filter: without `区域 = '天越公馆'`: "
                            "2 rows (nearest existing values: '越秀区'); without `月份 = '2019-12'`: 0 rows.")
-    assert back.endswith("Answer that nothing matches only if the corrected query still finds nothing.\n") or \
-        back.endswith("Answer that nothing matches only if the corrected query still finds nothing.")
+    assert back.endswith("Answer that nothing matches only if the corrected query still finds nothing.")
     assert (result.answer, result.backed_by_query) == ("95697.53", True)
     assert checks_of(result) == [("empty_result", "sent_back")]
 

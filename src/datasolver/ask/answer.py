@@ -9,6 +9,13 @@ _PLACEHOLDER = re.compile(r"\{\{?\s*DATA\s*\}\}?", re.IGNORECASE)
 _LEAD = re.compile(r"^(?:final answer|answer|the answer is|答案|回答|答)\s*[:：]\s*", re.IGNORECASE)
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d+[.)、])\s+")
 _WRAPPERS = (("**", "**"), ('"', '"'), ("“", "”"), ("`", "`"))
+# Tool-call wrappers a small model writes around nothing (`<tools>\n\n</tools>`): markup, never an answer.
+_CALL_MARKUP = re.compile(r"</?\s*(?:tools|tool_call|tool_calls|function_calls|tool_response)\s*>", re.IGNORECASE)
+
+
+def without_call_markup(text: str) -> str:
+    """The reply's text with tool-call wrapper tags removed ("" when that is all it was)."""
+    return _CALL_MARKUP.sub(" ", text or "").strip()
 
 
 def has_placeholder(text: str) -> bool:
@@ -23,7 +30,7 @@ def fill_template(template: str, data: str) -> str:
 
 def tidy_answer(text: str) -> str:
     """Strip labels ("Answer:"), wrapping quotes or bold; a bullet list becomes comma-separated."""
-    text = (text or "").strip()
+    text = without_call_markup(text)
     lines = [line for line in text.splitlines() if line.strip()]
     if len(lines) > 1 and sum(bool(_BULLET.match(line)) for line in lines) >= len(lines) - 1:
         head = [] if _BULLET.match(lines[0]) else [lines[0].strip()]

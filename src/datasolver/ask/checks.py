@@ -80,7 +80,7 @@ class AnswerChecks:
         out = Checked(final)
         backing = final.data if final.data is not None else (final.evidence[0] if final.evidence else None)
         if backing is None:
-            if self._send(out, "no_result", can_send_back, render_prompt("query_first"), "no stored result"):
+            if self._send(out, "no_result", can_send_back, render_prompt("query_first").strip(), "no stored result"):
                 return out
             out.unbacked = NO_QUERY_NOTE
             out.events.append(CheckEvent("no_result", "unbacked", "no stored result"))
@@ -90,7 +90,7 @@ class AnswerChecks:
             diagnosis = explain_empty(self.handles.catalog, empty.sql, null_rows=0 if empty.rows == 0 else empty.rows,
                                       timeout_s=CHECK_TIMEOUT_S)
             out.notes += diagnosis.notes
-            message = render_prompt("empty_result", ref=empty.ref, diagnosis=self._readable(diagnosis.message()))
+            message = render_prompt("empty_result", ref=empty.ref, diagnosis=self._readable(diagnosis.message())).strip()
             if self._send(out, "empty_result", can_send_back, message, f"{empty.ref}: {diagnosis.message()}"):
                 return out
             return out
@@ -101,7 +101,11 @@ class AnswerChecks:
                              sql=[h.sql for h in stored])
         if stray:
             shown = ", ".join(stray[:10])
-            if self._send(out, "stray_values", can_send_back, render_prompt("stray_values", values=shown), shown):
+            copy = ("Then call final_answer again." if backing.rows == 0 else
+                    f"If {backing.ref} ({backing.rows} rows: {', '.join(backing.columns)}) answers the question, copy "
+                    f'this call: final_answer {{"answer": "{{DATA}}", "data": "{backing.ref}"}}')
+            message = render_prompt("stray_values", values=shown, copy=copy).strip()
+            if self._send(out, "stray_values", can_send_back, message, shown):
                 return out
             out.unbacked = f"no stored result holds {shown} of this answer"
             out.events.append(CheckEvent("stray_values", "unbacked", shown))

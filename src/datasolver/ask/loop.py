@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from datasolver.ask.answer import without_call_markup
 from datasolver.ask.checks import NO_QUERY_NOTE, UNBACKED_MARK, AnswerChecks, CheckEvent
 from datasolver.ask.config import AskConfig
 from datasolver.ask.handles import Handle
@@ -192,7 +193,7 @@ class Analyst:
     async def _run_tools(self, state: _State, toolbox: AskToolbox, runner: ToolRunner,
                          reply: ChatResult) -> tuple[FinalAnswer | None, str]:
         if not reply.tool_calls:
-            if reply.content.strip():
+            if without_call_markup(reply.content):
                 return toolbox.answer_from_text(reply.content), "text"
             if not state.nudged:
                 state.nudged = True

@@ -50,7 +50,7 @@ def final_answer(
     Args:
         answer: The answer text; or a template with {DATA} where the program writes every row of `data` (for lists longer than the answer budget).
         data: The result whose rows fill {DATA} (default @latest).
-        row_format: How each row is written in {DATA}, with {column} fields, e.g. "{region} ({total} t)"; default: cells joined by spaces.
+        row_format: How each row is written in {DATA}, with {column} fields, e.g. "{<column>} ({<column>})"; default: cells joined by spaces.
         evidence: The results the answer rests on.
     """
     text = (answer or "").strip()

@@ -78,7 +78,7 @@ def query(ctx: AskContext, sql: str) -> ToolResult:
     you see its columns, row count and first rows. Use render to read more rows.
 
     Args:
-        sql: One read-only SELECT (DuckDB dialect). Refer to stored results as @N or @latest, e.g. SELECT * FROM @2 WHERE total > 10.
+        sql: One read-only SELECT (DuckDB dialect). Refer to stored results as @N or @latest, e.g. SELECT * FROM @2 WHERE <condition>.
     """
     return stored(ctx.handles.query(sql))
 
@@ -88,7 +88,7 @@ def filter_rows(ctx: AskContext, source: Source, where: str) -> ToolResult:
 
     Args:
         source: A stored result as @N (or @latest), or a table name.
-        where: A SQL condition on the source's columns, e.g. region = 'North' AND year >= 2020 (stored results as @N, e.g. id IN (SELECT id FROM @2)).
+        where: A SQL condition on the source's columns, e.g. <column> = 'value' AND <column> >= 2020 (stored results as @N, e.g. <column> IN (SELECT <column> FROM @2)).
     """
     relation, parents = ctx.handles.from_clause(source)
     condition, used = ctx.handles.resolve_refs(where)  # e.g. region IN (SELECT region FROM @2)
