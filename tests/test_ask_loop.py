@@ -226,3 +226,19 @@ def test_tool_calls_are_traced(data: Path, tmp_path: Path) -> None:
     kinds = [e["event"] for e in trace.read()]
     assert kinds[0] == "ask_question" and kinds[-1] == "ask_answer"
     assert kinds.count("tool_call") == 2 and kinds.count("tool_result") == 2
+
+
+def test_a_query_written_in_a_reply_is_run_for_the_model(data: Path) -> None:
+    # The real model (task_retqa_v979) fixed its failing query in a ```sql block and called nothing;
+    # the reply was taken as the answer. Now the query runs as `query`, and the model answers from it.
+    script = [text("The corrected query:\n\n```sql\nSELECT region FROM regions ORDER BY sales DESC LIMIT 1\n```\n"
+                   "After running this query you get the region."),
+              tool_call("final_answer", {"answer": "{DATA}", "data": "@1"})]
+    result, requests, _ = run(data, script, "Which region sold most?")
+    assert result.answer == "Region A0" and result.backed_by_query
+    reply, answered = requests[1]["messages"][-2:]  # the reply, as the call it stood for; the call's result
+    assert '{"name": "query", "arguments": {"sql": "SELECT region FROM regions ORDER BY sales DESC LIMIT 1"}}' in (
+        reply["content"])
+    assert ("(Your reply wrote an SQL query instead of calling a tool: it was run for you as query. Next time call "
+            "query yourself.)\nresult @1  (query)") in answered["content"]
+    assert [s.tool for s in result.steps] == ["query", "final_answer"]

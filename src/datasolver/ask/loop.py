@@ -7,6 +7,7 @@ it asks once for the final answer with only final_answer on offer.
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -18,12 +19,14 @@ from datasolver.ask.package import DataPackage
 from datasolver.ask.prompts import render_prompt
 from datasolver.ask.question import require_question
 from datasolver.ask.reviewer import Step, review_answer
-from datasolver.ask.toolbox import FINAL_ANSWER, AskToolbox, FinalAnswer
+from datasolver.ask.toolbox import FINAL_ANSWER, QUERY_TOOL, AskToolbox, FinalAnswer
 from datasolver.ask.tools import table_overview
 from datasolver.clip import clip
 from datasolver.data import DataError
 from datasolver.data.linking import link_question
 from datasolver.llm import ChatResult, LLMClient, system_message, user_message
+from datasolver.llm.messages import ToolCall, assistant_message
+from datasolver.llm.text_calls import ID_PREFIX, VIA_WRITTEN, written_query
 from datasolver.toolkit import ToolOutcome, ToolRunner
 
 
@@ -193,6 +196,10 @@ class Analyst:
     async def _run_tools(self, state: _State, toolbox: AskToolbox, runner: ToolRunner,
                          reply: ChatResult) -> tuple[FinalAnswer | None, str]:
         if not reply.tool_calls:
+            written = written_query(reply.content)
+            if written is not None:  # a ```sql block instead of a call: run it as `query` for the model
+                await self._run_written(state, runner, reply, written)
+                return None, ""
             if without_call_markup(reply.content):
                 return toolbox.answer_from_text(reply.content), "text"
             if not state.nudged:
@@ -207,6 +214,18 @@ class Analyst:
             state.messages.append(outcome.message())
             state.steps.append(_step(outcome))
         return final, FINAL_ANSWER
+
+    async def _run_written(self, state: _State, runner: ToolRunner, reply: ChatResult, sql: str) -> None:
+        """A reply that wrote an SQL query and called nothing (what small models do best): the query
+        runs as a `query` call, the reply is recorded as having made it, and the model is told so."""
+        call = ToolCall(f"{ID_PREFIX}written_{state.requests}", QUERY_TOOL, json.dumps({"sql": sql}), via=VIA_WRITTEN)
+        state.messages[-1] = assistant_message(reply.content, [call])
+        outcome = await runner.run(call)
+        message = outcome.message()
+        message["content"] = render_prompt("written_query_run").strip() + "\n" + message["content"]
+        state.messages.append(message)
+        state.steps.append(_step(outcome))
+        self._event("ask_query_adopted", request=state.requests, query=sql[:2000], ran=outcome.ok)
 
     def _event(self, kind: str, **fields: Any) -> None:
         if self.client.trace is not None:

@@ -20,6 +20,7 @@ from datasolver.data import UnknownTable
 from datasolver.toolkit import Tool, Toolbox, ToolResult
 
 FINAL_ANSWER = "final_answer"
+QUERY_TOOL = "query"
 ANSWER_RECORDED = "answer recorded"
 
 
@@ -85,7 +86,7 @@ def final_answer(
 DATA_TOOLS: tuple[Tool[T.AskContext], ...] = tuple(Tool(f, name=n, hint=_table_hint) for n, f in (
     ("list_tables", T.list_tables),
     ("describe_table", T.describe_table),
-    ("query", T.query),
+    (QUERY_TOOL, T.query),
     ("filter", T.filter_rows),
     ("group", T.group),
     ("sort", T.sort),
