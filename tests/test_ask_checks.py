@@ -264,3 +264,29 @@ def test_numbers_are_matched_as_people_write_them() -> None:
     assert stray_values("Tokyo (37,400,068), Paris", "?", [cities]) == ["paris"]
     named = coverage("Los Angeles, Sao Paulo and Houston", cities)
     assert (named.rows_named, named.columns_named) == ((3, 5, 6), ("city",))
+
+
+def test_a_lead_in_that_restates_the_question_is_neither_an_item_nor_kept(data: Path) -> None:
+    # The real model (task_en_academic_7) wrote "The titles of the publications that have the highest
+    # number of references cited, ordered by … are: A, B, C": the lead-in was taken for a list item that
+    # no result holds, and sent back.
+    question = "What are the names of the businesses in Paris, ordered alphabetically?"
+    script = [tool_call("query", {"sql": "SELECT name FROM businesses WHERE city = 'Paris' ORDER BY name"}),
+              tool_call("final_answer", {"answer": "The names of the businesses in Paris, ordered alphabetically, "
+                                                   "are: Acme Bakery, Corner Books, Evergreen Florist, Golden Noodle",
+                                         "evidence": ["@1"]})]
+    result, _ = ask(data, script, question)
+    assert result.answer == "Acme Bakery, Corner Books, Evergreen Florist, Golden Noodle" and result.checks == []
+
+
+@pytest.mark.parametrize(("answer", "question", "kept"), [
+    ("The cities in the United States are: New York, Chicago.", "Get the cities in the United States and their "
+     "population", "New York, Chicago."),
+    ("请问天越公馆的成交均价是：95697.53元", "请问2019年12月，广州市越秀区天越公馆的成交均价是多少？", "95697.53元"),
+    ("Ratio: 0.6", "What is the ratio?", "Ratio: 0.6"),  # too short to be a restated question
+    ("Note that prices vary: 12 t", "What is the price?", "Note that prices vary: 12 t"),  # not the question's words
+])
+def test_a_restated_question_lead_in_is_dropped(answer: str, question: str, kept: str) -> None:
+    from datasolver.ask.answer import drop_restated_lead
+
+    assert drop_restated_lead(answer, question) == kept

@@ -47,3 +47,24 @@ def tidy_answer(text: str) -> str:
         if stripped != text:
             text, changed = stripped, True
     return text
+
+
+_LEAD_COLON = re.compile(r"^(?P<lead>[^:：]{8,200})[:：]\s*(?P<rest>\S.*)$", re.DOTALL)
+_WORDS = re.compile(r"[\u3400-\u9fff]|[^\W\d_\u3400-\u9fff]+")
+
+
+def restates(text: str, question: str, share: float = 0.6) -> bool:
+    """Whether `text` mostly repeats the question's words (a lead-in such as "The titles of the
+    publications … are"): at least `share` of its words (CJK characters one by one) are the question's."""
+    words = [w.casefold() for w in _WORDS.findall(text)]
+    asked = {w.casefold() for w in _WORDS.findall(question)}
+    return len(words) >= 3 and sum(w in asked for w in words) >= share * len(words)
+
+
+def drop_restated_lead(text: str, question: str) -> str:
+    """The answer without a lead-in that restates the question ("The cities in X are: A, B" → "A, B")."""
+    match = _LEAD_COLON.match(text or "")
+    if match is None or not restates(match.group("lead"), question):
+        return text
+    return match.group("rest").strip()
+

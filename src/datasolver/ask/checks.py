@@ -18,9 +18,10 @@ Each send-back happens at most once per question, and only while a request is le
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from datasolver.ask.answer import drop_restated_lead
 from datasolver.ask.asked import asked_count, asks_for_many, names_column
 from datasolver.ask.coverage import coverage, stray_values
 from datasolver.ask.handles import Handle
@@ -112,6 +113,8 @@ class AnswerChecks:
             return out
         if final.template is None and backing.index in results:
             self._write_whole_list(out, backing, results[backing.index])
+        if out.final is final:  # the model's own words: without a lead-in that restates the question
+            out.final = replace(final, text=drop_restated_lead(final.text, self.question))
         return out
 
     # ------------------------------------------------------------------ the checks' parts

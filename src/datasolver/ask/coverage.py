@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
+from datasolver.ask.answer import drop_restated_lead, restates
 from datasolver.ask.render import format_value
 from datasolver.data import QueryResult
 
@@ -166,12 +167,14 @@ def stray_values(answer: str, question: str, results: Sequence[QueryResult], cou
     stray = [n.text for n in numbers_in(answer)
              if n.value not in asked and not any(n.names(cell) for cell in cells)]
     folded_question = _fold(question)
+    listed = drop_restated_lead(answer, question)
     items = [_fold(_PARENTHESES.sub(" ", _NUMBER.sub(" ", item))).strip(" .:：。") for item in
-             _ITEM_SPLIT.split(answer)]
+             _ITEM_SPLIT.split(listed)]
     items = [i for i in items if i and len(i) <= MAX_ITEM_CHARS and (_CJK.search(i) or re.search(r"[a-z]", i))]
     if len(items) >= 2:
         for item in items:
-            if item in folded_question or any(_text_named(t, item) or item in t for t in texts):
+            if item in folded_question or restates(item, question) or any(_text_named(t, item) or item in t
+                                                                           for t in texts):
                 continue
             stray.append(item)
     return list(dict.fromkeys(stray))
