@@ -290,3 +290,12 @@ def test_a_restated_question_lead_in_is_dropped(answer: str, question: str, kept
     from datasolver.ask.answer import drop_restated_lead
 
     assert drop_restated_lead(answer, question) == kept
+
+
+def test_a_list_of_the_questions_own_words_is_no_answer_from_the_data() -> None:
+    # The real model (task_en_restaurants_24) answered "The regions are: Los Angeles, Los Angeles." to
+    # "What are the names of the restaurants in Los Angeles …" with the two right names in @1.
+    names = QueryResult(["name"], ["VARCHAR"], [("The Pasta House",), ("The Sushi Bar",)], 2)
+    question = "What are the names of the restaurants in Los Angeles that have a rating higher than 4?"
+    assert stray_values("The regions are: Los Angeles, Los Angeles.", question, [names]) == ["los angeles"]
+    assert stray_values("The Pasta House, The Sushi Bar", question, [names]) == []

@@ -148,7 +148,8 @@ def stray_values(answer: str, question: str, results: Sequence[QueryResult], cou
                  sql: Iterable[str] = ()) -> list[str]:
     """The values of `answer` that no result holds: numbers (other than the question's own, those in
     the SQL that made the results, e.g. a filter's threshold, and the results' row counts) and, for a
-    list of two or more items, items found in no text cell."""
+    list of two or more items, items found in no text cell (a name the question gives is no evidence
+    of a list: the real model answered "Los Angeles, Los Angeles" to a question about Los Angeles)."""
     cells: list[Decimal] = [Decimal(n) for n in counts]
     texts: list[str] = []
     for result in results:
@@ -166,15 +167,13 @@ def stray_values(answer: str, question: str, results: Sequence[QueryResult], cou
     asked = {n.value for text in (question, *sql) for n in numbers_in(text)}
     stray = [n.text for n in numbers_in(answer)
              if n.value not in asked and not any(n.names(cell) for cell in cells)]
-    folded_question = _fold(question)
     listed = drop_restated_lead(answer, question)
     items = [_fold(_PARENTHESES.sub(" ", _NUMBER.sub(" ", item))).strip(" .:：。") for item in
              _ITEM_SPLIT.split(listed)]
     items = [i for i in items if i and len(i) <= MAX_ITEM_CHARS and (_CJK.search(i) or re.search(r"[a-z]", i))]
     if len(items) >= 2:
         for item in items:
-            if item in folded_question or restates(item, question) or any(_text_named(t, item) or item in t
-                                                                           for t in texts):
+            if restates(item, question) or any(_text_named(t, item) or item in t for t in texts):
                 continue
             stray.append(item)
     return list(dict.fromkeys(stray))
