@@ -299,3 +299,15 @@ def test_a_list_of_the_questions_own_words_is_no_answer_from_the_data() -> None:
     question = "What are the names of the restaurants in Los Angeles that have a rating higher than 4?"
     assert stray_values("The regions are: Los Angeles, Los Angeles.", question, [names]) == ["los angeles"]
     assert stray_values("The Pasta House, The Sushi Bar", question, [names]) == []
+
+
+def test_one_name_alone_must_be_in_a_result_that_holds_names() -> None:
+    profits = QueryResult(["company", "profit"], ["VARCHAR", "DOUBLE"], [("Northwind", 80.25), ("Contoso", 101.75)], 2)
+    count = QueryResult(["n"], ["BIGINT"], [(0,)], 1)
+    question = "Which of Northwind or Contoso had the lower profit in 2022?"
+    assert stray_values("Northwind", question, [profits]) == []
+    assert stray_values("Northwind had the lower profit.", question, [profits]) == []
+    assert stray_values("Fabrikam", question, [profits]) == ["fabrikam"]
+    assert stray_values("Fabrikam", question, [count]) == []  # nothing to compare a name with
+    assert stray_values("No, none of them.", question, [profits]) == []
+    assert stray_values("Northwind: 80.25", question, [profits]) == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 # `{DATA}` as asked; `{{DATA}}`, `{ data }` accepted too (models vary the spelling).
-_PLACEHOLDER = re.compile(r"\{\{?\s*DATA\s*\}\}?", re.IGNORECASE)
+PLACEHOLDER = re.compile(r"\{\{?\s*DATA\s*\}\}?", re.IGNORECASE)
 _LEAD = re.compile(r"^(?:final answer|answer|the answer is|答案|回答|答)\s*[:：]\s*", re.IGNORECASE)
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d+[.)、])\s+")
 _WRAPPERS = (("**", "**"), ('"', '"'), ("“", "”"), ("`", "`"))
@@ -20,12 +20,12 @@ def without_call_markup(text: str) -> str:
 
 def has_placeholder(text: str) -> bool:
     """True when the answer is a template with a {DATA} placeholder."""
-    return bool(_PLACEHOLDER.search(text or ""))
+    return bool(PLACEHOLDER.search(text or ""))
 
 
 def fill_template(template: str, data: str) -> str:
     """Put `data` (the complete rendered result) where the template says {DATA}."""
-    return _PLACEHOLDER.sub(lambda _: data, template)
+    return PLACEHOLDER.sub(lambda _: data, template)
 
 
 def tidy_answer(text: str) -> str:

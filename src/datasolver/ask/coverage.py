@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
-from datasolver.ask.answer import drop_restated_lead, restates
+from datasolver.ask.answer import PLACEHOLDER as _PLACEHOLDER, drop_restated_lead, restates
 from datasolver.ask.render import format_value
 from datasolver.data import QueryResult
 
@@ -27,6 +27,7 @@ _LATIN_WORD = re.compile(r"^[a-z0-9][a-z0-9 .'&-]*$")
 _ITEM_SPLIT = re.compile(r"\s*(?:[,，、;；]|\band\b|和|与|及)\s*")
 _PARENTHESES = re.compile(r"[(（][^()（）]*[)）]")
 _CJK = re.compile(r"[\u3400-\u9fff]")
+_ABSENCE = re.compile(r"\b(?:no|none|nothing|not|yes|true|false|neither|both)\b|没有|无|不|否|是的|^是$|^对$|^错$")
 MAX_CELL_CHARS = 200  # longer text cells are not looked for in an answer
 MAX_ITEM_CHARS = 80  # a list item longer than this is prose, not a value
 
@@ -148,8 +149,9 @@ def stray_values(answer: str, question: str, results: Sequence[QueryResult], cou
                  sql: Iterable[str] = ()) -> list[str]:
     """The values of `answer` that no result holds: numbers (other than the question's own, those in
     the SQL that made the results, e.g. a filter's threshold, and the results' row counts) and, for a
-    list of two or more items, items found in no text cell (a name the question gives is no evidence
-    of a list: the real model answered "Los Angeles, Los Angeles" to a question about Los Angeles)."""
+    list of two or more items (or one name alone), items found in no text cell (a name the question
+    gives is no evidence: the real model answered "Los Angeles, Los Angeles" to a question about Los
+    Angeles)."""
     cells: list[Decimal] = [Decimal(n) for n in counts]
     texts: list[str] = []
     for result in results:
@@ -167,11 +169,17 @@ def stray_values(answer: str, question: str, results: Sequence[QueryResult], cou
     asked = {n.value for text in (question, *sql) for n in numbers_in(text)}
     stray = [n.text for n in numbers_in(answer)
              if n.value not in asked and not any(n.names(cell) for cell in cells)]
+    if _PLACEHOLDER.search(answer):  # a template: its own words label the rows the program writes
+        return list(dict.fromkeys(stray))
     listed = drop_restated_lead(answer, question)
     items = [_fold(_PARENTHESES.sub(" ", _NUMBER.sub(" ", item))).strip(" .:：。") for item in
              _ITEM_SPLIT.split(listed)]
     items = [i for i in items if i and len(i) <= MAX_ITEM_CHARS and (_CJK.search(i) or re.search(r"[a-z]", i))]
-    if len(items) >= 2:
+    # One name alone counts too, where the results hold text to compare it with and it is not a yes,
+    # a no or a "nothing matches" (answers no cell holds) nor an answer with a number (the number is).
+    if _ABSENCE.search(listed.casefold()):
+        return list(dict.fromkeys(stray))
+    if len(items) >= 2 or (len(items) == 1 and bool(texts) and not numbers_in(answer)):
         for item in items:
             if restates(item, question) or any(_text_named(t, item) or item in t for t in texts):
                 continue
