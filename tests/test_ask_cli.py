@@ -97,7 +97,7 @@ def test_ask_without_question_asks_the_task_question(tmp_path: Path, model) -> N
     server = model([tool_call("query", {"sql": "SELECT count(*) AS n FROM t"}), text("2")])
     result = invoke("ask", str(task))
     assert (result.exit_code, result.stdout, result.stderr) == (0, "2\n", "")
-    assert server.requests[0]["messages"][1]["content"] == "How many rows?"
+    assert server.requests[0]["messages"][1]["content"].endswith("Question\nHow many rows?")
 
 
 def test_empty_question_is_an_error_before_any_request(data: Path, model) -> None:

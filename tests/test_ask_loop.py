@@ -185,12 +185,14 @@ def test_plain_text_reply_is_the_answer_at_temperature_zero(data: Path) -> None:
     assert result.backed_by_query and result.notes[-1] == (
         "the answer cited no result; the latest result is reported as evidence")
     assert requests[0]["temperature"] == 0
-    # The question first, then what it names in the data (question linking, data/linking.py).
+    # The tables and knowledge.md, the question, then what it names in the data (question linking,
+    # data/linking.py). The system prompt holds the rules only: the same for any data (cached).
     assert requests[0]["messages"][1] == {"role": "user", "content": (
-        "Which region sold most?\n\nLinked to the question (matched without a model: names and values found in "
-        "the data):\n- table regions: its name shares region; the question uses column region")}
+        "Tables\n- regions (28 rows; regions.csv): region, sales\n\nKnowledge (knowledge.md)\nsales are in tonnes "
+        "(t).\n\nQuestion\nWhich region sold most?\n\nLinked to the question (matched without a model: names and "
+        "values found in the data):\n- table regions: its name shares region; the question uses column region")}
     system = requests[0]["messages"][0]["content"]
-    assert "- regions (" in system and "sales are in tonnes (t)." in system and "{{" not in system
+    assert "regions" not in system and "tonnes" not in system and "{{" not in system
 
 
 def test_empty_result_is_questioned_once_then_accepted(data: Path) -> None:

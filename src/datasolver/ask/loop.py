@@ -123,28 +123,29 @@ class Analyst:
         return result
 
     def first_message(self, question: str, notes: list[str]) -> str:
-        """The question as the model first sees it, followed by what it names in the data (question
-        linking, `data.linking`: tables, columns and values found without a model; look-alike tables
-        on a line of their own). Here and not in the system prompt, which stays the same for every
-        question over the data (the server's prompt cache)."""
-        try:
-            links = link_question(self.package.catalog, question, knowledge=self.package.knowledge)
-        except DataError as exc:
-            notes.append(f"question linking skipped: {exc}")
-            return question
-        block = links.render()
-        return f"{question}\n\n{block}" if block else question
-
-    def system_prompt(self) -> str:
+        """What the model is asked: the tables and knowledge.md of the data, then the question and what
+        it names in the data (question linking, `data.linking`: tables, columns and values found without
+        a model; look-alike tables on a line of their own). The system prompt and the tools before it
+        are the same for every question over any data, and the tables the same for every question over
+        the same data, so a server keeps the longest prefix it can in its prompt cache."""
         limits = self.config.limits
         graphs = "\n".join(f"- {g.describe()}" for g in self.package.graphs)
+        try:
+            links = link_question(self.package.catalog, question, knowledge=self.package.knowledge).render()
+        except DataError as exc:
+            notes.append(f"question linking skipped: {exc}")
+            links = ""
         return render_prompt(
-            "system",
-            answer_rows=limits.answer_rows,
+            "question",
             tables=clip(table_overview(self.package, with_graphs=False), limits.table_list_chars, counted=True),
-            graphs=("Knowledge graphs (use the related tool)\n" + graphs + "\n") if graphs else "",
+            graphs=("Knowledge graphs (use the related tool)\n" + graphs + "\n\n") if graphs else "",
             knowledge=clip(self.package.knowledge.strip(), limits.knowledge_chars, counted=True) or "(none)",
-        )
+            question=question, linking=f"\n\n{links}" if links else "",
+        ).strip()
+
+    def system_prompt(self) -> str:
+        """The rules: the same text for every question over any data."""
+        return render_prompt("system", answer_rows=self.config.limits.answer_rows).strip()
 
     # ------------------------------------------------------------------ the loop
     async def _run(self, state: _State, toolbox: AskToolbox, runner: ToolRunner,
