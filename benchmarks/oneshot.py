@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datasolver.ask.render import answer_data
 from datasolver.data import Catalog, DataError, ScratchLayout, load_task
 from datasolver.solver.scaffold import with_query
 
@@ -150,7 +151,9 @@ def solve(task_dir: Path, work: Path, url: str, model: str, deadline_s: float) -
 
 def oneshot_rows(task_dir: Path, work: Path, url: str, model: str, deadline_s: float,
                  limit: int = 50) -> dict[str, Any]:
-    """The one-shot *text* baseline: the same query, its first `limit` rows rendered as the answer."""
+    """The one-shot *text* baseline: the same query, its first `limit` rows rendered as the answer the
+    way the analyst writes a result into one (`ask.render.answer_data`: cells joined by a space, rows
+    by ", "), so the two text answers are scored alike."""
     deadline = time.monotonic() + deadline_s
     layout = prepare(task_dir, work / "scratch")
     try:
@@ -160,9 +163,7 @@ def oneshot_rows(task_dir: Path, work: Path, url: str, model: str, deadline_s: f
     try:
         answer = ""
         if outcome.sql is not None:
-            result = catalog.sql(outcome.sql, timeout_s=60).fetch(limit)
-            answer = "\n".join("\t".join("" if v is None else str(v) for v in row)
-                               for row in [result.columns, *result.rows])
+            answer = answer_data(catalog.sql(outcome.sql, timeout_s=60).fetch(limit))
     finally:
         catalog.close()
     return {"answer": answer, **outcome.as_dict()}

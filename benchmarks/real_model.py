@@ -8,6 +8,9 @@ deadline, on the same fixed mix of tasks from ../shared/tasks/dev and ../shared/
   oneshot       one prompt, one query (benchmarks/oneshot.py): knowledge.md, every table's columns with
                 three sample rows, the question -> one DuckDB query in a ```sql block, up to 2 repairs on
                 errors; the query runs through the same data layer and `datasolver solve` writes it
+  ask           `datasolver ask TASK --json` (the text analyst, issue 35), beside
+  oneshot_text  the one-shot baseline's query with its rows rendered as a text answer
+                (both in benchmarks/text_answers.py, scored by every gold value contained and Jaccard)
   starter kit   HKUSTDial/kddcup2026-data-agents-starter-kit from a local checkout (--kit), installed
                 with `pip install -e` into its own virtualenv; the tasks are copied and renumbered
                 `task_<n>` as it requires (a map leads back to the original ids and gold), and
@@ -52,6 +55,7 @@ import httpx
 
 from datasolver.eval import score_files
 import oneshot  # benchmarks/oneshot.py, beside this script
+import text_answers  # benchmarks/text_answers.py, beside this script
 from serving import free_port, serving  # benchmarks/serving.py, beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +88,7 @@ HELDOUT: list[tuple[str, str]] = [
     ("dev-en", "task_en_academic_11"), ("dev-en", "task_en_advising_1"), ("dev-en", "task_en_advising_13"),
     ("dev-en", "task_en_atis_27"), ("dev-en", "task_en_geography_5"), ("dev-en", "task_en_restaurants_12"),
 ]
-HARNESSES = ("datasolver", "oneshot", "kit")
+HARNESSES = ("datasolver", "oneshot", *text_answers.TEXT_HARNESSES, "kit")
 GRACE_S = 240  # past the deadline before a harness process is killed (datasolver's fallback, start-up)
 CHAT_PATH = "/v1/chat/completions"
 REPLY_CHARS = 6000  # of each model reply kept in requests.jsonl
@@ -433,7 +437,8 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]]) -> str:
              "",
              "| harness | task | score | answered | requests (cancelled) | prompt + completion tokens | "
              "cached | prefill s | seconds | status |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
+    scored = [r for r in rows if r["harness"] not in text_answers.TEXT_HARNESSES]  # text answers: their own tables
+    for r in scored:
         lines.append(
             f"| {r['harness']} | {r['task']} | {r['score']:.2f} | {'yes' if r['answered'] else 'no'} | "
             f"{r['requests']} ({r['cancelled']}) | {r['prompt_tokens']:,} + {r['completion_tokens']:,} | "
@@ -442,7 +447,7 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]]) -> str:
                   "median first-request tokens | seconds | median s per task |",
               "|---|---|---|---|---|---|---|---|---|---|"]
     for harness in HARNESSES:
-        mine = [r for r in rows if r["harness"] == harness]
+        mine = [r for r in scored if r["harness"] == harness]
         if mine:
             firsts = [r["first_prompt_tokens"] for r in mine if r.get("first_prompt_tokens")]
             lines.append(
@@ -452,6 +457,7 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]]) -> str:
                 f"{sum(r['prompt_tokens'] for r in mine):,} + {sum(r['completion_tokens'] for r in mine):,} | "
                 f"{statistics.median(firsts) if firsts else 0:,.0f} | "
                 f"{sum(r['seconds'] for r in mine):.0f} | {statistics.median(r['seconds'] for r in mine):.0f} |")
+    lines += text_answers.markdown(rows)
     unattributed = meta.get("unattributed") or {}
     if any(unattributed.values()):
         lines += ["", "Requests that quote no task's question (document structuring): " +
@@ -502,6 +508,27 @@ def result_row(harness: str, split: str, task: str, ran: dict[str, Any], seconds
     return row
 
 
+def text_row(harness: str, split: str, task: str, ran: dict[str, Any], seconds: float, requests_log: Path,
+             load_before: str) -> dict[str, Any]:
+    """One text answer scored (every gold value contained, Jaccard), with the proxy's counts for the pair."""
+    answer = str(ran.get("answer") or "")
+    scored = text_answers.score_answer(answer, SHARED_TASKS / split / "output" / task / "gold.csv")
+    row = {"harness": harness, "task": task, "split": split, "answered": bool(answer.strip()), **scored,
+           "seconds": round(float(seconds), 1), "load_before": load_before, "load_after": load_average(),
+           **request_totals(requests_log, harness, task), **ran}
+    print(f"{harness:<12} {task:<24} gold {row['contains_gold']!s:<5} jaccard {row['jaccard']:.2f} "
+          f"requests {row['requests']:>3} {row['seconds']:6.0f} s  {' '.join(answer.split())[:70]}  "
+          f"(load {row['load_after']})", flush=True)
+    return row
+
+
+def run_text(harness: str, task_dir: Path, url: str, deadline: float, work: Path) -> dict[str, Any]:
+    """One task's text answer by `harness` (ask or oneshot_text) through the proxy at `url`."""
+    if harness == "ask":
+        return text_answers.run_ask(task_dir, f"{url}/v1", MODEL_NAME, deadline, work / "ask" / task_dir.name)
+    return oneshot.oneshot_rows(task_dir, work / "oneshot_text", f"{url}/v1", MODEL_NAME, deadline)
+
+
 # -- main -----------------------------------------------------------------------------------------
 
 def main() -> None:
@@ -510,7 +537,8 @@ def main() -> None:
                                      epilog="Tasks (in order): " + ", ".join(t for _, t in TASKS))
     parser.add_argument("--kit", type=Path, help="local checkout of the official starter kit (needed for --harness kit)")
     parser.add_argument("--harness", default="datasolver,oneshot",
-                        help="comma-separated: datasolver, oneshot, kit (default datasolver,oneshot)")
+                        help="comma-separated: datasolver, oneshot, ask, oneshot_text, kit (default "
+                        "datasolver,oneshot)")
     parser.add_argument("--tasks", help="N (the first N of the fixed list), ID,ID, or heldout (issue 31's 12 "
                         "held-out tasks) (default: all 12 of the fixed list)")
     parser.add_argument("--deadline", type=float, default=600.0, help="seconds per task, both harnesses (default 600)")
@@ -591,6 +619,16 @@ def main() -> None:
                                            load_before))
                 print(f"datasolver: {len(pending)} tasks in {time.monotonic() - began:.0f} s", flush=True)
                 write_results(folder, {**meta, "load_now": load_average()}, rows)
+                continue
+            if harness in text_answers.TEXT_HARNESSES:
+                for split, task in pending:
+                    proxy.label = {"harness": harness, "task": task}
+                    load_before, began = load_average(), time.monotonic()
+                    ran = run_text(harness, SHARED_TASKS / split / "input" / task, proxy.url, args.deadline, folder)
+                    rows.append(text_row(harness, split, task, ran, time.monotonic() - began, requests_log,
+                                         load_before))
+                    write_results(folder, {**meta, "load_now": load_average()}, rows)
+                proxy.label = {"harness": harness}
                 continue
             if harness == "oneshot":
                 for split, task in pending:

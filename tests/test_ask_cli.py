@@ -64,11 +64,16 @@ def test_ask_json_prints_the_record(data: Path, model) -> None:
 
 
 def test_ask_json_says_when_no_query_backed_the_answer(data: Path, model) -> None:
-    model([text("North sold the most, I think.")])
+    server = model([text("North sold the most, I think."), text("North sold the most, I think.")])
     record = json.loads(invoke("ask", str(data), "Which region sold most?", "--json").output)
-    assert (record["ok"], record["answer"], record["stopped"]) == (True, "North sold the most, I think.", "text")
+    # Sent back once ("query first"); answered again without a query, it is given marked, never as if backed.
+    assert server.requests[1]["messages"][-1]["content"].startswith("No stored result backs your answer")
+    assert (record["ok"], record["answer"], record["stopped"]) == (
+        True, "[unbacked: no query result holds this answer] North sold the most, I think.", "text")
     assert record["backed_by_query"] is False and record["evidence_sql"] == []
-    assert "no query backed this answer" in " ".join(record["notes"])
+    assert record["unbacked"].startswith("no query backed this answer")
+    assert [(c["check"], c["action"]) for c in record["checks"]] == [("no_result", "sent_back"),
+                                                                     ("no_result", "unbacked")]
     model([tool_call("query", {"sql": "SELECT region FROM sales ORDER BY amount DESC LIMIT 1"}),
            tool_call("final_answer", {"answer": "North", "evidence": ["@1"]})])
     backed = json.loads(invoke("ask", str(data), "Which region sold most?", "--json").output)
@@ -76,9 +81,10 @@ def test_ask_json_says_when_no_query_backed_the_answer(data: Path, model) -> Non
 
 
 def test_plain_ask_warns_on_stderr_when_no_query_backed_the_answer(data: Path, model) -> None:
-    model([text("North sold the most, I think.")])
+    model([text("North sold the most, I think.")] * 2)
     result = invoke("ask", str(data), "Which region sold most?")
-    assert (result.exit_code, result.stdout) == (0, "North sold the most, I think.\n")
+    assert (result.exit_code, result.stdout) == (
+        0, "[unbacked: no query result holds this answer] North sold the most, I think.\n")
     assert result.stderr.startswith("note: no query backed this answer")
     model([tool_call("query", {"sql": "SELECT region FROM sales ORDER BY amount DESC LIMIT 1"}),
            tool_call("final_answer", {"answer": "{DATA}"})])
@@ -88,10 +94,10 @@ def test_plain_ask_warns_on_stderr_when_no_query_backed_the_answer(data: Path, m
 
 def test_ask_without_question_asks_the_task_question(tmp_path: Path, model) -> None:
     task = write_task(tmp_path, question="How many rows?", files={"csv/t.csv": "a\n1\n2\n"})
-    server = model([text("2")])
+    server = model([tool_call("query", {"sql": "SELECT count(*) AS n FROM t"}), text("2")])
     result = invoke("ask", str(task))
-    assert (result.exit_code, result.stdout) == (0, "2\n")  # stderr: the no-query note
-    assert server.requests[0]["messages"][1]["content"] == "How many rows?"
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "2\n", "")
+    assert server.requests[0]["messages"][1]["content"].endswith("Question\nHow many rows?")
 
 
 def test_empty_question_is_an_error_before_any_request(data: Path, model) -> None:
@@ -117,13 +123,14 @@ def test_ask_golden_scores_every_item(data: Path, model, tmp_path: Path) -> None
         {"id": "q1", "question": "Which region sold most?", "answer": "North"},
         {"id": "q2", "question": "Total sales?", "answer": "19 t"},
     ]), encoding="utf-8")
-    model([text("North"), text("19")])
+    model([tool_call("query", {"sql": "SELECT region FROM sales ORDER BY amount DESC LIMIT 1"}), text("North"),
+           tool_call("query", {"sql": "SELECT sum(amount) AS total FROM sales"}), text("19")])
     out = tmp_path / "golden.json"
     result = invoke("ask-golden", str(questions), "--data", str(data), "--json", str(out))
     lines = result.output.splitlines()
     assert result.exit_code == 0
     assert lines[:2] == ["q1\t1.000\tNorth", "q2\t0.500\t19"]
-    assert lines[2].startswith("Mean 0.7500 over 2 questions (review off; 2 requests, ")
+    assert lines[2].startswith("Mean 0.7500 over 2 questions (review off; 4 requests, ")
     assert json.loads(out.read_text(encoding="utf-8"))["mean"] == 0.75
 
 

@@ -65,15 +65,15 @@ def test_run_scores_with_jaccard_and_answers_duplicates_once(tmp_path: Path, dat
         {"id": "c", "question": "Both regions?", "answer": "North, South"},
         {"id": "d", "question": "   ", "answer": "x"},
     ]), data)
-    script = [text("North"),
+    script = [tool_call("query", {"sql": "SELECT region FROM sales ORDER BY amount DESC LIMIT 1"}), text("North"),
               tool_call("query", {"sql": "SELECT region FROM sales"}), tool_call("final_answer", {"answer": "{DATA}"})]
     with ScriptedServer(script) as server:
         settings = LLMSettings(base_url=server.base_url, api_key=None, model="fake", max_retries=0)
         report = asyncio.run(run_golden(items, settings=settings, config=AskConfig()))
-        assert len(server.requests) == 3
+        assert len(server.requests) == 4
     scores = {r.id: (r.answer, r.score, r.reused) for r in report.results}
     assert scores == {"a": ("North", 1.0, False), "b": ("North", 1.0, True),
                       "c": ("North, South", 1.0, False), "d": ("", 0.0, False)}
     assert report.results[3].error.startswith("EmptyQuestion")
-    assert report.mean == 0.75 and report.usage["requests"] == 3
+    assert report.mean == 0.75 and report.usage["requests"] == 4
     assert report.to_dict()["review"] is False

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.ask import Analyst, AskConfig, AskLimits, EmptyQuestion, open_package
+from datasolver.ask import NO_QUERY_NOTE, UNBACKED_MARK, Analyst, AskConfig, AskLimits, EmptyQuestion, open_package
 from datasolver.llm import LLMClient, LLMSettings, TraceWriter
 from datasolver.llm.fake import ScriptedServer, text, tool_call, tool_calls
 
@@ -34,7 +34,7 @@ def run(data: Path, script, question: str = "Which regions?", config: AskConfig 
     with ScriptedServer(script) as server, open_package(data, cache_dir=data.parent / "cache") as package:
         catalog = package.catalog
         query, create = catalog.query, catalog.create_temp_view
-        catalog.query = lambda sql, limit=50: (executed.append(sql), query(sql, limit))[1]  # type: ignore[method-assign]
+        catalog.query = lambda sql, limit=50, timeout_s=None: (executed.append(sql), query(sql, limit, timeout_s))[1]  # type: ignore[method-assign]
         catalog.create_temp_view = lambda name, sql: (executed.append(sql), create(name, sql))[1]  # type: ignore[method-assign]
 
         async def main():
@@ -61,7 +61,7 @@ def test_an_invented_handle_never_executes(data: Path) -> None:
                     ("query", {"sql": "SELECT * FROM query_table('_ask_deadbeef_1')"})]),
         tool_call("final_answer", {"answer": "Region A0", "evidence": ["@1"]}),
     ]
-    result, requests, executed = run(data, script)
+    result, requests, executed = run(data, script, "Which region sold most?")
     replies = tool_texts(requests[-1])[1:]
     assert replies[0] == "UnknownResult: no stored result @5. Stored results: @1 (or @latest)."
     assert replies[1].startswith("UnknownTable: no table named 'result_1'.")
@@ -151,9 +151,10 @@ def test_reviewer_sends_the_analyst_back_once(data: Path) -> None:
 
 def test_reviewer_accept_and_unreadable_verdicts_keep_the_answer(data: Path) -> None:
     for reply in ('{"verdict": "accept"}', "looks fine to me"):
-        script = [tool_call("final_answer", {"answer": "28"}), text(reply)]
+        script = [tool_call("query", {"sql": "SELECT count(*) AS n FROM regions"}),
+                  tool_call("final_answer", {"answer": "28"}), text(reply)]
         result, requests, _ = run(data, script, "How many regions?", AskConfig(review=True))
-        assert (result.answer, result.sent_back, len(requests)) == ("28", False, 2)
+        assert (result.answer, result.sent_back, len(requests)) == ("28", False, 3)
     assert any(note.startswith("unreadable reviewer verdict") for note in result.notes)
 
 
@@ -164,7 +165,9 @@ def test_request_cap_offers_only_final_answer_at_the_end(data: Path) -> None:
     result, requests, _ = run(data, script, config=config)
     assert [t["function"]["name"] for t in requests[-1]["tools"]] == ["final_answer"]
     assert "step budget is used up" in requests[-1]["messages"][-1]["content"]
-    assert result.answer == "Region A0"
+    # No request is left to send it back: it is given, marked as what it is.
+    assert result.answer == f"{UNBACKED_MARK} Region A0" and result.backed_by_query is False
+    assert result.unbacked == NO_QUERY_NOTE
 
 
 def test_no_answer_within_budget_is_reported(data: Path) -> None:
@@ -175,12 +178,21 @@ def test_no_answer_within_budget_is_reported(data: Path) -> None:
 
 
 def test_plain_text_reply_is_the_answer_at_temperature_zero(data: Path) -> None:
-    result, requests, _ = run(data, [text("Answer: **Region A0**")], "Which region sold most???")
+    script = [tool_call("query", {"sql": "SELECT region FROM regions ORDER BY sales DESC LIMIT 1"}),
+              text("Answer: **Region A0**")]
+    result, requests, _ = run(data, script, "Which region sold most???")
     assert (result.answer, result.stopped, result.question) == ("Region A0", "text", "Which region sold most?")
+    assert result.backed_by_query and result.notes[-1] == (
+        "the answer cited no result; the latest result is reported as evidence")
     assert requests[0]["temperature"] == 0
-    assert requests[0]["messages"][1] == {"role": "user", "content": "Which region sold most?"}
+    # The tables and knowledge.md, the question, then what it names in the data (question linking,
+    # data/linking.py). The system prompt holds the rules only: the same for any data (cached).
+    assert requests[0]["messages"][1] == {"role": "user", "content": (
+        "Tables\n- regions (28 rows; regions.csv): region, sales\n\nKnowledge (knowledge.md)\nsales are in tonnes "
+        "(t).\n\nQuestion\nWhich region sold most?\n\nMatched in table names and data without a model (check "
+        "before relying on it):\n- table regions: its name shares region; the question uses column region")}
     system = requests[0]["messages"][0]["content"]
-    assert "- regions (" in system and "sales are in tonnes (t)." in system and "{{" not in system
+    assert "regions" not in system and "tonnes" not in system and "{{" not in system
 
 
 def test_empty_result_is_questioned_once_then_accepted(data: Path) -> None:
@@ -188,8 +200,10 @@ def test_empty_result_is_questioned_once_then_accepted(data: Path) -> None:
               tool_call("final_answer", {"answer": "Regions: {DATA}"}),
               tool_call("final_answer", {"answer": "No region sold more than 1000 t."})]
     result, requests, _ = run(data, script)
-    assert tool_texts(requests[2])[-1].startswith("@1 has no rows, so {DATA} would be empty.")
-    assert result.answer == "No region sold more than 1000 t."
+    assert requests[2]["messages"][-1]["content"].startswith(
+        "Your answer rests on @1: no rows. Re-run without each filter: without `sales > 1000`: 28 rows.")
+    assert result.answer == "No region sold more than 1000 t." and result.backed_by_query
+    assert [(e.check, e.action) for e in result.checks] == [("empty_result", "sent_back")]
 
 
 def test_mistakes_come_back_to_the_model_as_fixable_messages(data: Path) -> None:
@@ -214,3 +228,19 @@ def test_tool_calls_are_traced(data: Path, tmp_path: Path) -> None:
     kinds = [e["event"] for e in trace.read()]
     assert kinds[0] == "ask_question" and kinds[-1] == "ask_answer"
     assert kinds.count("tool_call") == 2 and kinds.count("tool_result") == 2
+
+
+def test_a_query_written_in_a_reply_is_run_for_the_model(data: Path) -> None:
+    # The real model (task_retqa_v979) fixed its failing query in a ```sql block and called nothing;
+    # the reply was taken as the answer. Now the query runs as `query`, and the model answers from it.
+    script = [text("The corrected query:\n\n```sql\nSELECT region FROM regions ORDER BY sales DESC LIMIT 1\n```\n"
+                   "After running this query you get the region."),
+              tool_call("final_answer", {"answer": "{DATA}", "data": "@1"})]
+    result, requests, _ = run(data, script, "Which region sold most?")
+    assert result.answer == "Region A0" and result.backed_by_query
+    reply, answered = requests[1]["messages"][-2:]  # the reply, as the call it stood for; the call's result
+    assert '{"name": "query", "arguments": {"sql": "SELECT region FROM regions ORDER BY sales DESC LIMIT 1"}}' in (
+        reply["content"])
+    assert ("(Your reply wrote an SQL query instead of calling a tool: it was run for you as query. Next time call "
+            "query yourself.)\nresult @1  (query)") in answered["content"]
+    assert [s.tool for s in result.steps] == ["query", "final_answer"]

@@ -28,6 +28,7 @@ from datasolver.ask.toolbox import AskToolbox, FinalAnswer
 
 __all__ = [
     "NO_QUERY_NOTE",
+    "UNBACKED_MARK",
     "Analyst",
     "AskConfig",
     "AskError",
@@ -72,7 +73,7 @@ __all__ = [
 # The loop, golden sets and the service talk to a model (the LLM client and its SDK, ~0.3 CPU-s);
 # the MCP server and the tools need none of them, so they load on first use.
 _MODEL_NAMES = {
-    "NO_QUERY_NOTE": "loop", "Analyst": "loop", "AskResult": "loop", "Step": "reviewer",
+    "NO_QUERY_NOTE": "checks", "UNBACKED_MARK": "checks", "Analyst": "loop", "AskResult": "loop", "Step": "reviewer",
     "GoldenItem": "golden", "GoldenReport": "golden", "GoldenResult": "golden", "load_golden": "golden",
     "run_golden": "golden", "ask_data": "service", "ask_data_async": "service",
 }

@@ -15,6 +15,10 @@ class AskLimits:
                               "included)")
     answer_rows: int = count(20, "longest list an answer spells out; longer results are answered through a "
                              "{DATA} template")
+    data_rows: int = count(500, "most rows the program writes into an answer's {DATA}; a longer result's list is cut "
+                           "there and the answer says so")
+    data_chars: int = count(20_000, "most characters the program writes into an answer's {DATA}; the list is cut "
+                            "there and the answer says so")
     render_rows: int = count(30, "most rows one `render` shows the model")
     sample_rows: int = count(3, "rows shown with each new result")
     knowledge_chars: int = count(6000, "knowledge.md beyond this many characters is cut in the prompt")

@@ -164,11 +164,12 @@ class HandleTable:
             self._handles.clear()
 
     # ------------------------------------------------------------------ reading
-    def fetch(self, ref: int | str, max_rows: int | None = None) -> QueryResult:
-        """Rows of a stored result (all of them when `max_rows` is None)."""
+    def fetch(self, ref: int | str, max_rows: int | None = None, timeout_s: float | None = None) -> QueryResult:
+        """Rows of a stored result (all of them when `max_rows` is None; `timeout_s` overrides the catalog's)."""
         handle = self.get(ref)
         limit = handle.rows if max_rows is None else max_rows
-        return self.catalog.query(f"SELECT * FROM {quote_ident(handle.view)}", limit=max(limit, 0))
+        return self.catalog.query(f"SELECT * FROM {quote_ident(handle.view)}", limit=max(limit, 0),
+                                  timeout_s=timeout_s)
 
     def lineage(self, ref: int | str) -> list[Handle]:
         """The result and every result it was built from, oldest first."""

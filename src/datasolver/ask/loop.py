@@ -7,23 +7,28 @@ it asks once for the final answer with only final_answer on offer.
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from datasolver.ask.answer import without_call_markup
+from datasolver.ask.checks import NO_QUERY_NOTE, UNBACKED_MARK, AnswerChecks, CheckEvent
 from datasolver.ask.config import AskConfig
 from datasolver.ask.handles import Handle
 from datasolver.ask.package import DataPackage
 from datasolver.ask.prompts import render_prompt
 from datasolver.ask.question import require_question
 from datasolver.ask.reviewer import Step, review_answer
-from datasolver.ask.toolbox import FINAL_ANSWER, AskToolbox, FinalAnswer
+from datasolver.ask.toolbox import FINAL_ANSWER, QUERY_TOOL, AskToolbox, FinalAnswer
 from datasolver.ask.tools import table_overview
 from datasolver.clip import clip
+from datasolver.data import DataError
+from datasolver.data.linking import link_question
 from datasolver.llm import ChatResult, LLMClient, system_message, user_message
+from datasolver.llm.messages import ToolCall, assistant_message
+from datasolver.llm.text_calls import ID_PREFIX, VIA_WRITTEN, written_query
 from datasolver.toolkit import ToolOutcome, ToolRunner
 
-
-NO_QUERY_NOTE = "no query backed this answer: the model answered without a stored result; check it against the data"
 
 
 @dataclass
@@ -36,7 +41,12 @@ class AskResult:
     evidence_sql: list[str] = field(default_factory=list)
     backed_by_query: bool = False
     """Whether a stored result (a query the program ran) backs the answer; False when the model
-    answered without one (a note says so)."""
+    answered without one, or with values no stored result holds (`unbacked` says which; the answer
+    then starts with UNBACKED_MARK)."""
+    unbacked: str | None = None
+    """Why no stored result backs the answer, when it was given anyway; None when one does."""
+    checks: list[CheckEvent] = field(default_factory=list)
+    """What the answer checks did: a send-back, the program writing the result, an unbacked answer."""
     handles: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
@@ -56,8 +66,11 @@ class AskResult:
 @dataclass
 class _State:
     messages: list[dict[str, Any]]
+    checks: AnswerChecks
     requests: int = 0
     nudged: bool = False
+    unbacked: str | None = None
+    events: list[CheckEvent] = field(default_factory=list)
     reviewed: bool = False
     sent_back: bool = False
     feedback: str | None = None
@@ -78,8 +91,10 @@ class Analyst:
         cleaned = require_question(question)
         usage_before = self.client.usage.as_dict()
         toolbox = AskToolbox(self.package, self.config.limits)
-        state = _State([system_message(self.system_prompt()), user_message(cleaned.text)],
-                       notes=list(cleaned.notes) + list(self.package.notes))
+        notes = list(cleaned.notes) + list(self.package.notes)
+        first = self.first_message(cleaned.text, notes)
+        state = _State([system_message(self.system_prompt()), user_message(first)], AnswerChecks(toolbox, cleaned.text),
+                       notes=notes)
         self._event("ask_question", question=cleaned.text, original=cleaned.original, notes=cleaned.notes)
         runner = ToolRunner(toolbox, self.client.trace)
         final, stopped = await self._run(state, toolbox, runner, cleaned.text)
@@ -88,15 +103,18 @@ class Analyst:
             state.notes.append("no answer within the request budget")
         if final.guessed_evidence:
             state.notes.append("the answer cited no result; the latest result is reported as evidence")
-        if not final.evidence:
-            state.notes.append(NO_QUERY_NOTE)
+        unbacked = state.unbacked if final.evidence else NO_QUERY_NOTE
+        answer = final.text
+        if unbacked is not None:
+            state.notes.append(unbacked)
+            answer = f"{UNBACKED_MARK} {answer}" if answer else answer
         lineage: dict[int, Handle] = {}
         for handle in final.evidence:
             lineage.update({h.index: h for h in toolbox.handles.lineage(handle.index)})
         result = AskResult(
-            question=cleaned.text, answer=final.text, template=final.template,
+            question=cleaned.text, answer=answer, template=final.template,
             evidence_sql=[toolbox.handles.evidence_sql(h.index) for h in final.evidence],
-            backed_by_query=bool(final.evidence),
+            backed_by_query=unbacked is None, unbacked=unbacked, checks=state.events,
             handles=[_handle_record(h) for _, h in sorted(lineage.items())],
             usage=self.client.usage.since(usage_before), steps=state.steps, stopped=stopped,
             reviewed=state.reviewed, sent_back=state.sent_back, review_feedback=state.feedback, notes=state.notes,
@@ -104,16 +122,30 @@ class Analyst:
         self._event("ask_answer", answer=result.answer, stopped=stopped, evidence_sql=result.evidence_sql)
         return result
 
-    def system_prompt(self) -> str:
+    def first_message(self, question: str, notes: list[str]) -> str:
+        """What the model is asked: the tables and knowledge.md of the data, then the question and what
+        it names in the data (question linking, `data.linking`: tables, columns and values found without
+        a model; look-alike tables on a line of their own). The system prompt and the tools before it
+        are the same for every question over any data, and the tables the same for every question over
+        the same data, so a server keeps the longest prefix it can in its prompt cache."""
         limits = self.config.limits
         graphs = "\n".join(f"- {g.describe()}" for g in self.package.graphs)
+        try:
+            links = link_question(self.package.catalog, question, knowledge=self.package.knowledge).render()
+        except DataError as exc:
+            notes.append(f"question linking skipped: {exc}")
+            links = ""
         return render_prompt(
-            "system",
-            answer_rows=limits.answer_rows,
+            "question",
             tables=clip(table_overview(self.package, with_graphs=False), limits.table_list_chars, counted=True),
-            graphs=("Knowledge graphs (use the related tool)\n" + graphs + "\n") if graphs else "",
+            graphs=("Knowledge graphs (use the related tool)\n" + graphs + "\n\n") if graphs else "",
             knowledge=clip(self.package.knowledge.strip(), limits.knowledge_chars, counted=True) or "(none)",
-        )
+            question=question, linking=f"\n\n{links}" if links else "",
+        ).strip()
+
+    def system_prompt(self) -> str:
+        """The rules: the same text for every question over any data."""
+        return render_prompt("system", answer_rows=self.config.limits.answer_rows).strip()
 
     # ------------------------------------------------------------------ the loop
     async def _run(self, state: _State, toolbox: AskToolbox, runner: ToolRunner,
@@ -127,6 +159,15 @@ class Analyst:
             final, stopped = await self._run_tools(state, toolbox, runner, reply)
             if final is None:
                 continue
+            checked = state.checks.check(final, can_send_back=state.requests < limits.max_requests)
+            state.events += checked.events
+            state.notes += checked.notes
+            for event in checked.events:
+                self._event("ask_check", check=event.check, action=event.action, detail=event.detail)
+            if checked.send_back is not None:
+                state.messages.append(user_message(checked.send_back))
+                continue
+            final, state.unbacked = checked.final, checked.unbacked
             if self.config.review and not state.reviewed:
                 if state.requests >= limits.max_requests:
                     state.notes.append("reviewer skipped: request budget used up")
@@ -156,7 +197,11 @@ class Analyst:
     async def _run_tools(self, state: _State, toolbox: AskToolbox, runner: ToolRunner,
                          reply: ChatResult) -> tuple[FinalAnswer | None, str]:
         if not reply.tool_calls:
-            if reply.content.strip():
+            written = written_query(reply.content)
+            if written is not None:  # a ```sql block instead of a call: run it as `query` for the model
+                await self._run_written(state, runner, reply, written)
+                return None, ""
+            if without_call_markup(reply.content):
                 return toolbox.answer_from_text(reply.content), "text"
             if not state.nudged:
                 state.nudged = True
@@ -170,6 +215,18 @@ class Analyst:
             state.messages.append(outcome.message())
             state.steps.append(_step(outcome))
         return final, FINAL_ANSWER
+
+    async def _run_written(self, state: _State, runner: ToolRunner, reply: ChatResult, sql: str) -> None:
+        """A reply that wrote an SQL query and called nothing (what small models do best): the query
+        runs as a `query` call, the reply is recorded as having made it, and the model is told so."""
+        call = ToolCall(f"{ID_PREFIX}written_{state.requests}", QUERY_TOOL, json.dumps({"sql": sql}), via=VIA_WRITTEN)
+        state.messages[-1] = assistant_message(reply.content, [call])
+        outcome = await runner.run(call)
+        message = outcome.message()
+        message["content"] = render_prompt("written_query_run").strip() + "\n" + message["content"]
+        state.messages.append(message)
+        state.steps.append(_step(outcome))
+        self._event("ask_query_adopted", request=state.requests, query=sql[:2000], ran=outcome.ok)
 
     def _event(self, kind: str, **fields: Any) -> None:
         if self.client.trace is not None:

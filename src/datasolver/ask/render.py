@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from datasolver.ask.handles import Handle
+from datasolver.clip import ELLIPSIS, clip
 from datasolver.data import QueryResult
 from datasolver.data.results import cell_text
 
@@ -23,8 +24,9 @@ def describe_handle(handle: Handle) -> str:
         "columns: " + ", ".join(f"{c} {t}" for c, t in zip(handle.columns, handle.types)),
     ]
     if handle.sample:
-        cut = f" of {handle.rows} (truncated: render shows more)" if handle.rows > len(handle.sample) else ""
-        lines.append(f"first {len(handle.sample)} rows{cut}:")
+        shown = len(handle.sample)
+        lines.append(f"all {shown} rows:" if shown >= handle.rows else
+                     f"first {shown} of {handle.rows} rows (a sample, not the data: render {handle.ref} to read them):")
         lines.append("\t".join(handle.columns))
         lines += ["\t".join(cell_text(v, 80) for v in row) for row in handle.sample]
     else:
@@ -68,17 +70,42 @@ def row_format_fields(row_format: str) -> list[str]:
     return _ROW_FIELD.findall(row_format)
 
 
-def answer_data(result: QueryResult, row_format: str | None = None) -> str:
-    """Every row as answer text, rows separated by ", ".
+def answer_data(result: QueryResult, row_format: str | None = None, max_chars: int | None = None) -> str:
+    """The rows of `result` as answer text, rows separated by ", ".
 
     Without a row format a row is its cells joined by a space; `row_format` writes each row with
-    `{column}` fields (column names must exist; checked by the caller).
+    `{column}` fields (column names must exist; checked by the caller). When `result` holds only
+    the first rows of a longer result (`total_rows`), or the text would pass `max_chars`, the list
+    ends with how many rows were left out and where it was cut.
     """
     index = {name: i for i, name in enumerate(result.columns)}
-    parts = []
+    parts: list[str] = []
+    size = 0
+    cut_by_chars = False
     for row in result.rows:
         if row_format:
-            parts.append(_ROW_FIELD.sub(lambda m: format_value(row[index[m.group(1)]]), row_format))
+            part = _ROW_FIELD.sub(lambda m: format_value(row[index[m.group(1)]]), row_format)
         else:
-            parts.append(" ".join(format_value(v) for v in row))
-    return ", ".join(parts)
+            part = " ".join(format_value(v) for v in row)
+        if max_chars is not None and size + len(part) > max_chars:
+            cut_by_chars = True
+            if parts:
+                break
+            part = clip(part, max_chars)  # one row longer than the whole budget: its start
+        parts.append(part)
+        size += len(part) + 2
+    text = ", ".join(parts)
+    left = max(result.total_rows, len(result.rows)) - len(parts)
+    if left > 0 or cut_by_chars:
+        where = f"{max_chars:,} characters" if cut_by_chars else f"{len(parts):,} rows"
+        text += f" {ELLIPSIS} and {left:,} more (the list was cut at {where})" if left else f" (cut at {where})"
+    return text
+
+
+def plain_row_format(columns: list[str] | tuple[str, ...]) -> str | None:
+    """How the program writes a row it chose to write: one column is its value; several are the
+    first, then the others in parentheses (`Los Angeles (3990456)`, `Paris (2021, 10.5)`)."""
+    if len(columns) < 2 or any("{" in c or "}" in c for c in columns):
+        return None
+    first, *rest = columns
+    return "{" + first + "} (" + ", ".join("{" + c + "}" for c in rest) + ")"

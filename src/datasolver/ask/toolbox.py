@@ -20,6 +20,7 @@ from datasolver.data import UnknownTable
 from datasolver.toolkit import Tool, Toolbox, ToolResult
 
 FINAL_ANSWER = "final_answer"
+QUERY_TOOL = "query"
 ANSWER_RECORDED = "answer recorded"
 
 
@@ -50,7 +51,7 @@ def final_answer(
     Args:
         answer: The answer text; or a template with {DATA} where the program writes every row of `data` (for lists longer than the answer budget).
         data: The result whose rows fill {DATA} (default @latest).
-        row_format: How each row is written in {DATA}, with {column} fields, e.g. "{region} ({total} t)"; default: cells joined by spaces.
+        row_format: How each row is written in {DATA}, with {column} fields, e.g. "{<column>} ({<column>})"; default: cells joined by spaces.
         evidence: The results the answer rests on.
     """
     text = (answer or "").strip()
@@ -71,12 +72,9 @@ def final_answer(
         if missing:
             return ToolResult.retry(f"row_format names {', '.join(missing)}, which {filled_from.ref} does not have. "
                                     f"Columns: {', '.join(filled_from.columns)}")
-        if filled_from.rows == 0 and filled_from.index not in ctx.warned_empty:
-            ctx.warned_empty.add(filled_from.index)  # warn once: an empty result may be the true answer
-            return ToolResult.retry(f"{filled_from.ref} has no rows, so {{DATA}} would be empty. Check the conditions "
-                                    "(values, case, spelling); if nothing matches, say so in the answer.")
-        template = text
-        text = fill_template(text, answer_data(handles.fetch(filled_from.index), row_format))
+        template = text  # an empty result is questioned by the answer checks (ask/checks.py), not here
+        rows = handles.fetch(filled_from.index, ctx.limits.data_rows)
+        text = fill_template(text, answer_data(rows, row_format, ctx.limits.data_chars))
     cited = ([filled_from] if filled_from is not None else []) + [
         h for h in cited_evidence if filled_from is None or h.index != filled_from.index]
     guessed = not cited and handles.latest() is not None
@@ -88,7 +86,7 @@ def final_answer(
 DATA_TOOLS: tuple[Tool[T.AskContext], ...] = tuple(Tool(f, name=n, hint=_table_hint) for n, f in (
     ("list_tables", T.list_tables),
     ("describe_table", T.describe_table),
-    ("query", T.query),
+    (QUERY_TOOL, T.query),
     ("filter", T.filter_rows),
     ("group", T.group),
     ("sort", T.sort),
@@ -126,8 +124,6 @@ class AskToolbox(Toolbox[T.AskContext]):
     def answer_from_text(self, content: str) -> FinalAnswer:
         """A plain-text reply taken as the final answer (the model did not call final_answer)."""
         latest = self.handles.latest()
-        if latest is not None:
-            self.context.warned_empty.add(latest.index)  # no second chance to warn: take the text as it is
         result = final_answer(self.context, content)
         if isinstance(result.value, FinalAnswer):
             return result.value

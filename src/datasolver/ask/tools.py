@@ -5,7 +5,7 @@ its metadata only (see handles.py); the handle is the result's `value`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Literal, Union
 
 from pydantic import Field
@@ -24,6 +24,7 @@ from datasolver.toolkit import ToolResult
 
 Source = Union[int, str]
 MAX_COLUMNS_LISTED = 40
+SAMPLE_NOTE = "(sample rows show the format, not the data: query the table for the answer)"
 
 
 @dataclass
@@ -33,8 +34,6 @@ class AskContext:
     package: DataPackage
     handles: HandleTable
     limits: AskLimits
-    warned_empty: set[int] = field(default_factory=set)
-    """Results already warned about as empty in a {DATA} answer (warned once: empty may be true)."""
 
 
 def stored(handle: Handle) -> ToolResult:
@@ -70,7 +69,8 @@ def describe_table(ctx: AskContext, table: Source) -> ToolResult:
     """
     if parse_ref(table) is not None:
         return ToolResult(describe_handle(ctx.handles.get(table)))
-    return ToolResult(ctx.package.catalog.describe(str(table), sample_rows=ctx.limits.sample_rows))
+    described = ctx.package.catalog.describe(str(table), sample_rows=ctx.limits.sample_rows)
+    return ToolResult(described + f"\n{SAMPLE_NOTE}")
 
 
 def query(ctx: AskContext, sql: str) -> ToolResult:
@@ -78,7 +78,7 @@ def query(ctx: AskContext, sql: str) -> ToolResult:
     you see its columns, row count and first rows. Use render to read more rows.
 
     Args:
-        sql: One read-only SELECT (DuckDB dialect). Refer to stored results as @N or @latest, e.g. SELECT * FROM @2 WHERE total > 10.
+        sql: One read-only SELECT (DuckDB dialect). Refer to stored results as @N or @latest, e.g. SELECT * FROM @2 WHERE <condition>.
     """
     return stored(ctx.handles.query(sql))
 
@@ -88,7 +88,7 @@ def filter_rows(ctx: AskContext, source: Source, where: str) -> ToolResult:
 
     Args:
         source: A stored result as @N (or @latest), or a table name.
-        where: A SQL condition on the source's columns, e.g. region = 'North' AND year >= 2020 (stored results as @N, e.g. id IN (SELECT id FROM @2)).
+        where: A SQL condition on the source's columns, e.g. <column> = 'value' AND <column> >= 2020 (stored results as @N, e.g. <column> IN (SELECT <column> FROM @2)).
     """
     relation, parents = ctx.handles.from_clause(source)
     condition, used = ctx.handles.resolve_refs(where)  # e.g. region IN (SELECT region FROM @2)

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from datasolver.clip import clip
-from datasolver.ask import NO_QUERY_NOTE, AskConfig, AskLimits, ask_data, load_golden, require_question, run_golden
+from datasolver.ask import AskConfig, AskLimits, ask_data, load_golden, require_question, run_golden
 from datasolver.cli.input_options import follow_outside_links
 from datasolver.cli.output import shown
 from datasolver.cli.model_options import model_options, resolve_settings
@@ -74,9 +74,9 @@ def ask_command(data_dir: Path, question: str | None, as_json: bool, query_timeo
     if as_json:
         click.echo(json.dumps(result.to_record(), ensure_ascii=False, indent=2, default=str))
     else:
-        click.echo(shown(result.answer))
-        if not result.backed_by_query:  # stdout stays the answer alone; the warning goes beside it
-            click.echo(f"note: {NO_QUERY_NOTE}", err=True)
+        click.echo(shown(result.answer))  # an unbacked answer starts with its mark (UNBACKED_MARK)
+        if result.unbacked:  # stdout stays the answer alone; the warning goes beside it
+            click.echo(f"note: {shown(result.unbacked)}", err=True)
 
 
 @click.command("ask-golden")

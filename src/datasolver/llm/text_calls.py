@@ -49,6 +49,8 @@ _FENCE = re.compile(r"```[ \t]*([\w-]*)[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _ARG_KEYS = ("arguments", "parameters")
 # A small model sometimes writes the last tool result again, in the tags the chat template gives
 # results; the calls that result suggests are its text, not the model's calls.
+VIA_WRITTEN = "written"
+"""The `via` of a call a loop made for the model from the query its reply wrote (see `written_query`)."""
 _ECHOED_RESULT = re.compile(r"<tool_response>.*?(?:</tool_response>|\Z)", re.DOTALL)
 
 

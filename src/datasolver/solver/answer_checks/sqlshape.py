@@ -104,59 +104,6 @@ class ParsedSql:
                     best = max(best, len(parts))
         return best
 
-    def where_conjuncts(self) -> list[tuple[exp.Where, exp.Expression]]:
-        """Every top-level AND part of every WHERE, with the WHERE it belongs to."""
-        out = []
-        for where in self.tree.find_all(exp.Where):
-            condition = where.this
-            parts = list(condition.flatten()) if isinstance(condition, exp.And) else [condition]
-            out += [(where, part) for part in parts]
-        return out
-
-    def without(self, where: exp.Where, part: exp.Expression) -> str:
-        """The SQL with one conjunct of one WHERE removed (the whole WHERE when it was the only one)."""
-        original = list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]
-        index = next(i for i, p in enumerate(original) if p is part)
-        tree = self.tree.copy()
-        target = _follow(tree, _path_to(self.tree, where))
-        condition = target.this
-        parts = list(condition.flatten()) if isinstance(condition, exp.And) else [condition]
-        kept = [p.copy() for i, p in enumerate(parts) if i != index]
-        if kept:
-            target.set("this", exp.and_(*kept))
-        else:
-            target.pop()
-        return tree.sql(dialect="duckdb")
-
-    def matched_rows_sql(self, where: exp.Where, drop: exp.Expression | None = None) -> str | None:
-        """`SELECT count(*)` over the rows that the SELECT owning `where` matches before any grouping
-        (with conjunct `drop` removed), runnable on its own: the outer query's CTEs ride along.
-        None when the WHERE does not belong to a SELECT."""
-        select = where.parent
-        if not isinstance(select, exp.Select):
-            return None
-        counted = select.copy()
-        condition = counted.args["where"]
-        if drop is not None:
-            index = next(i for i, p in enumerate(_conjuncts(where.this)) if p is drop)
-            kept = [p.copy() for i, p in enumerate(_conjuncts(condition.this)) if i != index]
-            if kept:
-                condition.set("this", exp.and_(*kept))
-            else:
-                condition.pop()
-        for key in ("group", "having", "order", "limit", "offset", "qualify", "distinct", "windows"):
-            counted.set(key, None)
-        counted.set("expressions", [exp.Count(this=exp.Star())])
-        ctes = self.tree.args.get("with_")
-        if select is not self.tree and ctes is not None and counted.args.get("with_") is None:
-            counted.set("with_", ctes.copy())
-        return counted.sql(dialect="duckdb")
-
-    def owning_select_sql(self, where: exp.Where) -> str:
-        """The SELECT a WHERE belongs to, as SQL (for messages)."""
-        select = where.parent
-        return (select if isinstance(select, exp.Select) else where).sql(dialect="duckdb")
-
     def top_limit(self) -> int | None:
         """k of the top-level `ORDER BY … LIMIT k` (a plain integer), else None."""
         top = self.top
@@ -300,30 +247,3 @@ def _column_and_literal(node: exp.Expression) -> tuple[exp.Column | None, exp.Li
     if isinstance(left, exp.Column) and isinstance(right, exp.Literal):
         return left, right
     return None, None
-
-
-def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
-    return list(condition.flatten()) if isinstance(condition, exp.And) else [condition]
-
-
-def _path_to(root: exp.Expression, target: exp.Expression) -> list[tuple[str, int | None]]:
-    path = []
-    node = target
-    while node is not root:
-        parent = node.parent
-        if parent is None:
-            raise ValueError("target is not inside root")
-        key = node.arg_key
-        value = parent.args.get(key)
-        index = value.index(node) if isinstance(value, list) else None
-        path.append((key, index))
-        node = parent
-    return list(reversed(path))
-
-
-def _follow(root: exp.Expression, path: list[tuple[str, int | None]]) -> exp.Expression:
-    node = root
-    for key, index in path:
-        value = node.args[key]
-        node = value[index] if index is not None else value
-    return node

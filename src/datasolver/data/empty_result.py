@@ -1,0 +1,346 @@
+"""Why a query found nothing: each filter dropped in turn, and the nearest existing values.
+
+An empty result, or a row of NULLs (an aggregate or a scalar subquery over zero matched rows), most
+often comes from one filter whose value the data spells differently. Re-running the query with each
+top-level AND part of each WHERE removed, one at a time, says which filter emptied it; for
+`column = 'text'` the column's existing values nearest the typed text say how the data spells it.
+
+The one implementation: the Solver's `empty_result` answer check and the analyst's send-back
+before "nothing matches" both call `explain_empty`. Every query it runs has a short timeout and
+the whole diagnosis a total budget, so a check never costs more than the answer it checks; a
+query that fails or is stopped leaves its filter out and says why in `notes`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import sqlglot
+from sqlglot import exp
+
+from datasolver.clip import clip
+from datasolver.data.errors import DataError
+from datasolver.data.names import quote_ident, quote_literal
+
+if TYPE_CHECKING:
+    from datasolver.data.catalog import Catalog
+
+MAX_CONJUNCTS = 8  # filters re-run without, per WHERE
+NEAREST_VALUES = 3
+QUERY_TIMEOUT_S = 5.0  # each diagnosis query
+TOTAL_BUDGET_S = 20.0  # the whole diagnosis: later filters are skipped (and said so) past it
+MAX_SQL_CHARS = 20_000  # longer SQL is not parsed: sqlglot's cost grows with it
+SELECT_CHARS = 200  # a SELECT quoted in a message is cut here
+
+FIX_THE_FILTER = (" The filter whose removal brings rows back is the one to fix: match the data's exact "
+                  "spelling, case and format.")
+
+
+@dataclass(frozen=True)
+class FilterProbe:
+    """One filter of the query, and what the query matches without it."""
+
+    condition: str
+    """The filter as DuckDB SQL (`city = 'paris'`)."""
+    rows: int
+    """Rows matched with this filter removed (the others kept)."""
+    nearest: tuple[str, ...] = ()
+    """For `column = 'text'` (or LIKE) that brought rows back: the column's values most like the text."""
+
+    def line(self) -> str:
+        text = f"`{self.condition}`: {self.rows} rows"
+        if self.nearest:
+            text += f" (nearest existing values: {', '.join(repr(v) for v in self.nearest)})"
+        return text
+
+
+@dataclass(frozen=True)
+class EmptySelect:
+    """A SELECT of a NULL answer that matched no row, and its filters dropped one at a time."""
+
+    select: str
+    probes: tuple[FilterProbe, ...]
+
+
+@dataclass
+class EmptyDiagnosis:
+    """Why a result is empty (`null_rows` == 0) or all NULL (`null_rows` rows), as far as known."""
+
+    null_rows: int = 0
+    zero_count: bool = False
+    """A count of 0 (one row of zero counts): like a NULL answer, diagnosed by its SELECTs that matched no row."""
+    readable: bool = False
+    """Whether the SQL was known and read; without it only general advice can be given."""
+    probes: list[FilterProbe] = field(default_factory=list)
+    """For an empty result: the filters of every WHERE, each dropped in turn."""
+    empty_selects: list[EmptySelect] = field(default_factory=list)
+    """For a NULL answer: each SELECT that matched no row."""
+    notes: list[str] = field(default_factory=list)
+    """Diagnosis queries that failed or were stopped (for traces, not for the model)."""
+
+    @property
+    def brings_rows_back(self) -> list[FilterProbe]:
+        """The filters whose removal alone gives rows."""
+        found = self.probes + [p for s in self.empty_selects for p in s.probes]
+        return [p for p in found if p.rows]
+
+    def message(self) -> str:
+        """What to tell whoever wrote the query: the fact, each filter's count, what to do."""
+        if self.null_rows or self.zero_count:
+            return self._null_message()
+        head = "no rows."
+        if not self.readable:
+            return head + (" Re-check the filter values against the real distinct values and the join keys before "
+                           "answering with an empty result.")
+        if self.probes:
+            detail = " Re-run without each filter: " + "; ".join("without " + p.line() for p in self.probes) + "."
+            advice = FIX_THE_FILTER + " If none does, check the join keys."
+        else:
+            detail = " The query has no WHERE filter to test."
+            advice = " Check the join keys (a look-alike key matches nothing) and the table."
+        return head + detail + advice
+
+    def _null_message(self) -> str:
+        n = self.null_rows
+        head = (f"the answer is {n} row{'s' if n != 1 else ''} in which every cell is NULL: an aggregate or a "
+                "scalar subquery over no matching rows gives NULL, not an empty result.")
+        if self.zero_count:
+            head = "the answer is a count of 0: a count over filters that match no row gives 0, not an empty result."
+        parts = [f"`{s.select}` matches 0 rows" + ("; without " + "; without ".join(p.line() for p in s.probes)
+                                                    if s.probes else "") for s in self.empty_selects]
+        if parts:
+            return head + " " + ". ".join(parts) + "." + FIX_THE_FILTER
+        return head + (" No filter of the SQL matches zero rows. Check the column the values come from (a wrong "
+                       "column, a join that found nothing, a TRY_CAST that failed).")
+
+
+def explain_empty(catalog: Catalog | None, sql: str | None, *, null_rows: int = 0, zero_count: bool = False,
+                  timeout_s: float = QUERY_TIMEOUT_S, budget_s: float = TOTAL_BUDGET_S) -> EmptyDiagnosis:
+    """Why `sql` gave no rows (`null_rows` == 0) or `null_rows` rows of NULLs, asked of `catalog`;
+    with `zero_count`, why a count came out 0 (which of its SELECTs matched no row; none: a true 0).
+
+    Without a catalog or with SQL that cannot be read as one DuckDB statement, the diagnosis is
+    general advice (`readable` False). Each query runs under `timeout_s`; past `budget_s` in all,
+    the filters not yet tried are left out with a note.
+    """
+    diagnosis = EmptyDiagnosis(null_rows=null_rows, zero_count=zero_count)
+    tree = _parse(sql) if catalog is not None and sql else None
+    if catalog is None or tree is None:
+        return diagnosis
+    diagnosis.readable = True
+    probe = _Prober(catalog, tree, diagnosis.notes, timeout_s, time.monotonic() + budget_s)
+    if null_rows or zero_count:
+        diagnosis.empty_selects = probe.empty_selects()
+    else:
+        diagnosis.probes = probe.filters_dropped()
+    return diagnosis
+
+
+# -- running the probes ---------------------------------------------------------------------------
+
+class _Prober:
+    def __init__(self, catalog: Catalog, tree: exp.Expression, notes: list[str], timeout_s: float,
+                 deadline: float) -> None:
+        self.catalog, self.tree, self.notes = catalog, tree, notes
+        self.timeout_s, self.deadline = timeout_s, deadline
+        self.skipped = False
+
+    def filters_dropped(self) -> list[FilterProbe]:
+        probes = []
+        for where, part in _where_conjuncts(self.tree)[:MAX_CONJUNCTS]:
+            count = self._int(f"SELECT count(*) FROM ({_without(self.tree, where, part)}) AS checked")
+            if count is not None:
+                probes.append(FilterProbe(part.sql(dialect="duckdb"), count, self._nearest(part) if count else ()))
+        return probes
+
+    def empty_selects(self) -> list[EmptySelect]:
+        by_where: dict[int, list[exp.Expression]] = {}
+        wheres: dict[int, exp.Where] = {}
+        for where, part in _where_conjuncts(self.tree):
+            by_where.setdefault(id(where), []).append(part)
+            wheres[id(where)] = where
+        found = []
+        for key, where in wheres.items():
+            sql = _matched_rows_sql(self.tree, where)
+            if sql is None or self._int(sql) != 0:
+                continue
+            probes = []
+            for part in by_where[key][:MAX_CONJUNCTS]:
+                count = self._int(_matched_rows_sql(self.tree, where, part) or "")
+                if count is not None:
+                    probes.append(FilterProbe(part.sql(dialect="duckdb"), count,
+                                              self._nearest(part) if count else ()))
+            select = where.parent if isinstance(where.parent, exp.Select) else where
+            found.append(EmptySelect(clip(select.sql(dialect="duckdb"), SELECT_CHARS), tuple(probes)))
+        return found
+
+    def _rows(self, sql: str, limit: int) -> list[tuple] | None:
+        """The first rows of `sql` under the timeout, or None (with a note) when it failed or time is up."""
+        if not sql:
+            return None
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            if not self.skipped:
+                self.skipped = True
+                self.notes.append("empty_result: the diagnosis's time budget ran out; later filters were not tried")
+            return None
+        try:
+            return self.catalog.query(sql, limit=limit, timeout_s=min(self.timeout_s, left)).rows
+        except DataError as exc:
+            self.notes.append(f"empty_result: {exc}")
+            return None
+
+    def _int(self, sql: str) -> int | None:
+        rows = self._rows(sql, 1)
+        return int(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def _nearest(self, part: exp.Expression) -> tuple[str, ...]:
+        """For `column = 'text'` (or LIKE): the column's existing values most like the text (Jaro-Winkler),
+        from a catalog table of the filter's SELECT that has the column, else from its FROM clause
+        as written (a CTE, a view)."""
+        if not isinstance(part, (exp.EQ, exp.Like, exp.ILike)):
+            return ()
+        column, literal = part.this, part.expression
+        if isinstance(column, exp.Literal):
+            column, literal = literal, column
+        if not isinstance(column, exp.Column) or not isinstance(literal, exp.Literal) or not literal.is_string:
+            return ()
+        target = quote_literal(literal.name.strip("%"))
+        order = f"ORDER BY jaro_winkler_similarity(lower(v), lower({target})) DESC, v LIMIT {NEAREST_VALUES}"
+        select = part.find_ancestor(exp.Select)
+        for table in self._catalog_tables(select or part):
+            if column.name not in self._columns(table):
+                continue
+            quoted = quote_ident(column.name)
+            rows = self._rows(f"SELECT DISTINCT CAST({quoted} AS VARCHAR) AS v FROM {quote_ident(table)} "
+                              f"WHERE {quoted} IS NOT NULL {order}", NEAREST_VALUES)
+            if rows is not None:
+                return tuple(str(r[0]) for r in rows)
+        values = _values_sql(self.tree, select, column) if select is not None else None
+        rows = self._rows(f"SELECT v FROM ({values}) AS vals WHERE v IS NOT NULL {order}", NEAREST_VALUES) \
+            if values else None
+        return tuple(str(r[0]) for r in rows) if rows else ()
+
+    def _catalog_tables(self, node: exp.Expression) -> list[str]:
+        names = []
+        for table in node.find_all(exp.Table):
+            try:
+                names.append(self.catalog.resolve(table.name))
+            except DataError:
+                continue  # a CTE or a view of the session
+        return names
+
+    def _columns(self, table: str) -> set[str]:
+        left = self.deadline - time.monotonic()
+        try:
+            probe = self.catalog.query(f"SELECT * FROM {quote_ident(table)} LIMIT 0", limit=0,
+                                       timeout_s=max(min(self.timeout_s, left), 0.001))
+        except DataError:
+            return set()
+        return set(probe.columns)
+
+
+# -- the SQL tree ---------------------------------------------------------------------------------
+
+def _parse(sql: str) -> exp.Expression | None:
+    """One DuckDB statement, or None (unreadable, several statements, or too long to parse cheaply)."""
+    if len(sql) > MAX_SQL_CHARS:
+        return None
+    try:
+        trees = [t for t in sqlglot.parse(sql, read="duckdb") if t is not None]
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError, RecursionError):
+        return None
+    return trees[0] if len(trees) == 1 else None
+
+
+def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
+    return list(condition.flatten()) if isinstance(condition, exp.And) else [condition]
+
+
+def _where_conjuncts(tree: exp.Expression) -> list[tuple[exp.Where, exp.Expression]]:
+    """Every top-level AND part of every WHERE, with the WHERE it belongs to."""
+    return [(where, part) for where in tree.find_all(exp.Where) for part in _conjuncts(where.this)]
+
+
+def _without(tree: exp.Expression, where: exp.Where, part: exp.Expression) -> str:
+    """The SQL with one conjunct of one WHERE removed (the whole WHERE when it was the only one)."""
+    index = next(i for i, p in enumerate(_conjuncts(where.this)) if p is part)
+    copy = tree.copy()
+    target = _follow(copy, _path_to(tree, where))
+    kept = [p.copy() for i, p in enumerate(_conjuncts(target.this)) if i != index]
+    if kept:
+        target.set("this", exp.and_(*kept))
+    else:
+        target.pop()
+    return copy.sql(dialect="duckdb")
+
+
+def _matched_rows_sql(tree: exp.Expression, where: exp.Where, drop: exp.Expression | None = None) -> str | None:
+    """`SELECT count(*)` over the rows the SELECT owning `where` matches before any grouping (with
+    conjunct `drop` removed), runnable on its own: the outer query's CTEs ride along. None when the
+    WHERE does not belong to a SELECT."""
+    select = where.parent
+    if not isinstance(select, exp.Select):
+        return None
+    counted = select.copy()
+    condition = counted.args["where"]
+    if drop is not None:
+        index = next(i for i, p in enumerate(_conjuncts(where.this)) if p is drop)
+        kept = [p.copy() for i, p in enumerate(_conjuncts(condition.this)) if i != index]
+        if kept:
+            condition.set("this", exp.and_(*kept))
+        else:
+            condition.pop()
+    for key in ("group", "having", "order", "limit", "offset", "qualify", "distinct", "windows"):
+        counted.set(key, None)
+    counted.set("expressions", [exp.Count(this=exp.Star())])
+    _carry_ctes(tree, select, counted)
+    return counted.sql(dialect="duckdb")
+
+
+def _values_sql(tree: exp.Expression, select: exp.Select, column: exp.Column) -> str | None:
+    """`SELECT DISTINCT CAST(column AS VARCHAR) AS v` over the FROM clause (joins included) of
+    `select`, unfiltered; the outer query's CTEs ride along."""
+    if not select.args.get("from_"):
+        return None
+    values = select.copy()
+    for key in ("where", "group", "having", "order", "limit", "offset", "qualify", "windows"):
+        values.set(key, None)
+    values.set("expressions", [exp.alias_(exp.cast(column.copy(), "VARCHAR"), "v")])
+    values.set("distinct", exp.Distinct())
+    _carry_ctes(tree, select, values)
+    return values.sql(dialect="duckdb")
+
+
+def _carry_ctes(tree: exp.Expression, select: exp.Select, copy: exp.Select) -> None:
+    ctes = tree.args.get("with_")
+    if select is not tree and ctes is not None and copy.args.get("with_") is None:
+        copy.set("with_", ctes.copy())
+
+
+def _path_to(root: exp.Expression, target: exp.Expression) -> list[tuple[str, int | None]]:
+    path = []
+    node = target
+    while node is not root:
+        parent = node.parent
+        if parent is None:
+            raise ValueError("target is not inside root")
+        key = node.arg_key
+        value = parent.args.get(key)
+        index = value.index(node) if isinstance(value, list) else None
+        path.append((key, index))
+        node = parent
+    return list(reversed(path))
+
+
+def _follow(root: exp.Expression, path: list[tuple[str, int | None]]) -> exp.Expression:
+    node = root
+    for key, index in path:
+        value = node.args[key]
+        node = value[index] if index is not None else value
+    return node
+
+
+__all__ = ["EmptyDiagnosis", "EmptySelect", "FilterProbe", "explain_empty"]

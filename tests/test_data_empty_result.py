@@ -1,0 +1,94 @@
+"""Why a query found nothing (data/empty_result.py): each filter dropped in turn, the nearest
+existing values, every query under a timeout and the whole diagnosis under a budget. The Solver's
+`empty_result` check (tests/test_answer_checks.py) and the analyst's send-back
+(tests/test_ask_checks.py) are its callers."""
+
+from __future__ import annotations
+
+import pytest
+
+from datasolver.data import Catalog
+from datasolver.data.empty_result import FilterProbe, explain_empty
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory) -> Catalog:
+    folder = tmp_path_factory.mktemp("data")
+    (folder / "orders.csv").write_text("order_id,city,amount\n1,Paris,10.5\n2,Lyon,3.0\n3,Paris,7.0\n4,Nice,1.0\n",
+                                       encoding="utf-8")
+    with Catalog.open(folder) as cat:
+        yield cat
+
+
+def test_each_filter_is_dropped_in_turn_and_the_typed_value_meets_its_nearest_spellings(catalog) -> None:
+    found = explain_empty(catalog, "SELECT amount FROM orders WHERE city = 'paris' AND amount > 1")
+    assert found.readable and found.notes == []
+    assert found.probes == [FilterProbe("city = 'paris'", 3, ("Paris", "Lyon", "Nice")),
+                            FilterProbe("amount > 1", 0)]
+    assert [p.condition for p in found.brings_rows_back] == ["city = 'paris'"]
+    assert found.message() == (
+        "no rows. Re-run without each filter: without `city = 'paris'`: 3 rows (nearest existing values: 'Paris', "
+        "'Lyon', 'Nice'); without `amount > 1`: 0 rows. The filter whose removal brings rows back is the one to fix: "
+        "match the data's exact spelling, case and format. If none does, check the join keys.")
+
+
+def test_a_filter_over_a_cte_or_a_session_view_finds_its_values_in_the_from_clause(catalog) -> None:
+    # The analyst's results are session views and its evidence SQL names them as CTEs: neither is a
+    # catalog table, so the column's values come from the SELECT's own FROM clause.
+    sql = ("WITH result_1 AS (SELECT city, sum(amount) AS total FROM orders GROUP BY city) "
+           "SELECT total FROM result_1 WHERE city = 'Lyons'")
+    found = explain_empty(catalog, sql)
+    assert found.probes == [FilterProbe("city = 'Lyons'", 3, ("Lyon", "Paris", "Nice"))]
+    catalog.create_temp_view("_probe_view", "SELECT city, amount FROM orders")
+    try:
+        view = explain_empty(catalog, "SELECT * FROM \"_probe_view\" WHERE city ILIKE 'nica'")
+    finally:
+        catalog.drop_temp_view("_probe_view")
+    assert view.probes == [FilterProbe("city ILIKE 'nica'", 4, ("Nice", "Lyon", "Paris"))]
+
+
+def test_a_null_answer_names_the_select_that_matched_nothing(catalog) -> None:
+    sql = ("SELECT (SELECT sum(amount) FROM orders WHERE city = 'Pari') - "
+           "(SELECT sum(amount) FROM orders WHERE city = 'Lyon') AS diff")
+    found = explain_empty(catalog, sql, null_rows=1)
+    assert [s.select for s in found.empty_selects] == ["SELECT SUM(amount) FROM orders WHERE city = 'Pari'"]
+    assert found.empty_selects[0].probes == (FilterProbe("city = 'Pari'", 4, ("Paris", "Lyon", "Nice")),)
+    assert found.message().startswith("the answer is 1 row in which every cell is NULL")
+
+
+def test_without_a_catalog_or_readable_sql_the_advice_is_general(catalog) -> None:
+    for found in (explain_empty(None, "SELECT 1 WHERE 1 = 0"), explain_empty(catalog, "SELEC nonsense (")):
+        assert not found.readable and found.probes == []
+        assert found.message().startswith("no rows. Re-check the filter values against the real distinct values")
+    assert explain_empty(catalog, "SELECT amount FROM orders LIMIT 0").message() == (
+        "no rows. The query has no WHERE filter to test. Check the join keys (a look-alike key matches nothing) and "
+        "the table.")
+    # SQL too long to parse cheaply is not parsed at all (a sandbox-written query log can hold anything).
+    assert not explain_empty(catalog, "SELECT 1 WHERE " + " AND ".join(["1 = 1"] * 5000)).readable
+
+
+def test_a_probe_that_would_run_for_hours_is_stopped_and_the_rest_still_answer(catalog) -> None:
+    # Dropping `a.range = -1` leaves a 10^12-row join to count: stopped at the probe's timeout,
+    # left out with a note; the cheap probe beside it still answers.
+    sql = "SELECT a.range FROM range(1000000) a, range(1000000) b WHERE a.range = -1 AND b.range + a.range = -7"
+    found = explain_empty(catalog, sql, timeout_s=0.5)
+    assert found.probes == [FilterProbe("b.range + a.range = -7", 0)]
+    assert len(found.notes) == 1 and "empty_result:" in found.notes[0] and "timed out" in found.notes[0]
+
+
+def test_past_the_total_budget_no_more_queries_run_and_the_note_says_so(catalog) -> None:
+    asked: list[str] = []
+    original = catalog.query
+
+    def counting(sql, limit=50, timeout_s=None):
+        asked.append(sql)
+        return original(sql, limit, timeout_s)
+
+    catalog.query = counting  # type: ignore[method-assign]
+    try:
+        found = explain_empty(catalog, "SELECT amount FROM orders WHERE city = 'x' AND amount > 100", budget_s=0)
+    finally:
+        del catalog.query
+    assert asked == [] and found.probes == []
+    assert found.notes == ["empty_result: the diagnosis's time budget ran out; later filters were not tried"]
+
