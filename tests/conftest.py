@@ -44,6 +44,17 @@ def _private_doc_cache(monkeypatch: pytest.MonkeyPatch, _doc_cache_root: Path) -
     monkeypatch.setenv("DATASOLVER_DOC_CACHE", str(_doc_cache_root))
 
 
+@pytest.fixture(scope="session")
+def _table_cache_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("table-cache")
+
+
+@pytest.fixture(autouse=True)
+def _private_table_cache(monkeypatch: pytest.MonkeyPatch, _table_cache_root: Path) -> None:
+    """Tables loaded by `tables`, `sql`, `ask` and `mcp` are cached in the run's temp folder, never ~/.cache."""
+    monkeypatch.setenv("DATASOLVER_TABLE_CACHE", str(_table_cache_root))
+
+
 @pytest.fixture(autouse=True)
 def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests may talk to servers on this machine (the scripted model, MCP over HTTP), nothing else."""

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from datasolver.cli.input_options import follow_outside_links
-from datasolver.data import Catalog, render_result
+from datasolver.cli.input_options import encoding_option, follow_outside_links, table_cache_option
+from datasolver.cli.load_progress import run_catalog_work
+from datasolver.data import Catalog, TableCache, render_notes, render_result
 from datasolver.data.relation import preview
 from datasolver.documents.cache import CACHE_ENV, document_tables
 from datasolver.terminal import printable
@@ -30,19 +31,25 @@ _doc_cache_option = click.option(
               help="Do not read the tables; show only what headers and metadata tell (fast on huge files). "
                    "Documents are then read only from the document cache.")
 @_doc_cache_option
-def tables_command(task_dir: Path, no_load: bool, doc_cache: str | None) -> None:
+@encoding_option
+@table_cache_option
+def tables_command(task_dir: Path, no_load: bool, doc_cache: str | None, encoding: str | None,
+                   table_cache: str | None) -> None:
     """List every table of TASK_DIR (a task folder or any data folder).
 
     One line per table: canonical name, rows (~ = estimated, ? = unknown without loading),
     columns, source file, aliases and, for tables extracted from documents, their origin. Then
     every file that could not be read, with the reason, every document that gave no table
-    (`unread document: …`, with the reason), and notes such as skipped ragged rows. Document
-    tables are the ones the agent sees: the same extraction, the same names.
+    (`unread document: …`, with the reason), and notes such as skipped ragged rows, the encoding
+    chosen for a file that is not UTF-8 or columns left as text. Document tables are the ones the
+    agent sees: the same extraction, the same names. Loaded tables are kept in the table cache, so
+    the next command on the same unchanged files reads none of them again.
     """
     with document_tables(task_dir, cache=doc_cache, extract=not no_load) as docs, \
-            Catalog.open(task_dir, extra_derived=docs.extra_derived) as catalog:
+            Catalog.open(task_dir, extra_derived=docs.extra_derived, encoding=encoding,
+                         table_cache=TableCache.from_setting(table_cache)) as catalog:
         if not no_load:
-            catalog.load()
+            run_catalog_work(catalog, catalog.load)
         infos = catalog.tables()
         width = max((len(i.name) for i in infos), default=4)
         for info in infos:
@@ -64,6 +71,9 @@ def tables_command(task_dir: Path, no_load: bool, doc_cache: str | None) -> None
             click.echo(printable(f"note: {item.path}: {item.reason}"))
         for line in docs.warnings + docs.notes:
             click.echo(printable(f"note: {line}"))
+        if reused := catalog.reused_tables():
+            click.echo(printable(f"note: {len(reused)} of {len(infos)} table(s) read from the table cache "
+                                 f"({catalog.table_cache.root}), not from their files"))
 
 
 class _SqlCommand(click.Command):
@@ -115,12 +125,20 @@ def read_query(query: str | None, query_file: Path | None) -> str:
 @click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_SQL_TIMEOUT_S, show_default=True,
               metavar="SECONDS", help="Stop the query (and the table loads it needs) after this long; 0 = no limit.")
 @_doc_cache_option
+@encoding_option
+@table_cache_option
 def sql_command(task_dir: Path, query: str | None, query_file: Path | None, limit: int, csv_path: Path | None,
-                timeout: float, doc_cache: str | None) -> None:
+                timeout: float, doc_cache: str | None, encoding: str | None, table_cache: str | None) -> None:
     """Run read-only SQL (DuckDB dialect; common PostgreSQL / MySQL / T-SQL / SQLite slips are repaired)
     over every table of TASK_DIR and print the rewrites applied, the total row count and rows.
     With --csv the query runs once: the rows shown are the first of those written. Tables in
     documents (Markdown / PDF tables) are queryable under the names `datasolver tables` lists.
+    What loading said about the tables the query read (the encoding chosen, rows skipped,
+    columns left as text) follows as `note:` lines on stderr.
+
+    A table not in the table cache yet is read straight from its file where DuckDB can (a UTF-8
+    CSV, Parquet), and loaded into the cache after the rows are printed: the next query on the
+    same unchanged files reads no file again. Ctrl-C stops a load or query at once (exit 130).
 
     QUERY is the SQL text; `-` reads it from stdin, and --file FILE from a file. A query that
     starts with a `--` comment works as is; after the `--` separator every word is an
@@ -134,15 +152,24 @@ def sql_command(task_dir: Path, query: str | None, query_file: Path | None, limi
     """
     query = read_query(query, query_file)
     with document_tables(task_dir, cache=doc_cache) as docs, \
-            Catalog.open(task_dir, timeout_s=timeout or None, extra_derived=docs.extra_derived) as catalog:
+            Catalog.open(task_dir, timeout_s=timeout or None, extra_derived=docs.extra_derived, encoding=encoding,
+                         table_cache=TableCache.from_setting(table_cache), scan_before_load=True) as catalog:
         relation = catalog.sql(query)
-        if csv_path is None:
-            result = relation.fetch(limit)
-        else:
-            result = preview(relation.to_csv(csv_path), limit, relation.rewrites, relation.final_sql or query)
-    click.echo(printable(render_result(result), keep_newlines=True))  # cells are the files' text
-    if csv_path is not None:
-        click.echo(f"wrote {result.total_rows} rows to {csv_path}")
+
+        def run() -> object:
+            if csv_path is None:
+                return relation.fetch(limit)
+            return preview(relation.to_csv(csv_path), limit, relation.rewrites, relation.final_sql or query)
+
+        result = run_catalog_work(catalog, run)
+        click.echo(printable(render_result(result), keep_newlines=True))  # cells are the files' text
+        if csv_path is not None:
+            click.echo(f"wrote {result.total_rows} rows to {csv_path}")
+        sys.stdout.flush()
+        run_catalog_work(catalog, catalog.persist)  # the next query reads the cache, not the files
+        unread = catalog.unread_summary()
+        for line in render_notes(relation.load_notes() + ([unread] if unread else [])):
+            click.echo(printable(line), err=True)  # a table read straight has its notes once loaded
 
 
 COMMANDS = [tables_command, sql_command]

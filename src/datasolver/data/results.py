@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from datasolver.data.load_notes import LoadNote
+
 CUT_MARKER = "…[cut]"
 
 
@@ -41,6 +43,8 @@ class QueryResult:
     total_rows: int
     rewrites: list[str] = field(default_factory=list)
     sql: str = ""
+    notes: list[LoadNote] = field(default_factory=list)
+    """What loading said about the tables the query read (see load_notes.py)."""
 
 
 def cell_text(value: Any, max_chars: int = 200) -> str:
