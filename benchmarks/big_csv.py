@@ -52,7 +52,7 @@ def generate(folder: Path, rows: int) -> Path:
                  printf('%.3f', 30 + (hash(i, 1) % 50000) / 1000.0) AS lifeExp,
                  60000 + hash(i, 2) % 1300000000 AS pop,
                  printf('%.6f', (hash(i, 3) % 50000000000) / 1000000.0) AS gdpPercap,
-                 chr(65 + (i % 142) % 26) || chr(65 + ((i % 142) // 26) % 26) || chr(65 + (i % 7)) AS iso_alpha,
+                 chr((65 + (i % 142) % 26)::INTEGER) || chr((65 + ((i % 142) // 26) % 26)::INTEGER) || chr((65 + i % 7)::INTEGER) AS iso_alpha,
                  (i % 142) * 4 + 4 AS iso_num,
                  lpad((hash(i, 4) % 100000)::VARCHAR, 5, '0') AS code
           FROM range({rows}) t(i)
