@@ -20,14 +20,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TextIO, TypeVar
 
 import duckdb
-import pandas as pd
 
 from datasolver.data.errors import CellTooLarge
+from datasolver.data.load_notes import LoadNote
 from datasolver.data.names import quote_ident
 from datasolver.data.results import QueryResult, write_csv
 from datasolver.sizes import human_size
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from datasolver.data.sql_repair import RepairOutcome
 
 T = TypeVar("T")
@@ -48,8 +50,9 @@ Runner = Callable[[str, Callable[[duckdb.DuckDBPyRelation], T]], "RepairOutcome[
 class Relation:
     """One read-only SQL query over a catalog, run when an output is asked for."""
 
-    def __init__(self, run: Runner, sql: str) -> None:
+    def __init__(self, run: Runner, sql: str, notes: Callable[[], list[LoadNote]] = list) -> None:
         self._run = run
+        self._notes = notes
         self.sql = sql
         self.rewrites: list[str] = []
         """Repairs applied the last time it ran (empty before it has run)."""
@@ -60,7 +63,13 @@ class Relation:
         """The first `limit` rows, the column names and types, and the total row count."""
         result = self._output(lambda rel: _first_rows(rel, limit))
         result.rewrites, result.sql = list(self.rewrites), self.final_sql or self.sql
+        result.notes = self.load_notes()
         return result
+
+    def load_notes(self) -> list[LoadNote]:
+        """What loading said about the tables this query reads (encoding chosen, rows skipped,
+        columns left as text, …): every caller shows them beside the rows."""
+        return self._notes()
 
     def df(self) -> pd.DataFrame:
         """The whole result as a DataFrame."""
@@ -83,6 +92,7 @@ class Relation:
                 shutil.copyfileobj(spool.file, target)
         result = spool.result
         result.rewrites, result.sql = list(self.rewrites), self.final_sql or self.sql
+        result.notes = self.load_notes()
         return result
 
     def _output(self, fetch: Callable[[duckdb.DuckDBPyRelation], T]) -> T:
