@@ -128,3 +128,21 @@ def test_off_loads_into_a_temporary_file(tmp_path, monkeypatch):
     result = CliRunner().invoke(cli, ["sql", "--table-cache", "off", str(folder), "SELECT count(*) FROM t"])
     assert result.exit_code == 0 and result.stdout == "count_star()\n50\n"
     assert not (tmp_path / "cache").exists()
+
+
+def test_sql_that_lists_the_catalog_names_its_tables_whether_read_straight_or_cached(tmp_path):
+    # A table read straight from its file is a temp view, a cached one a view over an attached file's
+    # `t`: DuckDB's own listings would show those. SHOW TABLES and information_schema list the catalog.
+    folder = write_task(tmp_path, files={"csv/t.csv": ROWS, "csv/u.csv": "k\n1\n"})
+    cache = ["--table-cache", str(tmp_path / "cache")]
+    listing = "SELECT table_name, table_type FROM information_schema.tables ORDER BY 1"
+    for _ in ("empty cache", "cached"):
+        shown = CliRunner().invoke(cli, ["sql", *cache, str(folder), "SHOW TABLES"])
+        assert shown.exit_code == 0 and shown.stdout == "name\ndf_t\ndf_u\nt\nu\n", shown.output
+        schema = CliRunner().invoke(cli, ["sql", *cache, str(folder), listing])
+        assert schema.stdout.splitlines() == ["table_name\ttable_type", "df_t\tVIEW", "df_u\tVIEW",
+                                              "t\tBASE TABLE", "u\tBASE TABLE"], schema.output
+        described = CliRunner().invoke(cli, ["sql", *cache, str(folder), "DESCRIBE t"])
+        assert described.stdout.splitlines()[1:] == ["n\tBIGINT\tYES\t\\N\t\\N\t\\N",
+                                                     "label\tVARCHAR\tYES\t\\N\t\\N\t\\N"], described.output
+    assert any((tmp_path / "cache").iterdir())
