@@ -34,14 +34,17 @@ def _no_real_model(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="session")
-def _doc_cache_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("doc-cache")
+def _cache_roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return {"DATASOLVER_DOC_CACHE": tmp_path_factory.mktemp("doc-cache"),
+            "DATASOLVER_TABLE_CACHE": tmp_path_factory.mktemp("table-cache")}
 
 
 @pytest.fixture(autouse=True)
-def _private_doc_cache(monkeypatch: pytest.MonkeyPatch, _doc_cache_root: Path) -> None:
-    """Document tables extracted by `tables`, `sql` and `ask` go to the run's temp folder, never ~/.cache."""
-    monkeypatch.setenv("DATASOLVER_DOC_CACHE", str(_doc_cache_root))
+def _private_caches(monkeypatch: pytest.MonkeyPatch, _cache_roots: dict[str, Path]) -> None:
+    """Document tables and loaded tables that `tables`, `sql`, `ask` and `mcp` keep go to the run's
+    temp folder, never ~/.cache."""
+    for variable, root in _cache_roots.items():
+        monkeypatch.setenv(variable, str(root))
 
 
 @pytest.fixture(autouse=True)

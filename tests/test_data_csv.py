@@ -132,7 +132,7 @@ def test_columns_settled_as_text_early_get_the_types_the_full_check_gives(tmp_pa
     with Catalog.open(task) as cat:
         shortcut = _types(cat, "t")
     settled = {c for c, v in columns.items() if infer_types.surely_text(pa.chunked_array([v]))}
-    monkeypatch.setattr(infer_types, "surely_text", lambda column: False)
+    monkeypatch.setattr(infer_types, "surely_text", lambda column, *more: False)
     with Catalog.open(write_task(tmp_path, name="task_2", files={"t.csv": "\n".join(lines) + "\n"})) as cat:
         full = _types(cat, "t")
     assert shortcut == full

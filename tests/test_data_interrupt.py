@@ -6,17 +6,27 @@ catalog's connection (which does not exist while a table loads).
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
 import threading
+import time
 
 import pytest
 from click.testing import CliRunner
+from mcp import Client
 
 from datasolver.ask import AskToolbox, open_package
 from datasolver.cli import cli
 from datasolver.data import Catalog, QueryInterrupted
+from datasolver.mcp_server import build_server
 from datasolver.sandbox import SandboxLimits
 from datasolver.solver import SolverToolbox, prepare_task
-from tests.helpers.datafiles import write_task
+from tests.helpers.datafiles import sqlite_file, write_task
+from tests.helpers.mcp import texts
 
 # 10^12 row combinations, each hashed: never finishes on its own (and no statistic can prove the
 # filter false, which would let DuckDB skip the work).
@@ -44,6 +54,7 @@ def _in_thread(fn):
 
 def test_a_timeout_stops_a_runaway_query_and_the_catalog_stays_usable(task):
     with Catalog.open(task) as cat:
+        cat.load()  # the table's load is not the query's: on a busy machine it alone can pass 0.2 s
         with pytest.raises(QueryInterrupted, match=r"timed out after 0\.2 s .*Make it cheaper"):
             cat.query(RUNAWAY, timeout_s=0.2)
         assert cat.query("SELECT count(*) FROM t").rows == [(1000,)]
@@ -73,21 +84,21 @@ def test_interrupt_while_a_table_is_loading(task):
     with Catalog.open(task) as cat:
         # The read of t blocks until released, standing in for a slow file read.
         source = cat._entries["t"].source
-        real_read, reading, release = source.read, threading.Event(), threading.Event()
+        real_load, reading, release = source.load, threading.Event(), threading.Event()
 
-        def slow_read(scratch, stop):
+        def slow_load(ctx):
             reading.set()
             release.wait(30)
-            return real_read(scratch, stop)
+            return real_load(ctx)
 
-        source.read = slow_read
+        source.load = slow_load
         thread, box = _in_thread(lambda: cat.query("SELECT count(*) FROM t"))
         assert reading.wait(30)
         assert cat.interrupt() is True  # must not wait for the loading thread's lock
         release.set()
         thread.join(30)
         assert isinstance(box.get("error"), QueryInterrupted), box
-        source.read = real_read
+        source.load = real_load
         assert cat.skipped == []  # stopped, not broken: the table loads on the next query
         assert cat.query("SELECT count(*) FROM t").rows == [(1000,)]
 
@@ -116,3 +127,62 @@ def test_ask_query_tool_stops_at_the_catalog_timeout(task):
         package.catalog.timeout_s = 0.2
         result = AskToolbox(package).call("query", {"sql": RUNAWAY})
         assert not result.ok and "timed out" in result.text
+
+
+# A SQLite view whose rows SQLite computes one by one: a tiny file whose load takes seconds.
+SLOW_VIEW = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {rows}) "
+             "SELECT x, x % 7 AS k FROM c")
+
+
+def _slow_folder(tmp_path, rows: int):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    sqlite_file({"small": ("a INTEGER", [(1,)])}, views={"slow": SLOW_VIEW.format(rows=rows)})(folder / "slow.db")
+    return folder
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_or_sigterm_ends_a_load_at_once(tmp_path, signum, code):
+    # Before: the signal waited for the whole load, then a catalog error ended the command (exit 1).
+    folder = _slow_folder(tmp_path, 5_000_000)
+    cache, temp = tmp_path / "cache", tmp_path / "temp"
+    temp.mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "datasolver", "sql", "--table-cache", str(cache), "--timeout", "0", str(folder),
+         "SELECT count(*) FROM slow"],
+        env=dict(os.environ, TMPDIR=str(temp)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        while not list(cache.glob("*/.tmp-*")) and process.poll() is None:  # the load has begun
+            time.sleep(0.01)
+        process.send_signal(signum)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == code, err[-2000:]
+    assert err.strip().endswith("interrupted") and "Traceback" not in err and out == ""
+    assert list(cache.glob("*/.tmp-*")) == [] and list(temp.iterdir()) == []  # nothing half-written left
+
+
+def test_over_mcp_a_load_never_counts_against_a_query_timeout(tmp_path):
+    # Before: the first query loaded the table within its own time limit and timed out, every time.
+    # 2M SQLite rows take seconds to read (each passes through Python); counting them once loaded, ms.
+    folder = tmp_path / "data"
+    folder.mkdir()
+    with sqlite3.connect(folder / "big.db") as db:
+        db.execute("CREATE TABLE big AS " + SLOW_VIEW.format(rows=2_000_000))
+    with build_server(folder, query_timeout_s=1) as server:
+        async def main() -> None:
+            async with Client(server.mcp) as client:
+                counted = await client.call_tool("query", {"sql": "SELECT count(*) AS n FROM big"})
+                assert not counted.is_error, texts(counted)
+                assert "2000000" in texts(counted)
+
+        asyncio.run(main())
+
+
+def test_a_timeout_during_a_load_says_the_load_took_the_time(tmp_path):
+    folder = _slow_folder(tmp_path, 3_000_000)
+    with Catalog.open(folder) as cat:
+        with pytest.raises(QueryInterrupted, match=r"timed out after 0\.2 s while loading slow \(slow\.db, .*\) and "
+                                                   r"was stopped: reading the table took the time, not the query"):
+            cat.query("SELECT count(*) FROM slow", timeout_s=0.2)

@@ -192,8 +192,11 @@ def test_tables_json_lists_columns_types_and_what_was_not_read(tmp_path: Path) -
     assert (tables["t"]["rows"], tables["t"]["source_file"], tables["t"]["aliases"]) == (8, "csv/t.csv", ["df_t"])
     assert [u["path"] for u in listing["unreadable"]] == ["json/bad.json"]
     assert any(n["path"] == "csv/r.csv" and "wrong number of fields" in n["reason"] for n in listing["notes"])
-    unloaded = json.loads(CliRunner().invoke(cli, ["tables", str(task), "--json", "--no-load"]).stdout)
+    no_cache = ["tables", str(task), "--json", "--no-load", "--table-cache", "off"]
+    unloaded = json.loads(CliRunner().invoke(cli, no_cache).stdout)
     assert {t["name"]: t["columns"] for t in unloaded["tables"]}["t"][0] == {"name": "id", "type": None}
+    cached = json.loads(CliRunner().invoke(cli, ["tables", str(task), "--json", "--no-load"]).stdout)
+    assert {t["name"]: t["columns"] for t in cached["tables"]}["t"][0] == {"name": "id", "type": "BIGINT"}
 
 
 def test_a_one_column_csv_writes_null_as_an_empty_quoted_value(task: Path, tmp_path: Path) -> None:

@@ -70,3 +70,36 @@ def test_sql_with_csv_runs_the_query_once(tmp_path, monkeypatch) -> None:
     assert result.stdout.splitlines() == ["a", "1"]
     assert result.stderr.splitlines() == ["rows: 1 of 3 (truncated)", f"wrote 3 rows to {out}"]
     assert out.read_text(encoding="utf-8") == "a\n1\n2\n3\n"
+
+
+def _udf_relation(sql: str) -> tuple[Relation, list[int]]:
+    """A relation over an in-memory database whose `seen(i)` records every row the query computes."""
+    import duckdb
+
+    from datasolver.data.sql_repair import RepairOutcome
+
+    conn = duckdb.connect()
+    calls: list[int] = []
+    conn.create_function("seen", lambda i: calls.append(i) or True, ["BIGINT"], "BOOLEAN", side_effects=True)
+    return Relation(lambda text, fetch: RepairOutcome(fetch(conn.sql(text)), text), sql), calls
+
+
+@pytest.mark.parametrize("select", ["i", "i, 'row ' || i AS label"])  # without and with a measured text column
+def test_a_result_within_the_limit_is_computed_once(select: str) -> None:
+    # The count comes with the rows: a table read straight from its file is parsed once, not twice.
+    relation, calls = _udf_relation(f"SELECT {select} FROM range(5) t(i) WHERE seen(i)")
+    result = relation.fetch(50)
+    assert ([r[0] for r in result.rows], result.total_rows, result.truncated) == ([0, 1, 2, 3, 4], 5, False)
+    assert sorted(calls) == [0, 1, 2, 3, 4]
+    calls.clear()
+    exact = relation.fetch(5)  # as many rows as the limit: the extra row fetched tells there is no more
+    assert (len(exact.rows), exact.total_rows, exact.truncated) == (5, 5, False)
+    assert sorted(calls) == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("limit", [0, 2, 4])
+def test_a_result_over_the_limit_is_still_counted(limit: int) -> None:
+    relation, _ = _udf_relation("SELECT i FROM range(5) t(i) WHERE seen(i)")
+    result = relation.fetch(limit)
+    assert (result.rows, result.total_rows, result.truncated) == ([(i,) for i in range(limit)], 5, True)
+    assert result.count_line() == f"rows: {limit} of 5 (truncated)"

@@ -34,6 +34,7 @@ def data(tmp_path: Path) -> Path:
 def test_other_clients_are_served_while_a_query_runs(data: Path) -> None:
     with build_server(data, query_timeout_s=600) as server:
         catalog = server.package.catalog
+        assert server.preload.ready.wait(60)  # the server's own load of the tables is done: `busy` is the query
 
         async def main() -> None:
             async with Client(server.mcp) as slow_client, Client(server.mcp) as other:

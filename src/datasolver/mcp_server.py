@@ -8,7 +8,10 @@ input). Failures come back as MCP error results carrying the one JSON error shap
 
 Tool calls run one at a time in a worker thread, so the event loop keeps answering every client
 (initialize, tools/list, a queued call's time limit) while a query runs; each call has a time
-limit past which the catalog is interrupted. SIGINT and SIGTERM stop the server and close() removes
+limit past which the catalog is interrupted. The tables load once, in the background, as the
+server starts (into the table cache, so the next server on the same files reads none of them); a
+call made meanwhile waits for that load before its own time limit starts, so a load never counts
+against a query's timeout. SIGINT and SIGTERM stop the server and close() removes
 its temporary folders. Exposure beyond loopback, and how many sessions may be open for how long,
 is decided in `datasolver.mcp_http`.
 
@@ -43,7 +46,7 @@ from pydantic import Field, ValidationError
 from datasolver import __version__
 from datasolver.ask import AskToolbox, DataPackage, open_package
 from datasolver.ask.prompts import render_prompt
-from datasolver.data import TaskFolder, load_task
+from datasolver.data import TableCache, TaskFolder, load_task
 from datasolver.errors import error_record
 from datasolver.mcp_http import (
     SESSION_HEADER,
@@ -115,6 +118,30 @@ class SessionToolboxes:
             return [s for s in self._by_session if s is not None]
 
 
+class Preload:
+    """The server's one load of every table, in a background thread; `ready` is set when it ended
+    (loaded, failed files noted in the catalog, or stopped by close())."""
+
+    def __init__(self, package: DataPackage) -> None:
+        self.ready = threading.Event()
+        self._package = package
+        self._thread = threading.Thread(target=self._run, name="mcp-preload", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._package.catalog.load(timeout_s=0)  # no limit: queries' timeouts start after it
+        except Exception:  # noqa: BLE001 - a stopped or failed load leaves the tables to load on first use
+            pass
+        finally:
+            self.ready.set()
+
+    def stop(self) -> None:
+        if not self.ready.is_set():
+            self._package.catalog.interrupt()
+        self._thread.join(STOP_WAIT_S)
+
+
 @dataclass
 class DataServer:
     """The MCP server with what it serves; close() releases the catalog and the scratch copy."""
@@ -126,6 +153,7 @@ class DataServer:
     scratch: Path | None = None
     _owned: list[Path] = field(default_factory=list)
     _http: Any = None  # the uvicorn server while serving HTTP
+    preload: Preload | None = None
 
     @property
     def toolbox(self) -> AskToolbox:
@@ -210,6 +238,8 @@ class DataServer:
             self._http.should_exit = True
 
     def close(self) -> None:
+        if self.preload is not None:
+            self.preload.stop()
         self.package.catalog.interrupt()
         if self.solver is not None:
             self.solver.close()
@@ -226,15 +256,19 @@ class DataServer:
 
 def build_server(
     path: Path | str, *, allow_write: bool = False, symmetric: Iterable[str] = (), scratch_root: Path | None = None,
-    query_timeout_s: float = DEFAULT_QUERY_TIMEOUT_S,
+    query_timeout_s: float = DEFAULT_QUERY_TIMEOUT_S, encoding: str | None = None,
+    table_cache: TableCache | None = None,
 ) -> DataServer:
-    """A server over a data folder, or over a task folder (then with the solver tools too)."""
+    """A server over a data folder, or over a task folder (then with the solver tools too).
+    `encoding` decodes every CSV file; `table_cache` keeps the loaded tables for the next server."""
     path = Path(path)
     if not TaskFolder(path).is_task():
-        package = open_package(path, symmetric=symmetric)
+        package = open_package(path, symmetric=symmetric, encoding=encoding, table_cache=table_cache)
         package.catalog.timeout_s = query_timeout_s
         server = DataServer(_new_mcp(task_mode=False, allow_write=False), package, SessionToolboxes(package))
-        _add_engine_tools(server, _CallGate(package.catalog.interrupt, query_timeout_s + CALL_GRACE_S))
+        server.preload = Preload(package)
+        _add_engine_tools(server, _CallGate(package.catalog.interrupt, query_timeout_s + CALL_GRACE_S,
+                                            ready=server.preload.ready))
         return server
     from datasolver.solver import SolverToolbox, prepare_scratch, write_scaffold
     from datasolver.solver.tools.run_solver import MAX_TIMEOUT_S
@@ -243,7 +277,8 @@ def build_server(
     try:
         task = load_task(path)  # read once: the Task travels to the scaffold, the package and the tools
         layout = prepare_scratch(task, scratch_root or owned[0])  # made once: the scaffold and the tools get it
-        package = open_package(layout.root, derived_dir=layout.derived, symmetric=symmetric, task=task)
+        package = open_package(layout.root, derived_dir=layout.derived, symmetric=symmetric, task=task,
+                               encoding=encoding, table_cache=table_cache)
     except BaseException:
         for folder in owned:
             shutil.rmtree(folder, ignore_errors=True)
@@ -253,8 +288,9 @@ def build_server(
     solver = SolverToolbox(layout, catalog=package.catalog, task=task)
     server = DataServer(_new_mcp(task_mode=True, allow_write=allow_write), package,
                         SessionToolboxes(package), solver, layout.root, owned)
+    server.preload = Preload(package)
     gate = _CallGate(package.catalog.interrupt, query_timeout_s + CALL_GRACE_S,
-                     {"run_solver": MAX_TIMEOUT_S + CALL_GRACE_S})
+                     {"run_solver": MAX_TIMEOUT_S + CALL_GRACE_S}, ready=server.preload.ready)
     _add_engine_tools(server, gate)
     for name in READ_TOOLS + (WRITE_TOOLS if allow_write else ()):
         _register(server.mcp, lambda: solver, solver.tool(name), _READ_ONLY if name in READ_TOOLS else _WRITES_SCRATCH,
@@ -267,15 +303,19 @@ class _CallGate:
     """Runs tool calls one at a time in a worker thread, each within a time limit.
 
     Waiting happens on the event loop (other requests keep being answered); a call past its
-    limit gets the catalog interrupted and a `timeout` error, and the next call can start.
+    limit gets the catalog interrupted and a `timeout` error, and the next call can start. A call
+    made while the tables still load (`ready` not set) waits for them first; its limit starts after.
     """
 
     interrupt: Callable[[], object]
     limit_s: float
     limits: dict[str, float] = field(default_factory=dict)  # per tool, where different
+    ready: threading.Event | None = None
     _locks: dict[int, asyncio.Lock] = field(default_factory=dict)  # one per event loop
 
     async def run(self, name: str, work_fn: Callable[[], tuple[str, bool, str]]) -> tuple[str, bool, str]:
+        if self.ready is not None and not self.ready.is_set():
+            await asyncio.to_thread(self.ready.wait)
         limit = self.limits.get(name, self.limit_s)
         loop = asyncio.get_running_loop()
         lock = self._locks.setdefault(id(loop), asyncio.Lock())

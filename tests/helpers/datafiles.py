@@ -52,3 +52,53 @@ def gold_is_only_nulls(gold: Path) -> bool:
     with gold.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.reader(handle))[1:]
     return bool(rows) and all(cell.strip() == "" for row in rows for cell in row)
+
+
+def xlsx_file(sheets: dict[str, list[list[object]]]):
+    """A writer for a minimal .xlsx workbook: {sheet name: rows}, text as inline strings, numbers
+    and booleans as typed cells (written by hand: no Excel writer is a dependency)."""
+    import zipfile
+    from xml.sax.saxutils import escape
+
+    main = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+    rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    pkg = "http://schemas.openxmlformats.org/package/2006/relationships"
+
+    def cell(ref: str, value: object) -> str:
+        if isinstance(value, bool):
+            return f'<c r="{ref}" t="b"><v>{int(value)}</v></c>'
+        if isinstance(value, (int, float)):
+            return f'<c r="{ref}"><v>{value}</v></c>'
+        return f'<c r="{ref}" t="inlineStr"><is><t>{escape(str(value))}</t></is></c>'
+
+    def sheet_xml(rows: list[list[object]]) -> str:
+        body = "".join(
+            f'<row r="{r}">' + "".join(cell(f"{chr(65 + c)}{r}", v) for c, v in enumerate(row) if v is not None) + "</row>"
+            for r, row in enumerate(rows, start=1))
+        return f'<worksheet xmlns="{main}"><sheetData>{body}</sheetData></worksheet>'
+
+    def write(path: Path) -> None:
+        names = list(sheets)
+        overrides = "".join(
+            f'<Override PartName="/xl/worksheets/sheet{i}.xml" '
+            'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
+            for i in range(1, len(names) + 1))
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("[Content_Types].xml",
+                       '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+                       '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+                       '<Default Extension="xml" ContentType="application/xml"/>'
+                       '<Override PartName="/xl/workbook.xml" '
+                       'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
+                       f"{overrides}</Types>")
+            z.writestr("_rels/.rels", f'<Relationships xmlns="{pkg}"><Relationship Id="rId1" '
+                                      f'Type="{rel}/officeDocument" Target="xl/workbook.xml"/></Relationships>')
+            listed = "".join(f'<sheet name="{escape(n)}" sheetId="{i}" r:id="rId{i}"/>' for i, n in enumerate(names, 1))
+            z.writestr("xl/workbook.xml", f'<workbook xmlns="{main}" xmlns:r="{rel}"><sheets>{listed}</sheets></workbook>')
+            links = "".join(f'<Relationship Id="rId{i}" Type="{rel}/worksheet" Target="worksheets/sheet{i}.xml"/>'
+                            for i in range(1, len(names) + 1))
+            z.writestr("xl/_rels/workbook.xml.rels", f'<Relationships xmlns="{pkg}">{links}</Relationships>')
+            for i, name in enumerate(names, 1):
+                z.writestr(f"xl/worksheets/sheet{i}.xml", sheet_xml(sheets[name]))
+
+    return write

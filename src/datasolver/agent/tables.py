@@ -58,6 +58,7 @@ class TableDigest:
 
     entries: tuple[TableEntry, ...] = ()
     skipped: tuple[str, ...] = field(default=())  # "path: reason" of files that could not be read
+    notes: tuple[str, ...] = field(default=())  # "path: reason" of what loading said (encoding, rows skipped, …)
 
     def names(self) -> list[str]:
         return [e.name for e in self.entries]
@@ -91,6 +92,8 @@ class TableDigest:
             blocks.append(FOLDED_HEADING + "\n" + "\n".join(_folded_lines(folded_entries)))
         if self.skipped:
             blocks.append("Not readable:\n" + "\n".join(f"  - {s}" for s in self.skipped))
+        if self.notes:
+            blocks.append("Load notes:\n" + "\n".join(f"  - {s}" for s in self.notes))
         return "\n\n".join(blocks) if blocks else "(no readable tables)"
 
 
@@ -115,7 +118,7 @@ def digest_tables(catalog: Catalog, *, max_rows: int = 500_000, max_chars: int =
         used += len(profile.render()) + 2
         entries.append(TableEntry(info, profile))
     skipped = tuple(escape_breaks(f"{s.path}: {s.reason}") for s in catalog.skipped)
-    return TableDigest(tuple(entries), skipped)
+    return TableDigest(tuple(entries), skipped, tuple(escape_breaks(n.line()) for n in catalog.notes))
 
 
 def describe_tables(catalog: Catalog, *, max_rows: int = 500_000, max_chars: int = 30_000) -> str:

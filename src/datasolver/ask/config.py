@@ -24,8 +24,8 @@ class AskLimits:
     knowledge_chars: int = count(6000, "knowledge.md beyond this many characters is cut in the prompt")
     table_list_chars: int = count(8000, "the table list in the prompt is cut here; list_tables shows it whole")
     tool_result_chars: int = count(6000, "any single tool answer is cut here")
-    query_timeout_s: float = seconds(60.0, "each query (and the table loads it needs) is interrupted after this "
-                                     "many seconds")
+    query_timeout_s: float = seconds(60.0, "each query is interrupted after this many seconds (`ask_data` loads "
+                                     "the tables first, with no limit)")
 
     def __post_init__(self) -> None:
         check_settings(self)

@@ -40,6 +40,8 @@ class Handle(BaseModel):
     types: tuple[str, ...]
     rows: int = Field(ge=0)
     sample: tuple[tuple[Any, ...], ...] = ()
+    notes: tuple[str, ...] = ()
+    """What loading said about the tables the result was read from (`path: reason`)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Handle:
@@ -151,7 +153,7 @@ class HandleTable:
             handle = Handle(
                 index=index, view=view, operation=operation, sql=first.sql or sql, parents=parents,
                 columns=tuple(meta.columns), types=tuple(meta.types), rows=meta.total_rows,
-                sample=tuple(tuple(r) for r in meta.rows),
+                sample=tuple(tuple(r) for r in meta.rows), notes=tuple(n.line() for n in first.notes),
             )
             self._handles.append(handle)
             return handle

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from datasolver.ask.graph import Graph, find_graphs
-from datasolver.data import Catalog, DataError, ScratchLayout, Task, TaskFolder, load_task
+from datasolver.data import Catalog, DataError, ScratchLayout, TableCache, Task, TaskFolder, load_task
 from datasolver.data.files import list_context_files
 
 if TYPE_CHECKING:
@@ -61,13 +61,17 @@ def open_package(
     prepare_docs: bool = True,
     doc_cache: str | Path | None = None,
     task: Task | None = None,
+    encoding: str | None = None,
+    table_cache: TableCache | None = None,
 ) -> DataPackage:
     """Open `path` (task folder or plain data folder). `derived_dir` receives document tables
     (default: the document cache, `doc_cache` or `$DATASOLVER_DOC_CACHE`, see
     `documents.cache`); `symmetric` names relation types that hold both ways in addition to
     those knowledge.md declares. `task` is the folder's Task when the caller has it (its question
-    is the package's; without it a task folder's task.json is read). Blocking (the documents pass
-    parses PDFs): async code runs it in a worker thread (`asyncio.to_thread`)."""
+    is the package's; without it a task folder's task.json is read). `encoding` decodes every CSV
+    file instead of the encoding chosen by evidence; `table_cache` keeps loaded tables for later
+    opens of the same files. Blocking (the documents pass parses PDFs): async code runs it in a
+    worker thread (`asyncio.to_thread`)."""
     root = Path(path)
     layout = ScratchLayout(root)
     if cache_dir is not None:
@@ -90,7 +94,8 @@ def open_package(
             notes += more
             extra += docs.extra_derived if docs is not None else []
         try:
-            catalog = Catalog.open(root, cache_dir=tmp, extra_derived=extra)
+            catalog = Catalog.open(root, cache_dir=tmp, extra_derived=extra, encoding=encoding,
+                                   table_cache=table_cache)
         except BaseException:
             if docs is not None:
                 docs.close()

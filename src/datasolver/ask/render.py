@@ -31,6 +31,7 @@ def describe_handle(handle: Handle) -> str:
         lines += ["\t".join(cell_text(v, 80) for v in row) for row in handle.sample]
     else:
         lines.append("(no rows: check the conditions, spelling and case of the values)")
+    lines += [f"note: {note}" for note in handle.notes]
     return "\n".join(lines)
 
 

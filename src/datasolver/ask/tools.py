@@ -48,16 +48,20 @@ def list_tables(ctx: AskContext) -> ToolResult:
 
 
 def table_overview(package: DataPackage, with_graphs: bool = True) -> str:
-    """One line per table (also the table list of the analyst's prompt, which names graphs apart)."""
+    """One line per table (also the table list of the analyst's prompt, which names graphs apart),
+    each followed by what loading said about it (`note: …`), then the files that gave no table."""
     lines = []
-    for info in package.catalog.tables():
+    catalog = package.catalog
+    for info in catalog.tables():
         rows = info.rows_label
         columns = info.columns or []
         shown = clip_names(columns, MAX_COLUMNS_LISTED)
         origin = f"; {info.origin}" if info.origin else ""
         lines.append(f"- {info.name} ({rows} rows; {info.source_file}{origin}): {shown}")
+        lines += [f"  note: {note.reason}" for note in catalog.load_notes([info.name])]
     for graph in package.graphs if with_graphs else []:
         lines.append(f"knowledge graph {graph.describe()}")
+    lines += [f"not read: {item.line()}" for item in catalog.skipped]
     return "\n".join(lines) if lines else "(no tables)"
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 
 import click
 
@@ -25,6 +27,7 @@ COMMAND_MODULES = {
     "video": "video_cmds",
 }
 
+INTERRUPTED_EXIT_CODE = 130  # what a shell reports for a process ended by Ctrl-C (SIGINT)
 USER_ERRORS = (DatasolverError, OSError)
 """What a person can cause and fix (bad input, a missing model, an unwritable folder): printed as
 `Error: <message>` with exit code 1. Anything else is a bug and keeps its traceback."""
@@ -34,7 +37,7 @@ class _Group(click.Group):
     """The command group; the one place where a library error becomes `Error: …` and exit 1.
 
     SIGTERM unwinds every command like Ctrl-C (temp folders are removed on the way out) and
-    exits with status 143.
+    exits with status 143; Ctrl-C exits with 130. Both say `interrupted` on stderr.
     """
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -51,8 +54,14 @@ class _Group(click.Group):
         try:
             with terminate_unwinds():
                 return super().invoke(ctx)
-        except Terminated as exc:
-            raise click.exceptions.Exit(EXIT_CODE) from exc
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM as `Terminated`: the cleanup has run
+            code = EXIT_CODE if isinstance(exc, Terminated) else INTERRUPTED_EXIT_CODE
+            click.echo("interrupted", err=True)
+            if getattr(exc, "exit_without_finalizing", False):  # see signals.run_stoppable
+                for stream in (sys.stdout, sys.stderr):
+                    stream.flush()
+                os._exit(code)
+            raise click.exceptions.Exit(code) from exc
         except BrokenPipeError:
             raise  # click's own handling: a closed pipe on stdout is not an error of ours
         except USER_ERRORS as exc:

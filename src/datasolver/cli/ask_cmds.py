@@ -9,8 +9,9 @@ from pathlib import Path
 import click
 
 from datasolver.clip import clip
+from datasolver.data import TableCache
 from datasolver.ask import AskConfig, AskLimits, ask_data, load_golden, require_question, run_golden
-from datasolver.cli.input_options import follow_outside_links
+from datasolver.cli.input_options import encoding_option, follow_outside_links, table_cache_option
 from datasolver.cli.output import shown
 from datasolver.cli.model_options import model_options, resolve_settings
 from datasolver.errors import DatasolverError, error_shape
@@ -51,10 +52,12 @@ def _with_model_options(func):
 @click.option("--timeout", "query_timeout", type=click.FloatRange(min=0, min_open=True),
               default=AskLimits().query_timeout_s, show_default=True, metavar="SECONDS",
               help="Stop any one query of the analyst after this long (the model is told and can try a cheaper one).")
+@encoding_option
+@table_cache_option
 @_with_model_options
-def ask_command(data_dir: Path, question: str | None, as_json: bool, query_timeout: float, api_url: str | None,
-                api_key: str | None, model: str | None, review: bool, max_requests: int, symmetric: tuple[str, ...],
-                trace_path: Path | None) -> None:
+def ask_command(data_dir: Path, question: str | None, as_json: bool, query_timeout: float, encoding: str | None,
+                table_cache: str | None, api_url: str | None, api_key: str | None, model: str | None, review: bool,
+                max_requests: int, symmetric: tuple[str, ...], trace_path: Path | None) -> None:
     """Answer QUESTION in text from the tables of DATA_DIR (a task folder or any folder of CSV /
     JSON / SQLite / documents). Without QUESTION a task folder's own question is asked.
 
@@ -64,8 +67,9 @@ def ask_command(data_dir: Path, question: str | None, as_json: bool, query_timeo
     try:
         if question is not None:
             require_question(question)
-        result = ask_data(data_dir, question, settings=resolve_settings(api_url, api_key, model), config=_config(review, max_requests, query_timeout),
-                          trace_path=trace_path, symmetric=symmetric)
+        result = ask_data(data_dir, question, settings=resolve_settings(api_url, api_key, model),
+                          config=_config(review, max_requests, query_timeout), trace_path=trace_path,
+                          symmetric=symmetric, encoding=encoding, table_cache=TableCache.from_setting(table_cache))
     except DatasolverError as exc:
         if not as_json:
             raise  # the CLI's one handler prints it

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import click
 
-from datasolver.cli.input_options import follow_outside_links
-from datasolver.data import Catalog
-from datasolver.data.results import FORMATS, format_result, listing_json, rewrites_note
+from datasolver.cli.input_options import encoding_option, follow_outside_links, table_cache_option
+from datasolver.cli.load_progress import run_catalog_work
+from datasolver.data import Catalog, TableCache, render_notes
+from datasolver.data.results import FORMATS, QueryResult, format_result, listing_json, rewrites_note
 from datasolver.documents.cache import CACHE_ENV, document_tables
 from datasolver.terminal import printable
 
@@ -31,25 +32,36 @@ _doc_cache_option = click.option(
                    "Documents are then read only from the document cache.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object instead: every table with its rows, columns and their types (types once "
-                   "loaded, so not with --no-load), then the files not read and the notes, each with its reason.")
+                   "loaded: with --no-load, only those of tables in the table cache), then the files not read and the "
+                   "notes, each with its reason.")
 @_doc_cache_option
-def tables_command(task_dir: Path, no_load: bool, as_json: bool, doc_cache: str | None) -> None:
+@encoding_option
+@table_cache_option
+def tables_command(task_dir: Path, no_load: bool, as_json: bool, doc_cache: str | None, encoding: str | None,
+                   table_cache: str | None) -> None:
     """List every table of TASK_DIR (a task folder or any data folder).
 
     One line per table: canonical name, rows (~ = estimated, ? = unknown without loading),
     columns, source file, aliases and, for tables extracted from documents, their origin. Then
     every file that could not be read, with the reason, every document that gave no table
-    (`unread document: …`, with the reason), and notes such as skipped ragged rows. Document
-    tables are the ones the agent sees: the same extraction, the same names.
+    (`unread document: …`, with the reason), and notes such as skipped ragged rows, the encoding
+    chosen for a file that is not UTF-8 or columns left as text. Document tables are the ones the
+    agent sees: the same extraction, the same names. Loaded tables are kept in the table cache, so
+    the next command on the same unchanged files reads none of them again.
     """
     with document_tables(task_dir, cache=doc_cache, extract=not no_load) as docs, \
-            Catalog.open(task_dir, extra_derived=docs.extra_derived) as catalog:
+            Catalog.open(task_dir, extra_derived=docs.extra_derived, encoding=encoding,
+                         table_cache=TableCache.from_setting(table_cache)) as catalog:
         if not no_load:
-            catalog.load()
+            run_catalog_work(catalog, catalog.load)
         infos = catalog.tables()
+        reused = catalog.reused_tables()
+        cache_note = (f"{len(reused)} of {len(infos)} table(s) read from the table cache ({catalog.table_cache.root}), "
+                      "not from their files") if reused else None
         if as_json:
             unreadable = [(i.path, i.reason) for i in catalog.skipped] + [(d.source, d.reason) for d in docs.unread]
             notes = [(i.path, i.reason) for i in catalog.notes] + [(None, line) for line in docs.warnings + docs.notes]
+            notes += [(None, cache_note)] if cache_note else []
             click.echo(listing_json(infos, unreadable, notes), nl=False)
             return
         width = max((len(i.name) for i in infos), default=4)
@@ -72,6 +84,8 @@ def tables_command(task_dir: Path, no_load: bool, as_json: bool, doc_cache: str 
             click.echo(printable(f"note: {item.path}: {item.reason}"))
         for line in docs.warnings + docs.notes:
             click.echo(printable(f"note: {line}"))
+        if cache_note:
+            click.echo(printable(f"note: {cache_note}"))
 
 
 class _SqlCommand(click.Command):
@@ -130,14 +144,24 @@ def read_query(query: str | None, query_file: Path | None) -> str:
 @click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_SQL_TIMEOUT_S, show_default=True,
               metavar="SECONDS", help="Stop the query (and the table loads it needs) after this long; 0 = no limit.")
 @_doc_cache_option
+@encoding_option
+@table_cache_option
 def sql_command(task_dir: Path, query: str | None, query_file: Path | None, limit: int, output_format: str | None,
-                csv_path: Path | None, timeout: float, doc_cache: str | None) -> None:
+                csv_path: Path | None, timeout: float, doc_cache: str | None, encoding: str | None,
+                table_cache: str | None) -> None:
     """Run read-only SQL (DuckDB dialect; common PostgreSQL / MySQL / T-SQL / SQLite slips are repaired)
     over every table of TASK_DIR and print the first rows: an aligned table on a terminal (ending with
-    the row count), tab-separated values in a pipe, or --format's choice. The rewrites applied, and the
-    row count of a result cut at --limit, go to stderr. With --csv the query runs once: the rows shown
-    are the first of those written. Tables in documents (Markdown / PDF tables) are queryable under the
+    the row count), tab-separated values in a pipe, or --format's choice. The rewrites applied, the
+    row count of a result cut at --limit, and what loading said about the tables the query read (the
+    encoding chosen, rows skipped, columns left as text: `note:` lines) go to stderr; --format json
+    holds the notes in its object instead. With --csv the query runs once: the rows shown are the
+    first of those written. Tables in documents (Markdown / PDF tables) are queryable under the
     names `datasolver tables` lists.
+
+    A table not in the table cache yet is read straight from its file where DuckDB can (a UTF-8
+    CSV, Parquet), and loaded into the cache after the rows are printed (with --format json, before:
+    the object's notes are the load's): the next query on the same unchanged files reads no file
+    again. Ctrl-C stops a load or query at once (exit 130).
 
     QUERY is the SQL text; `-` reads it from stdin, and --file FILE from a file. A query that
     starts with a `--` comment works as is; after the `--` separator every word is an
@@ -157,22 +181,36 @@ def sql_command(task_dir: Path, query: str | None, query_file: Path | None, limi
     if whole_csv_out and output_format not in (None, "csv"):
         raise click.UsageError("--csv - prints the full result as CSV; leave out --format, or give --csv a file")
     with document_tables(task_dir, cache=doc_cache) as docs, \
-            Catalog.open(task_dir, timeout_s=timeout or None, extra_derived=docs.extra_derived) as catalog:
+            Catalog.open(task_dir, timeout_s=timeout or None, extra_derived=docs.extra_derived, encoding=encoding,
+                         table_cache=TableCache.from_setting(table_cache),
+                         scan_before_load=fmt != "json") as catalog:
         relation = catalog.sql(query)
-        if whole_csv_out:
-            result = relation.to_csv(sys.stdout, visible_controls=terminal)
-        elif csv_path is not None:
-            result = relation.to_csv(csv_path, limit)
-        else:
-            result = relation.fetch(limit)
-    if not whole_csv_out:
-        click.echo(format_result(result, fmt, terminal=terminal), nl=False)  # cells escaped, separators kept
-        if fmt != "table" and result.truncated:  # the table ends with its count line
-            click.echo(result.count_line(), err=True)
-    if result.rewrites:
-        click.echo(printable(rewrites_note(result.rewrites)), err=True)
-    if csv_path is not None and not whole_csv_out:
-        click.echo(printable(f"wrote {result.total_rows} rows to {csv_path}"), err=True)
+
+        def run() -> QueryResult:
+            if whole_csv_out:
+                return relation.to_csv(sys.stdout, visible_controls=terminal)
+            if csv_path is not None:
+                return relation.to_csv(csv_path, limit)
+            return relation.fetch(limit)
+
+        result = run_catalog_work(catalog, run)
+        unread = catalog.unread_summary()
+        folder_notes = [unread] if unread else []
+        result.notes = result.notes + folder_notes  # --format json holds them (its tables were loaded first)
+        if not whole_csv_out:
+            click.echo(format_result(result, fmt, terminal=terminal), nl=False)  # cells escaped, separators kept
+            if fmt != "table" and result.truncated:  # the table ends with its count line
+                click.echo(result.count_line(), err=True)
+        if result.rewrites:
+            click.echo(printable(rewrites_note(result.rewrites)), err=True)
+        if csv_path is not None and not whole_csv_out:
+            click.echo(printable(f"wrote {result.total_rows} rows to {csv_path}"), err=True)
+        if fmt != "json":
+            sys.stdout.flush()
+            run_catalog_work(catalog, catalog.persist)  # the next query reads the cache, not the files
+            # a table read straight from its file has its notes once it is loaded
+            for line in render_notes(relation.load_notes() + folder_notes):
+                click.echo(printable(line), err=True)
 
 
 COMMANDS = [tables_command, sql_command]

@@ -21,3 +21,16 @@ follow_outside_links = click.option(
     help="Also read context files that are links leading outside the task folder (default: such "
          "links are skipped with a note; procfs, sysfs and devices are never read). Same as "
          f"{FOLLOW_OUTSIDE_ENV}=1.")
+
+
+encoding_option = click.option(
+    "--encoding", metavar="CODEC",
+    help="Decode every CSV file with this encoding (utf-8, gb18030, cp1252, latin-1, …) instead of the one "
+         "chosen by evidence among UTF-8, GB18030 and Windows-1252 (a note says which was chosen and why).")
+
+table_cache_option = click.option(
+    "--table-cache", metavar="DIR|off",
+    help="Where loaded tables are kept for the next command on the same unchanged files (a DuckDB file per "
+         "table, reused while its file's size, times and sampled content hash match); `off`: load into a "
+         "temporary file each time. Default: $DATASOLVER_TABLE_CACHE, else ~/.cache/datasolver/tables. Safe to "
+         "delete; the input folder is never written.")

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from datasolver.cli.input_options import follow_outside_links
+from datasolver.cli.input_options import encoding_option, follow_outside_links, table_cache_option
 from datasolver.cmdline import hide_in_cmdline
 from datasolver.mcp_http import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_S, TOKEN_ENV
 
@@ -53,16 +53,20 @@ def _hide_token(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.option("--allow-write", is_flag=True,
               help="Task folders: also offer edit_solver and run_solver (they change solver.py in a scratch copy).")
 @click.option("--symmetric", multiple=True, metavar="TYPE", help="A relation type that holds both ways (repeat).")
+@encoding_option
+@table_cache_option
 def mcp_command(path: Path, http_port: int | None, host: str, allow_remote: bool, token: str | None,
                 token_file: Path | None, allowed_hosts: tuple[str, ...], max_sessions: int,
                 session_idle_timeout: float, query_timeout: float, allow_write: bool,
-                symmetric: tuple[str, ...]) -> None:
+                symmetric: tuple[str, ...], encoding: str | None, table_cache: str | None) -> None:
     """Serve the engine's tools over MCP (stdio, or streamable HTTP with --http): list_tables,
     describe_table, query (results kept as @N handles, one set per session), filter, group, sort,
     join, related, render. For a task folder (task.json + context/) also the solver tools on a
     scratch copy: explore_data and read_solver, plus edit_solver and run_solver with --allow-write.
-    Read-only: the input folder is never written. No model is needed here. Ctrl-C or SIGTERM
-    stops the server and removes its temporary folders.
+    The tables load once, in the background, as the server starts (into the table cache, so the
+    next server on the same files reads none of them); a call waits for that load before its
+    --query-timeout starts. Read-only: the input folder is never written. No model is needed
+    here. Ctrl-C or SIGTERM stops the server and removes its temporary folders.
     """
     from datasolver.llm import read_key_file
     from datasolver.mcp_http import plan_exposure
@@ -80,7 +84,10 @@ def mcp_command(path: Path, http_port: int | None, host: str, allow_remote: bool
                                             session_idle_s=session_idle_timeout)
         if generated:
             click.echo(f"bearer token (send `Authorization: Bearer <token>`): {exposure.token}", err=True)
-    with build_server(path, allow_write=allow_write, symmetric=symmetric, query_timeout_s=query_timeout) as server:
+    from datasolver.data import TableCache
+
+    with build_server(path, allow_write=allow_write, symmetric=symmetric, query_timeout_s=query_timeout,
+                      encoding=encoding, table_cache=TableCache.from_setting(table_cache)) as server:
         server.run(http_port, host, exposure)
 
 

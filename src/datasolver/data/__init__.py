@@ -3,7 +3,7 @@
 The library is the product; the CLI, the solver tools and the generated solver.py are its callers.
 """
 
-from datasolver.data.catalog import LOADED_ENV, Catalog, SkippedSource
+from datasolver.data.catalog import LOADED_ENV, Activity, Catalog, SkippedSource
 from datasolver.data.errors import (
     CellTooLarge,
     DataError,
@@ -18,6 +18,8 @@ from datasolver.data.errors import (
 )
 from datasolver.data.layout import ScratchLayout, TaskFolder
 from datasolver.data.input_limits import InputLimits, human_size
+from datasolver.data.load_notes import LoadNote, render_notes
+from datasolver.data.table_cache import TableCache
 from datasolver.data.joins import JoinCandidate, join_candidates, render_joins
 from datasolver.data.lint import LintReport, lint_knowledge
 from datasolver.data.names import canonical_name
@@ -27,6 +29,10 @@ from datasolver.data.results import QueryResult, TableInfo, render_result
 from datasolver.data.tasks import Task, TaskDiscovery, discover_tasks, load_task, task_id_problem
 
 __all__ = [
+    "Activity",
+    "LoadNote",
+    "TableCache",
+    "render_notes",
     "CellTooLarge",
     "LOADED_ENV",
     "InputLimits",

@@ -8,6 +8,12 @@ the read-only connection for a writable one and back; user SQL never runs on the
 Every operation (query, describe, load) can be stopped from another thread with `interrupt()`, or
 by its own timeout: DuckDB is interrupted mid-query, a load stops before its next table, and the
 caller gets `QueryInterrupted`. The catalog stays usable.
+
+With a table cache (`Catalog.open(..., table_cache=…)`, see table_cache.py) every table is loaded
+into its own file in the cache instead, attached read-only to the query connection; a later catalog
+of the same unchanged files reads none of them again. With `scan_before_load` a query reads a table
+DuckDB can scan itself (a UTF-8 CSV, Parquet) straight from its file, typed, and `persist()` loads it
+into the cache afterwards.
 """
 
 from __future__ import annotations
@@ -29,16 +35,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeVar
 
 import duckdb
-import pandas as pd
 
+from datasolver.data.csv_source import sql_literal
 from datasolver.data.duck_errors import compact_error
+from datasolver.data.encoding import check_codec
 from datasolver.data.errors import DataError, QueryError, QueryInterrupted, SourceSkipped, SourceStopped, UnknownTable
 from datasolver.data.files import ContextFiles, list_context_files
 from datasolver.data.guard import check_read_only, lists_the_catalog, locked_connection_config
-from datasolver.data.infer_types import materialize
 from datasolver.data.input_files import read_prepared_record
 from datasolver.data.input_limits import InputBudget, InputLimits
 from datasolver.data.layout import DERIVED, ScratchLayout, TaskFolder
+from datasolver.data.load_notes import OTHER, UNREAD, LoadNote
 from datasolver.data.names import assign_table_names, canonical_name, quote_ident
 from datasolver.data.relation import Relation
 from datasolver.data.results import QueryResult, TableInfo, render_describe
@@ -50,16 +57,24 @@ from datasolver.data.sql_repair import (
     unwrap_statement,
     widen_float_casts,
 )
+from datasolver.data.sql_tokens import tokenize
+from datasolver.data.table_cache import TABLE, CachedTable, PendingEntry, TableCache
+from datasolver.data.table_load import LoadContext
+from datasolver.sizes import human_size
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from datasolver.data.linking import ValueIndex
 
-# Rows arrive as Arrow tables read in Python, so even the loader needs no file or network access.
-LOADER_CONFIG = {
+# Every connection starts with no extension install or autoload; file access is then limited to the
+# files it must read (`_confine`): the loader reads the sources DuckDB scans itself and the scratch
+# folder, the query connection only the files of tables it scans before they are loaded.
+OPEN_CONFIG = {
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
-    "enable_external_access": False,
 }
+CACHE_ALIAS = "datasolver_cache_{index}"  # how a cached table's file is attached to the query connection
 # The database is a scratch copy, removed with the catalog: a crash loses nothing worth an fsync
 # at each loader checkpoint (the 40-task dev oracle run, one task at a time: ~10-20% less wall time).
 SCRATCH_DATABASE = {"fsync_mode": "NONE"}
@@ -106,17 +121,25 @@ def _clamp(value: int, bounds: tuple[int, int]) -> int:
     return max(bounds[0], min(bounds[1], value))
 LOADED_ENV = "DATASOLVER_LOADED_CATALOG"  # how a sandboxed solver.py run learns its parent's loaded tables
 STOP_REPEAT_S = 0.02  # how often a stopped operation's connections are interrupted again
+SMALL_SOURCE_BYTES = 16 << 20  # a cached table from a file smaller than this is written with small blocks
+SMALL_BLOCK_BYTES = 16384
+CLOSE_WAIT_S = 0.5  # close() waits this long for a running operation before removing the files anyway
 T = TypeVar("T")
 NAMES_LISTED = 10  # an unknown table's message lists this many names when none is close
 _MISSING_TABLE = re.compile(r"Table with name (.+?) does not exist")
 
 
-@dataclass
-class SkippedSource:
-    """A file (or a table inside one) that could not be read, and why."""
+SkippedSource = LoadNote  # the name callers knew for a note on a file that could not be read
 
-    path: str
-    reason: str
+
+@dataclass(frozen=True)
+class Activity:
+    """What a catalog is doing now that may take a while: `what` for people, `percent` done
+    (None when unknown), since when (`time.monotonic()`)."""
+
+    what: str
+    percent: float | None
+    started: float
 
 
 @dataclass
@@ -126,15 +149,20 @@ class _Entry:
     aliases: list[str] = field(default_factory=list)
     loaded: bool = False
     error: str | None = None
-    problems: list[str] = field(default_factory=list)
+    notes: list[LoadNote] = field(default_factory=list)
     shape: tuple[int, list[tuple[str, str]]] | None = None  # rows, (column, type) as loaded (it never changes)
+    stored: CachedTable | None = None  # loaded into the table cache: attached, not in the catalog's own file
+    scanned: str | None = None  # read straight from its file by queries until loaded (scan_before_load)
+    reused: bool = False  # found in the table cache when the catalog opened
 
 
 class Catalog:
     """One task's tables. Use `Catalog.open(task_or_data_dir)`; close it (or use `with`)."""
 
     def __init__(self, registration: Registration, cache_dir: Path | None = None,
-                 timeout_s: float | None = None, loaded: Path | None = None) -> None:
+                 timeout_s: float | None = None, loaded: Path | None = None,
+                 table_cache: TableCache | None = None, scan_before_load: bool = False,
+                 load_options: str = "") -> None:
         self.timeout_s = timeout_s  # default per-operation timeout; None = no limit
         self._lock = threading.RLock()  # held for a whole operation
         # Never held while SQL runs, so interrupt() can always take it: guards which connections
@@ -144,12 +172,20 @@ class Catalog:
         self._depth = 0
         self._op = 0
         self._stopped: str | None = None
+        self._activity: tuple[str, float, bool] | None = None  # (what, since, on the query connection)
+        # Threads repeating an interrupt; close() waits for them: one still inside DuckDB when the
+        # interpreter exits would abort the process.
+        self._stoppers: list[threading.Thread] = []
+        self._writing: PendingEntry | None = None  # the table cache entry being written
         self._entries: dict[str, _Entry] = {}
         self._lookup: dict[str, str] = {}  # lowercase name or alias → canonical name
-        self._skipped = [SkippedSource(p, r) for p, r in registration.skipped]
-        self._notes = [SkippedSource(p, r) for p, r in registration.notes]
+        self._skipped = [LoadNote(p, r, UNREAD) for p, r in registration.skipped]
+        self._notes = [LoadNote(p, r, OTHER) for p, r in registration.notes]
         self._session_views: dict[str, str] = {}
         self._values: ValueIndex | None = None  # built on first `value_index()`
+        self._cache = table_cache
+        self._scan_before_load = scan_before_load
+        self._load_options = load_options
         # The listing `open` registered (walking a folder checks every link: reused, not redone).
         self.context_files: ContextFiles | None = None
         self._assign_names(registration.sources)
@@ -163,6 +199,32 @@ class Catalog:
         self._ro: duckdb.DuckDBPyConnection | None = None
         if loaded is not None:
             self._read_loaded(Path(loaded))
+        if table_cache is not None:
+            self._use_cached(table_cache)
+
+    def _use_cached(self, cache: TableCache) -> None:
+        """Take every table the cache holds for these unchanged files, once its file proved usable:
+        it attaches and holds the recorded rows, columns and types."""
+        found: dict[str, CachedTable] = {}
+        for entry in self._entries.values():
+            if not entry.loaded:
+                cached = cache.lookup(entry.source.path, entry.source.source_name, self._load_options)
+                if cached is not None:
+                    found[entry.name] = cached
+        if not found:
+            return
+        probe = duckdb.connect(":memory:", config=self._config(OPEN_CONFIG))
+        try:
+            for name, cached in found.items():
+                if not _holds_recorded(probe, cached):
+                    cache.forget(cached)
+                    continue
+                entry = self._entries[name]
+                entry.stored, entry.loaded, entry.shape = cached, True, (cached.rows, list(cached.columns))
+                entry.reused = True
+                entry.notes = [LoadNote(entry.source.relpath, text, kind, name) for kind, text in cached.notes]
+        finally:
+            probe.close()
 
     def _read_loaded(self, path: Path) -> None:
         """Query `path` read-only when it holds every table and alias of this catalog (another
@@ -170,6 +232,7 @@ class Catalog:
         less, or a file DuckDB cannot open, is ignored."""
         try:
             conn = duckdb.connect(str(path), read_only=True, config=self._reader_config())
+            _confine(conn, [], [])
         except duckdb.Error:
             return
         present = {row[0] for row in conn.execute(
@@ -186,27 +249,34 @@ class Catalog:
     @classmethod
     def open(cls, path: Path | str, cache_dir: Path | str | None = None, extra_derived: list[Path] | None = None,
              timeout_s: float | None = None, input_limits: InputLimits | None = None,
-             loaded: Path | str | None = None) -> Catalog:
+             loaded: Path | str | None = None, *, encoding: str | None = None,
+             table_cache: TableCache | None = None, scan_before_load: bool = False) -> Catalog:
         """Register every table under a task dir (its context/ plus derived/) or a plain data folder.
 
         `timeout_s` is the default limit of each query, describe or load (see `interrupt`).
         `input_limits` caps the table files' bytes (default: `InputLimits.from_env()`).
         `loaded` (default: `$DATASOLVER_LOADED_CATALOG`) is another catalog's `loaded_file()` for
         the same folder: it is queried read-only instead of loading the files again.
+        `encoding` (a codec name: utf-8, gb18030, cp1252, …) decodes every CSV file instead of the
+        encoding chosen by evidence. `table_cache` keeps loaded tables for later catalogs of the
+        same files (see table_cache.py; nothing is cached without it). `scan_before_load` lets a
+        query read a table DuckDB can scan itself straight from its file until `persist()` loads it.
         """
         path = Path(path)
         if not path.is_dir():
             raise SourceSkipped(f"{path} is not a folder")
+        codec = check_codec(encoding) if encoding else None
         context = TaskFolder(path).data_dir()
         reg = Registration()
         budget = InputBudget(input_limits or InputLimits.from_env())
         files = list_context_files(context)
-        register_files(files, reg, budget=budget)
+        register_files(files, reg, budget=budget, encoding=codec)
         for derived in _own_derived(path, context, reg) + list(extra_derived or []):
             register_derived(Path(derived), reg, budget=budget)
         loaded = loaded if loaded is not None else os.environ.get(LOADED_ENV) or None
         catalog = cls(reg, Path(cache_dir) if cache_dir else None, timeout_s=timeout_s,
-                      loaded=Path(loaded) if loaded else None)
+                      loaded=Path(loaded) if loaded else None, table_cache=table_cache,
+                      scan_before_load=scan_before_load, load_options=f"encoding={codec}" if codec else "")
         catalog.context_files = files
         return catalog
 
@@ -220,18 +290,48 @@ class Catalog:
 
     # ----------------------------------------------------------------- listing
     @property
-    def skipped(self) -> list[SkippedSource]:
+    def skipped(self) -> list[LoadNote]:
         """Files or tables that could not be read (registration or load), with the reason."""
         with self._lock:
-            failed = [SkippedSource(e.source.relpath + f" [{e.name}]", e.error) for e in self._entries.values() if e.error]
+            failed = [LoadNote(e.source.relpath + f" [{e.name}]", e.error, UNREAD, e.name)
+                      for e in self._entries.values() if e.error]
             return list(self._skipped) + failed
 
     @property
-    def notes(self) -> list[SkippedSource]:
-        """Non-fatal remarks: rows that could not be loaded, keys ignored, bytes replaced."""
+    def notes(self) -> list[LoadNote]:
+        """Non-fatal remarks: the encoding chosen, rows that could not be loaded, characters
+        replaced, columns left as text, decimal commas read, keys ignored, hidden files."""
         with self._lock:
-            loaded = [SkippedSource(e.source.relpath, p) for e in self._entries.values() for p in e.problems]
-            return list(self._notes) + loaded
+            loaded = [n for e in self._entries.values() for n in e.notes]
+            cache = [LoadNote("(table cache)", n, OTHER) for n in self._cache.notes] if self._cache else []
+            return list(self._notes) + loaded + cache
+
+    def load_notes(self, tables: list[str] | None = None) -> list[LoadNote]:
+        """The notes of these tables (names or aliases; every table and the folder's own notes
+        when None), as far as their load is known."""
+        with self._lock:
+            if tables is None:
+                return self.notes
+            names = [self._lookup.get(t.lower(), t) for t in tables]
+            return [n for name in dict.fromkeys(names) if name in self._entries for n in self._entries[name].notes]
+
+    def reused_tables(self) -> list[str]:
+        """The tables this catalog took from the table cache instead of reading their files."""
+        with self._lock:
+            return [e.name for e in self._entries.values() if e.reused]
+
+    @property
+    def table_cache(self) -> TableCache | None:
+        return self._cache
+
+    def unread_summary(self) -> LoadNote | None:
+        """One note saying how many files (or tables in them) could not be read, if any."""
+        unread = self.skipped
+        if not unread:
+            return None
+        shown = ", ".join(n.path for n in unread[:3]) + (", …" if len(unread) > 3 else "")
+        return LoadNote("(folder)", f"{len(unread)} file(s) not read ({shown}); `datasolver tables` gives each "
+                                    "reason", UNREAD)
 
     def files_of(self, context: Path) -> ContextFiles:
         """The listing of the `context` folder: the one this catalog registered its tables from
@@ -245,7 +345,7 @@ class Catalog:
         this catalog is open and loads nothing more."""
         with self._lock:
             entries = list(self._entries.values())
-            if entries and all(e.loaded for e in entries) and self._db_path.is_file():
+            if entries and all(e.loaded and e.stored is None for e in entries) and self._db_path.is_file():
                 return self._db_path
             return None
 
@@ -366,6 +466,8 @@ class Catalog:
             if self._depth == 0 or (op is not None and op != self._op):
                 return False
             first = self._stopped is None
+            if self._activity is not None and not self._activity[2] and reason.startswith("timed out"):
+                reason += f" while {self._activity[0]}"  # a load, not the query, took the time
             self._stopped = reason
             op = self._op
             self._interrupt_connections()
@@ -373,7 +475,9 @@ class Catalog:
             # DuckDB ignores an interrupt that arrives between two statements (or while a
             # connection is being reopened after a load), so keep interrupting until the
             # operation has ended.
-            threading.Thread(target=self._keep_stopping, args=(op,), daemon=True).start()
+            stopper = threading.Thread(target=self._keep_stopping, args=(op,), daemon=True)
+            self._stoppers.append(stopper)
+            stopper.start()
         return True
 
     def _keep_stopping(self, op: int) -> None:
@@ -435,50 +539,172 @@ class Catalog:
                     break
         return list(dict.fromkeys(hits))
 
-    def _ensure_loaded(self, names: list[str]) -> None:
+    def _ensure_loaded(self, names: list[str], scan: bool = False) -> None:
+        """Load the tables named that are not loaded yet. With `scan`, a table DuckDB can read
+        itself is read straight from its file by the queries instead (scan_before_load)."""
         pending = [n for n in names if not self._entries[n].loaded and not self._entries[n].error]
+        if scan:
+            fresh = [n for n in pending if not self._entries[n].scanned and self._scan_first(self._entries[n])]
+            if fresh:
+                self._close_read_only()  # reopened with views over the files it now reads
+            pending = [n for n in pending if not self._entries[n].scanned]
         if not pending:
             return
         self._check_stopped()
         self._close_read_only()
-        rw = duckdb.connect(str(self._db_path), config=self._config(LOADER_CONFIG))
-        with self._state:
-            self._rw = rw
+        private = []
         try:
             for name in pending:
                 self._check_stopped()
-                self._load_one(rw, self._entries[name])
+                entry = self._entries[name]
+                entry.scanned = None
+                self._set_activity(entry)
+                pending_entry = self._cache.begin(entry.source.path, entry.source.source_name, self._load_options) \
+                    if self._cache is not None else None
+                if pending_entry is None:
+                    private.append(entry)
+                    continue
+                self._load_into_cache(entry, pending_entry)
+            if private:
+                self._set_activity(private[0])
+                rw = self._loader(self._db_path, private)
+                try:
+                    for entry in private:
+                        self._check_stopped()
+                        self._set_activity(entry)
+                        self._load_one(rw, entry, entry.name)
+                finally:
+                    with self._state:
+                        self._rw = None
+                        rw.close()
+        finally:
+            with self._state:
+                self._activity = None
+
+    def _loader(self, path: Path, entries: list[_Entry], fresh: bool = False) -> duckdb.DuckDBPyConnection:
+        """A writable connection on `path` that may read only the files these entries' sources read
+        and the catalog's scratch folder; it is the one `interrupt()` stops while it exists. A
+        `fresh` file for one small table gets small blocks (a cached table of a few rows takes
+        ~45 KB on disk instead of DuckDB's 512 KB minimum)."""
+        config = self._config(OPEN_CONFIG)
+        if fresh and all(_size(e.source.path) < SMALL_SOURCE_BYTES for e in entries):
+            config["default_block_size"] = str(SMALL_BLOCK_BYTES)
+        rw = duckdb.connect(str(path), config=config)
+        try:
+            _confine(rw, [p for e in entries for p in e.source.reads], [self._dir], progress=True)
+        except BaseException:
+            rw.close()
+            raise
+        with self._state:
+            self._rw = rw
+        return rw
+
+    def _load_into_cache(self, entry: _Entry, pending: PendingEntry) -> None:
+        """Load one table into a fresh file of the table cache and put it into place."""
+        self._writing = pending  # close() removes it if an interrupted load cannot end in time
+        try:
+            rw = self._loader(pending.db, [entry], fresh=True)
+            try:
+                self._load_one(rw, entry, TABLE)
+            finally:
+                with self._state:
+                    self._rw = None
+                rw.close()
+            if not entry.loaded:  # unreadable: noted in entry.error
+                pending.abort()
+                return
+            rows, columns = entry.shape
+            entry.stored = pending.commit(rows, columns, [(n.kind, n.reason) for n in entry.notes],
+                                          lambda: self._stopped is not None)
+        except BaseException:
+            pending.abort()
+            raise
+        finally:
+            self._writing = None
+
+    def _scan_first(self, entry: _Entry) -> bool:
+        """Whether queries read this table straight from its file for now (scan_before_load): the
+        typed relation over it is kept in `entry.scanned`."""
+        if not self._scan_before_load or entry.source.scan is None:
+            return False
+        probe = duckdb.connect(":memory:", config=self._config(OPEN_CONFIG))
+        try:
+            _confine(probe, list(entry.source.reads), [])
+            with self._state:
+                self._rw = probe
+            relation = entry.source.scan(probe)
+        except duckdb.InterruptException:
+            raise QueryInterrupted(_stopped_message(self._stopped or "interrupted")) from None
         finally:
             with self._state:
                 self._rw = None
-                rw.close()
+            probe.close()
+        entry.scanned = relation
+        return relation is not None
 
-    def _load_one(self, rw: duckdb.DuckDBPyConnection, entry: _Entry) -> None:
+    def _load_one(self, rw: duckdb.DuckDBPyConnection, entry: _Entry, target: str) -> None:
+        """Load one table into `rw` as `target` (and, in the catalog's own file, its aliases)."""
+        aliases = entry.aliases if target == entry.name else []
+        stop = lambda: self._stopped is not None  # noqa: E731
         try:
-            loaded = entry.source.read(self._dir, lambda: self._stopped is not None)
+            notes = entry.source.load(LoadContext(rw, target, self._dir, stop))
             self._check_stopped()
-            materialize(rw, entry.name, loaded.table, loaded.infer)
-            for alias in entry.aliases:
-                rw.execute(f"CREATE VIEW {quote_ident(alias)} AS SELECT * FROM {quote_ident(entry.name)}")
-            entry.problems = loaded.problems
-            # Read once here, so listing a loaded table needs no query (DuckDB may rename a column
-            # that differs from another only in case; the rows are the Arrow table's).
-            entry.shape = (loaded.table.num_rows, _column_types(rw, entry.name))
+            for alias in aliases:
+                rw.execute(f"CREATE VIEW {quote_ident(alias)} AS SELECT * FROM {quote_ident(target)}")
+            entry.notes = [LoadNote(entry.source.relpath, text, kind, entry.name) for kind, text in notes]
+            # Read once here, so listing a loaded table needs no query.
+            rows = rw.execute(f"SELECT count(*) FROM {quote_ident(target)}").fetchall()[0][0]
+            entry.shape = (rows, _column_types(rw, target))
             entry.loaded = True
         except (QueryInterrupted, SourceStopped, duckdb.InterruptException):
             # Stopped, not broken: the table stays loadable for the next operation. The loader
             # connection leaves the interrupt list first, so these clean-up statements finish.
             with self._state:
                 self._rw = None
-            rw.execute(f"DROP TABLE IF EXISTS {quote_ident(entry.name)}")
-            for alias in entry.aliases:
+            rw.execute(f"DROP TABLE IF EXISTS {quote_ident(target)}")
+            for alias in aliases:
                 rw.execute(f"DROP VIEW IF EXISTS {quote_ident(alias)}")
             self._check_stopped()
             raise QueryInterrupted(_stopped_message("interrupted"))
         except Exception as exc:  # noqa: BLE001 - one unreadable table never stops the others
             entry.error = unreadable_reason(exc)
-            rw.execute(f"DROP TABLE IF EXISTS {quote_ident(entry.name)}")
+            rw.execute(f"DROP TABLE IF EXISTS {quote_ident(target)}")
             self._drop_alias_entries(entry)
+
+    def _set_activity(self, entry: _Entry) -> None:
+        """Say which table is loading now (for `activity()` and a timeout's message)."""
+        size = _size(entry.source.path)
+        what = f"loading {entry.name} ({entry.source.relpath}{f', {human_size(size)}' if size else ''})"
+        with self._state:
+            self._activity = (what, time.monotonic(), False)
+
+    def persist(self, timeout_s: float | None = None) -> None:
+        """Load every table that queries have so far read straight from its file (scan_before_load)
+        into the table cache, so that a later catalog of the same files reads none of them again."""
+        with self._lock:
+            scanned = [e.name for e in self._entries.values() if e.scanned and not e.loaded and not e.error]
+            if not scanned or self._cache is None:
+                return
+            with self._operation(timeout_s):
+                self._ensure_loaded(scanned)
+
+    def activity(self) -> Activity | None:
+        """What the catalog is doing now that may take long (loading a table, a query reading a file
+        straight), with DuckDB's estimate of how far it is; None when nothing such runs. Safe to
+        call from any thread while another runs the operation."""
+        with self._state:
+            if self._activity is None:
+                return None
+            what, since, on_reader = self._activity
+            conn = self._ro if on_reader else self._rw
+        percent = None
+        if conn is not None:
+            try:
+                value = conn.query_progress()
+                percent = value if value >= 0 else None
+            except duckdb.Error:
+                percent = None
+        return Activity(what, percent, since)
 
     def _drop_alias_entries(self, entry: _Entry) -> None:
         for key in [k for k, v in self._lookup.items() if v == entry.name]:
@@ -488,16 +714,36 @@ class Catalog:
         """The read-only connection (call with self._lock held), opened again after a load."""
         if self._ro is None:
             if not self._db_path.exists():  # nothing loaded yet: an empty database to read
-                duckdb.connect(str(self._db_path), config=self._config(LOADER_CONFIG)).close()
+                duckdb.connect(str(self._db_path), config=self._config(OPEN_CONFIG)).close()
             ro = self._open_read_only()
             with self._state:
                 self._ro = ro
         return self._ro
 
     def _open_read_only(self) -> duckdb.DuckDBPyConnection:
+        """The query connection: the catalog's file read-only, each cached table's file attached
+        read-only and named by a view, each table read straight from its file named by a view;
+        then no file access beyond those files, and no setting can change."""
         conn = duckdb.connect(str(self._db_path), read_only=True, config=self._reader_config())
-        for name, sql in self._session_views.items():
-            conn.execute(f"CREATE TEMP VIEW {quote_ident(name)} AS {sql}")
+        try:
+            stored = [e for e in self._entries.values() if e.stored is not None]
+            for index, entry in enumerate(stored):
+                conn.execute(f"ATTACH {sql_literal(str(entry.stored.db))} AS "
+                             f"{CACHE_ALIAS.format(index=index)} (READ_ONLY)")
+            scanned = [e for e in self._entries.values() if e.scanned and not e.loaded]
+            _confine(conn, [p for e in scanned for p in e.source.reads], [], progress=bool(scanned))
+            for index, entry in enumerate(stored):
+                for name in (entry.name, *entry.aliases):
+                    conn.execute(f"CREATE TEMP VIEW {quote_ident(name)} AS SELECT * FROM "
+                                 f"{CACHE_ALIAS.format(index=index)}.{TABLE}")
+            for entry in scanned:
+                for name in (entry.name, *entry.aliases):
+                    conn.execute(f"CREATE TEMP VIEW {quote_ident(name)} AS {entry.scanned}")
+            for name, sql in self._session_views.items():
+                conn.execute(f"CREATE TEMP VIEW {quote_ident(name)} AS {sql}")
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     @staticmethod
@@ -509,7 +755,11 @@ class Catalog:
 
     @classmethod
     def _reader_config(cls) -> dict:
-        return {**cls._config(locked_connection_config()), **ONE_ORDER}
+        """The query connection's settings at open; `_confine` then turns file access off and
+        locks them (after attaching the cached tables' files, which a locked connection cannot)."""
+        locked = {k: v for k, v in locked_connection_config().items()
+                  if k not in ("enable_external_access", "lock_configuration")}
+        return {**cls._config(locked), **ONE_ORDER}
 
     def _close_read_only(self) -> None:
         with self._state:
@@ -524,7 +774,8 @@ class Catalog:
 
         `timeout_s` overrides the catalog's default; past it the query stops with QueryInterrupted.
         """
-        return Relation(lambda text, fetch: self._run(text, fetch, timeout_s), sql)
+        return Relation(lambda text, fetch: self._run(text, fetch, timeout_s), sql,
+                        lambda: self.load_notes(self.referenced_tables(sql)))
 
     def query(self, sql: str, limit: int = 50, timeout_s: float | None = None) -> QueryResult:
         """`sql(sql, timeout_s).fetch(limit)`: the first `limit` rows plus the total count."""
@@ -549,34 +800,105 @@ class Catalog:
                        timeout_s: float | None) -> RepairOutcome[T]:
         with self._lock, self._operation(timeout_s):
             referenced = self.referenced_tables(sql)
-            self._ensure_loaded(referenced)
-            # Parsed on the connection the query will use: one DuckDB database fewer per process.
-            check_read_only(sql, self._reader())
-            failed = [n for n in referenced if self._entries[n].error]
-            suspicious_ok = False
+            self._ensure_loaded(referenced, scan=self._scan_before_load)
+            try:
+                return self._run_loaded(sql, fetch, referenced)
+            except _ScanFailed:
+                # A table read straight from its file holds what its scan cannot read (a ragged row,
+                # a value its sampled type does not fit): load it the careful way, then run again.
+                scanned = [n for n in referenced if self._entries[n].scanned and not self._entries[n].loaded]
+                for name in scanned:
+                    self._entries[name].scanned = None
+                self._ensure_loaded(scanned)
+                return self._run_loaded(sql, fetch, referenced)
 
-            def run(text: str) -> T:
-                if text != sql:
-                    check_read_only(text, self._reader())  # a rewrite must pass the same guard
-                self._check_stopped(sql)
-                rel = self._reader().sql(text)
+    def _run_loaded(self, sql: str, fetch: Callable[[duckdb.DuckDBPyRelation], T],
+                    referenced: list[str]) -> RepairOutcome[T]:
+        # Parsed on the connection the query will use: one DuckDB database fewer per process.
+        check_read_only(sql, self._reader())
+        failed = [n for n in referenced if self._entries[n].error]
+        scanning = [n for n in referenced if self._entries[n].scanned and not self._entries[n].loaded]
+        listing = self._lists_names_only(sql)
+        suspicious_ok = False
+        scan_failed = False
+
+        def run(text: str) -> T:
+            nonlocal scan_failed
+            if scan_failed:  # no rewrite is tried over a file the scan cannot read
+                raise duckdb.InvalidInputException("a table read straight from its file must be loaded first")
+            if text != sql:
+                check_read_only(text, self._reader())  # a rewrite must pass the same guard
+            self._check_stopped(sql)
+            conn = self._names_mirror() if listing else self._reader()
+            try:
+                rel = conn.sql(text)
                 if rel is None:
                     raise duckdb.InvalidInputException("the statement returned no result")
                 if not suspicious_ok and _has_bracket_list_column(rel):
                     raise _BracketListResult()
                 return fetch(rel)
-
-            try:
-                try:
-                    return execute_with_repair(sql, run, self._known_columns, self._known_text_columns)
-                except _BracketListResult:
-                    # No rewrite worked either: the list literal was apparently meant.
-                    suspicious_ok = True
-                    return execute_with_repair(sql, run, self._known_columns, self._known_text_columns)
-            except (QueryInterrupted, duckdb.InterruptException) as exc:
-                raise QueryInterrupted(_stopped_message(self._stopped or "interrupted"), sql) from exc
             except duckdb.Error as exc:
-                raise self._query_error(exc, sql, failed) from exc
+                if scanning and not listing and not isinstance(exc, (duckdb.InterruptException, _BracketListResult)):
+                    scan_failed = True
+                raise
+            finally:
+                if listing:
+                    conn.close()
+
+        try:
+            with self._state:
+                self._activity = (f"reading {', '.join(self._entries[n].source.relpath for n in scanning)}",
+                                  time.monotonic(), True) if scanning else None
+            try:
+                return execute_with_repair(sql, run, self._known_columns, self._known_text_columns)
+            except _BracketListResult:
+                # No rewrite worked either: the list literal was apparently meant.
+                suspicious_ok = True
+                return execute_with_repair(sql, run, self._known_columns, self._known_text_columns)
+        except (QueryInterrupted, duckdb.InterruptException) as exc:
+            raise QueryInterrupted(_stopped_message(self._stopped or "interrupted"), sql) from exc
+        except duckdb.Error as exc:
+            if scan_failed:
+                raise _ScanFailed() from exc
+            raise self._query_error(exc, sql, failed) from exc
+        finally:
+            with self._state:
+                self._activity = None
+
+    def _lists_names_only(self, sql: str) -> bool:
+        """Whether `sql` lists the catalog (SHOW TABLES, information_schema, …) while some table is
+        not in the catalog's own file (a cached table's file attached, a file read straight: temp
+        views DuckDB would list beside its attached `t` tables), and names none of the tables
+        outside a string: it then runs on `_names_mirror`, which lists what the catalog holds."""
+        if not lists_the_catalog(sql):
+            return False
+        if not any(e.stored is not None or (e.scanned and not e.loaded) for e in self._entries.values()):
+            return False
+        names = {t.text.strip('"`').lower() for t in tokenize(sql) if t.kind in ("word", "ident", "backtick")}
+        return not any(name in self._lookup for name in names)
+
+    def _names_mirror(self) -> duckdb.DuckDBPyConnection:
+        """An in-memory database that DuckDB's listings (SHOW TABLES, DESCRIBE, information_schema,
+        duckdb_tables(), sqlite_master) read as they read a catalog without a table cache: each table
+        an empty table with its columns and types, each alias a view of it, each session view a temp
+        view. Only for SQL that lists: it holds no rows (`_lists_names_only`)."""
+        reader = self._reader()
+        mirror = duckdb.connect(":memory:", config=self._config(OPEN_CONFIG))
+        try:
+            for entry in self._entries.values():
+                if entry.error or not (entry.loaded or entry.scanned):
+                    continue
+                columns = ", ".join(f"{quote_ident(c)} {t}" for c, t in _column_types(reader, entry.name))
+                mirror.execute(f"CREATE TABLE {quote_ident(entry.name)} ({columns})")
+                for alias in entry.aliases:
+                    mirror.execute(f"CREATE VIEW {quote_ident(alias)} AS SELECT * FROM {quote_ident(entry.name)}")
+            for name, sql in self._session_views.items():
+                mirror.execute(f"CREATE TEMP VIEW {quote_ident(name)} AS {sql}")
+            _confine(mirror, [], [])
+        except BaseException:
+            mirror.close()
+            raise
+        return mirror
 
     def _known_columns(self) -> list[str]:
         rows = self._reader().execute("SELECT DISTINCT column_name FROM duckdb_columns() WHERE NOT internal").fetchall()
@@ -638,9 +960,23 @@ class Catalog:
 
     # ----------------------------------------------------------------- lifecycle
     def close(self) -> None:
-        with self._lock:
+        """Close the connections and remove the catalog's temporary folder. An operation still
+        running in another thread (one Ctrl-C gave up waiting for) is interrupted, and the folder
+        is removed without waiting for it."""
+        if not self._lock.acquire(timeout=CLOSE_WAIT_S):
+            self.interrupt()
+            self._finalizer()
+            writing = self._writing
+            if writing is not None:
+                writing.abort()
+            return
+        try:
             self._close_read_only()
             self._finalizer()
+        finally:
+            self._lock.release()
+        for stopper in self._stoppers:
+            stopper.join(CLOSE_WAIT_S)
 
     def __enter__(self) -> Catalog:
         return self
@@ -649,10 +985,52 @@ class Catalog:
         self.close()
 
 
-def _column_types(conn: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
+def _confine(conn: duckdb.DuckDBPyConnection, paths: list[Path], folders: list[Path], progress: bool = False) -> None:
+    """Limit a connection's file access to `paths` and `folders` (none: no file access at all),
+    then lock its settings. `progress` lets `query_progress()` say how far a long statement is.
+    A second connection to a database already confined (settings are the database's) keeps them."""
+    if conn.execute("SELECT current_setting('lock_configuration')").fetchall()[0][0]:
+        if conn.execute("SELECT current_setting('enable_external_access')").fetchall()[0][0]:
+            raise DataError("a catalog database is open elsewhere in this process with file access on")
+        return
+    if paths:
+        conn.execute("SET allowed_paths = ?", [[os.fspath(p) for p in paths]])
+    if folders:
+        conn.execute("SET allowed_directories = ?", [[os.fspath(f) for f in folders]])
+    conn.execute("SET enable_external_access = false")
+    if progress:
+        conn.execute("SET enable_progress_bar = true")
+        conn.execute("SET enable_progress_bar_print = false")
+    conn.execute("SET lock_configuration = true")
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _holds_recorded(conn: duckdb.DuckDBPyConnection, cached: CachedTable) -> bool:
+    """Whether a cached table's file attaches and holds the rows, columns and types its record says."""
+    alias = "probe"
+    try:
+        conn.execute(f"ATTACH {sql_literal(str(cached.db))} AS {alias} (READ_ONLY)")
+    except duckdb.Error:
+        return False
+    try:
+        rows = conn.execute(f"SELECT count(*) FROM {alias}.{TABLE}").fetchall()[0][0]
+        return rows == cached.rows and _column_types(conn, f"{alias}.{TABLE}", quoted=True) == list(cached.columns)
+    except duckdb.Error:
+        return False
+    finally:
+        conn.execute(f"DETACH {alias}")
+
+
+def _column_types(conn: duckdb.DuckDBPyConnection, table: str, quoted: bool = False) -> list[tuple[str, str]]:
     """(column, type) as DESCRIBE gives them, from the relation's schema: DESCRIBE is a query
     (~3 ms of CPU a table, most of a small table's profile); the schema is ~0.3 ms."""
-    relation = conn.table(quote_ident(table))
+    relation = conn.table(table if quoted else quote_ident(table))
     return [(column, str(kind)) for column, kind in zip(relation.columns, relation.types)]
 
 
@@ -670,6 +1048,10 @@ def _own_derived(path: Path, context: Path, reg: Registration) -> list[Path]:
 
 
 def _stopped_message(reason: str) -> str:
+    if reason.startswith("timed out") and " while loading " in reason:
+        return (f"query {reason} and was stopped: reading the table took the time, not the query. Allow "
+                "more time (sql --timeout, mcp --query-timeout, 0 = no limit), or load it once with `datasolver "
+                "tables`: the table cache keeps it for every later command on the same files.")
     if reason.startswith("timed out"):
         return (f"query {reason} and was stopped. Make it cheaper: filter early, aggregate before "
                 "joining, avoid cross joins, or select fewer rows.")
@@ -683,6 +1065,10 @@ def _interruptible(catalog: Catalog, sql: str = "") -> Iterator[None]:
         yield
     except duckdb.InterruptException as exc:
         raise QueryInterrupted(_stopped_message(catalog._stopped or "interrupted"), sql) from exc
+
+
+class _ScanFailed(Exception):
+    """A query over a table read straight from its file failed; the table is loaded and the query run again."""
 
 
 class _BracketListResult(duckdb.Error):

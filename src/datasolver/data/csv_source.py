@@ -1,7 +1,15 @@
-"""Read a CSV file into an all-text Arrow table: encoding, delimiter and header handled here.
+"""CSV files: the header and dialect from the file's head, and the two ways rows are read.
 
-Types are inferred afterwards over the whole column (see infer_types), so a late bad value can
-never fail the read, and codes with leading zeros stay text.
+- `scan_sql`: DuckDB's own `read_csv` over a UTF-8 file, every column as text, in strict mode: the
+  fast way, parallel and never through Python. Any row it cannot read as the header says (a
+  ragged row, a bad quote, bytes that are not UTF-8) fails the scan instead of being skipped.
+- `read_csv_text`: the careful way the catalog falls back to: Arrow's reader, streamed block by
+  block (so a stop request is seen between blocks), skipping rows with the wrong number of fields
+  and counting them for a note.
+
+Both give text columns; types are decided afterwards over the whole column (see infer_types), so a
+late bad value can never fail the read, and codes with leading zeros stay text. Files in another
+encoding are decoded into a UTF-8 copy first (see encoding.py).
 """
 
 from __future__ import annotations
@@ -9,69 +17,53 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from datasolver.data.errors import SourceSkipped
+from datasolver.data.encoding import head_codec
+from datasolver.data.errors import SourceSkipped, SourceStopped
 from datasolver.data.names import unique_names
 
 DELIMITERS = (",", "\t", ";", "|")
 SNIFF_BYTES = 256 * 1024
-CHUNK = 1 << 20
 MAX_REPORTED_BAD_ROWS = 5
+BLOCK_BYTES = 8 << 20  # Arrow's block, and the longest line either reader accepts
+
+Stop = Callable[[], bool]
+
+
+@dataclass(frozen=True)
+class CsvHead:
+    """What a CSV file's head tells: the encoding it looks like, the delimiter and the column names."""
+
+    codec: str
+    delimiter: str
+    names: list[str]
+
+    @property
+    def decimal_comma(self) -> bool:
+        """A `;`-delimited file may write numbers with decimal commas (`5,1`)."""
+        return self.delimiter == ";"
 
 
 @dataclass
 class CsvRead:
-    """An all-text table read from one CSV file, with what had to be left out or repaired."""
+    """An all-text table read from one CSV file, with the rows that had to be left out."""
 
     table: pa.Table
-    encoding: str
-    delimiter: str
     bad_rows: int = 0
     bad_row_examples: list[str] = field(default_factory=list)
-    replaced_bytes: bool = False
 
-    def problems(self) -> list[str]:
-        notes = []
-        if self.bad_rows:
-            shown = "; ".join(self.bad_row_examples)
-            notes.append(f"{self.bad_rows} row(s) with the wrong number of fields not loaded ({shown})")
-        if self.replaced_bytes:
-            notes.append("undecodable bytes replaced by U+FFFD (neither UTF-8 nor GB18030)")
-        return notes
-
-
-def detect_encoding(path: Path) -> str:
-    """utf-16 by BOM, else utf-8-sig / utf-8 if the whole file decodes, else gb18030, else ''.
-
-    The whole file is checked because a GBK file can start with a long ASCII stretch.
-    '' means nothing decodes strictly; the caller decodes with replacement and reports it.
-    """
-    with open(path, "rb") as fh:
-        head = fh.read(4)
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return "utf-16"
-    first = "utf-8-sig" if head.startswith(codecs.BOM_UTF8) else "utf-8"
-    for encoding in (first, "gb18030"):
-        if _decodes(path, encoding):
-            return encoding
-    return ""
-
-
-def _decodes(path: Path, encoding: str) -> bool:
-    decoder = codecs.getincrementaldecoder(encoding)(errors="strict")
-    try:
-        with open(path, "rb") as fh:
-            while chunk := fh.read(CHUNK):
-                decoder.decode(chunk)
-            decoder.decode(b"", final=True)
-    except UnicodeDecodeError:
-        return False
-    return True
+    def skipped_note(self) -> str | None:
+        if not self.bad_rows:
+            return None
+        shown = "; ".join(self.bad_row_examples)
+        return f"{self.bad_rows} row(s) with the wrong number of fields not loaded ({shown})"
 
 
 def read_head_text(path: Path, encoding: str, size: int = SNIFF_BYTES) -> str:
@@ -111,38 +103,55 @@ def header_names(sample: str, delimiter: str) -> list[str]:
         raise SourceSkipped(f"no readable CSV header ({exc})") from exc
 
 
-def looks_binary(path: Path, size: int = SNIFF_BYTES) -> bool:
+def looks_binary(head: bytes) -> bool:
     """True when the head holds NUL bytes outside a UTF-16 file: binary data, not text."""
-    with open(path, "rb") as fh:
-        head = fh.read(size)
     return b"\x00" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
 
 
-def read_csv_header(path: Path) -> tuple[str, str, list[str]]:
-    """(encoding, delimiter, column names) from the file's head only: cheap, for registration."""
-    if looks_binary(path):
+def read_csv_header(path: Path, codec: str | None = None) -> CsvHead:
+    """The encoding guess, delimiter and column names from the file's head only: cheap, for
+    registration (the load decides the encoding on the whole file). `codec` skips the guess."""
+    with open(path, "rb") as fh:
+        head = fh.read(SNIFF_BYTES)
+        whole = len(head) < SNIFF_BYTES or not fh.read(1)
+    if looks_binary(head):
         raise SourceSkipped("binary data (NUL bytes), not a text CSV")
-    encoding = detect_encoding(path)
-    sample = read_head_text(path, encoding)
+    codec = codec or head_codec(head, whole)
+    decoder = codecs.getincrementaldecoder(codec)(errors="replace")
+    sample = decoder.decode(head, final=whole).lstrip("\ufeff")
     if not sample.strip():
         raise SourceSkipped("empty file")
     delimiter = sniff_delimiter(sample)
     names = header_names(sample, delimiter)
     if not names:
         raise SourceSkipped("no header row")
-    return encoding, delimiter, names
+    return CsvHead(codec, delimiter, names)
 
 
-def read_csv_text(path: Path, scratch: Path) -> CsvRead:
-    """Read the whole file as text columns; rows with the wrong field count are counted, not loaded."""
-    encoding, delimiter, names = read_csv_header(path)
-    source = path
-    replaced = False
-    if encoding == "":
-        # Nothing decodes strictly: transcode with replacement so the rest of the file still loads.
-        source = scratch / (path.name + ".utf8.csv")
-        _transcode(path, source)
-        encoding, replaced = "utf-8", True
+def sql_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def scan_sql(path: Path, head: CsvHead) -> str:
+    """DuckDB's `read_csv` of a UTF-8 file as text columns named as the header says, strict: a row
+    with the wrong number of fields, an unterminated quote or bytes that are not UTF-8 fail it.
+    Unquoted empty fields are NULL, quoted ones (`""`) the empty text, as `read_csv_text` reads them."""
+    columns = "{" + ", ".join(f"{sql_literal(n)}: 'VARCHAR'" for n in head.names) + "}"
+    return (f"read_csv({sql_literal(os.fspath(path))}, header = true, delim = {sql_literal(head.delimiter)}, "
+            "quote = '\"', escape = '\"', auto_detect = false, strict_mode = true, null_padding = false, "
+            "ignore_errors = false, allow_quoted_nulls = false, encoding = 'utf-8', "
+            f"max_line_size = {BLOCK_BYTES}, columns = {columns})")
+
+
+def directly_scannable(head: CsvHead) -> bool:
+    """Whether DuckDB's scan reads the file as `read_csv_text` would. A one-column file is not: a
+    blank line there is a row holding NULL for DuckDB, and no row at all for Arrow (and the scorer)."""
+    return len(head.names) > 1
+
+
+def read_csv_text(path: Path, head: CsvHead, stop: Stop = lambda: False) -> CsvRead:
+    """Read a UTF-8 file's rows as text columns, block by block; rows with the wrong field count
+    are counted (and the first few described), not loaded."""
     bad: list[str] = []
     bad_count = 0
 
@@ -154,33 +163,25 @@ def read_csv_text(path: Path, scratch: Path) -> CsvRead:
             bad.append(f"{line}: {row.actual_columns} fields, expected {row.expected_columns}")
         return "skip"
 
-    read_options = pacsv.ReadOptions(
-        column_names=names,
-        skip_rows=1,
-        encoding="utf8" if encoding in ("utf-8", "utf-8-sig") else encoding,
-        block_size=8 << 20,
-    )
-    parse_options = pacsv.ParseOptions(
-        delimiter=delimiter, newlines_in_values=True, invalid_row_handler=on_invalid
-    )
+    names = head.names
+    read_options = pacsv.ReadOptions(column_names=names, skip_rows=1, encoding="utf8", block_size=BLOCK_BYTES,
+                                     use_threads=False)
+    parse_options = pacsv.ParseOptions(delimiter=head.delimiter, newlines_in_values=True, invalid_row_handler=on_invalid)
     convert_options = pacsv.ConvertOptions(
         column_types={name: pa.string() for name in names},
         strings_can_be_null=True,
         null_values=[""],
         quoted_strings_can_be_null=False,
     )
+    schema = pa.schema([(name, pa.string()) for name in names])
     try:
-        table = pacsv.read_csv(
-            source, read_options=read_options, parse_options=parse_options, convert_options=convert_options
-        )
+        reader = pacsv.open_csv(path, read_options=read_options, parse_options=parse_options,
+                                convert_options=convert_options)
+        batches = []
+        for batch in reader:
+            if stop():
+                raise SourceStopped("stopped while reading the file")
+            batches.append(batch)
     except (pa.ArrowInvalid, UnicodeDecodeError, csv.Error) as exc:
-        raise SourceSkipped(f"could not parse as CSV ({encoding}, delimiter {delimiter!r}): {exc}") from exc
-    return CsvRead(table, encoding, delimiter, bad_count, bad, replaced)
-
-
-def _transcode(src: Path, dst: Path) -> None:
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    with open(src, "rb") as fin, open(dst, "w", encoding="utf-8", newline="") as fout:
-        while chunk := fin.read(CHUNK):
-            fout.write(decoder.decode(chunk))
-        fout.write(decoder.decode(b"", final=True))
+        raise SourceSkipped(f"could not parse as CSV (delimiter {head.delimiter!r}): {exc}") from exc
+    return CsvRead(pa.Table.from_batches(batches, schema=schema), bad_count, bad)

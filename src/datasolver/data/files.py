@@ -1,4 +1,4 @@
-"""Classify the files of a context folder by kind (csv, json, db, doc, video, knowledge)."""
+"""Classify the files of a context folder by kind (csv, json, db, parquet, excel, doc, video, knowledge)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,11 @@ KIND_BY_SUFFIX = {
     ".db": "db",
     ".sqlite": "db",
     ".sqlite3": "db",
+    ".parquet": "parquet",
+    ".xlsx": "excel",
+    ".xlsm": "excel",
+    ".xls": "excel",
+    ".ods": "excel",
     ".md": "doc",
     ".markdown": "doc",
     ".txt": "doc",
@@ -30,6 +35,7 @@ KIND_BY_SUFFIX = {
     ".avi": "video",
 }
 KNOWLEDGE_FILE = "knowledge.md"
+TABLE_KINDS = ("csv", "json", "db", "parquet", "excel")
 
 
 @dataclass
@@ -40,10 +46,12 @@ class ContextFiles:
     csv: list[Path] = field(default_factory=list)
     json: list[Path] = field(default_factory=list)
     db: list[Path] = field(default_factory=list)
+    parquet: list[Path] = field(default_factory=list)
+    excel: list[Path] = field(default_factory=list)
     doc: list[Path] = field(default_factory=list)
     video: list[Path] = field(default_factory=list)
     knowledge: Path | None = None
-    other: list[Path] = field(default_factory=list)
+    other: list[Path] = field(default_factory=list)  # no table, document or video is read from these
     hidden: list[Path] = field(default_factory=list)  # names starting with a dot: listed, never loaded
     refused: list[tuple[str, str]] = field(default_factory=list)  # (relative path, why it is not read)
 
@@ -54,6 +62,11 @@ class ContextFiles:
     def knowledge_text(self) -> str:
         """knowledge.md up to its cap (MAX_KNOWLEDGE_BYTES), "" when the folder has none."""
         return self.knowledge_file().text
+
+    def every_file(self) -> list[Path]:
+        """Every file listed (whatever its kind, hidden ones and knowledge.md too), not the refused."""
+        kinds = self.csv + self.json + self.db + self.parquet + self.excel + self.doc + self.video
+        return sorted(kinds + self.other + self.hidden + ([self.knowledge] if self.knowledge else []))
 
     def relative(self, path: Path) -> str:
         try:

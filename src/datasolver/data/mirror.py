@@ -42,8 +42,7 @@ def _mirror(source: Path, target: Path, *, link: bool) -> list[tuple[str, str]]:
     files = list_context_files(source)
     refused = list(files.refused)
     budget = InputBudget(InputLimits.from_env())
-    for src in sorted(files.csv + files.json + files.db + files.doc + files.video + files.other
-                      + files.hidden + ([files.knowledge] if files.knowledge else [])):
+    for src in files.every_file():
         rel = files.relative(src)
         dst = target / rel
         dst.parent.mkdir(parents=True, exist_ok=True)

@@ -20,14 +20,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TextIO, TypeVar
 
 import duckdb
-import pandas as pd
 
 from datasolver.data.errors import CellTooLarge
+from datasolver.data.load_notes import LoadNote
 from datasolver.data.names import quote_ident
 from datasolver.data.results import QueryResult, write_csv
 from datasolver.sizes import human_size
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from datasolver.data.sql_repair import RepairOutcome
 
 T = TypeVar("T")
@@ -48,8 +50,9 @@ Runner = Callable[[str, Callable[[duckdb.DuckDBPyRelation], T]], "RepairOutcome[
 class Relation:
     """One read-only SQL query over a catalog, run when an output is asked for."""
 
-    def __init__(self, run: Runner, sql: str) -> None:
+    def __init__(self, run: Runner, sql: str, notes: Callable[[], list[LoadNote]] = list) -> None:
         self._run = run
+        self._notes = notes
         self.sql = sql
         self.rewrites: list[str] = []
         """Repairs applied the last time it ran (empty before it has run)."""
@@ -60,7 +63,13 @@ class Relation:
         """The first `limit` rows, the column names and types, and the total row count."""
         result = self._output(lambda rel: _first_rows(rel, limit))
         result.rewrites, result.sql = list(self.rewrites), self.final_sql or self.sql
+        result.notes = self.load_notes()
         return result
+
+    def load_notes(self) -> list[LoadNote]:
+        """What loading said about the tables this query reads (encoding chosen, rows skipped,
+        columns left as text, …): every caller shows them beside the rows."""
+        return self._notes()
 
     def df(self) -> pd.DataFrame:
         """The whole result as a DataFrame."""
@@ -83,6 +92,7 @@ class Relation:
                 shutil.copyfileobj(spool.file, target)
         result = spool.result
         result.rewrites, result.sql = list(self.rewrites), self.final_sql or self.sql
+        result.notes = self.load_notes()
         return result
 
     def _output(self, fetch: Callable[[duckdb.DuckDBPyRelation], T]) -> T:
@@ -95,12 +105,16 @@ class Relation:
 
 
 def _first_rows(rel: duckdb.DuckDBPyRelation, limit: int) -> QueryResult:
+    """The first `limit` rows and the true count, in one run of the query where it has no more rows
+    than that: `limit + 1` rows are fetched, and only a result with more is counted (a second run;
+    over a table read straight from its file, a second parse of the file)."""
+    limit = max(limit, 0)
     columns = list(rel.columns)
     types = [str(t) for t in rel.types]
-    total = rel.aggregate("count(*)").fetchall()[0][0]
-    rows, budget_cut = _guarded_rows(rel.limit(limit), columns, types) if limit > 0 else ([], False)
+    rows, seen, more = _guarded_rows(rel.limit(limit + 1), columns, types, limit)
+    total = rel.aggregate("count(*)").fetchall()[0][0] if more else seen
     return QueryResult(columns=columns, types=types, rows=rows, total_rows=total,
-                       byte_budget=MAX_RESULT_BYTES if budget_cut else None)
+                       byte_budget=MAX_RESULT_BYTES if len(rows) < seen else None)
 
 
 def _size_of(ref: str, type_name: str) -> tuple[str, int, str] | None:
@@ -130,8 +144,11 @@ def _bytes_of(ref: str, type_name: str) -> str | None:
     return None
 
 
-def _guarded_rows(head: duckdb.DuckDBPyRelation, columns: list[str], types: list[str]) -> tuple[list[tuple], bool]:
-    """The rows of `head`, and whether the byte budget cut them short. Measured in DuckDB before
+def _guarded_rows(head: duckdb.DuckDBPyRelation, columns: list[str], types: list[str],
+                  shown: int) -> tuple[list[tuple], int, bool]:
+    """The first `shown` rows of `head` within the byte budget, how many rows `head` had among its
+    first `shown` (more than those returned when the budget cut them short), and whether it has
+    more rows than `shown` (it may hold one more, only to tell). Measured in DuckDB before
     any value is fetched: a cell over its cap is replaced by NULL there and the fetch is refused
     with a CellTooLarge naming the column and its size; a row that would bring the rows' total
     past MAX_RESULT_BYTES has every cell replaced, and it and the rows after it are left out.
@@ -142,7 +159,8 @@ def _guarded_rows(head: duckdb.DuckDBPyRelation, columns: list[str], types: list
     sized = {i: s for i, t in enumerate(types) if (s := _size_of(f"#{i + 1}", t)) is not None}
     measured = [b for i, t in enumerate(types) if (b := _bytes_of(f"#{i + 1}", t)) is not None]
     if not sized and not measured:
-        return head.fetchall(), False
+        fetched = head.fetchall()
+        return fetched[:shown], min(len(fetched), shown), len(fetched) > shown
     width = len(columns)
     row_bytes = " + ".join(measured + [str(FIXED_CELL_BYTES * (width - len(measured)))])
     inner = [f"#{i + 1} AS {quote_ident(f'__datasolver_v{i}')}" for i in range(width)]
@@ -160,6 +178,8 @@ def _guarded_rows(head: duckdb.DuckDBPyRelation, columns: list[str], types: list
     exprs += [quote_ident(f"__datasolver_size_{i}") for i in sized]
     exprs.append("__datasolver_total")
     fetched = measuring.project(", ".join(exprs)).fetchall()
+    more = len(fetched) > shown
+    fetched = fetched[:shown]
     for offset, (i, (_, cap, unit)) in enumerate(sized.items()):
         largest = max((row[width + offset] or 0 for row in fetched), default=0)
         if largest > cap:
@@ -168,7 +188,7 @@ def _guarded_rows(head: duckdb.DuckDBPyRelation, columns: list[str], types: list
             raise CellTooLarge(f"column {columns[i]!r} has a cell of {size}, over the {cap_text} a result cell may "
                                "have; select a part of it (left(col, 1000), strlen(col), a count) instead")
     kept = [row[:width] for row in fetched if row[-1] <= MAX_RESULT_BYTES]
-    return kept, len(kept) < len(fetched)
+    return kept, len(fetched), more
 
 
 def _spool_csv(rel: duckdb.DuckDBPyRelation, preview_rows: int, visible_controls: bool) -> _Spool:

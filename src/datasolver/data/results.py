@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal, TextIO
 
+from datasolver.data.load_notes import LoadNote, render_notes
 from datasolver.sizes import human_size
 from datasolver.terminal import printable
 
@@ -95,6 +96,8 @@ class QueryResult:
     sql: str = ""
     byte_budget: int | None = None
     """Set when the rows stop short of the limit because of the byte budget (its size in bytes)."""
+    notes: list[LoadNote] = field(default_factory=list)
+    """What loading said about the tables the query read (see load_notes.py)."""
 
     @property
     def truncated(self) -> bool:
@@ -171,13 +174,14 @@ def cell_text(value: Any, max_chars: int = 200) -> str:
 
 def render_result(result: QueryResult, max_cell_chars: int = 200) -> str:
     """`rows: R of T` first (saying when the rows were cut), then a tab-separated header and rows;
-    rewrites noted at the end."""
+    rewrites noted at the end, then what loading said about the tables read (`note: …`)."""
     lines = [result.count_line()]
     lines.append("\t".join(printable(escape_breaks(c)) for c in result.columns))
     for row in result.rows:
         lines.append("\t".join(cell_text(v, max_cell_chars) for v in row))
     if result.rewrites:
         lines.append(rewrites_note(result.rewrites))
+    lines += [printable(line) for line in render_notes(result.notes)]
     return "\n".join(lines)
 
 
@@ -212,7 +216,8 @@ def format_result(result: QueryResult, fmt: Format, *, terminal: bool = False) -
     so every line is one row and every tab a separator. csv: RFC 4180, NULL as an empty field and
     the empty text as `""` (see `write_csv` for one column); with `terminal`, control characters are made visible (a file or a pipe
     gets the values as they are). json: one object with `columns` (name, type), `rows` (arrays),
-    `row_count` (the true count), `truncated` and `rewrites`. markdown: a pipe table.
+    `row_count` (the true count), `truncated`, `rewrites` and the load `notes` (path, table, kind,
+    reason). markdown: a pipe table. Every other format leaves the notes to its caller (stderr).
     """
     if fmt == "table":
         return _table(result)
@@ -231,6 +236,7 @@ def format_result(result: QueryResult, fmt: Format, *, terminal: bool = False) -
             "row_count": result.total_rows,
             "truncated": result.truncated,
             "rewrites": list(result.rewrites),
+            "notes": [{"path": n.path, "table": n.table, "kind": n.kind, "reason": n.reason} for n in result.notes],
         }) + "\n"
     if fmt == "markdown":
         return _markdown(result)

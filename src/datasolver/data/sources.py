@@ -9,43 +9,66 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import duckdb
 import pyarrow as pa
 
-from datasolver.data import csv_source, json_source, sqlite_source
+from datasolver.data import csv_source, json_source, sqlite_source, table_load
 from datasolver.data.arrow_columns import TextTable
 from datasolver.data.errors import SourceSkipped
-from datasolver.data.files import KIND_BY_SUFFIX, ContextFiles
+from datasolver.data.files import KIND_BY_SUFFIX, TABLE_KINDS, ContextFiles
 from datasolver.data.input_limits import InputBudget, InputLimits
 from datasolver.data.layout import DERIVED
+from datasolver.data.load_notes import OTHER
 from datasolver.data.sqlite_source import Stop
+from datasolver.data.table_load import LoadContext
 
 DERIVED_MANIFEST = "manifest.json"
 
 
 @dataclass
 class Loaded:
-    """What a source yields when its rows are finally read."""
+    """What a source read in Python yields: its rows as Arrow, the text columns to type, notes."""
 
     table: pa.Table
     infer: list[str]
     problems: list[str] = field(default_factory=list)
 
 
+Notes = list[tuple[str, str]]  # (kind, text), see load_notes
+
+
 @dataclass
 class Source:
-    """One table-to-be: where it comes from and how to read it (not yet read)."""
+    """One table-to-be: where it comes from and how to load it (not yet loaded)."""
 
-    kind: str  # csv | json | db | derived
+    kind: str  # csv | json | db | parquet | excel | derived
     path: Path
     relpath: str
     source_name: str
-    read: Callable[[Path, Stop], Loaded]  # a scratch dir for temporary files; stop() true = give up
+    load: Callable[[LoadContext], Notes]  # creates table `ctx.target` in `ctx.conn`; returns its notes
     columns: list[str] | None = None
     rows: int | None = None
     rows_exact: bool = False
     origin: str | None = None
     count_rows: Callable[[], int | None] | None = None  # cheap count before loading
     count_is_exact: bool = False
+    scan: Callable[[duckdb.DuckDBPyConnection], str | None] | None = None
+    """A relation over the file that DuckDB reads directly, typed, for a query before the table is
+    loaded (None: the file must be loaded first)."""
+    reads: tuple[Path, ...] = ()
+    """Files DuckDB itself opens to load or scan this source (the loader may read only these)."""
+
+
+def from_python(read: Callable[[Stop], Loaded]) -> Callable[[LoadContext], Notes]:
+    """A load for a source read in Python: its Arrow rows, typed by the inference rules."""
+
+    def load(ctx: LoadContext) -> Notes:
+        loaded = read(ctx.stop)
+        ctx.check_stopped()
+        typing = table_load.load_arrow(ctx, loaded.table, loaded.infer)
+        return [(OTHER, p) for p in loaded.problems] + typing
+
+    return load
 
 
 @dataclass
@@ -59,14 +82,17 @@ HIDDEN_NOTE = "not loaded: its name (or a folder's) starts with a dot, which mar
 
 
 def register_files(files: ContextFiles, reg: Registration, limits: InputLimits | None = None,
-                   budget: InputBudget | None = None) -> None:
-    """csv → json → db, each group in file-name order (the order decides name collisions).
+                   budget: InputBudget | None = None, encoding: str | None = None) -> None:
+    """csv → json → db → parquet → excel, each group in file-name order (the order decides name
+    collisions). `encoding` (a codec name) is every CSV file's encoding instead of the one chosen
+    by evidence.
 
     One bad file never stops the others: whatever goes wrong while registering it becomes a
     `skipped` entry with the reason. A file over `limits` (per file, or with the files accepted
     before it in this order, across files; `budget` carries that total on to derived tables) is
     skipped with a note before any of it is read. Files the walk refused (links out of the task,
-    FIFOs, devices) are skipped with its reason.
+    FIFOs, devices) are skipped with its reason, and so is every file of a kind no table is read
+    from (not a document, video or knowledge.md either).
     """
     budget = budget or InputBudget(limits or InputLimits())
     reg.skipped.extend(files.refused)
@@ -74,11 +100,24 @@ def register_files(files: ContextFiles, reg: Registration, limits: InputLimits |
         if path.suffix.lower() in TABLE_SUFFIXES:
             reg.notes.append((files.relative(path), HIDDEN_NOTE))
     for path in files.csv:
-        _within(budget, path, files.relative(path), reg, _register_csv, path, files.relative(path), path.stem, reg)
+        _within(budget, path, files.relative(path), reg, _register_csv, path, files.relative(path), path.stem, reg,
+                "csv", encoding)
     for path in files.json:
         _within(budget, path, files.relative(path), reg, _register_json, path, files.relative(path), reg)
     for path in files.db:
         _within(budget, path, files.relative(path), reg, _register_sqlite, path, files.relative(path), reg)
+    for path in files.parquet:
+        _within(budget, path, files.relative(path), reg, _register_parquet, path, files.relative(path), reg)
+    for path in files.excel:
+        _within(budget, path, files.relative(path), reg, _register_excel, path, files.relative(path), reg)
+    for path in files.other:
+        reg.skipped.append((files.relative(path), not_a_table_reason(path)))
+
+
+def not_a_table_reason(path: Path) -> str:
+    suffix = path.suffix.lower() or "(no extension)"
+    return (f"not read: {suffix} files are not a table format (tables are read from CSV/TSV, JSON, JSON Lines, "
+            "SQLite, Parquet and Excel files; documents from Markdown, text and PDF)")
 
 
 def _within(budget: InputBudget, path: Path, relpath: str, reg: Registration,
@@ -98,7 +137,7 @@ def _within(budget: InputBudget, path: Path, relpath: str, reg: Registration,
         budget.spend(size)
 
 
-TABLE_SUFFIXES = frozenset(s for s, kind in KIND_BY_SUFFIX.items() if kind in ("csv", "json", "db"))
+TABLE_SUFFIXES = frozenset(s for s, kind in KIND_BY_SUFFIX.items() if kind in TABLE_KINDS)
 
 
 def _guarded(relpath: str, reg: Registration, register: Callable[..., None], *args: object) -> None:
@@ -201,20 +240,47 @@ def _read_regular(path: Path, limit: int) -> bytes | None:
         os.close(fd)
 
 
-def _register_csv(path: Path, relpath: str, source_name: str, reg: Registration, kind: str = "csv") -> None:
+def _register_csv(path: Path, relpath: str, source_name: str, reg: Registration, kind: str = "csv",
+                  encoding: str | None = None) -> None:
     try:
-        _, _, names = csv_source.read_csv_header(path)
+        head = csv_source.read_csv_header(path, encoding)
     except (SourceSkipped, OSError) as exc:
         reg.skipped.append((relpath, str(exc)))
         return
 
-    def read(scratch: Path, stop: Stop) -> Loaded:
-        result = csv_source.read_csv_text(path, scratch)
-        return Loaded(result.table, list(result.table.column_names), result.problems())
+    def load(ctx: LoadContext) -> Notes:
+        return table_load.load_csv(ctx, path, head, encoding)
 
-    source = Source(kind, path, relpath, source_name, read, columns=names)
+    def scan(conn: duckdb.DuckDBPyConnection) -> str | None:
+        return table_load.csv_scan(conn, path, head, encoding)
+
+    source = Source(kind, path, relpath, source_name, load, columns=head.names, scan=scan, reads=(path,))
     source.count_rows = lambda: _estimate_lines(path) - 1
     reg.sources.append(source)
+
+
+def _register_parquet(path: Path, relpath: str, reg: Registration) -> None:
+    columns, rows = table_load.parquet_shape(path)
+    source = Source("parquet", path, relpath, path.stem, lambda ctx: table_load.load_parquet(ctx, path),
+                    columns=columns, rows=rows, rows_exact=True, scan=lambda conn: table_load.parquet_scan(path),
+                    reads=(path,))
+    reg.sources.append(source)
+
+
+def _register_excel(path: Path, relpath: str, reg: Registration) -> None:
+    from datasolver.data import excel_source  # the reader loads only for a folder with a workbook
+
+    sheets = excel_source.sheet_names(path)
+    if not sheets:
+        reg.notes.append((relpath, "the workbook has no sheets"))
+    for sheet in sheets:
+        name = path.stem if len(sheets) == 1 else f"{path.stem}_{sheet}"
+
+        def read(stop: Stop, sheet: str = sheet) -> Loaded:
+            text = excel_source.read_sheet(path, sheet)
+            return Loaded(text.table, text.infer, text.notes)
+
+        reg.sources.append(Source("excel", path, relpath, name, from_python(read)))
 
 
 def _estimate_lines(path: Path) -> int:
@@ -233,14 +299,14 @@ def _register_json(path: Path, relpath: str, reg: Registration) -> None:
         reg.skipped.append((relpath, str(exc)))
         return
     if name is not None:
-        def read_single(scratch: Path, stop: Stop) -> Loaded:
+        def read_single(stop: Stop) -> Loaded:
             parsed = json_source.read_json_tables(path)
             if len(parsed.tables) != 1:
                 raise SourceSkipped(f"expected one table, found {len(parsed.tables)}")
             text = parsed.tables[0].to_table()
             return Loaded(text.table, text.infer, parsed.notes)
 
-        source = Source("json", path, relpath, name, read_single)
+        source = Source("json", path, relpath, name, from_python(read_single))
         shape = json_source.peek_shape(path)
         if shape is not None:
             source.columns = shape.columns
@@ -260,12 +326,12 @@ def _register_json(path: Path, relpath: str, reg: Registration) -> None:
 
 
 def _json_table_source(path: Path, relpath: str, table: json_source.JsonTable) -> Source:
-    def read(scratch: Path, stop: Stop) -> Loaded:
+    def read(stop: Stop) -> Loaded:
         text: TextTable = table.to_table()
         return Loaded(text.table, text.infer)
 
     columns = list(dict.fromkeys(k for record in table.records for k in record))
-    return Source("json", path, relpath, table.source_name, read, columns=columns,
+    return Source("json", path, relpath, table.source_name, from_python(read), columns=columns,
                   rows=len(table.records), rows_exact=True)
 
 
@@ -286,11 +352,11 @@ def _register_sqlite(path: Path, relpath: str, reg: Registration, kind: str = "d
 def _sqlite_source(path: Path, relpath: str, obj: sqlite_source.SqliteObject, kind: str) -> Source:
     name = obj.name
 
-    def read(scratch: Path, stop: Stop) -> Loaded:
+    def read(stop: Stop) -> Loaded:
         text = sqlite_source.read_object(path, name, obj.kind, stop)
         return Loaded(text.table, text.infer)
 
-    source = Source(kind, path, relpath, name, read, columns=obj.columns)
+    source = Source(kind, path, relpath, name, from_python(read), columns=obj.columns)
     source.count_rows = lambda: sqlite_source.count_rows(path, name)
     source.count_is_exact = True
     return source

@@ -6,8 +6,8 @@ sees the same tables, the documents pass (`prepare_documents`, no model) runs on
 `<cache root>/<folder key>/<content key>/` and later opens reuse it. The input is never written.
 
 - cache root: `$DATASOLVER_DOC_CACHE`, else `$XDG_CACHE_HOME/datasolver/documents`, else
-  `~/.cache/datasolver/documents`; `off` (or `none`) extracts into a temporary folder removed on
-  `close()`.
+  `~/.cache/datasolver/documents` (the rule every datasolver cache follows: `data/user_cache.py`);
+  `off` (or `none`) extracts into a temporary folder removed on `close()`.
 - folder key: SHA-256 of the context folder's resolved path; content key: SHA-256 of every
   document's relative path and bytes, the package version and the manifest version, so an edited
   document or a new extractor never reuses old tables. A folder keeps only its newest entry.
@@ -23,7 +23,6 @@ import hashlib
 import json
 import os
 import shutil
-import stat
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -31,12 +30,13 @@ from pathlib import Path
 
 from datasolver import __version__
 from datasolver.data.layout import ScratchLayout
+from datasolver.data.user_cache import make_dirs, real_dir, regular_file
+from datasolver.data.user_cache import cache_root as user_cache_root
 from datasolver.documents.manifest import MANIFEST, VERSION
 from datasolver.documents.model import SkippedDocument
 from datasolver.documents.sources import Document, file_sha256, find_documents
 
 CACHE_ENV = "DATASOLVER_DOC_CACHE"
-NO_CACHE = ("off", "none")
 REPORT = "report.json"  # skipped documents and warnings of the extraction, kept beside the manifest
 STALE_TMP_S = 3600.0
 NOT_EXTRACTED = "not read: documents are extracted only when tables are loaded"
@@ -74,13 +74,7 @@ class DocumentTables:
 def cache_root(setting: str | Path | None = None) -> Path | None:
     """The cache root for `setting` (a folder, `off`/`none`, or None for `$DATASOLVER_DOC_CACHE`
     and then the user cache folder); None means no cache (a temporary folder per open)."""
-    value = str(setting) if setting is not None else os.environ.get(CACHE_ENV, "")
-    if value.strip().lower() in NO_CACHE:
-        return None
-    if value.strip():
-        return Path(value).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "datasolver" / "documents"
+    return user_cache_root("documents", CACHE_ENV, setting)
 
 
 def document_tables(folder: Path | str, *, cache: str | Path | None = None, extract: bool = True) -> DocumentTables:
@@ -122,7 +116,7 @@ def _cache_entry(base: Path | None, context: Path, docs: list[Document], result:
     folder_key = hashlib.sha256(str(context.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:32]
     entry = base / folder_key / _content_key(docs)
     for path in (base, entry.parent, entry):
-        if _real_dir(path) is False:
+        if real_dir(path) is False:
             result.notes.append(f"document cache: {path} is not a plain folder (a link is never followed); "
                                 "tables extracted into a temporary folder")
             return None
@@ -133,12 +127,12 @@ def _write_entry(context: Path, entry: Path, result: DocumentTables) -> bool:
     """Extract into a fresh folder beside `entry` and rename it into place whole; False (noted)
     when the cache cannot be written, so the caller extracts into a temporary folder instead."""
     try:
-        _make_dirs(entry.parent)
+        make_dirs(entry.parent)
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=entry.parent))
     except OSError as exc:
         result.notes.append(f"document cache {entry.parent.parent} is not writable ({exc}); tables extracted into a temporary folder")
         return False
-    if _real_dir(entry) and not _complete(entry):
+    if real_dir(entry) and not _complete(entry):
         shutil.rmtree(entry, ignore_errors=True)  # damaged: an entry is renamed into place only whole
     try:
         _extract(context, tmp)
@@ -156,7 +150,7 @@ def _write_entry(context: Path, entry: Path, result: DocumentTables) -> bool:
 
 
 def _complete(entry: Path) -> bool:
-    return _real_dir(entry) is True and _regular_file(entry / MANIFEST)
+    return real_dir(entry) is True and regular_file(entry / MANIFEST)
 
 
 def _content_key(docs: list[Document]) -> str:
@@ -181,7 +175,7 @@ def _from_entry(entry: Path, result: DocumentTables) -> DocumentTables:
     """Fill `result` from a written entry: the folder, the documents without a table, warnings."""
     result.derived = entry
     try:
-        report = json.loads((entry / REPORT).read_text(encoding="utf-8")) if _regular_file(entry / REPORT) else None
+        report = json.loads((entry / REPORT).read_text(encoding="utf-8")) if regular_file(entry / REPORT) else None
     except (OSError, ValueError):
         report = None
     if isinstance(report, dict):
@@ -199,29 +193,6 @@ def _from_entry(entry: Path, result: DocumentTables) -> DocumentTables:
     return result
 
 
-def _real_dir(path: Path) -> bool | None:
-    """True for a directory, None when absent, False for anything else (a link, a file)."""
-    try:
-        mode = os.lstat(path).st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    return stat.S_ISDIR(mode) or False
-
-
-def _regular_file(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
-def _make_dirs(path: Path) -> None:
-    """Create the cache folders (0700); an existing link among them raises instead of being followed."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if _real_dir(path) is not True:
-        raise NotADirectoryError(f"{path} is not a plain folder; the document cache does not follow links")
-
-
 def _drop_stale(folder_dir: Path, keep: str) -> None:
     """Remove this folder's older entries (its documents changed) and temporary folders a killed
     process left (older than STALE_TMP_S); links are unlinked, never followed."""
@@ -234,7 +205,7 @@ def _drop_stale(folder_dir: Path, keep: str) -> None:
                     continue  # another process may be writing it now
             except OSError:
                 continue
-        if _real_dir(child):
+        if real_dir(child):
             shutil.rmtree(child, ignore_errors=True)
         else:
             child.unlink(missing_ok=True)

@@ -1,0 +1,99 @@
+"""Workbooks (.xlsx, .xlsm, .xls, .ods): each sheet is one table, read with python-calamine.
+
+Why calamine: a Rust reader behind a small wheel with no dependencies, maintained (pandas offers
+it as its `calamine` engine), and it runs no macro and parses no XML in Python. openpyxl, the
+other maintained choice, is pure Python (an order of magnitude slower on big sheets) and reads
+only .xlsx.
+
+The first row of a sheet is its header (blank names become column<N>, repeats get suffixes).
+Cells keep their types: numbers, booleans; dates and date-times become ISO text, and every text
+column is typed by the same rules as CSV text (so `2024-01-02` cells make a DATE column). An
+.xlsx/.xlsm/.ods file is a zip: its members may expand to at most MAX_UNZIPPED_BYTES in all,
+checked from the zip's directory before any member is parsed (a zip bomb is a note, not a crash).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+from datasolver.data.arrow_columns import table_from_columns
+from datasolver.data.errors import SourceSkipped
+from datasolver.data.names import unique_names
+from datasolver.sizes import human_size
+
+MAX_UNZIPPED_BYTES = 1 << 30
+
+
+@dataclass
+class SheetTable:
+    table: pa.Table
+    infer: list[str]
+    notes: list[str] = field(default_factory=list)
+
+
+def _check_zip(path: Path) -> None:
+    if not zipfile.is_zipfile(path):
+        return  # .xls: the older binary format, not a zip
+    try:
+        with zipfile.ZipFile(path) as archive:
+            unzipped = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise SourceSkipped(f"not a readable workbook ({exc})") from exc
+    if unzipped > MAX_UNZIPPED_BYTES:
+        raise SourceSkipped(f"not read: the workbook would expand to {human_size(unzipped)}, over the "
+                            f"{human_size(MAX_UNZIPPED_BYTES)} a workbook may")
+
+
+def _workbook(path: Path):  # noqa: ANN202 - calamine's type
+    from python_calamine import CalamineWorkbook
+
+    _check_zip(path)
+    try:
+        return CalamineWorkbook.from_path(str(path))
+    except Exception as exc:  # noqa: BLE001 - calamine's errors (zip, XML, password) are one note
+        raise SourceSkipped(f"not a readable workbook ({type(exc).__name__}: {str(exc)[:200]})") from exc
+
+
+def sheet_names(path: Path) -> list[str]:
+    """The workbook's sheet names, in workbook order (no cell is read)."""
+    return list(_workbook(path).sheet_names)
+
+
+def _cell(value: object) -> object:
+    if value == "":
+        return None
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return str(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)  # Excel stores every number as a float; whole ones are integers to people
+    return value
+
+
+def read_sheet(path: Path, sheet: str) -> SheetTable:
+    """One sheet's rows: the first row names the columns."""
+    try:
+        rows = _workbook(path).get_sheet_by_name(sheet).to_python(skip_empty_area=True)
+    except SourceSkipped:
+        raise
+    except Exception as exc:  # noqa: BLE001 - calamine's errors are one note
+        raise SourceSkipped(f"sheet {sheet!r} could not be read ({type(exc).__name__}: {str(exc)[:200]})") from exc
+    if not rows:
+        return SheetTable(pa.table({}), [], [f"sheet {sheet!r} is empty"])
+    width = max(len(r) for r in rows)
+    header = [str(_cell(v) if _cell(v) is not None else "") for v in rows[0]] + [""] * (width - len(rows[0]))
+    names = unique_names(header)
+    columns: list[list[object]] = [[] for _ in names]
+    for row in rows[1:]:
+        for i in range(width):
+            columns[i].append(_cell(row[i]) if i < len(row) else None)
+    text = table_from_columns(names, columns)
+    return SheetTable(text.table, text.infer)

@@ -1,0 +1,148 @@
+"""The table cache (issue 32, item 4): a later command on the same unchanged files reads no source
+again; a changed file is read again; the cache is our own file and never trusted blindly.
+
+Before: nothing was kept between invocations: every `sql` on a 136 MB CSV loaded it again (25-40 s).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from datasolver.cli import cli
+from datasolver.data import Catalog, TableCache
+from tests.helpers.datafiles import write_task
+
+ROWS = "n,label\n" + "".join(f"{i},x{i}\n" for i in range(50))
+
+
+def _open(folder: Path, cache_root: Path, **options) -> Catalog:
+    return Catalog.open(folder, table_cache=TableCache(cache_root), **options)
+
+
+def test_a_second_command_reads_the_cache_not_the_files(tmp_path):
+    folder = write_task(tmp_path, files={"csv/t.csv": ROWS, "csv/r.csv": "a,b\n1,2\n3\n"})
+    cache = ["--table-cache", str(tmp_path / "cache")]
+    first = CliRunner().invoke(cli, ["tables", *cache, str(folder)])
+    assert first.exit_code == 0 and "from the table cache" not in first.output
+    second = CliRunner().invoke(cli, ["tables", *cache, str(folder)])
+    assert second.exit_code == 0
+    assert f"note: 2 of 2 table(s) read from the table cache ({tmp_path / 'cache'}), not from their files" \
+        in second.output
+    # The notes of a load are kept with its table: the cached one still says what the load skipped.
+    assert "note: csv/r.csv: 1 row(s) with the wrong number of fields not loaded" in second.output
+    query = CliRunner().invoke(cli, ["sql", *cache, str(folder), "SELECT count(*) FROM r"])
+    assert query.exit_code == 0 and "1 row(s) with the wrong number of fields not loaded" in query.output
+
+
+def test_a_changed_file_is_read_again(tmp_path):
+    folder = write_task(tmp_path, files={"csv/t.csv": ROWS})
+    with _open(folder, tmp_path / "cache") as catalog:
+        assert catalog.query("SELECT count(*) FROM t").rows == [(50,)]
+    (folder / "context" / "csv" / "t.csv").write_text(ROWS + "50,x50\n", encoding="utf-8")
+    with _open(folder, tmp_path / "cache") as catalog:
+        assert catalog.reused_tables() == []
+        assert catalog.query("SELECT count(*) FROM t").rows == [(51,)]
+    with _open(folder, tmp_path / "cache") as catalog:
+        assert catalog.reused_tables() == ["t"]
+        assert catalog.query("SELECT count(*) FROM t").rows == [(51,)]
+
+
+def test_a_touched_file_with_the_same_bytes_is_reused(tmp_path):
+    folder = write_task(tmp_path, files={"csv/t.csv": ROWS})
+    with _open(folder, tmp_path / "cache") as catalog:
+        catalog.load()
+    path = folder / "context" / "csv" / "t.csv"
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    with _open(folder, tmp_path / "cache") as catalog:
+        assert catalog.reused_tables() == ["t"]  # its whole-file SHA-256 matched
+        assert catalog.query("SELECT max(n) FROM t").rows == [(49,)]
+
+
+def test_a_damaged_or_foreign_cache_file_is_not_trusted(tmp_path):
+    folder = write_task(tmp_path, files={"csv/t.csv": ROWS})
+    cache = tmp_path / "cache"
+    with _open(folder, cache) as catalog:
+        catalog.load()
+    [db] = cache.rglob("*.duckdb")
+    db.write_bytes(b"not a database")
+    with _open(folder, cache) as catalog:
+        assert catalog.reused_tables() == []
+        assert catalog.query("SELECT count(*) FROM t").rows == [(50,)]
+    [record] = cache.rglob("*.json")
+    os.chmod(record, 0o666)  # writable by anyone: not ours alone any more
+    with _open(folder, cache) as catalog:
+        assert catalog.reused_tables() == []
+        assert catalog.query("SELECT count(*) FROM t").rows == [(50,)]
+
+
+def test_a_link_in_the_cache_is_never_followed(tmp_path):
+    folder = write_task(tmp_path, files={"csv/t.csv": ROWS})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "cache").symlink_to(elsewhere)
+    with _open(folder, tmp_path / "cache") as catalog:
+        assert catalog.query("SELECT count(*) FROM t").rows == [(50,)]
+        assert any("table cache" in n.path and "not usable" in n.reason for n in catalog.notes)
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_query_reads_a_csv_straight_and_persist_caches_it(tmp_path):
+    folder = write_task(tmp_path, files={"csv/t.csv": ROWS})
+    with _open(folder, tmp_path / "cache", scan_before_load=True) as catalog:
+        assert catalog.query("SELECT sum(n) FROM t").rows == [(1225,)]
+        assert catalog.tables()[0].loaded is False  # read straight from the file
+        catalog.persist()
+        assert catalog.tables()[0].loaded is True
+    with _open(folder, tmp_path / "cache", scan_before_load=True) as catalog:
+        assert catalog.reused_tables() == ["t"]
+
+
+def test_a_straight_read_that_meets_what_its_sample_did_not_show_loads_the_careful_way(tmp_path):
+    # The sample (the first 5,000 rows) says BIGINT and 2 fields; the last rows say otherwise.
+    body = "".join(f"{i},{i}\n" for i in range(6000))
+    folder = write_task(tmp_path, files={"csv/late.csv": "a,b\n" + body + "6000,7.5\n",
+                                         "csv/ragged.csv": "a,b\n" + body + "6000\n"})
+    with _open(folder, tmp_path / "cache", scan_before_load=True) as catalog:
+        assert catalog.query("SELECT typeof(b), b FROM late WHERE a = 6000").rows == [("DOUBLE", 7.5)]
+        assert catalog.query("SELECT count(*) FROM ragged").rows == [(6000,)]
+        assert [n.reason for n in catalog.load_notes(["ragged"])] == [
+            "1 row(s) with the wrong number of fields not loaded (line 6002: 1 fields, expected 2)"]
+
+
+def test_without_a_cache_argument_no_cache_is_written(tmp_path, monkeypatch):
+    # The sandboxed solver.py opens the catalog without one: the variable alone never turns it on.
+    monkeypatch.setenv("DATASOLVER_TABLE_CACHE", str(tmp_path / "cache"))
+    folder = write_task(tmp_path, files={"csv/t.csv": ROWS})
+    with Catalog.open(folder) as catalog:
+        assert catalog.query("SELECT count(*) FROM t").rows == [(50,)]
+        assert catalog.loaded_file() is not None
+    assert not (tmp_path / "cache").exists()
+
+
+def test_off_loads_into_a_temporary_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("DATASOLVER_TABLE_CACHE", str(tmp_path / "cache"))
+    folder = write_task(tmp_path, files={"csv/t.csv": ROWS})
+    result = CliRunner().invoke(cli, ["sql", "--table-cache", "off", str(folder), "SELECT count(*) FROM t"])
+    assert result.exit_code == 0 and result.stdout == "count_star()\n50\n"
+    assert not (tmp_path / "cache").exists()
+
+
+def test_sql_that_lists_the_catalog_names_its_tables_whether_read_straight_or_cached(tmp_path):
+    # A table read straight from its file is a temp view, a cached one a view over an attached file's
+    # `t`: DuckDB's own listings would show those. SHOW TABLES and information_schema list the catalog.
+    folder = write_task(tmp_path, files={"csv/t.csv": ROWS, "csv/u.csv": "k\n1\n"})
+    cache = ["--table-cache", str(tmp_path / "cache")]
+    listing = "SELECT table_name, table_type FROM information_schema.tables ORDER BY 1"
+    for _ in ("empty cache", "cached"):
+        shown = CliRunner().invoke(cli, ["sql", *cache, str(folder), "SHOW TABLES"])
+        assert shown.exit_code == 0 and shown.stdout == "name\ndf_t\ndf_u\nt\nu\n", shown.output
+        schema = CliRunner().invoke(cli, ["sql", *cache, str(folder), listing])
+        assert schema.stdout.splitlines() == ["table_name\ttable_type", "df_t\tVIEW", "df_u\tVIEW",
+                                              "t\tBASE TABLE", "u\tBASE TABLE"], schema.output
+        described = CliRunner().invoke(cli, ["sql", *cache, str(folder), "DESCRIBE t"])
+        assert described.stdout.splitlines()[1:] == ["n\tBIGINT\tYES\t\\N\t\\N\t\\N",
+                                                     "label\tVARCHAR\tYES\t\\N\t\\N\t\\N"], described.output
+    assert any((tmp_path / "cache").iterdir())
