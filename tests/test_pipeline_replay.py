@@ -25,9 +25,10 @@ pytestmark = pytest.mark.xdist_group("replay")  # one worker records the module'
 
 
 def record_run(input_dir: Path, answers: dict[str, ScriptedAnswer], out: Path, logs: Path,
-               tasks: list[str] | None = None) -> None:
+               tasks: list[str] | None = None, *, direct: bool = False) -> None:
+    """A recorded run; without `direct` the tool loop alone (its turns are what these tests replay)."""
     args = ["run", str(input_dir), str(out), "--model", "scripted", "--workers", "3", "--logs", str(logs),
-            "--no-doc-llm"]
+            "--no-doc-llm", "--direct-answer" if direct else "--no-direct-answer"]
     if tasks:
         args += ["--tasks", ",".join(tasks)]
     with ScriptedServer(handler=solver_handler(answers)) as server:
@@ -84,6 +85,23 @@ def test_a_replay_with_no_model_reproduces_every_prediction(recorded, tmp_path, 
     # The replay's own traces hold the same tool results as the recording.
     new_trace = tmp_path / "again-replay-logs" / "task_demo_sales" / "trace.jsonl"
     assert sum('"event": "tool_result"' in line for line in new_trace.read_text().splitlines()) == 5
+
+
+def test_a_direct_answer_run_replays_with_its_own_switches(tmp_path, monkeypatch):
+    # The run's switches that decide its requests (the direct answer, held answers) are in its
+    # summary, and the replay sends the same requests: one direct answer per task, identical.
+    input_dir = EXAMPLES / "input"
+    recording = tmp_path / "recorded"
+    record_run(input_dir, load_answers(EXAMPLES / "solutions.json", input_dir), recording / "out",
+               recording / "logs", tasks=["task_demo_sales"], direct=True)
+    refuse_sockets(monkeypatch)  # the replay needs no model
+    kept = json.loads((recording / "logs" / "run_summary.json").read_text(encoding="utf-8"))["settings"]
+    assert (kept["direct_answer"], kept["hold_flagged"]) == (True, True)
+    result = replay(recording / "logs", input_dir, tmp_path / "again")
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "again" / "replay_summary.json").read_text(encoding="utf-8"))
+    [task] = summary["tasks"]
+    assert task["outcome"] == "identical" and task["replayed_exchanges"] == task["recorded_exchanges"] == 1
 
 
 @pytest.mark.slow

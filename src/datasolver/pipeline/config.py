@@ -90,6 +90,9 @@ class RunConfig:
             "model": llm.model, "temperature": llm.temperature, "max_retries": llm.max_retries,
             "enable_thinking": llm.enable_thinking, "read_timeout_s": llm.read_timeout,
             "doc_llm": self.doc_llm, "max_attempts": self.limits.max_attempts if self.limits else None,
+            # The Solver's switches that decide which requests are sent (a replay must send the same).
+            "direct_answer": self.limits.direct_answer if self.limits else None,
+            "hold_flagged": self.limits.hold_flagged if self.limits else None,
             "workers": self.workers, "task_timeout_s": self.task_timeout_s, "time_budget_s": self.time_budget_s,
         }
 

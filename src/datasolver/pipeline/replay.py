@@ -176,10 +176,12 @@ def replay_run(
     library = ReplayLibrary(recordings)
     kept = as_dict(recorded.get("settings"))
     limits = None
-    if as_int(kept.get("max_attempts")) > 0:
+    switches = {name: kept[name] for name in ("direct_answer", "hold_flagged") if isinstance(kept.get(name), bool)}
+    if as_int(kept.get("max_attempts")) > 0 or switches:
         from datasolver.agent import Limits
 
-        limits = Limits(max_attempts=as_int(kept.get("max_attempts")))
+        attempts = as_int(kept.get("max_attempts"))
+        limits = Limits(**({"max_attempts": attempts} if attempts > 0 else {}), **switches)
     timeout = as_float(kept.get("task_timeout_s")) or as_float(recorded.get("task_timeout_s"))
     config = RunConfig(
         input_dir=Path(input_dir), output_dir=output_dir, logs_dir=logs_dir,

@@ -126,6 +126,10 @@ class AnswerContext:
             return None
         return parse_sql(self.final_sql)
 
+    def seconds_left(self) -> float:
+        """What remains of the checks' budget (CHECKS_BUDGET_S from `deadline`; all of it without one)."""
+        return CHECKS_BUDGET_S if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+
     def query(self, sql: str, limit: int) -> QueryResult:
         """`catalog.query` under QUERY_TIMEOUT_S, and not past `deadline` (QueryInterrupted, a
         DataError the checks note, when the checks' time is spent)."""

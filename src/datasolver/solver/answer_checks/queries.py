@@ -10,7 +10,7 @@ from sqlglot import exp
 from datasolver.data import DataError
 from datasolver.data.empty_result import explain_empty
 from datasolver.data.names import quote_ident, quote_literal
-from datasolver.solver.answer_checks.model import AnswerContext, CheckFinding
+from datasolver.solver.answer_checks.model import QUERY_TIMEOUT_S, AnswerContext, CheckFinding
 
 TIE_WINDOW = 100  # rows fetched past LIMIT k to count a tie
 MAX_CELLS_LOOKED_UP = 200
@@ -22,12 +22,18 @@ def empty_result(ctx: AnswerContext) -> list[CheckFinding]:
     if ctx.rows and not ctx.every_cell_null():
         if not _zero_count(ctx):
             return []
-        diagnosis = explain_empty(ctx.catalog, ctx.final_sql, zero_count=True)
+        diagnosis = explain_empty(ctx.catalog, ctx.final_sql, zero_count=True, **_within_budget(ctx))
         ctx.notes.extend(diagnosis.notes)
         return [CheckFinding("empty_result", diagnosis.message())] if diagnosis.empty_selects else []
-    diagnosis = explain_empty(ctx.catalog, ctx.final_sql, null_rows=ctx.n_rows if ctx.rows else 0)
+    diagnosis = explain_empty(ctx.catalog, ctx.final_sql, null_rows=ctx.n_rows if ctx.rows else 0,
+                              **_within_budget(ctx))
     ctx.notes.extend(diagnosis.notes)
     return [CheckFinding("empty_result", diagnosis.message())]
+
+
+def _within_budget(ctx: AnswerContext) -> dict[str, float]:
+    """The diagnosis's queries under the checks' own timeout and what is left of their budget."""
+    return {"timeout_s": QUERY_TIMEOUT_S, "budget_s": ctx.seconds_left()}
 
 
 def _zero_count(ctx: AnswerContext) -> bool:
