@@ -7,14 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from datasolver.llm import LLMClient, LLMSettings, TraceWriter
+from datasolver.llm import NULL_TRACE, LLMClient, LLMSettings, TraceWriter
 from datasolver.llm.fake import ToolCalls, tool_call
 from datasolver.data import ScratchLayout
 from datasolver.solver import RESULT_LINE
 from datasolver.solver.hashline import line_hash
 
 
-def fake_client(base_url: str, trace: TraceWriter | None = None, **settings: Any) -> LLMClient:
+def fake_client(base_url: str, trace: TraceWriter = NULL_TRACE, **settings: Any) -> LLMClient:
     """A client for ``ScriptedServer.base_url`` with instant retries (no backoff waits)."""
     values: dict[str, Any] = {"max_retries": 2, "initial_backoff": 0.0, "max_backoff": 0.0,
                               "retry_after_cap": 0.0, "read_timeout": 30.0}

@@ -172,8 +172,7 @@ class Analyst:
         return final, FINAL_ANSWER
 
     def _event(self, kind: str, **fields: Any) -> None:
-        if self.client.trace is not None:
-            self.client.trace.event(kind, **fields)
+        self.client.trace.event(kind, **fields)
 
 
 def _step(outcome: ToolOutcome) -> Step:

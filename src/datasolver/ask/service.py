@@ -10,7 +10,7 @@ from datasolver.ask.config import AskConfig
 from datasolver.ask.loop import Analyst, AskResult
 from datasolver.ask.package import open_package
 from datasolver.ask.question import require_question
-from datasolver.llm import LLMClient, LLMSettings, TraceWriter
+from datasolver.llm import NULL_TRACE, LLMClient, LLMSettings, TraceWriter
 
 
 async def ask_data_async(
@@ -27,7 +27,7 @@ async def ask_data_async(
     if question is not None:
         require_question(question)  # cheap checks before any I/O
     settings = settings or LLMSettings.from_env()
-    trace = TraceWriter(trace_path) if trace_path is not None else None
+    trace = TraceWriter(trace_path) if trace_path is not None else NULL_TRACE
     with open_package(data_dir, cache_dir=cache_dir, symmetric=symmetric) as package:
         package.catalog.timeout_s = (config or AskConfig()).limits.query_timeout_s
         text = question if question is not None else (package.task_question or "")
