@@ -169,7 +169,6 @@ class DirectPath:
 
     async def _try(self, sql: str, source: str) -> Candidate:
         """The query put into solver.py and run (with the answer checks), as the model's calls would."""
-        self.runner.warm_up()
         number = len(self.outcome.candidates) + 1
         edit = await self.runner.run(ToolCall(f"{ID_PREFIX}{number}_edit", "edit_solver", json.dumps({"sql": sql}),
                                               via=VIA_DIRECT))
