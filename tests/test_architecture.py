@@ -276,11 +276,12 @@ def _words_in_code(source: str) -> set[str]:
 
 
 def test_the_agent_room_names_no_tool() -> None:
-    # What the agent does for one tool sits on the tool (its hooks: the loop's reactions, how a call
-    # reads in a summary of older turns) or in the value it returns; a tool name in the room's code
-    # (a string or a name, docstrings and comments aside) would be a branch on that tool, or a text
-    # that goes stale when the tool is renamed. Nor does the loop start the sandbox's fork server
-    # itself (run_solver's warm_up). Prompt files are text for the model, not code: they may name tools.
+    # What the agent does for one tool sits in the tools' room (the loop's two callbacks,
+    # SOLVER_HOOKS: its reactions, how a call reads in a summary of older turns) or in the value it
+    # returns; a tool name in the room's code (a string or a name, docstrings and comments aside)
+    # would be a branch on that tool, or a text that goes stale when the tool is renamed. Nor does
+    # the loop start the sandbox's fork server itself (SOLVER_HOOKS.before_call). Prompt files are
+    # text for the model, not code: they may name tools.
     from datasolver.solver import SOLVER_TOOLS
 
     names = {tool.name for tool in SOLVER_TOOLS}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from datasolver.ask import NO_QUERY_NOTE, UNBACKED_MARK, Analyst, AskConfig, AskLimits, EmptyQuestion, open_package
-from datasolver.llm import LLMClient, LLMSettings, TraceWriter
+from datasolver.llm import NULL_TRACE, LLMClient, LLMSettings, TraceWriter
 from datasolver.llm.fake import ScriptedServer, text, tool_call, tool_calls
 
 REGIONS = [f"Region {chr(65 + i)}{i}" for i in range(28)]
@@ -28,7 +28,7 @@ def data(tmp_path: Path) -> Path:
 
 
 def run(data: Path, script, question: str = "Which regions?", config: AskConfig | None = None,
-        trace: TraceWriter | None = None):
+        trace: TraceWriter = NULL_TRACE):
     """Answer with the scripted model; also return every SQL text that reached the catalog."""
     executed: list[str] = []
     with ScriptedServer(script) as server, open_package(data, cache_dir=data.parent / "cache") as package:

@@ -4,17 +4,20 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import threading
 from pathlib import Path
 from typing import Annotated
 
+import pytest
 from pydantic import Field
 
 from datasolver.data import QueryError, UnknownTable
+from datasolver.errors import ToolRetry
 from datasolver.llm import ToolCall, TraceWriter
 from datasolver.solver.tools import SOLVER_TOOLS
-from datasolver.toolkit import Tool, Toolbox, ToolResult, ToolRunner, kind_of
+from datasolver.toolkit import CallHooks, Tool, Toolbox, ToolOutcome, ToolResult, ToolRunner, error_result, hinted
 
 
 def lookup(ctx: dict, name: str, limit: Annotated[int, Field(ge=1)] = 5, tags: list[str] = []) -> ToolResult:  # noqa: B006
@@ -75,17 +78,46 @@ def test_the_solver_tools_have_no_twin_argument_models() -> None:
 
 
 def test_one_exception_to_kind_table() -> None:
-    assert kind_of(UnknownTable("no table named 'x'")) == "retry"
-    assert kind_of(QueryError("Binder Error: …")) == "failed"
-    assert kind_of(ValueError("the condition is empty")) == "retry"
-    assert kind_of(KeyError("bug")) is None
+    assert error_result(UnknownTable("no table named 'x'")).kind == "retry"
+    assert error_result(QueryError("Binder Error: …")).kind == "failed"
+    assert error_result(ToolRetry("the condition is empty")).kind == "retry"
+    for bug in (KeyError("bug"), ValueError("a bug of ours")):  # a ValueError is no longer the model's mistake
+        def raises(name, limit, bug=bug):
+            raise bug
+
+        with pytest.raises(type(bug)):
+            make(raises).call("lookup", {"name": "x"})
+
+
+def test_a_value_error_of_our_own_code_is_an_internal_error_not_a_retry(tmp_path: Path) -> None:
+    """Only the named retry error asks the model to fix its arguments: a ValueError our code raises
+    inside a tool is recorded as an internal error (traceback in the trace) and the model is told
+    the tool failed, not that its arguments were wrong."""
+
+    def ours(name, limit):
+        int("not a number")  # a bug of ours, deep inside the tool
+
+    def theirs(name, limit):
+        raise ToolRetry(f"no name {name!r}; names are lower case")
+
+    trace = TraceWriter(tmp_path / "trace.jsonl")
+    outcome = run(make(ours), call(), trace=trace)
+    assert (outcome.kind, outcome.ok) == ("crash", False)
+    assert outcome.text.startswith("Error: lookup failed unexpectedly (ValueError: invalid literal for int()")
+    assert "invalid arguments" not in outcome.text and "retry" not in outcome.text
+    [crash] = [e for e in trace.read() if e["event"] == "tool_crash"]
+    assert crash["error_type"] == "ValueError" and "int(\"not a number\")" in crash["traceback"]
+    with pytest.raises(ValueError):  # outside a loop's runner it raises, as any bug does
+        make(ours).call("lookup", {"name": "x"})
+    retried = run(make(theirs), call("Bob"))
+    assert (retried.kind, retried.text) == ("retry", "ToolRetry: no name 'Bob'; names are lower case")
 
 
 def test_toolbox_call_turns_errors_into_results_and_adds_the_tools_hint() -> None:
     def fail(name, limit):
         raise UnknownTable(f"no table named {name!r}.")
 
-    box = make(fail, hint=lambda exc: " Try list_tables.")
+    box = Toolbox([Tool(hinted(lambda exc: " Try list_tables.")(lookup))], {"behaviour": fail})
     result = box.call("lookup", {"name": "x"})
     assert (result.kind, result.text) == ("retry", "UnknownTable: no table named 'x'. Try list_tables.")
     assert box.call("lookup", {"limit": 0}).kind == "retry"
@@ -95,8 +127,9 @@ def test_toolbox_call_turns_errors_into_results_and_adds_the_tools_hint() -> Non
 def test_a_slow_tool_times_out_and_the_query_is_interrupted() -> None:
     interrupted, release = [], threading.Event()
     box = make(lambda n, l: (release.wait(5), ToolResult("late"))[1])
+    box.interrupt = lambda: (interrupted.append(True), release.set())  # the toolbox stops what it runs
     try:
-        outcome = run(box, call(), timeout_s=0.05, interrupt=lambda: (interrupted.append(True), release.set()))
+        outcome = run(box, call(), timeout_s=0.05)
     finally:
         release.set()
     assert (outcome.kind, outcome.ok) == ("timeout", False)
@@ -130,23 +163,49 @@ def test_long_results_are_clipped() -> None:
     assert outcome.message() == {"role": "tool", "tool_call_id": "c1", "content": outcome.text}
 
 
-def test_a_tools_hooks_reach_the_loop_through_the_runner_and_its_outcomes() -> None:
-    """What a loop does for one tool sits on the tool: its clip hint, what to warm up, whether it
-    runs the answer; the loop reads them from the outcome and the runner, never by the tool's name."""
-    started: list[str] = []
-    box = make(lambda n, l: ToolResult("x" * 500), clip_hint="read on with an offset", submits=True,
-               warm_up=lambda: started.append("zygote"), repeat_hint="look the name up first")
-    runner = ToolRunner(box, result_chars=100)
-    runner.warm_up()
-    outcome = asyncio.run(runner.run(call()))
-    assert started == ["zygote"] and outcome.submits and outcome.clip_hint == "read on with an offset"
-    assert outcome.repeat_hint == "look the name up first"
+def test_a_loops_hooks_run_around_each_call_and_annotate_its_outcome() -> None:
+    """What a loop does around one tool's calls is its two callbacks (as llm's BeforeCallSync /
+    AfterCallSync): before a call (what to warm up), after it (how a cut result reads on, what to
+    change when the error repeats). The tool record only says whether a call runs the answer."""
+    seen: list[tuple[str, str]] = []
+
+    def after(tool, call, outcome):
+        seen.append(("after", tool.name))
+        outcome.clip_note, outcome.on_repeat = "read on with an offset", "look the name up first"
+
+    hooks = CallHooks(before_call=lambda tool, call: seen.append(("before", call.name)), after_call=after)
+    box = make(lambda n, l: ToolResult("x" * 500), submits=True)
+    outcome = asyncio.run(ToolRunner(box, result_chars=100, hooks=hooks).run(call()))
+    assert seen == [("before", "lookup"), ("after", "lookup")]
+    assert outcome.submits and outcome.on_repeat == "look the name up first"
     assert outcome.text.endswith("cut; read on with an offset)")
     plain = run(make(lambda n, l: ToolResult("ok")), call())
-    assert not plain.submits and plain.clip_hint == "ask for fewer rows or columns"
-    names = {t.name: t for t in SOLVER_TOOLS}
-    assert [n for n, t in names.items() if t.submits] == ["run_solver"]
-    assert [n for n, t in names.items() if t.warm_up is not None] == ["run_solver"]
+    assert not plain.submits and plain.clip_note == "ask for fewer rows or columns" and plain.on_repeat == ""
+    assert [t.name for t in SOLVER_TOOLS if t.submits] == ["run_solver"]
+    assert {f.name for f in dataclasses.fields(Tool) if f.init} == {
+        "function", "name", "description", "timeout_grace_s", "prepare", "submits"}  # no loop reaction
+
+
+def test_the_solver_tools_hooks_start_the_fork_server_and_say_how_each_outcome_reads(monkeypatch) -> None:
+    from datasolver.solver.tools import SOLVER_HOOKS, registry
+
+    started: list[str] = []
+    monkeypatch.setattr(registry, "prestart_fork_server", lambda: started.append("zygote"))
+    tools = {t.name: t for t in SOLVER_TOOLS}
+    SOLVER_HOOKS.before_call(tools["explore_data"], ToolCall("c", "explore_data", "{}"))
+    assert started == ["zygote"]
+    readings = {}
+    for name, raw in (("explore_data", json.dumps({"query": "SELECT\n 1"})), ("read_solver", "{}"),
+                      ("edit_solver", '{"sql": "SELECT 1"}'), ("run_solver", "{}")):
+        outcome = ToolOutcome("c", name, "text", True, "ok", [], tool=tools[name])
+        SOLVER_HOOKS.after_call(tools[name], ToolCall("c", name, raw), outcome)
+        readings[name] = (outcome.brief, outcome.clip_note, bool(outcome.on_repeat))
+    assert readings == {
+        "explore_data": ("SELECT 1", "ask for fewer rows or columns", True),
+        "read_solver": ("", "read on with read_solver's offset", True),  # "": left out of the findings
+        "edit_solver": ("(the query area's query)", "ask for fewer rows or columns", True),
+        "run_solver": (None, "ask for fewer rows or columns", True),
+    }
 
 
 def test_kinds_pass_through_and_bad_arguments_never_reach_the_tool() -> None:

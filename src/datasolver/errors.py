@@ -7,15 +7,24 @@ module: it imports nothing of datasolver, so every room may import it.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 
 class DatasolverError(Exception):
     """Base of every error datasolver raises for a person to read (not a programmer's mistake)."""
 
-    tool_kind: ClassVar[str] = "failed"
+    tool_kind: ClassVar[Literal["retry", "failed"]] = "failed"
     """What a tool answers when this error ends its call: "failed" (adapt) or "retry" (a name or
     reference the model can correct). Read by the tool kit's one exception → kind table."""
+
+
+class ToolRetry(DatasolverError):
+    """A mistake the model can fix (a name, a reference, an argument's value): a tool raises it and
+    the model gets its message as "fix your arguments and retry" (pydantic-ai's `ModelRetry`). Any
+    exception that is no `DatasolverError` is ours: an internal error, traced and never sent to the
+    model as its mistake."""
+
+    tool_kind = "retry"
 
 
 class PromptError(DatasolverError):

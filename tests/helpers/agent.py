@@ -15,7 +15,7 @@ from typing import Any
 
 from datasolver.agent import Limits, SolveOutcome, solve_task
 from datasolver.data import ScratchLayout
-from datasolver.llm import LLMClient, LLMSettings, TraceWriter
+from datasolver.llm import NULL_TRACE, LLMClient, LLMSettings, TraceWriter
 from datasolver.llm.fake import ScriptedModel, ScriptedServer, ToolCalls, tool_call
 from datasolver.solver import RESULT_LINE
 from datasolver.solver.hashline import line_hash
@@ -23,7 +23,7 @@ from datasolver.solver.hashline import line_hash
 Face = type[ScriptedModel]
 
 
-def fake_client(fake: str | ScriptedModel, trace: TraceWriter | None = None, **settings: Any) -> LLMClient:
+def fake_client(fake: str | ScriptedModel, trace: TraceWriter = NULL_TRACE, **settings: Any) -> LLMClient:
     """A client for the scripted model with instant retries (no backoff waits): over HTTP when given
     ``ScriptedServer.base_url``, else wherever ``fake`` answers (``fake.connection()``)."""
     values: dict[str, Any] = {"max_retries": 2, "initial_backoff": 0.0, "max_backoff": 0.0,

@@ -8,7 +8,7 @@ themselves, so compaction is deterministic, free and cannot fail.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +17,6 @@ from datasolver.agent.prompts import render_prompt
 from datasolver.agent.tokens import estimate_messages_tokens
 from datasolver.clip import clip
 from datasolver.llm import user_message
-from datasolver.toolkit import Tool
 
 NOTE_CHARS = 300  # one assistant note in the findings
 ARGS_CHARS = 400  # one tool call's arguments in the findings
@@ -38,12 +37,12 @@ class CompactionReport:
 
 
 def compact(
-    conv: Conversation, solver_view: str, *, tools: Iterable[Tool[Any]] = (), findings_chars: int = 8_000,
-    tail_chars: int | None = None, forced: bool = False,
+    conv: Conversation, solver_view: str, *, findings_chars: int = 8_000, tail_chars: int | None = None,
+    forced: bool = False,
 ) -> CompactionReport | None:
     """Fold the turns before the latest tool turn into findings; None when there is nothing to fold.
 
-    ``tools`` say how their calls read in the findings (`Tool.brief_args`, `Tool.superseded`).
+    How each call reads there is the conversation's `briefs` (set by the loop's `after_call` hook).
     ``tail_chars`` clips each kept tool result (used when even the latest results are too big, e.g.
     after the server said the context is too long).
     """
@@ -61,7 +60,7 @@ def compact(
                 clipped = True
     if not older and not clipped:
         return None
-    added = summarize_turns(older, tools)
+    added = summarize_turns(older, conv.briefs)
     conv.findings.extend(added)
     note = render_prompt(
         "compaction",
@@ -74,10 +73,10 @@ def compact(
     return CompactionReport(before, estimate_messages_tokens(conv.messages), len(older), len(added), forced)
 
 
-def summarize_turns(messages: list[dict[str, Any]], tools: Iterable[Tool[Any]] = ()) -> list[str]:
-    """One line per assistant note and per tool call (with the head of its result); ``tools`` say
-    how their calls read, and which are left out."""
-    by_name = {tool.name: tool for tool in tools}
+def summarize_turns(messages: list[dict[str, Any]], briefs: Mapping[str, str] | None = None) -> list[str]:
+    """One line per assistant note and per tool call (with the head of its result); ``briefs`` say
+    how calls read, by call id (a few words; "" leaves the call out; a call not there shows its JSON)."""
+    briefs = briefs or {}
     calls: dict[str, tuple[str, str]] = {}
     lines: list[str] = []
     for message in messages:
@@ -90,11 +89,12 @@ def summarize_turns(messages: list[dict[str, Any]], tools: Iterable[Tool[Any]] =
                 function = call.get("function", {})
                 calls[call.get("id", "")] = (str(function.get("name", "")), str(function.get("arguments", "")))
         elif role == "tool":
-            name, args = calls.get(message.get("tool_call_id", ""), ("?", ""))
-            tool = by_name.get(name)
-            if tool is not None and tool.superseded:
+            call_id = str(message.get("tool_call_id", ""))
+            name, args = calls.get(call_id, ("?", ""))
+            brief = briefs.get(call_id)
+            if brief == "":
                 continue
-            lines.append(f"- {name} {_brief_args(tool, args)} → {_result_head(str(message.get('content') or ''))}")
+            lines.append(f"- {name} {_brief_args(brief, args)} → {_result_head(str(message.get('content') or ''))}")
     return lines
 
 
@@ -113,15 +113,16 @@ def render_findings(findings: list[str], max_chars: int) -> str:
     return "\n".join(head + kept) if kept else NO_FINDINGS
 
 
-def _brief_args(tool: Tool[Any] | None, raw: str) -> str:
+def _brief_args(brief: str | None, raw: str) -> str:
+    if brief is not None:
+        return clip(brief, ARGS_CHARS)
     try:
         args = json.loads(raw)
     except ValueError:
         return clip(raw, ARGS_CHARS)
     if not isinstance(args, dict):
         return clip(raw, ARGS_CHARS)
-    brief = tool.brief_args(args) if tool is not None and tool.brief_args is not None else None
-    return clip(brief if brief is not None else json.dumps(args, ensure_ascii=False), ARGS_CHARS)
+    return clip(json.dumps(args, ensure_ascii=False), ARGS_CHARS)
 
 
 def _result_head(text: str) -> str:

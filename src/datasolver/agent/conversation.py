@@ -28,6 +28,9 @@ class Conversation:
     # The server's tokens per estimated token, from the last report (our estimate is a rule of
     # thumb; the server's tokenizer and chat template decide).
     scale: float = 1.0
+    # How each tool call reads in the findings, by call id (the loop's `after_call` hook set it on
+    # the call's outcome): a few words, "" to leave the call out; a call not here shows its JSON.
+    briefs: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.head_len:
@@ -40,6 +43,12 @@ class Conversation:
 
     def append(self, *messages: dict[str, Any]) -> None:
         self.messages.extend(messages)
+
+    def append_result(self, message: dict[str, Any], brief: str | None) -> None:
+        """Append a tool result; `brief` says how its call reads in the findings (None: its JSON)."""
+        if brief is not None:
+            self.briefs[str(message.get("tool_call_id", ""))] = brief
+        self.messages.append(message)
 
     def note_reported(self, prompt_tokens: int, sent_len: int, tools_tokens: int = 0) -> None:
         """Remember the server's count for a request that carried ``sent_len`` messages."""

@@ -170,7 +170,6 @@ class DirectPath:
 
     async def _try(self, sql: str, source: str) -> Candidate:
         """The query put into solver.py and run (with the answer checks), as the model's calls would."""
-        self.runner.warm_up()
         number = len(self.outcome.candidates) + 1
         (edit_name, edit_args), (run_name, run_args) = written_query_calls(sql).adopt  # the registry's calls
         edit = await self.runner.run(ToolCall(f"{ID_PREFIX}{number}_edit", edit_name, json.dumps(edit_args),

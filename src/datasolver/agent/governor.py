@@ -68,7 +68,7 @@ class ErrorStreak:
 
 def repetition_note(kind: str, tool_hint: str, count: int) -> str:
     """The note appended to a tool result that repeats the previous error word for word
-    (``tool_hint``: what the tool says to change, its `repeat_hint`)."""
+    (``tool_hint``: what to change for this tool, the outcome's `on_repeat`)."""
     change = _WHAT_TO_CHANGE.get(kind) or tool_hint or "change the call"
     ending = ("A third identical error ends this attempt." if count < REPEATS_TO_STOP
               else "This attempt ends now.")

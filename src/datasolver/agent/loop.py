@@ -16,9 +16,12 @@ is expected, a model that does not think gets a capped reply length. A context-l
 never re-sent unchanged: the history shrinks by at least the ratio the error states, or the
 attempt ends naming both numbers.
 
-The loop names no tool: what it does for one tool sits on the tool (`clip_hint`, `warm_up`,
-`submits`, `repeat_hint`) or in what the tool returns (a QueryResult with rows, a CheckReport), and the calls a
-written query stands for come from the tools' room (`AttemptRun.written_query`).
+The loop names no tool: how it reacts to one tool's calls is the tools' room's two callbacks
+around each call (`toolkit.CallHooks`, run by the ToolRunner: they start what the tools want warm
+and annotate each outcome with how a cut result reads on, what to change when its error repeats,
+how the call reads in the findings), whether a call runs the answer is on the tool (`submits`), and
+what it found is in what it returns (a QueryResult with rows, a CheckReport); the calls a written
+query stands for come from the tools' room too (`AttemptRun.written_query`).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from datasolver.llm import (
     LLMClient,
     LLMContextLengthError,
     LLMError,
+    NULL_TRACE,
     ToolCall,
     TraceWriter,
     Usage,
@@ -131,7 +135,7 @@ class AttemptRun:
     limits: Limits
     solver_view: Callable[[], Awaitable[str]]  # current solver.py as the model is shown it
     usage: Usage
-    trace: TraceWriter | None = None
+    trace: TraceWriter = NULL_TRACE
     chat_options: dict[str, Any] = field(default_factory=dict)  # extra keywords for client.chat
     has_prediction: Callable[[], bool] = lambda: False  # whether prediction.csv is written
     written_query: Callable[[str], WrittenQueryCalls] | None = None  # the calls a reply's written SQL stands for
@@ -141,8 +145,7 @@ class AttemptRun:
     started: float = field(default_factory=time.monotonic)  # when solving the task began
 
     def event(self, kind: str, **fields: Any) -> None:
-        if self.trace is not None:
-            self.trace.event(kind, **fields)
+        self.trace.event(kind, **fields)
 
     def budget_spent(self) -> bool:
         """Whether the task's token budget (all its requests so far) is used up."""
@@ -351,9 +354,6 @@ def record_answer(conv: Conversation, result: ChatResult, run: AttemptRun, state
 
 async def run_tools(conv: Conversation, calls: list[ToolCall], run: AttemptRun, state: AttemptResult) -> None:
     """Step 3: run the calls in order (an edit then a run must see each other) and append results."""
-    # The model has answered: what the tools want warm (the batch's zygote) starts now, on this, the
-    # batch's, thread, overlapping model turns rather than the first tasks' briefs.
-    run.runner.warm_up()
     for call in calls:
         outcome = await run.runner.run(call)
         if not take_outcome(conv, call, outcome, run, state):
@@ -366,7 +366,7 @@ def take_outcome(conv: Conversation, call: ToolCall, outcome: ToolOutcome, run: 
     REPEATS_TO_STOP times in a row."""
     limit = run.result_chars()
     if len(outcome.text) > limit:  # a small window keeps shorter results than the runner's limit
-        outcome.text = clip(outcome.text, limit, note=outcome.clip_hint)
+        outcome.text = clip(outcome.text, limit, note=outcome.clip_note)
     state.tool_calls += 1
     state.tool_kinds[outcome.kind] = state.tool_kinds.get(outcome.kind, 0) + 1
     rows_query = returned_rows(outcome)
@@ -378,12 +378,12 @@ def take_outcome(conv: Conversation, call: ToolCall, outcome: ToolOutcome, run: 
     run.learnt.see(outcome, rows_query)
     repeats = state.error_streak.see(outcome.ok, outcome.text)
     if repeats >= REPEATS_TO_WARN:
-        outcome.text += repetition_note(outcome.kind, outcome.repeat_hint, repeats)
+        outcome.text += repetition_note(outcome.kind, outcome.on_repeat, repeats)
         run.event(EVENT_REPEATED_ERROR, attempt=state.number, name=outcome.name, error_kind=outcome.kind,
                   count=repeats, error=outcome.text[:500])
     if note:
         outcome.text = f"{note}\n{outcome.text}"
-    conv.append(outcome.message())
+    conv.append_result(outcome.message(), outcome.brief)
     return repeats < REPEATS_TO_STOP
 
 
@@ -396,7 +396,6 @@ async def adopt_written_query(conv: Conversation, result: ChatResult, run: Attem
     query = written_query(result.content)
     if query is None or run.written_query is None:
         return False
-    run.runner.warm_up()
     plan = run.written_query(query)
     ids = (f"{ID_PREFIX}written_{result.request_id}_{n}" for n in range(1, 2 + len(plan.adopt)))
     probe = ToolCall(next(ids), plan.probe[0], json.dumps(plan.probe[1]), via=VIA_WRITTEN)
@@ -473,8 +472,7 @@ async def _compact(
     if forced and tail_chars is None:
         tail_chars = max(1_000, run.result_chars() // 4)
     findings = findings_chars if findings_chars is not None else run.findings_chars()
-    report = compact(conv, view, tools=run.runner.toolbox.tools, findings_chars=findings, tail_chars=tail_chars,
-                     forced=forced)
+    report = compact(conv, view, findings_chars=findings, tail_chars=tail_chars, forced=forced)
     if report is None:
         return False
     state.compactions += 1

@@ -43,7 +43,7 @@ from datasolver.agent.video_judge import judge_video
 from datasolver.agent.tokens import estimate_tokens, estimate_tools_tokens
 from datasolver.data import Catalog, ScratchLayout, Task, load_task
 from datasolver.clip import clip
-from datasolver.llm import LLMClient, TraceWriter, user_message
+from datasolver.llm import NULL_TRACE, LLMClient, TraceWriter, user_message
 from datasolver.llm.window import reply_tokens
 from datasolver.sandbox import SandboxLimits, UnsafeFile, safe_files
 from datasolver.solver import (
@@ -56,7 +56,7 @@ from datasolver.solver import (
 )
 from datasolver.solver.answer_checks import read_query_log
 from datasolver.solver.scaffold import with_query
-from datasolver.solver.tools import written_query_calls
+from datasolver.solver.tools import SOLVER_HOOKS, written_query_calls
 from datasolver.toolkit import ToolRunner
 
 SOLVED: TaskStatus = "solved"
@@ -233,11 +233,12 @@ class _Session:
         self.direct_requests = 0  # requests of the direct path (attempt 0)
         self.held: list[Held] = []  # answers held back over failed checks (`Limits.hold_flagged`)
         self.last_edited: str | None = None  # solver.py at the end of the latest attempt that changed it
-        runner = ToolRunner(toolbox, trace, timeout_s=limits.tool_timeout_s, result_chars=limits.tool_result_chars,
-                            interrupt=lambda: _interrupt(catalog), seconds_left=limits.seconds_left)
+        runner = ToolRunner(toolbox, trace if trace is not None else NULL_TRACE, hooks=SOLVER_HOOKS,
+                            timeout_s=limits.tool_timeout_s, result_chars=limits.tool_result_chars,
+                            seconds_left=limits.seconds_left)
         self.chat_options = chat_options
         self.run = AttemptRun(client, runner, toolbox.schemas(), limits, self._solver_view, client.usage,
-                              trace, chat_options, started=limits.clock(),
+                              runner.trace, chat_options, started=limits.clock(),
                               has_prediction=lambda: safe_files.is_regular(layout.prediction),
                               written_query=written_query_calls)
         self.run.learnt = Learnt(tuple(brief.digest.names()) if brief.digest is not None else ())
@@ -518,7 +519,3 @@ def _read(path: Path) -> str | None:
     except (OSError, UnsafeFile, UnicodeDecodeError):
         return None
 
-
-def _interrupt(catalog: Catalog) -> None:
-    """Stop whatever the catalog is running (after a tool timeout), a table load included."""
-    catalog.interrupt()

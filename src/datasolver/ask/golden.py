@@ -23,7 +23,7 @@ from datasolver.ask.package import DataPackage, open_package
 from datasolver.ask.question import clean_question
 from datasolver.errors import DatasolverError
 from datasolver.eval import score_text
-from datasolver.llm import LLMClient, LLMSettings, TraceWriter, Usage
+from datasolver.llm import NULL_TRACE, LLMClient, LLMSettings, TraceWriter, Usage
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ async def run_golden(
     usage = Usage()
     packages: dict[Path, DataPackage] = {}
     answered: dict[tuple[Path, str], AskResult | Exception] = {}
-    trace = TraceWriter(trace_path) if trace_path is not None else None
+    trace = TraceWriter(trace_path) if trace_path is not None else NULL_TRACE
     try:
         async with LLMClient(settings, trace, usage) as client:
             for item in items:

@@ -229,8 +229,7 @@ class Analyst:
         self._event("ask_query_adopted", request=state.requests, query=sql[:2000], ran=outcome.ok)
 
     def _event(self, kind: str, **fields: Any) -> None:
-        if self.client.trace is not None:
-            self.client.trace.event(kind, **fields)
+        self.client.trace.event(kind, **fields)
 
 
 def _step(outcome: ToolOutcome) -> Step:

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from datasolver.ask.errors import UnknownColumn
+from datasolver.errors import ToolRetry
 from datasolver.data.names import quote_ident
 
 AggFunc = Literal["count", "count_distinct", "sum", "avg", "min", "max", "median", "first"]
@@ -58,7 +59,7 @@ def filter_sql(relation: str, where: str) -> str:
     by `HandleTable.resolve_refs`, which also refuses reserved names)."""
     condition = where.strip().rstrip(";").strip()
     if not condition:
-        raise ValueError("the condition is empty")
+        raise ToolRetry("the condition is empty")
     return f"SELECT * FROM {relation} WHERE ({condition})"
 
 

@@ -11,7 +11,7 @@ from datasolver.ask.loop import Analyst, AskResult
 from datasolver.ask.package import open_package
 from datasolver.ask.question import require_question
 from datasolver.data import TableCache
-from datasolver.llm import LLMClient, LLMSettings, TraceWriter
+from datasolver.llm import NULL_TRACE, LLMClient, LLMSettings, TraceWriter
 
 
 async def ask_data_async(
@@ -34,7 +34,7 @@ async def ask_data_async(
     if question is not None:
         require_question(question)  # cheap checks before any I/O
     settings = settings or LLMSettings.from_env()
-    trace = TraceWriter(trace_path) if trace_path is not None else None
+    trace = TraceWriter(trace_path) if trace_path is not None else NULL_TRACE
     with open_package(data_dir, cache_dir=cache_dir, symmetric=symmetric, encoding=encoding,
                       table_cache=table_cache) as package:
         try:

@@ -17,14 +17,15 @@ from datasolver.ask.handles import Handle, HandleTable
 from datasolver.ask.package import DataPackage
 from datasolver.ask.render import answer_data, row_format_fields
 from datasolver.data import UnknownTable
-from datasolver.toolkit import Tool, Toolbox, ToolResult
+from datasolver.errors import DatasolverError
+from datasolver.toolkit import Tool, Toolbox, ToolResult, hinted
 
 FINAL_ANSWER = "final_answer"
 QUERY_TOOL = "query"
 ANSWER_RECORDED = "answer recorded"
 
 
-def _table_hint(exc: BaseException) -> str:
+def _table_hint(exc: DatasolverError) -> str:
     """The analyst's next step after an unknown table name (the engine's message names no tool)."""
     return " Call list_tables for the names." if isinstance(exc, UnknownTable) else ""
 
@@ -83,7 +84,7 @@ def final_answer(
     return ToolResult(ANSWER_RECORDED, value=FinalAnswer(tidy_answer(text), template, filled_from, cited, guessed))
 
 
-DATA_TOOLS: tuple[Tool[T.AskContext], ...] = tuple(Tool(f, name=n, hint=_table_hint) for n, f in (
+DATA_TOOLS: tuple[Tool[T.AskContext], ...] = tuple(Tool(hinted(_table_hint)(f), name=n) for n, f in (
     ("list_tables", T.list_tables),
     ("describe_table", T.describe_table),
     (QUERY_TOOL, T.query),

@@ -32,7 +32,7 @@ from .text_calls import TextCalls, parse_text_tool_calls
 from .text_history import as_text_history, tools_prompt
 from .window import ContextLimit, ServerFacts, parse_context_limit
 from .thinking import split_thinking
-from .trace import TraceWriter, read_trace
+from .trace import NULL_TRACE, NullTrace, TraceWriter, read_trace
 from .usage import Usage
 
 __all__ = [
@@ -54,6 +54,8 @@ __all__ = [
     "redact_url",
     "LLMStatusError",
     "LLMTimeoutError",
+    "NULL_TRACE",
+    "NullTrace",
     "ParsedArgs",
     "ServerFacts",
     "TextCalls",

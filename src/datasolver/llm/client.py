@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import functools
 import importlib
-import itertools
 import json
 import ssl
 import re
@@ -37,7 +36,7 @@ from .retry import parse_retry_after, retry_delay, should_retry
 from .settings import LLMSettings, redact_url
 from .text_calls import ID_PREFIX, parse_text_tool_calls
 from .text_history import as_text_history, with_tools_prompt
-from .trace import TraceWriter
+from .trace import NULL_TRACE, TraceWriter
 from .usage import Usage
 from .window import SOURCE_ERROR, SOURCE_SERVER, ServerFacts, discover_window, is_context_error, parse_context_limit, reply_tokens
 
@@ -67,7 +66,7 @@ RequestGate = Callable[[], AbstractAsyncContextManager[Any]]
 
 
 class LLMClient:
-    """Holds settings, an SDK client, the task's Usage and optional TraceWriter; ``chat`` does the work.
+    """Holds settings, an SDK client, the task's Usage and its trace (a null trace keeps nothing); ``chat`` does the work.
 
     Per call, settings fields (``max_retries``, ``read_timeout``, ``temperature``, ``model`` …) may be
     given as keyword overrides; any other keyword (``max_tokens``, ``tool_choice`` …) goes to the
@@ -78,7 +77,7 @@ class LLMClient:
     def __init__(
         self,
         settings: LLMSettings,
-        trace: TraceWriter | None = None,
+        trace: TraceWriter = NULL_TRACE,
         usage: Usage | None = None,
         *,
         request_gate: RequestGate | None = None,
@@ -91,11 +90,9 @@ class LLMClient:
         self.usage = usage if usage is not None else Usage()
         self.facts = facts if facts is not None else ServerFacts(settings.context_window)
         self._owns_sdk = _sdk is None
-        self._sdk = _sdk if _sdk is not None else _make_sdk(settings, trace.task_id if trace else None)
-        self._request_ids = itertools.count(1)  # used only without a trace
-        if trace is not None:
-            for secret in [settings.api_key, *settings.url_secrets()]:
-                trace.add_secret(secret)
+        self._sdk = _sdk if _sdk is not None else _make_sdk(settings, trace.task_id)
+        for secret in [settings.api_key, *settings.url_secrets()]:
+            trace.add_secret(secret)
 
     def with_options(self, **changes: Any) -> LLMClient:
         """A client with some settings changed, sharing usage, trace and (if possible) connections."""
@@ -197,7 +194,7 @@ class LLMClient:
         body = self._request_body(settings, messages, tools, enable_thinking, dict(overrides), mode, self.facts)
         read_timeout = settings.read_timeout if "read_timeout" in overrides else self.read_timeout_for(body, settings)
         timeout = openai.Timeout(read_timeout, connect=settings.connect_timeout)
-        request_id = self.trace.new_request_id() if self.trace is not None else next(self._request_ids)
+        request_id = self.trace.new_request_id()
         context = {} if attempt is None else {"attempt": attempt}
         started = time.monotonic()
         retries = tries = 0
@@ -257,7 +254,7 @@ class LLMClient:
     def _learn_from_context_error(self, error: LLMContextLengthError) -> None:
         limit = parse_context_limit(str(error), error.body)
         error.limit = limit
-        if limit is not None and self.facts.learn_window(limit.limit, SOURCE_ERROR) and self.trace is not None:
+        if limit is not None and self.facts.learn_window(limit.limit, SOURCE_ERROR):
             self.trace.event(EVENT_WINDOW, learned_from="error", **self.facts.as_dict())
 
     async def _pause_before_retry(
@@ -357,15 +354,12 @@ class LLMClient:
     # -- trace ---------------------------------------------------------------------------------
 
     def _trace_event(self, kind: str, request_id: int, tries: int, context: dict[str, Any], **fields: Any) -> None:
-        if self.trace is not None:
-            self.trace.event(kind, request_id=request_id, **context, **{"try": tries}, **fields)
+        self.trace.event(kind, request_id=request_id, **context, **{"try": tries}, **fields)
 
     def _trace_request(
         self, request_id: int, tries: int, body: dict[str, Any], tools: list[dict[str, Any]] | None,
         context: dict[str, Any],
     ) -> None:
-        if self.trace is None:
-            return
         fields = {k: v for k, v in body.items() if k not in ("messages", "tools")}
         self.trace.request(request_id, tries, body["messages"], tools, **context, **fields)
 
@@ -402,7 +396,7 @@ def chat_sync(
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None = None,
     *,
-    trace: TraceWriter | None = None,
+    trace: TraceWriter = NULL_TRACE,
     usage: Usage | None = None,
     **kwargs: Any,
 ) -> ChatResult:

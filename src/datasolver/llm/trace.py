@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 from collections.abc import Iterable
@@ -152,6 +153,32 @@ class TraceWriter:
         if isinstance(value, list):
             return [self._scrub(v) for v in value]
         return value
+
+
+class NullTrace(TraceWriter):
+    """A trace that keeps nothing: what runs without a logs folder (a person's `datasolver solve`,
+    a test) gets this instead of None, so no caller asks whether there is a trace. Request ids
+    still count up, so a client's ids stay unique."""
+
+    def __init__(self) -> None:
+        super().__init__(os.devnull)
+
+    def add_secret(self, secret: str | None) -> None:
+        return None  # nothing is written, so nothing is scrubbed
+
+    def event(self, kind: str, **fields: Any) -> dict[str, Any]:
+        return {}
+
+    def request(self, request_id: int, tries: int, messages: list[dict[str, Any]],
+                tools: list[dict[str, Any]] | None = None, **fields: Any) -> dict[str, Any]:
+        return {}
+
+    def read(self) -> list[dict[str, Any]]:
+        return []
+
+
+NULL_TRACE: TraceWriter = NullTrace()
+"""The one shared null trace (a default argument; it writes nothing and holds no task)."""
 
 
 def read_trace(path: str | Path, notes: list[str] | None = None) -> tuple[list[dict[str, Any]], int]:

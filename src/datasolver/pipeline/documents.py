@@ -16,7 +16,7 @@ from pathlib import Path
 from datasolver.data import Task
 from datasolver.data.layout import ScratchLayout
 from datasolver.documents import DocReport, PrepareOptions, prepare_documents, prepare_documents_async
-from datasolver.llm import LLMClient, LLMSettings, RequestGate, TraceWriter, Usage
+from datasolver.llm import NULL_TRACE, LLMClient, LLMSettings, RequestGate, TraceWriter, Usage
 from datasolver.solver import write_scaffold
 
 # The deterministic pass over a task's documents stops reading after this long (documents not
@@ -29,7 +29,7 @@ def prepare_task_documents(
     *,
     task: Task | None = None,
     settings: LLMSettings | None = None,
-    trace: TraceWriter | None = None,
+    trace: TraceWriter = NULL_TRACE,
     usage: Usage | None = None,
     budget_s: float = DOCUMENTS_BUDGET_S,
 ) -> DocReport:
@@ -55,7 +55,7 @@ async def prepare_task_documents_async(
     *,
     task: Task | None = None,
     settings: LLMSettings | None = None,
-    trace: TraceWriter | None = None,
+    trace: TraceWriter = NULL_TRACE,
     usage: Usage | None = None,
     request_gate: RequestGate | None = None,
     budget_s: float = DOCUMENTS_BUDGET_S,

@@ -2,21 +2,24 @@
 a tool is a typed function whose docstring is its prompt (`tool.py`), and one runner parses,
 runs and traces the model's calls (`runner.py`)."""
 
-from datasolver.toolkit.runner import EVENT_TOOL_CRASH, ToolOutcome, ToolRunner
+from datasolver.toolkit.runner import EVENT_TOOL_CRASH, CallHooks, ToolCall, ToolOutcome, ToolRunner
 from datasolver.toolkit.tool import (
-    ResultKind, Tool, Toolbox, ToolResult, compact_validation, kind_of, unknown_tool, unknown_tool_message,
+    ResultKind, Tool, Toolbox, ToolResult, compact_validation, error_result, hinted, unknown_tool, unknown_tool_message,
 )
 
 __all__ = [
     "EVENT_TOOL_CRASH",
+    "CallHooks",
     "ResultKind",
     "Tool",
+    "ToolCall",
     "ToolOutcome",
     "ToolResult",
     "ToolRunner",
     "Toolbox",
     "compact_validation",
-    "kind_of",
+    "error_result",
+    "hinted",
     "unknown_tool",
     "unknown_tool_message",
 ]

@@ -3,7 +3,13 @@ the event loop with a timeout, when one is set), trace the call and its result, 
 text for the `role: "tool"` message.
 
 Every model mistake (unknown tool, broken JSON, bad arguments, a slow call) comes back as text the
-model can act on; a tool's bug comes back as a "crash" outcome with its traceback in the trace.
+model can act on; any exception of ours (no named error: a ValueError too) is an internal error,
+a "crash" outcome with its traceback in the trace, never told to the model as its mistake.
+
+How a loop reacts around each call is two callbacks (`CallHooks`, as simonw/llm's
+`BeforeCallSync`/`AfterCallSync`): `before_call` as a call is about to run, `after_call` with its
+outcome, which it may annotate (how a cut result reads on, what to change when an error repeats,
+how the call reads in a summary of older turns). A tool record only describes the tool.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from datasolver.clip import clip
-from datasolver.llm import ToolCall, TraceWriter, parse_tool_arguments, tool_message
+from datasolver.llm import NULL_TRACE, ToolCall, TraceWriter, parse_tool_arguments, tool_message
 from datasolver.toolkit.tool import Tool, Toolbox, unknown_tool_message
 
 EVENT_TOOL_CRASH = "tool_crash"
@@ -27,7 +33,9 @@ CLIP_NOTE = "ask for fewer rows or columns"
 
 @dataclass
 class ToolOutcome:
-    """What one call did: the text sent back, whether it succeeded, and how it was handled."""
+    """What one call did: the text sent back, whether it succeeded, and how it was handled.
+
+    The last three fields are the loop's reading of the outcome, set by its `after_call` hook."""
 
     call_id: str
     name: str
@@ -42,26 +50,39 @@ class ToolOutcome:
     value: Any = None
     """The tool's value for the program (ToolResult.value), e.g. a result handle or a final answer."""
     tool: Tool[Any] | None = field(default=None, repr=False, compare=False)
-    """The tool called (None for a name that is not one): its hooks are the loop's reactions."""
-
-    @property
-    def clip_hint(self) -> str:
-        """How to see the rest when the text is cut."""
-        return self.tool.clip_hint if self.tool is not None and self.tool.clip_hint else CLIP_NOTE
+    """The tool called (None for a name that is not one)."""
+    clip_note: str = CLIP_NOTE
+    """How to see the rest when the text is cut to fit the history."""
+    on_repeat: str = ""
+    """What to change when this error comes back word for word ("": the loop's general advice)."""
+    brief: str | None = None
+    """The call's arguments in a few words for a summary of older turns (None: their JSON);
+    "" leaves the call out (a summary shows what it read anyway)."""
 
     @property
     def submits(self) -> bool:
         """The call ran the answer."""
         return self.tool is not None and self.tool.submits
 
-    @property
-    def repeat_hint(self) -> str:
-        """What to change when this error repeats ("" when the tool says nothing)."""
-        return self.tool.repeat_hint if self.tool is not None else ""
-
     def message(self) -> dict[str, Any]:
         """The tool message for the history."""
         return tool_message(self.call_id, self.text)
+
+
+def _no_reaction(*_: Any) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class CallHooks:
+    """How a loop reacts around each call; a tool record says nothing of it.
+
+    `before_call(tool, call)`: the model's call (a `ToolCall`, the llm room's) is about to run (tool None for a name that is no tool).
+    `after_call(tool, call, outcome)`: it ran; the hook may set the outcome's `clip_note`,
+    `on_repeat` and `brief`."""
+
+    before_call: Callable[[Tool[Any] | None, ToolCall], None] = _no_reaction
+    after_call: Callable[[Tool[Any] | None, ToolCall, ToolOutcome], None] = _no_reaction
 
 
 class ToolRunner:
@@ -70,32 +91,26 @@ class ToolRunner:
     `timeout_s`: seconds a call may take (plus the tool's own `timeout_grace_s`); None runs the
     call inline with no timeout. `seconds_left` (the task's time to its deadline, None without
     one) caps it, so that no call, and no sandboxed run a call starts (its tool's `prepare` gets the
-    capped value), outlives the task. `interrupt` stops a runaway query after a timeout.
-    `result_chars` clips long answers for the history.
+    capped value), outlives the task. After a timeout the toolbox's `interrupt()` stops what it was
+    running. `result_chars` clips long answers for the history. `hooks`: the loop's reactions.
     """
 
     def __init__(
         self,
         toolbox: Toolbox[Any],
-        trace: TraceWriter | None = None,
+        trace: TraceWriter = NULL_TRACE,
         *,
+        hooks: CallHooks = CallHooks(),
         timeout_s: float | None = None,
         result_chars: int | None = None,
-        interrupt: Callable[[], None] | None = None,
         seconds_left: Callable[[], float | None] | None = None,
     ) -> None:
         self.toolbox = toolbox
         self.trace = trace
+        self.hooks = hooks
         self.timeout_s = timeout_s
         self._seconds_left = seconds_left
         self.result_chars = result_chars
-        self._interrupt = interrupt
-
-    def warm_up(self) -> None:
-        """Start what the tools want started before calls run (their `warm_up` hooks)."""
-        for tool in self.toolbox.tools:
-            if tool.warm_up is not None:
-                tool.warm_up()
 
     def call_timeout(self) -> float | None:
         """Seconds the next call may take: `timeout_s`, at most the time left to the deadline."""
@@ -121,20 +136,24 @@ class ToolRunner:
 
     async def run(self, call: ToolCall) -> ToolOutcome:
         """Execute one call and return its outcome (already traced)."""
+        tool = self.toolbox.tool(call.name) if call.name in self.toolbox.names else None
+        self.hooks.before_call(tool, call)
         args, error, repairs = self.parse(call)
         if args is None:
-            kind = "unknown_tool" if call.name not in self.toolbox.names else "bad_arguments"
+            kind = "unknown_tool" if tool is None else "bad_arguments"
             self._trace_call(call, call.arguments_raw, repairs, error)
-            return self._finish(call, error or "", False, kind, repairs, 0.0, call.arguments_raw)
+            outcome = ToolOutcome(call.id, call.name, error or "", False, kind, list(repairs),
+                                  arguments=call.arguments_raw, tool=tool)
+            return self._finish(tool, call, outcome, 0.0)
         shown = args.model_dump(mode="json")
         self._trace_call(call, shown, repairs, None)
         started = time.monotonic()
         text, kind, value = await self._execute(call.name, args)
         if repairs:
             text += f"\n(note: your arguments were repaired: {'; '.join(repairs)}. Send valid JSON.)"
-        outcome = self._finish(call, text, kind == "ok", kind, repairs, time.monotonic() - started, shown, value)
-        outcome.args = args
-        return outcome
+        outcome = ToolOutcome(call.id, call.name, text, kind == "ok", kind, list(repairs), arguments=shown,
+                              args=args, value=value, tool=tool)
+        return self._finish(tool, call, outcome, time.monotonic() - started)
 
     async def _execute(self, name: str, args: BaseModel) -> tuple[str, str, Any]:
         timeout = self.call_timeout()
@@ -146,30 +165,23 @@ class ToolRunner:
                 try:
                     result = await asyncio.wait_for(asyncio.to_thread(self.toolbox.call, name, args), wait)
                 except TimeoutError:
-                    if self._interrupt is not None:
-                        self._interrupt()
+                    self.toolbox.interrupt()
                     return (f"Error: {name} did not finish within {wait:g} s and was stopped. "
                             "Make it cheaper: filter early, aggregate before joining, avoid cross joins.",
                             "timeout", None)
-        except Exception as exc:  # a tool bug must not end the run; the trace keeps the traceback
-            if self.trace is not None:
-                self.trace.event(EVENT_TOOL_CRASH, name=name, error_type=type(exc).__name__,
-                                 error=str(exc), traceback=traceback.format_exc())
+        except Exception as exc:  # an internal error (no named error): the run goes on, the trace
+            self.trace.event(EVENT_TOOL_CRASH, name=name, error_type=type(exc).__name__,  # keeps the traceback
+                             error=str(exc), traceback=traceback.format_exc())
             return (f"Error: {name} failed unexpectedly ({type(exc).__name__}: {str(exc)[:300]}). "
                     "Try a different approach.", "crash", None)
         return result.text, result.kind, result.value
 
-    def _finish(self, call: ToolCall, text: str, ok: bool, kind: str, repairs: list[str], latency: float,
-                arguments: Any, value: Any = None) -> ToolOutcome:
-        tool = self.toolbox.tool(call.name) if call.name in self.toolbox.names else None
-        outcome = ToolOutcome(call.id, call.name, text, ok, kind, list(repairs), arguments=arguments, value=value,
-                              tool=tool)
+    def _finish(self, tool: Tool[Any] | None, call: ToolCall, outcome: ToolOutcome, latency: float) -> ToolOutcome:
+        self.hooks.after_call(tool, call, outcome)
         if self.result_chars is not None:
-            outcome.text = clip(text, self.result_chars, note=outcome.clip_hint)
-        if self.trace is not None:
-            self.trace.tool_result(call.id, call.name, outcome.text, ok=ok, latency_s=round(latency, 3))
+            outcome.text = clip(outcome.text, self.result_chars, note=outcome.clip_note)
+        self.trace.tool_result(call.id, call.name, outcome.text, ok=outcome.ok, latency_s=round(latency, 3))
         return outcome
 
     def _trace_call(self, call: ToolCall, arguments: Any, repairs: list[str], error: str | None) -> None:
-        if self.trace is not None:
-            self.trace.tool_call(call.id, call.name, arguments, repairs=repairs, error=error, via=call.via)
+        self.trace.tool_call(call.id, call.name, arguments, repairs=repairs, error=error, via=call.via)

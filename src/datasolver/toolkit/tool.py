@@ -3,22 +3,25 @@
 `Tool(function)` reads the function's signature (after the context argument) and its
 Google-style docstring: the text before `Args:` is the description the model sees, each `Args:`
 entry the description of one parameter; the argument model and the JSON schema are built from
-the signature, so there is no second copy of the arguments. Settings for one tool sit on the
-tool (`timeout_grace_s`, `prepare`, `hint`, `clip_hint`, `warm_up`, `submits`, `repeat_hint`,
-`brief_args`, `superseded`), not in the loops and their history summaries, which name no tool.
-`Toolbox.call` validates and dispatches; an exception becomes a result through one table
-(`kind_of`). A leaf module: it imports only the error root.
+the signature, so there is no second copy of the arguments. The record describes the tool and
+nothing else: its name, schema, timeout (`timeout_grace_s`, `prepare`) and whether a call runs
+the answer (`submits`). How a loop reacts to a call's outcome is the loop's: two callbacks around
+each call (`toolkit.runner.CallHooks`). A tool's errors in its own words are the tool's
+(`hinted`). `Toolbox.call` validates and dispatches; an exception becomes a result through one
+rule (`error_result`): a named error says its kind, anything else is a bug of ours and raises.
+A leaf module: it imports only the error root.
 """
 
 from __future__ import annotations
 
 import copy
 import difflib
+import functools
 import inspect
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -29,6 +32,7 @@ ResultKind = Literal["ok", "retry", "failed"]
 """ok; retry: fix your arguments (the model's mistake); failed: the data or the run said no, adapt."""
 
 C = TypeVar("C")
+F = TypeVar("F", bound=Callable[..., "ToolResult"])
 
 
 @dataclass(frozen=True)
@@ -65,15 +69,30 @@ def unknown_tool_message(name: str, valid_names: Iterable[str]) -> str:
     return f"Error: {unknown_tool(name, valid_names)} Call one of them."
 
 
-def kind_of(exc: BaseException) -> ResultKind | None:
-    """The one exception → kind table. A named error says its own kind (`tool_kind`: "retry" for a
-    name or reference the model can correct, else "failed"); a ValueError is a bad argument value;
-    anything else is a bug (None: the caller lets it raise)."""
-    if isinstance(exc, DatasolverError):
-        return exc.tool_kind
-    if isinstance(exc, ValueError):
-        return "retry"
-    return None
+def hinted(hint: Callable[[DatasolverError], str]) -> Callable[[F], F]:
+    """A tool function's decorator: its named errors end with what to do next in the tool's own
+    words (`hint(error)`; "" for none), e.g. which of its commands lists the tables (the engine's
+    messages name no tool). Same name, signature and docstring, so it makes the same tool."""
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def worded(*args: Any, **kwargs: Any) -> ToolResult:
+            try:
+                return function(*args, **kwargs)
+            except DatasolverError as exc:
+                return error_result(exc, hint(exc))
+
+        return cast(F, worded)
+
+    return decorate
+
+
+def error_result(exc: DatasolverError, advice: str = "") -> ToolResult:
+    """The one exception → result rule: a named error as the model reads it, `Type: message` (and
+    the tool's advice), of the kind it names (`tool_kind`: "retry" for a mistake the model can
+    correct, `ToolRetry` and the errors that name a table, a result or a column; else "failed").
+    Any other exception, a ValueError included, is a bug of ours and is no result."""
+    return ToolResult(f"{type(exc).__name__}: {exc}{advice}", exc.tool_kind)
 
 
 @dataclass(frozen=True)
@@ -88,22 +107,8 @@ class Tool(Generic[C]):
     """Extra seconds a loop waits beyond its tool timeout (a tool with its own timeout inside)."""
     prepare: Callable[[BaseModel, float], BaseModel] | None = None
     """Adjust validated arguments to the loop's tool timeout before the call (e.g. cap a timeout)."""
-    hint: Callable[[BaseException], str] | None = None
-    """What to do next after an error, in this tool's own words (appended to the message)."""
-    clip_hint: str = ""
-    """How to see the rest of a result cut to fit the history, in this tool's own words."""
-    warm_up: Callable[[], None] | None = None
-    """Started when a loop is about to run a model's calls, so a slow start (a sandbox's fork
-    server) overlaps the model's turns rather than the first call."""
     submits: bool = False
     """A call runs the answer (the loop watches whether the latest one succeeded, and its checks)."""
-    repeat_hint: str = ""
-    """What to change when a call's error comes back word for word (the loop's repetition note)."""
-    brief_args: Callable[[dict[str, Any]], str | None] | None = None
-    """A call's arguments in a few words for a summary of older turns (None, or None back: their JSON)."""
-    superseded: bool = False
-    """A call's result is superseded by what a summary of older turns shows anyway (the current
-    state the tool reads), so summaries leave the call out."""
     args_model: type[BaseModel] = field(init=False, repr=False, compare=False)
     parameter_docs: dict[str, str] = field(init=False, repr=False, compare=False)
     _schema: dict[str, Any] = field(init=False, repr=False, compare=False, default_factory=dict)
@@ -160,6 +165,9 @@ class Toolbox(Generic[C]):
     def schemas(self) -> list[dict[str, Any]]:
         return [t.schema() for t in self._tools.values()]
 
+    def interrupt(self) -> None:
+        """Stop what a call is running after its timeout (a toolbox with a database stops its query)."""
+
     def call(self, name: str, args: BaseModel | dict[str, Any]) -> ToolResult:
         """Validate `args` against the tool's model and run it; errors come back as results."""
         if name not in self._tools:
@@ -171,12 +179,8 @@ class Toolbox(Generic[C]):
             return ToolResult.retry(f"invalid arguments for {name}: {compact_validation(exc)}")
         try:
             result = tool(self.context, validated)
-        except Exception as exc:
-            kind = kind_of(exc)
-            if kind is None:
-                raise
-            hint = tool.hint(exc) if tool.hint is not None else ""
-            result = ToolResult(f"{type(exc).__name__}: {exc}{hint}", kind)
+        except DatasolverError as exc:  # any other exception is a bug of ours: it raises (a loop's
+            result = error_result(exc)  # runner records it as an internal error)
         return self._cut(result)
 
     def _cut(self, result: ToolResult) -> ToolResult:

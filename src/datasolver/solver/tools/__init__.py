@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from datasolver.solver.tools.base import ToolContext
-from datasolver.solver.tools.registry import SOLVER_TOOLS, WrittenQueryCalls, tool_schemas, written_query_calls
+from datasolver.solver.tools.registry import (
+    SOLVER_HOOKS, SOLVER_TOOLS, WrittenQueryCalls, tool_schemas, written_query_calls,
+)
 from datasolver.solver.tools.toolbox import SolverToolbox
 from datasolver.toolkit import ResultKind, Tool, ToolResult
 
 __all__ = [
+    "SOLVER_HOOKS",
     "SOLVER_TOOLS",
     "ResultKind",
     "SolverToolbox",

@@ -17,13 +17,24 @@ from datasolver.data import (
     render_result,
 )
 from datasolver.data.linking import link_question
+from datasolver.errors import DatasolverError
 from datasolver.solver.tools.base import ToolContext
-from datasolver.toolkit import ToolResult
+from datasolver.toolkit import ToolResult, hinted
 
 MAX_LIMIT = 500
 SAMPLE_ROWS = 5
 
 
+def explore_hint(exc: DatasolverError) -> str:
+    """What to do next, in this tool's own commands (the engine's messages name no tool)."""
+    if isinstance(exc, UnknownTable):
+        return " List tables with `\\tables`."
+    if isinstance(exc, QueryError) and exc.unloaded:
+        return " `\\tables` says why they could not be read."
+    return ""
+
+
+@hinted(explore_hint)
 def explore_data(ctx: ToolContext, query: str, limit: Annotated[int, Field(ge=1)] = 50) -> ToolResult:
     """Explore this task's tables (read-only). Every CSV, JSON, SQLite and document table is one DuckDB table.
 
@@ -57,15 +68,6 @@ def explore_data(ctx: ToolContext, query: str, limit: Annotated[int, Field(ge=1)
     # The result (its row counts, the SQL as sent) rides along for the program: the agent keeps
     # the latest query that returned rows for its fallback.
     return ToolResult(out, value=dataclasses.replace(result, sql=text))
-
-
-def explore_hint(exc: BaseException) -> str:
-    """What to do next, in this tool's own commands (the engine's messages name no tool)."""
-    if isinstance(exc, UnknownTable):
-        return " List tables with `\\tables`."
-    if isinstance(exc, QueryError) and exc.unloaded:
-        return " `\\tables` says why they could not be read."
-    return ""
 
 
 def _command(ctx: ToolContext, text: str) -> ToolResult:

@@ -58,6 +58,11 @@ class SolverToolbox(Toolbox[ToolContext]):
                                          timeout_s=self.context.limits.timeout_s)
         return self._catalog
 
+    def interrupt(self) -> None:
+        """Stop whatever the catalog is running (after a tool timeout), a table load included."""
+        if self._catalog is not None:
+            self._catalog.interrupt()
+
     def close(self) -> None:
         if self._catalog is not None and self._owns_catalog:
             self._catalog.close()
