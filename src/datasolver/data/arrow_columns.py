@@ -10,8 +10,12 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
 
 @dataclass
 class TextTable:
@@ -42,6 +46,8 @@ def to_text(value: object) -> str | None:
 
 def column_from_values(values: list[object]) -> tuple[pa.Array, bool]:
     """(array, needs_inference) for one column of Python values."""
+    import pyarrow as pa  # only where a source is read (a query on cached tables needs no pyarrow)
+
     # Classify by the set of Python types (cheap), not value by value.
     kinds = {_KIND_BY_TYPE.get(t, "other") for t in set(map(type, values)) if t is not type(None)}
     if not kinds:
@@ -66,6 +72,8 @@ _KIND_BY_TYPE = {bool: "bool", int: "int", float: "float", str: "str"}
 
 
 def table_from_columns(names: list[str], columns: list[list[object]]) -> TextTable:
+    import pyarrow as pa
+
     arrays, infer = [], []
     for name, values in zip(names, columns):
         array, needs = column_from_values(values)

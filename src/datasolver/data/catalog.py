@@ -998,9 +998,11 @@ def _confine(conn: duckdb.DuckDBPyConnection, paths: list[Path], folders: list[P
     if folders:
         conn.execute("SET allowed_directories = ?", [[os.fspath(f) for f in folders]])
     conn.execute("SET enable_external_access = false")
+    # DuckDB's own bar would print on our stdout (in the middle of `sql`'s rows) for any statement
+    # over ~2 s, a query on cached tables included: never printed, only read by query_progress().
+    conn.execute("SET enable_progress_bar_print = false")
     if progress:
         conn.execute("SET enable_progress_bar = true")
-        conn.execute("SET enable_progress_bar_print = false")
     conn.execute("SET lock_configuration = true")
 
 

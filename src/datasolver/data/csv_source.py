@@ -22,12 +22,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.csv as pacsv
+from typing import TYPE_CHECKING
 
 from datasolver.data.encoding import head_codec
 from datasolver.data.errors import SourceSkipped, SourceStopped
 from datasolver.data.names import unique_names
+
+if TYPE_CHECKING:  # pyarrow (~0.3 CPU-s to import) loads only where a file is read
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
 
 DELIMITERS = (",", "\t", ";", "|")
 SNIFF_BYTES = 256 * 1024
@@ -152,6 +155,9 @@ def directly_scannable(head: CsvHead) -> bool:
 def read_csv_text(path: Path, head: CsvHead, stop: Stop = lambda: False) -> CsvRead:
     """Read a UTF-8 file's rows as text columns, block by block; rows with the wrong field count
     are counted (and the first few described), not loaded."""
+    import pyarrow as pa  # ~0.3 CPU-s to import: only where a source is read, never for a query on cached tables
+    import pyarrow.csv as pacsv
+
     bad: list[str] = []
     bad_count = 0
 

@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import duckdb
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from datasolver.data.load_notes import DECIMAL_COMMA, TEXT_COLUMN
 from datasolver.data.names import quote_ident
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _INT = r"[+-]?\d+"
 _LEADING_ZERO = r"[+-]?0\d+(\.\d*)?"
@@ -112,6 +114,9 @@ def surely_text(column: pa.ChunkedArray | pa.Array, decimal_comma: bool = False)
     character, most letters): the column is VARCHAR whatever the rest holds, so DuckDB need not
     check it. Planning the check query costs ~4 ms a table; 105 of the 291 dev tables with text
     columns need none. A comma is accepted too where numbers may have decimal commas."""
+    import pyarrow as pa  # only here, where a source is read (a query on cached tables needs no pyarrow)
+    import pyarrow.compute as pc
+
     if not pa.types.is_string(column.type) and not pa.types.is_large_string(column.type):
         return False
     head = column.slice(0, _SURELY_TEXT_HEAD)

@@ -7,10 +7,9 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import duckdb
-import pyarrow as pa
 
 from datasolver.data import csv_source, json_source, sqlite_source, table_load
 from datasolver.data.arrow_columns import TextTable
@@ -23,6 +22,10 @@ from datasolver.data.sqlite_source import Stop
 from datasolver.data.table_load import LoadContext
 
 DERIVED_MANIFEST = "manifest.json"
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 
 
 @dataclass

@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 import duckdb
-import sqlglot
 
 from datasolver.data.errors import CellTooLarge, QueryInterrupted
 from datasolver.data.names import quote_ident
@@ -418,6 +417,8 @@ def transpile_dialect(sql: str, columns: Iterable[str] = ()) -> list[tuple[str, 
                 seen.add(dates)
                 candidates.append((dialect, dates))
         source = _prepare_for_mysql(sql, cols) if dialect == "mysql" else sql
+        import sqlglot  # ~0.3 CPU-s to import: only for SQL that names another dialect's features
+
         try:
             statements = sqlglot.transpile(source, read=dialect, write="duckdb")
         except Exception:  # noqa: BLE001 - any transpiler failure just means "no candidate"

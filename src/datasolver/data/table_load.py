@@ -20,9 +20,9 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import pyarrow as pa
 
 from datasolver.data.csv_source import CsvHead, directly_scannable, read_csv_header, read_csv_text, scan_sql, sql_literal
 from datasolver.data.encoding import EncodingChoice, check_codec, choose_encoding, transcode
@@ -33,6 +33,10 @@ from datasolver.data.names import quote_ident
 
 Notes = list[tuple[str, str]]
 UTF8 = ("utf-8", "utf-8-sig")
+
+if TYPE_CHECKING:  # pyarrow (~0.3 CPU-s to import) loads where a source is read, not for cached tables
+    import pyarrow as pa
+
 
 
 @dataclass
@@ -123,6 +127,7 @@ def csv_scan(conn: duckdb.DuckDBPyConnection, path: Path, head: CsvHead, encodin
 
 def parquet_shape(path: Path) -> tuple[list[str], int]:
     """A Parquet file's column names and row count, from its footer only."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:

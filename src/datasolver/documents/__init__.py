@@ -15,7 +15,6 @@ from datasolver.documents.errors import (
 )
 from datasolver.documents.hints import document_table_hints
 from datasolver.documents.model import DocReport, PrepareOptions, SkippedDocument, WrittenTable
-from datasolver.documents.prepare import prepare_documents, prepare_documents_async
 
 __all__ = [
     "DocError",
@@ -37,12 +36,14 @@ __all__ = [
     "tally_votes",
 ]
 
-# The structurizer and the votes talk to a model (the LLM client and its SDK, ~0.35 CPU-s); the
-# deterministic path (`datasolver tables` / `sql` on a folder with documents) needs neither, so
-# they load on first use.
+# Loaded on first use. The structurizer and the votes talk to a model (the LLM client and its SDK,
+# ~0.35 CPU-s), which the deterministic path (`datasolver tables` / `sql` on a folder with
+# documents) never needs; the documents pass (its PDF reader and sandbox) runs only when a folder
+# has documents not in the document cache, so `sql` on a folder without documents skips it.
 _MODEL_NAMES = {
     "StructurizeLimits": "structurize", "Structured": "structurize", "structurize_document": "structurize",
     "VoteTally": "votes", "tally_votes": "votes",
+    "prepare_documents": "prepare", "prepare_documents_async": "prepare",
 }
 
 
