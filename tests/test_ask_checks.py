@@ -94,7 +94,7 @@ def test_samples_are_marked_as_samples_where_the_model_sees_them(data: Path) -> 
     _, requests = ask(data, script, "Names of the businesses, ordered alphabetically")
     described, seven, two = [m["content"] for m in requests[-1]["messages"] if m["role"] == "tool"][:3]
     assert described.endswith("(sample rows show the format, not the data: query the table for the answer)")
-    assert "first 3 of 7 rows (a sample, not the data: render @1 to read them):" in seven
+    assert "first 3 of 7 rows (truncated: a sample, not the data; render @1 to read them):" in seven
     assert "all 2 rows:" in two
     assert "samples that show the format, not the data: never answer from them" in requests[0]["messages"][0]["content"]
 

@@ -38,7 +38,7 @@ def test_run_with_the_oracle_script_scores_one_on_every_dev_task(task_set, sampl
     with ScriptedServer(handler=solver_handler(answers)) as server:
         result = CliRunner().invoke(cli, [
             "run", str(dev_tasks / "input"), str(out), "--api-url", server.base_url, "--model", "oracle",
-            "--workers", "8", "--logs", str(logs), "--no-doc-llm", *(["--tasks", ",".join(task_ids)] if sample else []),
+            "--workers", "8", "--logs", str(logs), "--no-doc-llm", "--no-direct-answer", *(["--tasks", ",".join(task_ids)] if sample else []),
         ])
         assert result.exit_code == 0, result.output
         assert server.errors == []

@@ -45,7 +45,7 @@ def test_text_calls_small_window_prose_first_every_sampled_dev_task_solved(dev_t
     with ScriptedServer(handler=handler, context_window=WINDOW) as server:
         result = CliRunner().invoke(cli, [
             "run", str(dev_tasks / "input"), str(out), "--api-url", server.base_url, "--model", "small",
-            "--workers", "4", "--logs", str(logs), "--no-doc-llm", "--tasks", ",".join(DEV_TEXT_SAMPLE),
+            "--workers", "4", "--logs", str(logs), "--no-doc-llm", "--no-direct-answer", "--tasks", ",".join(DEV_TEXT_SAMPLE),
         ])
         assert result.exit_code == 0, result.output
         assert server.errors == []

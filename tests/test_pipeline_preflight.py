@@ -113,8 +113,11 @@ def test_the_solvers_rules_are_sent_once_before_the_first_task(tmp_path):
     with ScriptedServer(handler=solver_handler(examples.demo_answers()), models=["fake-model"]) as server:
         result = run(tmp_path, "--api-url", server.base_url, "--model", "fake-model", "--tasks", "task_demo_sales")
         assert result.exit_code == 0, result.output
-        chats = server.requests
+        chats = [r.body for r in server.records if r.method == "POST" and r.body.get("max_tokens") != 1
+                 or r.method == "POST" and r.body.get("tool_choice") == "none"]
+        assert server.preflights == 1
     first, task_opening = chats[0], chats[1]
+    assert task_opening is server.requests[0] or task_opening == server.requests[0]  # the warm-up is no scripted turn
     assert (first["max_tokens"], first["tool_choice"]) == (1, "none")
     assert first["messages"][0] == task_opening["messages"][0]  # the same rules, byte for byte
     assert first["tools"] == task_opening["tools"]

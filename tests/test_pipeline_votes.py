@@ -36,8 +36,6 @@ def run_votes(tmp_path: Path, codes: list[str], votes: int):
     conversations: list[list] = []
 
     def handler(body: dict):
-        if body.get("max_tokens") == 1:  # the batch's warm-up of the rules (agent.warm_up), not a solve
-            return text("OK")
         if len(body["messages"]) == 2:  # system + task prompt: a new solve starts
             number = next(i for i, line in enumerate(scaffold, 1) if line == RESULT_LINE)
             conversations.append(solve_turns(codes[len(conversations)], number))
@@ -65,8 +63,7 @@ def test_right_wrong_right_picks_the_right_answer(tmp_path: Path) -> None:
     assert vote["votes"] == {first: 2, second: 1}
     assert record["status"] == "solved" and record["attempts"] == 3
     assert prediction.read_text(encoding="utf-8").splitlines()[0] == "city,n"  # solve 1's file
-    temperatures = [body.get("temperature") for body in server.requests
-                    if len(body["messages"]) == 2 and body.get("max_tokens") != 1]
+    temperatures = [body.get("temperature") for body in server.requests if len(body["messages"]) == 2]
     assert temperatures == [0.0, 0.5, 0.5]
     events = [json.loads(line)["event"] for line in (logs / "task_tiny" / "trace.jsonl").read_text().splitlines()]
     assert events.count("vote_solve_start") == 3 and events.count("vote_result") == 1
@@ -75,7 +72,7 @@ def test_right_wrong_right_picks_the_right_answer(tmp_path: Path) -> None:
 def test_two_agreeing_solves_stop_the_vote(tmp_path: Path) -> None:
     record, server, prediction, _ = run_votes(tmp_path, [RIGHT, RIGHT_REORDERED, WRONG], votes=3)
     assert [s["number"] for s in record["vote"]["solves"]] == [1, 2]
-    assert len(server.requests) == 1 + 6  # the warm-up, then two solves of three requests each (no check failed)
+    assert len(server.requests) == 6  # two solves of three requests each (no check failed; the warm-up is not one)
     assert record["vote"]["how"] == "agreement"
 
 

@@ -53,11 +53,11 @@ def test_mcp_query_and_render_say_truncated_and_keep_their_cap(data: Path) -> No
 
         stored, shown, few = asyncio.run(main())
     assert "rows: 40" in stored.splitlines()
-    assert "first 3 rows of 40 (truncated: render shows more):" in stored.splitlines()
+    assert "first 3 of 40 rows (truncated: a sample, not the data; render @1 to read them):" in stored.splitlines()
     render_rows = AskLimits().render_rows
     assert shown.splitlines()[0] == f"result @1: showing {render_rows} of 40 rows (truncated)"
     assert len([line for line in shown.splitlines() if line.isdigit()]) == render_rows  # the server's cap
-    assert "first 2 rows:" in few.splitlines()  # a whole result says nothing of the kind
+    assert "all 2 rows:" in few.splitlines()  # a whole result says nothing of the kind
 
 
 def test_the_analysts_handles_say_truncated(data: Path) -> None:

@@ -79,10 +79,10 @@ def test_a_scripted_run_opens_each_task_json_twice_a_parse_and_a_copy(
     assert summary.counts()["solved"] == 1
     record = summary.tasks[0]
     assert record.document_tables >= 1  # the documents stage wrote tables and re-scaffolded solver.py
-    # Discovery parses the input's task.json; prepare copies it into the scratch folder for people.
-    # Nothing else opens either file: the Task travels.
+    # Discovery parses the input's task.json (read within its cap); prepare may copy it into the
+    # scratch folder for people. Nothing else opens either file: the Task travels.
     source = str(input_dir / DOC_TASK / "task.json")
-    assert task_json_opens == [source, source]
+    assert set(task_json_opens) == {source} and len(task_json_opens) <= 2  # at most a parse and a copy
     # prepare makes the layout, and documents, scaffold, brief, toolbox, attempts and trace get it;
     # the agent builds it again once at its entry (a solver's signature takes the scratch path).
     assert sorted(layouts_from_paths) == ["prepare_scratch", "solve_task"]

@@ -19,10 +19,11 @@ class DatasolverError(Exception):
 
 
 class ToolRetry(DatasolverError):
-    """A mistake the model can fix (a name, a reference, an argument's value): a tool raises it and
-    the model gets its message as "fix your arguments and retry" (pydantic-ai's `ModelRetry`). Any
-    exception that is no `DatasolverError` is ours: an internal error, traced and never sent to the
-    model as its mistake."""
+    """A mistake the model can fix (a name, a reference, an argument's value): sent back as a retry."""
+
+    # A tool raises it and the model reads its message as "fix your arguments and retry"
+    # (pydantic-ai's `ModelRetry`). Any exception that is no `DatasolverError` is ours: an internal
+    # error, traced and never sent to the model as its mistake.
 
     tool_kind = "retry"
 

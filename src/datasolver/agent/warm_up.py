@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from datasolver.agent.assemble import build_system_prompt
 from datasolver.agent.limits import Limits
 from datasolver.llm import LLMClient, LLMError, system_message, user_message
+from datasolver.llm.constants import WARM_UP_PROMPT
 from datasolver.solver.tools import tool_schemas
 
-WARM_UP_TEXT = "Reply with OK."
+WARM_UP_TEXT = WARM_UP_PROMPT  # the scripted model answers it itself (llm.preflight.is_warm_up)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ def describe_handle(handle: Handle) -> str:
     if handle.sample:
         shown = len(handle.sample)
         lines.append(f"all {shown} rows:" if shown >= handle.rows else
-                     f"first {shown} of {handle.rows} rows (a sample, not the data: render {handle.ref} to read them):")
+                     f"first {shown} of {handle.rows} rows (truncated: a sample, not the data; render {handle.ref} to read them):")
         lines.append("\t".join(handle.columns))
         lines += ["\t".join(cell_text(v, 80) for v in row) for row in handle.sample]
     else:

@@ -148,8 +148,9 @@ def scan_sql(path: Path, head: CsvHead) -> str:
 
 def directly_scannable(head: CsvHead) -> bool:
     """Whether DuckDB's scan reads the file as `read_csv_text` would. A one-column file is not: a
-    blank line there is a row holding NULL for DuckDB, and no row at all for Arrow (and the scorer)."""
-    return len(head.names) > 1
+    blank line there is a row holding NULL for DuckDB, and no row at all for Arrow (and the scorer).
+    Nor is a header with a quoted line break in a name: DuckDB's scan then finds no row at all."""
+    return len(head.names) > 1 and not any("\n" in n or "\r" in n for n in head.names)
 
 
 def read_csv_text(path: Path, head: CsvHead, stop: Stop = lambda: False) -> CsvRead:
@@ -170,7 +171,8 @@ def read_csv_text(path: Path, head: CsvHead, stop: Stop = lambda: False) -> CsvR
         return "skip"
 
     names = head.names
-    read_options = pacsv.ReadOptions(column_names=names, skip_rows=1, encoding="utf8", block_size=BLOCK_BYTES,
+    # The header is skipped as a parsed row (a quoted line break in a name is one row, not two lines).
+    read_options = pacsv.ReadOptions(column_names=names, skip_rows_after_names=1, encoding="utf8", block_size=BLOCK_BYTES,
                                      use_threads=False)
     parse_options = pacsv.ParseOptions(delimiter=head.delimiter, newlines_in_values=True, invalid_row_handler=on_invalid)
     convert_options = pacsv.ConvertOptions(

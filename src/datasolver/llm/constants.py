@@ -39,6 +39,8 @@ DISCOVERY_TIMEOUT_S = 5.0
 PREFLIGHT_WAIT_S = 10.0
 PREFLIGHT_REPLY_S = 60.0
 PREFLIGHT_PROMPT = "Reply with the single word OK."
+# The user message of a batch's warm-up request (the agent's rules sent once to fill a prompt cache).
+WARM_UP_PROMPT = "Reply with OK."
 
 # Retry policy, applied by our own loop (the SDK runs with max_retries=0 so every retry is traced).
 DEFAULT_MAX_RETRIES = 4

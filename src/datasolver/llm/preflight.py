@@ -88,6 +88,16 @@ def is_probe(body: Any) -> bool:
             and body.get("messages") == [dict(m) for m in PROBE_MESSAGES])
 
 
+def is_warm_up(body: Any) -> bool:
+    """Whether a chat-completion request body is a batch's warm-up (one token, tools off, its user
+    message `C.WARM_UP_PROMPT`): the scripted model answers it itself, as it does the preflight."""
+    if not isinstance(body, dict) or body.get("max_tokens") != 1 or body.get("tool_choice") != "none":
+        return False
+    messages = body.get("messages")
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    return isinstance(last, dict) and last.get("role") == "user" and last.get("content") == C.WARM_UP_PROMPT
+
+
 async def check_endpoint(
     client: LLMClient, *, wait_s: float = C.PREFLIGHT_WAIT_S, reply_s: float | None = None,
     on_wait: Callable[[str], None] | None = None,

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..preflight import is_probe
+from ..preflight import is_probe, is_warm_up
 from .exchange import Pending, ReceivedRequest, Reply
 from .transport import ScriptedTransport
 from .turns import Garbage, HttpError, Text, ToolCalls, Turn, text
@@ -57,9 +57,9 @@ class ScriptedModel:
     then messages), ``prompt_ms`` what reading the rest takes at that rate (no time passes).
     ``disconnects`` counts the clients that left while waiting for an answer.
 
-    The preflight's one-token request (``datasolver.llm.preflight``) is answered "OK" by the model
-    itself (after ``latency_s``), as any real server answers it: it takes no turn of the script or
-    handler and is not in ``requests`` (``records`` has it). ``api_key`` (vLLM's ``--api-key``)
+    The preflight's one-token request and a batch's warm-up (``datasolver.llm.preflight``) are
+    answered "OK" by the model itself (after ``latency_s``), as any real server answers them: they
+    take no turn of the script or handler and are not in ``requests`` (``records`` has them). ``api_key`` (vLLM's ``--api-key``)
     answers 401 to every request without ``Authorization: Bearer <api_key>``. ``models`` (vLLM,
     OpenAI) is what ``/models`` lists, and a chat request for any other model gets vLLM's 404; by
     default ``/models`` lists ``model`` and any name is served (llama.cpp).
@@ -148,8 +148,8 @@ class ScriptedModel:
 
     @property
     def preflights(self) -> int:
-        """The preflight requests received so far."""
-        return sum(1 for r in self.records if r.preflight)
+        """The preflight requests received so far (a batch's warm-up, also answered by the model, aside)."""
+        return sum(1 for r in self.records if r.preflight and not is_warm_up(r.body))
 
     def remaining(self, key: str | None = None) -> int:
         """Turns not yet served for ``key`` (None: the unkeyed script)."""
@@ -178,7 +178,7 @@ class ScriptedModel:
         if not route.endswith(_COMPLETIONS_PATH):
             self._record(method, path, headers, body, None)
             return _json_reply(404, _error_body(404, f"no route POST {path}"))
-        if is_probe(body):  # the preflight: answered here, whatever the script holds
+        if is_probe(body) or is_warm_up(body):  # the preflight, a batch's warm-up: answered here, not scripted
             self._record(method, path, headers, body, None, preflight=True)
             refused = self._key_refused(headers) or self._model_refused(body)
             return refused if refused is not None else Pending(body, None, preset=text("OK"))

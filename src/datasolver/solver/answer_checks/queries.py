@@ -5,12 +5,15 @@ no query at all.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlglot import exp
 
 from datasolver.data import DataError
 from datasolver.data.empty_result import explain_empty
 from datasolver.data.names import quote_ident, quote_literal
-from datasolver.solver.answer_checks.model import QUERY_TIMEOUT_S, AnswerContext, CheckFinding
+from datasolver.solver.answer_checks import model
+from datasolver.solver.answer_checks.model import AnswerContext, CheckFinding
 
 TIE_WINDOW = 100  # rows fetched past LIMIT k to count a tie
 MAX_CELLS_LOOKED_UP = 200
@@ -22,18 +25,23 @@ def empty_result(ctx: AnswerContext) -> list[CheckFinding]:
     if ctx.rows and not ctx.every_cell_null():
         if not _zero_count(ctx):
             return []
-        diagnosis = explain_empty(ctx.catalog, ctx.final_sql, zero_count=True, **_within_budget(ctx))
+        diagnosis = explain_empty(sql=ctx.final_sql, zero_count=True, **{"catalog": ctx.catalog, **_within_budget(ctx)})
         ctx.notes.extend(diagnosis.notes)
         return [CheckFinding("empty_result", diagnosis.message())] if diagnosis.empty_selects else []
-    diagnosis = explain_empty(ctx.catalog, ctx.final_sql, null_rows=ctx.n_rows if ctx.rows else 0,
-                              **_within_budget(ctx))
+    diagnosis = explain_empty(sql=ctx.final_sql, null_rows=ctx.n_rows if ctx.rows else 0,
+                              **{"catalog": ctx.catalog, **_within_budget(ctx)})
     ctx.notes.extend(diagnosis.notes)
     return [CheckFinding("empty_result", diagnosis.message())]
 
 
-def _within_budget(ctx: AnswerContext) -> dict[str, float]:
-    """The diagnosis's queries under the checks' own timeout and what is left of their budget."""
-    return {"timeout_s": QUERY_TIMEOUT_S, "budget_s": ctx.seconds_left()}
+def _within_budget(ctx: AnswerContext) -> dict[str, Any]:
+    """The diagnosis's queries under the checks' own timeout and what is left of their budget (none
+    left: no query runs, the diagnosis is general advice, and a note says why)."""
+    left = ctx.seconds_left()
+    if left <= 0:
+        ctx.notes.append(f"empty_result: not run: the answer checks' {model.CHECKS_BUDGET_S:g} s were spent")
+        return {"catalog": None}
+    return {"timeout_s": model.QUERY_TIMEOUT_S, "budget_s": left}
 
 
 def _zero_count(ctx: AnswerContext) -> bool:

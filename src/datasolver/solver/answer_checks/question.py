@@ -59,6 +59,10 @@ def both_of_two(ctx: AnswerContext) -> list[CheckFinding]:
         bool(_WHICH_ONE_ZH.search(ctx.question)) and bool(_TWO_NAMED_ZH.search(ctx.question)))
     if not asks_one or ctx.n_rows != 2:
         return []
+    # Only when each row is one of the two the question names (a cell the question spells): two
+    # rows of other things (one per district, say) can be the answer itself.
+    if sum(1 for row in ctx.rows if any(len(c.strip()) > 1 and c.strip() in ctx.question for c in row)) < 2:
+        return []
     return [CheckFinding("both_of_two", (
         "the question asks which one of the two it names, and the answer lists both (2 rows): keep only the "
         "one the comparison picks (ORDER BY the compared value, LIMIT 1) and only the columns the question "
