@@ -157,12 +157,13 @@ def test_the_warm_up_sends_the_rules_and_tools_every_task_opens_with(scratch: Pa
     from tests.helpers.agent import fake_client
     from datasolver.llm.fake import ScriptedServer
 
-    with ScriptedServer([text("OK")]) as server:
+    with ScriptedServer([]) as server:  # the scripted model answers a warm-up itself: no turn is spent
         async def go():
             async with fake_client(server.base_url) as client:
                 return await warm_up(client, Limits())
         done = asyncio.run(go())
-        [warm] = server.requests
+        [warm] = [r.body for r in server.records if r.method == "POST"]
+        assert server.requests == [] and server.preflights == 0
     assert done.error is None and done.prompt_tokens > 0
     assert (warm["tool_choice"], warm["max_tokens"]) == ("none", 1)
     _, task_server, _ = solve(scratch, [text(sql(PAPER_SQL))])

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from datasolver.data.input_files import FOLLOW_OUTSIDE_ENV
+
 from tests.helpers.datafiles import sqlite_file, write_task
 from tests.helpers.hostile_files import (
     GiB,
@@ -37,6 +39,12 @@ from tests.helpers.hostile_files import (
 
 
 # ----------------------------------------------------------------------------- PDFs: forms inside forms
+
+@pytest.fixture(autouse=True)
+def _no_outside_links_opt_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An earlier `--follow-outside-links` in this worker may have left the opt-in set."""
+    monkeypatch.delenv(FOLLOW_OUTSIDE_ENV, raising=False)
+
 
 def test_a_pdf_of_forms_nested_7_deep_is_refused_within_bounds(tmp_path: Path) -> None:
     """The issue's PDF: before, `docs --no-llm` was still running at 60-90 s (1.2 GB reported)."""
@@ -279,7 +287,9 @@ def test_a_sparse_3_gib_task_json_is_refused_unread(tmp_path: Path) -> None:
     assert lines[0] == "['task_ok']"
     assert lines[1] == (f"['{task / 'task.json'}: 3.0 GB, over the 1.0 MB a task.json may hold (a question, an id "
                         "and a difficulty); the task is not run']")
-    assert run.peak_kib < 300 << 10, f"peak {run.peak_kib >> 10} MiB"
+    # The issue's bound (1 GB); alone it peaks at ~130 MiB, but in the full parallel suite the
+    # measured tree has reached 575 MiB (read whole, it went to 3.2 GB).
+    assert run.peak_kib < 1 << 20, f"peak {run.peak_kib >> 10} MiB"
 
 
 def test_a_task_json_that_links_out_of_the_task_or_is_a_fifo_is_refused(tmp_path: Path) -> None:
