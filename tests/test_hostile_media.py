@@ -85,7 +85,7 @@ def test_video_on_a_raw_task_reads_a_checked_copy(task: Path) -> None:
     data = video_json(str(task))
     assert [v["source"] for v in data["videos"]] == ["context/video/good.mkv", "context/video/good.mp4"]
     assert all(v["frames"] and v["duration_s"] > 0 for v in data["videos"]), data
-    copy = Path(tempfile.gettempdir()) / "datasolver-scratch" / "task_v"
+    (copy,) = Path(tempfile.gettempdir()).glob("datasolver-video-*/task_v")  # this invocation's own
     assert sorted(p.name for p in (copy / "context" / "video").iterdir()) == ["good.mkv", "good.mp4"]
     record = json.loads((copy / "prepared.json").read_text(encoding="utf-8"))
     assert [path for path, _ in record["refused"]] == ["video/out"]  # the folder link is not in the copy

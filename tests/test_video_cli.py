@@ -63,3 +63,21 @@ def test_a_folder_without_media_says_so(tmp_path) -> None:
     result = CliRunner().invoke(cli, ["video", str(task), "--out", str(tmp_path / "o")])
     assert result.exit_code == 0
     assert result.output.startswith("no video or audio files in")
+
+
+def test_two_passes_over_folders_of_one_name_get_their_own_copies(tmp_path, monkeypatch) -> None:
+    """Two terminals (or two test workers) reading task folders of one name: each mirrors into a
+    folder of its own. A fixed `$TMPDIR/datasolver-scratch/<name>` was shared, and one pass read
+    the other's half-made copy ("No such file or directory": no frames, CI run of stop 37)."""
+    import tempfile
+
+    from datasolver.video.outputs import place
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    first = place(write_task(tmp_path / "a", "task_v"))
+    second = place(write_task(tmp_path / "b", "task_v"))
+    assert first.media != second.media and first.out_dir != second.out_dir
+    assert first.media.name == second.media.name == "task_v"
+    assert (first.media / "context").is_dir() and (second.media / "context").is_dir()
+    assert oct((first.media.parent).stat().st_mode & 0o777) == "0o700"

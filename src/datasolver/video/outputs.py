@@ -12,7 +12,7 @@ from datasolver.data.mirror import mirror_context
 from datasolver.video.errors import VideoError
 
 TIMELINE_FILE = "timeline.json"
-DEFAULT_SCRATCH = "datasolver-scratch"
+TEMPORARY_PREFIX = "datasolver-video-"
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,11 @@ def place(path: Path, out: Path | None = None) -> Placement:
 
 
 def _temporary(name: str) -> ScratchLayout:
-    """`<temp>/datasolver-scratch/<name>`, its derived/video/ made (no link followed on the way)."""
-    scratch = ScratchLayout(Path(tempfile.gettempdir()) / DEFAULT_SCRATCH / name)
-    safe_write.make_folders(scratch.video, base=Path(tempfile.gettempdir()))
+    """`<temp>/datasolver-video-XXXX/<name>`, a folder of this invocation's own (mkdtemp: mode 0700,
+    never one that already stood), its derived/video/ made. A fixed `<temp>/…/<name>` was shared:
+    two passes over task folders of one name (two terminals, two test workers) mirrored into the
+    same context/ and read each other's half-made copy."""
+    base = Path(tempfile.mkdtemp(prefix=TEMPORARY_PREFIX))
+    scratch = ScratchLayout(base / name)
+    safe_write.make_folders(scratch.video, base=base)
     return scratch
