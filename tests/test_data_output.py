@@ -206,3 +206,19 @@ def test_a_one_column_csv_writes_null_as_an_empty_quoted_value(task: Path, tmp_p
                                       "--csv", str(out)])
     assert result.exit_code == 0, result.output
     assert out.read_text(encoding="utf-8") == 's\n""\n""\n'
+
+
+def test_csv_file_never_writes_through_a_link(task: Path, tmp_path: Path, monkeypatch) -> None:
+    """`--csv out.csv` where out.csv is a link: the link is replaced by the result, the file it named
+    is untouched (before: `open(path, "w")` wrote through the link into whatever it named)."""
+    monkeypatch.chdir(tmp_path)
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("keep me\n", encoding="utf-8")
+    (tmp_path / "out.csv").symlink_to(elsewhere)
+    result = CliRunner().invoke(cli, ["sql", str(task), QUERY, "--csv", "out.csv"])
+    assert result.exit_code == 0, result.output
+    assert elsewhere.read_text(encoding="utf-8") == "keep me\n"
+    written = tmp_path / "out.csv"
+    assert not written.is_symlink() and written.read_text(encoding="utf-8").startswith("id,s,flag")
+    assert result.stderr.splitlines()[-1] == "wrote 8 rows to out.csv"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".out.csv")) == []  # no temp file left

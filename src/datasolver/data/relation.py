@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Callable, TextIO, TypeVar
 
 import duckdb
 
+from datasolver import safe_write
 from datasolver.data.errors import CellTooLarge
 from datasolver.data.load_notes import LoadNote
 from datasolver.data.names import quote_ident
@@ -81,12 +82,13 @@ class Relation:
         its first `preview_rows` rows with the true count, so a caller that also shows rows does not
         run the query twice. The rows come EXPORT_BATCH_ROWS at a time and are spooled to a
         temporary file, so a query that fails half-way (and is repaired and run again) never leaves
-        half a result in `target`."""
+        half a result in `target`; a path is replaced in one step by a new file (`safe_write`),
+        so a link standing there is replaced, never written through."""
         spool = self._output(lambda rel: _spool_csv(rel, preview_rows, visible_controls))
         with spool.file:
             spool.file.seek(0)
-            if isinstance(target, (str, Path)):
-                with open(target, "w", encoding="utf-8", newline="") as out:
+            if isinstance(target, (str, Path)):  # a new file renamed over the name: never through a link
+                with safe_write.replacing_text(Path(target)) as out:
                     shutil.copyfileobj(spool.file, out)
             else:
                 shutil.copyfileobj(spool.file, target)
