@@ -146,3 +146,47 @@ def test_sql_that_lists_the_catalog_names_its_tables_whether_read_straight_or_ca
         assert described.stdout.splitlines()[1:] == ["n\tBIGINT\tYES\t\\N\t\\N\t\\N",
                                                      "label\tVARCHAR\tYES\t\\N\t\\N\t\\N"], described.output
     assert any((tmp_path / "cache").iterdir())
+
+
+def test_an_entry_of_other_loaders_is_loaded_again(tmp_path, monkeypatch):
+    """The key names the loaders' own source, not only the package version: a loader fixed between
+    two releases (the multi-line header fix of issue 32) once kept serving the old, wrong table."""
+    from datasolver.data import table_cache
+
+    folder = write_task(tmp_path, files={"csv/t.csv": ROWS})
+    with _open(folder, tmp_path / "cache") as catalog:
+        catalog.load()
+    with _open(folder, tmp_path / "cache") as catalog:
+        assert catalog.reused_tables() == ["t"]
+    monkeypatch.setattr(table_cache, "cache_version", lambda: "datasolver x table cache 1 loaders changed")
+    with _open(folder, tmp_path / "cache") as catalog:
+        assert catalog.reused_tables() == []
+        assert catalog.query("SELECT count(*) FROM t").rows == [(50,)]
+
+
+def test_the_loader_list_holds_every_module_a_load_runs():
+    """Every module of the data room that `sources` / `table_load` reach through their imports is
+    hashed into the key: a new loader module left off the list would serve stale tables."""
+    import ast
+
+    from datasolver.data import table_cache
+
+    room = Path(table_cache.__file__).parent
+
+    def imports(name: str) -> set[str]:
+        found = set()
+        for node in ast.walk(ast.parse((room / f"{name}.py").read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("datasolver.data."):
+                found.add(node.module.split(".")[2])
+            elif isinstance(node, ast.ImportFrom) and node.module == "datasolver.data":
+                found.update(a.name for a in node.names if (room / f"{a.name}.py").is_file())
+        return found
+
+    reached, todo = set(), ["sources", "table_load"]
+    while todo:
+        name = todo.pop()
+        if name not in reached:
+            reached.add(name)
+            todo.extend(imports(name))
+    assert reached <= set(table_cache.LOADER_MODULES), sorted(reached - set(table_cache.LOADER_MODULES))
+    assert table_cache.cache_version().startswith("datasolver ") and " loaders " in table_cache.cache_version()

@@ -9,7 +9,9 @@ reads no source again.
   table, named `t`). The file key is the SHA-256 of the source file's resolved path, so a task's
   scratch copy (links to the input's files) shares the input's entries; the table key covers the
   table's name inside the file, the load options (`--encoding`) and the cache format, which names
-  the package version: a new loader never reuses an old table.
+  the package version and the SHA-256 of the loaders' own source (`LOADER_MODULES`): a new
+  loader never reuses an old table, released or not (a loader fix between two releases once left
+  the old, wrong table in use).
 - identity: the record holds the file's size, mtime and ctime (ns), inode and device, a SHA-256 of
   sampled blocks (the first and last 64 KiB and 16 blocks between, ~1 MiB read) and the SHA-256 of
   the whole file. An entry is reused when all but the last match; when the stat changed but the
@@ -34,6 +36,7 @@ import json
 import os
 import shutil
 import tempfile
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +47,11 @@ from datasolver.data.user_cache import cache_root, make_dirs, owned_privately, r
 
 CACHE_ENV = "DATASOLVER_TABLE_CACHE"
 FORMAT = 1
-VERSION = f"datasolver {__version__} table cache {FORMAT}"
+LOADER_MODULES = ("arrow_columns", "csv_source", "encoding", "errors", "excel_source", "files", "infer_types",
+                  "input_files", "input_limits", "json_source", "knowledge_file", "layout", "load_notes", "names",
+                  "sources", "sqlite_source", "table_load")
+"""The data room's modules that turn a file into a table: `sources` and `table_load` and what they
+import from the room (tests/test_table_cache.py keeps the list whole); their source is in the key."""
 TABLE = "t"
 MAX_RECORD_BYTES = 256 << 10
 SAMPLE_BLOCK = 64 << 10
@@ -146,6 +153,21 @@ class PendingEntry:
         shutil.rmtree(self._tmp, ignore_errors=True)
 
 
+@functools.cache
+def cache_version() -> str:
+    """What an entry must have been written by: the package version, the cache format, and the
+    SHA-256 of the loaders' source files (read once per process, ~150 KB)."""
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for name in LOADER_MODULES:
+        h.update(name.encode() + b"\0")
+        try:
+            h.update((here / f"{name}.py").read_bytes())
+        except OSError:  # an install without the sources: the package version alone tells
+            h.update(b"\0unreadable")
+    return f"datasolver {__version__} table cache {FORMAT} loaders {h.hexdigest()[:16]}"
+
+
 class TableCache:
     """The cache under `root` (see the module docstring)."""
 
@@ -207,14 +229,14 @@ class TableCache:
             if note not in self.notes:
                 self.notes.append(note)
             return None
-        record = {"version": VERSION, "path": str(source), "table": table, "options": options,
+        record = {"version": cache_version(), "path": str(source), "table": table, "options": options,
                   "identity": _as_dict(identity)}
         return PendingEntry(self, folder, key, record, tmp / "table.duckdb", tmp)
 
     # ------------------------------------------------------------------ internals
     def _where(self, source: Path, table: str, options: str) -> tuple[Path, str]:
         file_key = hashlib.sha256(str(source).encode("utf-8", "surrogateescape")).hexdigest()[:32]
-        table_key = hashlib.sha256(f"{VERSION}\0{table}\0{options}".encode("utf-8", "surrogateescape")).hexdigest()[:24]
+        table_key = hashlib.sha256(f"{cache_version()}\0{table}\0{options}".encode("utf-8", "surrogateescape")).hexdigest()[:24]
         return self.root / file_key, table_key
 
     def _read_record(self, folder: Path, key: str) -> dict | None:
@@ -229,7 +251,7 @@ class TableCache:
         if len(raw) > MAX_RECORD_BYTES:
             return None
         record = json.loads(raw.decode("utf-8"))
-        if not isinstance(record, dict) or record.get("version") != VERSION:
+        if not isinstance(record, dict) or record.get("version") != cache_version():
             return None
         return record
 
