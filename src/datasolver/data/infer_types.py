@@ -18,6 +18,7 @@ does not fit stops the write, and the whole-column counts (`column_stats`) decid
 from __future__ import annotations
 
 import re
+import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -194,9 +195,33 @@ def checked_relation(conn: duckdb.DuckDBPyConnection, relation: str, columns: li
     view before it is loaded. A table wider than GUESS_MAX_COLUMNS has none (ValueError)."""
     if len(columns) > GUESS_MAX_COLUMNS:
         raise ValueError(f"{len(columns)} columns: too wide to type while it is read")
-    sample = conn.sql(f"SELECT * FROM {relation} LIMIT {SAMPLE_ROWS}").to_arrow_table()
-    guesses, _ = _guess(conn, sample, [c for c in infer if c in columns], decimal_comma)
+    infer = [c for c in infer if c in columns]
+    # The sample stays in DuckDB (a temporary table: the file's head read once; no Arrow, so no
+    # pyarrow import on the way to a first answer).
+    sample = quote_ident(f"__sample_{secrets.token_hex(6)}")
+    conn.execute(f"CREATE TEMP TABLE {sample} AS SELECT * FROM {relation} LIMIT {SAMPLE_ROWS}")
+    try:
+        text = _surely_text_columns(conn, sample, infer, decimal_comma)
+        stats = column_stats(conn, sample, [c for c in infer if c not in text])
+    finally:
+        conn.execute(f"DROP TABLE IF EXISTS {sample}")
+    guesses = _decide(infer, text, stats, decimal_comma)
     return f"SELECT {_checked_select(columns, guesses)} FROM {relation}"
+
+
+def _surely_text_columns(conn: duckdb.DuckDBPyConnection, relation: str, columns: list[str],
+                         decimal_comma: bool) -> set[str]:
+    """`surely_text` for each text column of `relation`, in one DuckDB query over its first
+    _SURELY_TEXT_HEAD rows (RE2 in both, so the same pattern says the same)."""
+    shape = conn.sql(f"SELECT * FROM {relation} LIMIT 0")
+    types = {name: str(kind) for name, kind in zip(shape.columns, shape.types)}
+    named = [c for c in columns if types.get(c) == "VARCHAR"]
+    if not named:
+        return set()
+    pattern = (_NEVER_TYPED.replace("]", ",]", 1) if decimal_comma else _NEVER_TYPED).replace("'", "''")
+    tests = ", ".join(f"coalesce(bool_or(regexp_matches({quote_ident(c)}, '{pattern}')), false)" for c in named)
+    (row,) = conn.execute(f"SELECT {tests} FROM (SELECT * FROM {relation} LIMIT {_SURELY_TEXT_HEAD})").fetchall()
+    return {c for c, hit in zip(named, row) if hit}
 
 
 def _guess(conn: duckdb.DuckDBPyConnection, sample: pa.Table, infer: list[str],
@@ -211,11 +236,16 @@ def _guess(conn: duckdb.DuckDBPyConnection, sample: pa.Table, infer: list[str],
         stats = column_stats(conn, quote_ident(name), [c for c in infer if c not in text])
     finally:
         conn.unregister(name)
+    return _decide(infer, text, stats, decimal_comma), stats
+
+
+def _decide(infer: list[str], text: set[str], stats: dict[str, dict[str, int]], decimal_comma: bool) -> dict[str, str]:
+    """Each inferred column's type: text where its first values said so, else by the sample's counts."""
     guesses = {c: "VARCHAR" if c in text else decide_type(stats[c], decimal_comma) for c in infer}
     for column in infer:
         if column not in text and stats[column]["nonblank"] == 0:
             guesses[column] = _UNKNOWN
-    return guesses, stats
+    return guesses
 
 
 _UNKNOWN = "unknown"  # no non-blank value in the sample: text unless a later value says otherwise
