@@ -81,3 +81,23 @@ def test_two_passes_over_folders_of_one_name_get_their_own_copies(tmp_path, monk
     assert first.media.name == second.media.name == "task_v"
     assert (first.media / "context").is_dir() and (second.media / "context").is_dir()
     assert oct((first.media.parent).stat().st_mode & 0o777) == "0o700"
+
+
+def test_with_out_the_checked_copy_is_removed_when_done(screencast, tmp_path, monkeypatch) -> None:
+    """With --out the frames go there; the invocation's checked copy of the raw folder (links to
+    the input's files, nothing asked for) is removed, not left behind in $TMPDIR at every run."""
+    import tempfile
+
+    monkeypatch.setenv("DATASOLVER_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    task = write_task(tmp_path / "input", "task_v")
+    shutil.copyfile(screencast.path, task / "context" / "briefing.mp4")
+    out = tmp_path / "frames"
+    result = CliRunner().invoke(cli, ["video", str(task), "--no-asr", "--no-ocr", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert (out / "timeline.json").is_file() and any((out / "briefing").glob("frame_*.png"))
+    assert list((tmp_path / "tmp").iterdir()) == []
+    kept = CliRunner().invoke(cli, ["video", str(task), "--no-asr", "--no-ocr"])  # no --out: the copy holds the frames
+    (copy,) = (tmp_path / "tmp").glob("datasolver-video-*/task_v")
+    assert f"frames and timeline.json in {copy / 'derived' / 'video'}" in kept.output

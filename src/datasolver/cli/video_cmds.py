@@ -9,7 +9,7 @@ import click
 
 from datasolver.cli.output import shown
 from datasolver.video import VideoOptions, analyze_path, default_cache_dir, render_report
-from datasolver.video.outputs import TIMELINE_FILE, place
+from datasolver.video.outputs import TIMELINE_FILE, placed
 
 
 @click.command("video")
@@ -30,10 +30,10 @@ def video_command(path: Path, as_json: bool, no_asr: bool, no_ocr: bool, out_dir
     PATH/derived/video/<stem>/ when PATH is a prepared scratch dir, else to a scratch folder under
     the system's temp dir (or --out). Results are cached by file hash.
     """
-    placement = place(path, out_dir)
-    report = analyze_path(placement.media, placement.out_dir, options=VideoOptions(ocr=not no_ocr, asr=not no_asr),
-                          image_root=placement.image_root, cache_dir=default_cache_dir())
-    report.save(placement.out_dir / TIMELINE_FILE)
+    with placed(path, out_dir) as placement:
+        report = analyze_path(placement.media, placement.out_dir, options=VideoOptions(ocr=not no_ocr, asr=not no_asr),
+                              image_root=placement.image_root, cache_dir=default_cache_dir())
+        report.save(placement.out_dir / TIMELINE_FILE)
     if as_json:
         click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=1))
         return

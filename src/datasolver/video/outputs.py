@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +26,9 @@ class Placement:
     """Image paths in the report are relative to this (the scratch root), else absolute."""
     media: Path
     """What the pass reads: a prepared scratch, a checked copy of a raw task folder, or the one media file."""
+    leftover: Path | None = None
+    """A temporary folder of this invocation that holds nothing asked for (the checked copy, when
+    the outputs go to --out): `placed` removes it."""
 
 
 def timeline_path(task_scratch_dir: Path) -> Path:
@@ -51,13 +57,28 @@ def place(path: Path, out: Path | None = None) -> Placement:
             raise VideoError(f"--out {out} lies inside the input {source}; the input is never written, choose another")
     if prepared:
         return Placement(Path(out), None, path)
-    if path.is_dir():
-        scratch = _temporary(path.name)
-        mirror_context(TaskFolder(path), scratch)
-        media = scratch.root
-    else:  # one media file the user named: read as it is
-        scratch, media = _temporary(path.stem), path
-    return Placement(scratch.video, scratch.root, media) if out is None else Placement(Path(out), None, media)
+    if not path.is_dir():  # one media file the user named: read as it is
+        if out is not None:
+            return Placement(Path(out), None, path)
+        scratch = _temporary(path.stem)
+        return Placement(scratch.video, scratch.root, path)
+    scratch = _temporary(path.name)
+    mirror_context(TaskFolder(path), scratch)
+    if out is None:
+        return Placement(scratch.video, scratch.root, scratch.root)
+    return Placement(Path(out), None, scratch.root, leftover=scratch.root.parent)
+
+
+@contextlib.contextmanager
+def placed(path: Path, out: Path | None = None) -> Iterator[Placement]:
+    """`place`, and the checked copy removed when the pass is done where the outputs went to --out
+    (nothing the user asked for lies in it)."""
+    placement = place(path, out)
+    try:
+        yield placement
+    finally:
+        if placement.leftover is not None:
+            shutil.rmtree(placement.leftover, ignore_errors=True)
 
 
 def _temporary(name: str) -> ScratchLayout:
