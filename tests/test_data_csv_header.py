@@ -14,8 +14,9 @@ from click.testing import CliRunner
 from datasolver.cli import cli
 
 
-@pytest.mark.parametrize("cache", ["on", "off"])
-def test_a_header_with_a_line_break_in_a_name_keeps_every_row(tmp_path: Path, cache: str) -> None:
+@pytest.mark.parametrize("cached", [True, False])
+def test_a_header_with_a_line_break_in_a_name_keeps_every_row(tmp_path: Path, cached: bool) -> None:
+    cache = str(tmp_path / "cache") if cached else "off"  # (a bare "on" was a folder of that name in the cwd)
     task = tmp_path / "task_h"
     (task / "context").mkdir(parents=True)
     (task / "task.json").write_text(json.dumps({"task_id": "task_h", "question": "q"}), encoding="utf-8")
