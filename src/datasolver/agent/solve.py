@@ -43,7 +43,7 @@ from datasolver.agent.video_judge import judge_video
 from datasolver.agent.tokens import estimate_tokens, estimate_tools_tokens
 from datasolver.data import Catalog, ScratchLayout, Task, load_task
 from datasolver.clip import clip
-from datasolver.llm import NULL_TRACE, LLMClient, TraceWriter, user_message
+from datasolver.llm import LLMClient, TraceWriter, user_message
 from datasolver.llm.window import reply_tokens
 from datasolver.sandbox import SandboxLimits, UnsafeFile, safe_files
 from datasolver.solver import (
@@ -129,7 +129,6 @@ async def solve_task(
     output_dir: Path,
     *,
     limits: Limits = Limits(),
-    trace: TraceWriter | None = None,
     evidence_hints: str = "",
     chat_options: dict[str, Any] | None = None,
     answer_checks: bool = True,
@@ -137,6 +136,7 @@ async def solve_task(
 ) -> SolveOutcome:
     """Solve one prepared task. Raises only for programmer errors (e.g. an unprepared scratch dir).
 
+    The solve's trace is the client's (`client.trace`; `NULL_TRACE` when it keeps none).
     ``task`` is the task's Task when the caller has it (the pipeline's, from discovery): the brief
     and the answer checks take its question; without it the scratch's task.json is read once.
 
@@ -146,10 +146,9 @@ async def solve_task(
     """
     started = time.monotonic()
     layout = ScratchLayout.of(task_scratch_dir).require()
-    trace = trace if trace is not None else client.trace
+    trace = client.trace
     await client.learn_context_window()  # asks the server once per endpoint (shared facts)
-    if trace is not None:
-        trace.event(EVENT_WINDOW, **client.facts.as_dict())
+    trace.event(EVENT_WINDOW, **client.facts.as_dict())
     # A query stops a little before the tool call's own timeout, so the model gets the catalog's
     # precise message rather than a bare "did not finish".
     catalog = await asyncio.to_thread(Catalog.open, layout.root, cache_dir=layout.own_cache(),
@@ -166,8 +165,7 @@ async def solve_task(
     finally:
         await asyncio.to_thread(catalog.close)
     outcome.seconds = time.monotonic() - started
-    if trace is not None:
-        trace.event(EVENT_SOLVE_END, **{k: v for k, v in outcome.as_dict().items() if k != "attempt_results"})
+    trace.event(EVENT_SOLVE_END, **{k: v for k, v in outcome.as_dict().items() if k != "attempt_results"})
     return outcome
 
 
@@ -183,7 +181,7 @@ def _gather_brief_in_turn(layout: ScratchLayout, catalog: Catalog, limits: Limit
         return gather_brief(layout, catalog, limits, task=task)
 
 
-async def _with_video_verdict(brief: TaskBrief, client: LLMClient, limits: Limits, trace: TraceWriter | None,
+async def _with_video_verdict(brief: TaskBrief, client: LLMClient, limits: Limits, trace: TraceWriter,
                               evidence_hints: str) -> str:
     """Evidence hints plus the advisory video answer judge's verdict, when the task has a video."""
     if not brief.video.strip() or limits.video_judges == 0 or limits.expired():
@@ -196,13 +194,11 @@ async def _with_video_verdict(brief: TaskBrief, client: LLMClient, limits: Limit
                         max_side=limits.vision_max_side),
             timeout=None if left is None else max(left / 4, 1.0))
     except asyncio.TimeoutError:
-        if trace is not None:
-            trace.event(EVENT_VIDEO_JUDGE, verdict=None, error="timed out")
+        trace.event(EVENT_VIDEO_JUDGE, verdict=None, error="timed out")
         return evidence_hints
     hint = verdict.hint(brief.video)
-    if trace is not None:
-        trace.event(EVENT_VIDEO_JUDGE, verdict=verdict.shows_answer, failed=verdict.failed,
-                    votes=[v.shows_answer for v in verdict.votes], confidence=verdict.confidence)
+    trace.event(EVENT_VIDEO_JUDGE, verdict=verdict.shows_answer, failed=verdict.failed,
+                votes=[v.shows_answer for v in verdict.votes], confidence=verdict.confidence)
     return (evidence_hints.rstrip() + "\n\n" + hint).strip() if hint else evidence_hints
 
 
@@ -211,7 +207,7 @@ class _Session:
 
     def __init__(
         self, layout: ScratchLayout, brief: TaskBrief, client: LLMClient, toolbox: SolverToolbox,
-        catalog: Catalog, output_dir: Path, limits: Limits, trace: TraceWriter | None,
+        catalog: Catalog, output_dir: Path, limits: Limits, trace: TraceWriter,
         evidence_hints: str, chat_options: dict[str, Any],
     ) -> None:
         self.layout = layout
@@ -233,7 +229,7 @@ class _Session:
         self.direct_requests = 0  # requests of the direct path (attempt 0)
         self.held: list[Held] = []  # answers held back over failed checks (`Limits.hold_flagged`)
         self.last_edited: str | None = None  # solver.py at the end of the latest attempt that changed it
-        runner = ToolRunner(toolbox, trace if trace is not None else NULL_TRACE, hooks=SOLVER_HOOKS,
+        runner = ToolRunner(toolbox, trace, hooks=SOLVER_HOOKS,
                             timeout_s=limits.tool_timeout_s, result_chars=limits.tool_result_chars,
                             seconds_left=limits.seconds_left)
         self.chat_options = chat_options
@@ -453,8 +449,7 @@ class _Session:
         )
 
     def _event(self, kind: str, **fields: Any) -> None:
-        if self.trace is not None:
-            self.trace.event(kind, **fields)
+        self.trace.event(kind, **fields)
 
 
 def prompt_budget_for(

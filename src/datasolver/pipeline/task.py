@@ -301,7 +301,7 @@ async def _agent(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan, polic
 
     async def solving() -> tuple[Any, dict[str, Any] | None]:
         if policy.votes == 1:
-            return await solve(layout.root, client, output_dir, limits=agent_limits, trace=trace, task=prepared.task), None
+            return await solve(layout.root, client, output_dir, limits=agent_limits, task=prepared.task), None
         return await _vote(prepared, solve, client, output_dir, agent_limits, policy)
 
     try:
@@ -356,7 +356,7 @@ async def _vote(
         if limits.deadline is not None:
             share = (limits.deadline - time.monotonic()) / (policy.votes - number + 1)
             solve_limits = dataclasses.replace(limits, deadline=time.monotonic() + share)
-        return await solve(layout.root, client, folder, limits=solve_limits, trace=trace, task=prepared.task,
+        return await solve(layout.root, client, folder, limits=solve_limits, task=prepared.task,
                            chat_options={"temperature": temperature})
 
     vote = await solve_by_vote(once, policy, layout.votes, task_id, trace.event)
