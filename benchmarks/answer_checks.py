@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import json
 import shutil
 import sys
@@ -34,7 +33,7 @@ import time
 from pathlib import Path
 
 from datasolver import examples
-from datasolver.agent import solve_task
+from datasolver.agent import Limits
 from datasolver.data import Catalog, ScratchLayout, load_task
 from datasolver.eval import evaluate_dir
 from datasolver.examples import ScriptedAnswer, solver_handler
@@ -121,9 +120,9 @@ def run_pipeline(dev: Path, answers: dict[str, ScriptedAnswer], out: Path, *, ch
         settings = LLMSettings(base_url=server.base_url, api_key="bench", model="fallible", initial_backoff=0.0)
         config = RunConfig(input_dir=dev / "input", output_dir=out / "pred", logs_dir=out / "logs",
                            settings=settings, workers=4, task_ids=tuple(answers), doc_llm=False,
-                           votes=VotePolicy(votes))
+                           limits=Limits(answer_checks=checks), votes=VotePolicy(votes))
         started = time.monotonic()
-        summary = run_batch_sync(config, solver=functools.partial(solve_task, answer_checks=checks))
+        summary = run_batch_sync(config)
         seconds = time.monotonic() - started
         requests = len(server.requests)
     report = evaluate_dir(out / "pred", dev / "output", explain=False)

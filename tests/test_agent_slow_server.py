@@ -60,7 +60,7 @@ def test_a_slow_server_gets_a_first_prompt_it_reads_in_a_share_of_the_deadline(t
                 for scratch, trace in zip(scratches, traces):
                     client.trace = trace
                     limits = Limits(max_attempts=1, deadline=time.monotonic() + seconds)
-                    outcomes.append(await solve_task(scratch, client, tmp_path / "out", limits=limits, trace=trace))
+                    outcomes.append(await solve_task(scratch, client, tmp_path / "out", limits=limits))
             return outcomes
 
         outcomes = asyncio.run(go())

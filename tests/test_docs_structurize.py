@@ -231,7 +231,7 @@ def test_the_pipelines_async_entry_structures_on_the_callers_loop_through_its_ga
     with a loop of its own), every request through the task's request gate and into its usage."""
     from contextlib import asynccontextmanager
 
-    from datasolver.llm import Usage
+    from datasolver.llm import NULL_TRACE, LLMClient, Usage
     from datasolver.pipeline.documents import prepare_task_documents_async
     from datasolver.solver import prepare_task
     from tests.helpers.solver import make_tiny_task
@@ -250,7 +250,8 @@ def test_the_pipelines_async_entry_structures_on_the_callers_loop_through_its_ga
     async def run(server: ScriptedServer) -> Any:
         settings = LLMSettings(base_url=server.base_url, api_key="test-key", model="fake-model", max_retries=0)
         usage = Usage()
-        report = await prepare_task_documents_async(scratch, settings=settings, usage=usage, request_gate=gate)
+        async with LLMClient(settings, NULL_TRACE, usage, request_gate=gate) as client:
+            report = await prepare_task_documents_async(scratch, client=client)
         return report, usage
 
     with ScriptedServer(handler=make_handler(vote=["doc/report.md"])) as server:

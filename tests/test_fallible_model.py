@@ -46,7 +46,7 @@ def solve(scratch: Path, answer: ScriptedAnswer, *, answer_checks: bool = True) 
         async def go() -> SolveOutcome:
             async with fake_client(server, trace) as client:
                 return await solve_task(scratch, client, scratch.parent.parent / "out",
-                                        limits=Limits(max_attempts=1), answer_checks=answer_checks)
+                                        limits=Limits(max_attempts=1, answer_checks=answer_checks))
 
         outcome = asyncio.run(go())
     assert server.errors == []

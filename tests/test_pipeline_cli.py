@@ -149,3 +149,34 @@ def test_input_and_output_default_to_the_container_folders(monkeypatch):
 def test_commands_have_help(command):
     result = CliRunner().invoke(cli, [command, "--help"])
     assert result.exit_code == 0 and len(result.output) > 200
+
+
+@pytest.mark.parametrize("flags, expected", [
+    ([], {}),  # every flag left out: the agent's own defaults
+    (["--max-attempts", "2", "--prompt-budget", "900", "--attempt-temperature-step", "0",
+      "--task-token-budget", "5000", "--tool-reply-tokens", "64", "--no-direct-answer"],
+     {"max_attempts": 2, "prompt_budget": 900, "attempt_temperature_step": 0.0, "task_token_budget": 5000,
+      "tool_reply_tokens": 64, "direct_answer": False, "hold_flagged": False}),
+    (["--tool-reply-tokens", "0"], {"tool_reply_tokens": None}),  # 0: no cap
+])
+def test_the_run_flags_become_the_agents_limits(tmp_path, monkeypatch, flags, expected):
+    import dataclasses
+
+    from datasolver.agent import Limits
+    from datasolver.cli import run_cmds
+
+    seen = []
+
+    def stop(config, **_):
+        seen.append(config)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(run_cmds, "run_batch_sync", stop)
+    (tmp_path / "in").mkdir()
+    result = CliRunner().invoke(cli, ["run", str(tmp_path / "in"), str(tmp_path / "out"), "--api-url",
+                                      "http://127.0.0.1:9/v1", "--model", "m", *flags])
+    assert result.exit_code == 0, result.output
+    (config,) = seen
+    # `datasolver run` turns the direct answer (and holding a flagged answer) on unless told not to.
+    want = dataclasses.replace(Limits(direct_answer=True, hold_flagged=True), **expected)
+    assert config.limits == want

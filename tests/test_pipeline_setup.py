@@ -21,7 +21,7 @@ def _config(tmp_path: Path, **changes) -> RunConfig:
 
 def test_a_setup_carries_every_run_setting_the_task_needs(tmp_path: Path) -> None:
     config = _config(tmp_path)
-    setup = TaskSetup.from_config(config, scratch_root=tmp_path / "scratch", temporary_scratch=True)
+    setup = TaskSetup.from_config(config, scratch_root=tmp_path / "scratch")
     assert (setup.output_dir, setup.logs_dir, setup.settings) == (config.output_dir, config.logs_dir, config.settings)
     assert (setup.limits, setup.doc_llm, setup.votes) == (config.limits, False, config.votes)
     assert setup.scratch_root == tmp_path / "scratch" and setup.keep_scratch is False
@@ -30,14 +30,14 @@ def test_a_setup_carries_every_run_setting_the_task_needs(tmp_path: Path) -> Non
 
 
 def test_scratch_is_kept_when_asked_or_when_it_is_the_users_folder(tmp_path: Path) -> None:
-    keep = TaskSetup.from_config(_config(tmp_path, keep_scratch=True), scratch_root=tmp_path, temporary_scratch=True)
-    given = TaskSetup.from_config(_config(tmp_path), scratch_root=tmp_path, temporary_scratch=False)
+    keep = TaskSetup.from_config(_config(tmp_path, keep_scratch=True), scratch_root=tmp_path)
+    given = TaskSetup.from_config(_config(tmp_path, scratch_dir=tmp_path), scratch_root=tmp_path)
     assert keep.keep_scratch and given.keep_scratch
 
 
 def test_shared_facts_are_passed_on_untouched(tmp_path: Path) -> None:
     facts = ServerFacts(4096)
-    setup = TaskSetup.from_config(_config(tmp_path), scratch_root=tmp_path, temporary_scratch=True, facts=facts)
+    setup = TaskSetup.from_config(_config(tmp_path), scratch_root=tmp_path, facts=facts)
     assert setup.facts is facts
     fields = {f.name for f in dataclasses.fields(TaskSetup)}
     assert fields == {"scratch_root", "output_dir", "logs_dir", "settings", "limits", "doc_llm", "solver",
@@ -71,7 +71,7 @@ def test_a_task_that_cannot_be_prepared_gets_one_record_from_the_stages_outcomes
 
     task = load_task(make_tiny_task(tmp_path / "in"))
     shutil.rmtree(task.dir)  # gone between discovery and preparing
-    setup = TaskSetup.from_config(_config(tmp_path), scratch_root=tmp_path / "scratch", temporary_scratch=True)
+    setup = TaskSetup.from_config(_config(tmp_path), scratch_root=tmp_path / "scratch")
     record = _run(task, setup, TaskPlan("fast", time.monotonic() + 60))
     assert (record.task_id, record.status, record.mode, record.attempts, record.requests) == (task.task_id, "failed",
                                                                                                  "fast", 0, 0)
@@ -88,7 +88,7 @@ def test_a_fallback_only_plan_gives_the_fallbacks_outcome_as_the_record(tmp_path
     from tests.helpers.solver import make_tiny_task
 
     task = load_task(make_tiny_task(tmp_path / "in"))
-    setup = TaskSetup.from_config(_config(tmp_path), scratch_root=tmp_path / "scratch", temporary_scratch=True)
+    setup = TaskSetup.from_config(_config(tmp_path), scratch_root=tmp_path / "scratch")
     record = _run(task, setup, TaskPlan("fallback_only", time.monotonic(), "time budget spent"))
     assert (record.status, record.mode, record.prediction) == ("failed", "fallback_only", None)
     assert record.reason == "time budget spent; fallback run of the current solver.py: NO OUTPUT (`result` is still None)"

@@ -27,7 +27,7 @@ from datasolver.agent.limits import Limits
 from datasolver.agent.prompts import render_prompt
 from datasolver.clip import clip
 from datasolver.eval import prediction_signature
-from datasolver.llm import LLMClient, LLMError, ToolCall, TraceWriter, user_message
+from datasolver.llm import NULL_TRACE, LLMClient, LLMError, ToolCall, TraceWriter, user_message
 from datasolver.llm.text_calls import written_query
 from datasolver.solver.tools import written_query_calls
 from datasolver.toolkit import ToolRunner
@@ -90,7 +90,7 @@ class DirectPath:
     runner: ToolRunner
     limits: Limits
     prediction: Path
-    trace: TraceWriter | None = None
+    trace: TraceWriter = NULL_TRACE
     chat_options: dict[str, Any] = field(default_factory=dict)
     outcome: DirectOutcome = field(default_factory=DirectOutcome)
     seconds_per_sample: float | None = None  # measured on the first reply: what one more query costs
@@ -211,8 +211,7 @@ class DirectPath:
         return self.outcome
 
     def _event(self, **fields: Any) -> None:
-        if self.trace is not None:
-            self.trace.event(EVENT_CANDIDATE if "ok" in fields else EVENT_DIRECT, **fields)
+        self.trace.event(EVENT_CANDIDATE if "ok" in fields else EVENT_DIRECT, **fields)
 
 
 def choose(candidates: list[Candidate]) -> tuple[Candidate | None, str]:

@@ -79,6 +79,9 @@ class Limits:
         "and time remain: the next attempt tries again, and at the end the answer with the fewest failed checks is "
         "published (`datasolver run` turns it on with `--direct-answer`)")
     hold_seconds: int = count(60, "with hold_flagged: an attempt starts again only with more seconds than this left")
+    answer_checks: bool = switch(
+        True, "an OK run of solver.py gets the answer checks (`CHECK <name>: …` lines); off only to measure what "
+        "they bring (`benchmarks/answer_checks.py`)")
     clock: Callable[[], float] = setting(
         time.monotonic, "what `deadline` is measured on; tests inject a clock of their own instead of waiting",
         repr=False, compare=False)

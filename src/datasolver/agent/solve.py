@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from collections.abc import Mapping
 
 from datasolver.agent.assemble import build_messages, build_system_prompt
 from datasolver.agent.brief import TaskBrief, gather_brief
@@ -43,7 +44,7 @@ from datasolver.agent.video_judge import judge_video
 from datasolver.agent.tokens import estimate_tokens, estimate_tools_tokens
 from datasolver.data import Catalog, ScratchLayout, Task, load_task
 from datasolver.clip import clip
-from datasolver.llm import NULL_TRACE, LLMClient, TraceWriter, user_message
+from datasolver.llm import LLMClient, TraceWriter, user_message
 from datasolver.llm.window import reply_tokens
 from datasolver.sandbox import SandboxLimits, UnsafeFile, safe_files
 from datasolver.solver import (
@@ -123,51 +124,67 @@ class SolveOutcome:
         }
 
 
+@dataclass(frozen=True)
+class TaskRun:
+    """What one solve of a task reads, gathered once by `solve_task` and never changed (what changes
+    lives on the session: attempts, the held answers, the fitted opening), as pydantic-ai keeps an
+    agent's dependencies apart from its state."""
+
+    task: Task
+    layout: ScratchLayout
+    client: LLMClient
+    limits: Limits
+    output_dir: Path  # the accepted prediction is published to <output_dir>/<task_id>/
+    catalog: Catalog
+    chat_options: Mapping[str, Any]  # extra keywords for every `client.chat` call
+
+    @property
+    def trace(self) -> TraceWriter:
+        """The solve's trace: its client's."""
+        return self.client.trace
+
+
 async def solve_task(
     task_scratch_dir: ScratchLayout | Path,
     client: LLMClient,
     output_dir: Path,
     *,
     limits: Limits = Limits(),
-    trace: TraceWriter | None = None,
-    evidence_hints: str = "",
-    chat_options: dict[str, Any] | None = None,
-    answer_checks: bool = True,
+    chat_options: Mapping[str, Any] | None = None,
     task: Task | None = None,
 ) -> SolveOutcome:
     """Solve one prepared task. Raises only for programmer errors (e.g. an unprepared scratch dir).
 
+    The solve's trace is the client's (`client.trace`; `NULL_TRACE` when it keeps none).
     ``task`` is the task's Task when the caller has it (the pipeline's, from discovery): the brief
     and the answer checks take its question; without it the scratch's task.json is read once.
 
     ``chat_options`` are extra keywords for every ``client.chat`` call (e.g. ``enable_thinking``).
-    ``answer_checks=False`` turns run_solver's answer checks off (only to measure what they bring).
+    ``limits.answer_checks=False`` turns run_solver's answer checks off (only to measure what they bring).
     Blocking work (profiling, tools, solver runs) runs in threads, so many tasks can share a loop.
     """
     started = time.monotonic()
     layout = ScratchLayout.of(task_scratch_dir).require()
-    trace = trace if trace is not None else client.trace
+    trace = client.trace
     await client.learn_context_window()  # asks the server once per endpoint (shared facts)
-    if trace is not None:
-        trace.event(EVENT_WINDOW, **client.facts.as_dict())
+    trace.event(EVENT_WINDOW, **client.facts.as_dict())
     # A query stops a little before the tool call's own timeout, so the model gets the catalog's
     # precise message rather than a bare "did not finish".
     catalog = await asyncio.to_thread(Catalog.open, layout.root, cache_dir=layout.own_cache(),
                                       timeout_s=limits.tool_timeout_s * QUERY_SHARE_OF_TOOL_TIMEOUT)
     try:
         task = task if task is not None else await asyncio.to_thread(load_task, layout.root)
-        brief = await asyncio.to_thread(_gather_brief_in_turn, layout, catalog, limits, task)
-        evidence_hints = await _with_video_verdict(brief, client, limits, trace, evidence_hints)
-        with SolverToolbox(layout, catalog=catalog, answer_checks=answer_checks, task=task) as toolbox:
-            session = _Session(layout, brief, client, toolbox, catalog, Path(output_dir), limits, trace,
-                               evidence_hints, dict(chat_options or {}))
+        run = TaskRun(task, layout, client, limits, Path(output_dir), catalog, dict(chat_options or {}))
+        brief = await asyncio.to_thread(_gather_brief_in_turn, run)
+        evidence_hints = await _video_verdict(brief, run)
+        with SolverToolbox(layout, catalog=catalog, answer_checks=limits.answer_checks, task=task) as toolbox:
+            session = _Session(run, brief, toolbox, evidence_hints)
             await session.fit()
             outcome = await session.solve()
     finally:
         await asyncio.to_thread(catalog.close)
     outcome.seconds = time.monotonic() - started
-    if trace is not None:
-        trace.event(EVENT_SOLVE_END, **{k: v for k, v in outcome.as_dict().items() if k != "attempt_results"})
+    trace.event(EVENT_SOLVE_END, **{k: v for k, v in outcome.as_dict().items() if k != "attempt_results"})
     return outcome
 
 
@@ -178,16 +195,16 @@ async def solve_task(
 BRIEF_TURNS = threading.BoundedSemaphore(max(1, os.cpu_count() or 1))
 
 
-def _gather_brief_in_turn(layout: ScratchLayout, catalog: Catalog, limits: Limits, task: Task) -> TaskBrief:
+def _gather_brief_in_turn(run: TaskRun) -> TaskBrief:
     with BRIEF_TURNS:
-        return gather_brief(layout, catalog, limits, task=task)
+        return gather_brief(run.layout, run.catalog, run.limits, task=run.task)
 
 
-async def _with_video_verdict(brief: TaskBrief, client: LLMClient, limits: Limits, trace: TraceWriter | None,
-                              evidence_hints: str) -> str:
-    """Evidence hints plus the advisory video answer judge's verdict, when the task has a video."""
+async def _video_verdict(brief: TaskBrief, run: TaskRun) -> str:
+    """The evidence hints: the advisory video answer judge's verdict, when the task has a video ("": none)."""
+    client, limits, trace = run.client, run.limits, run.trace
     if not brief.video.strip() or limits.video_judges == 0 or limits.expired():
-        return evidence_hints
+        return ""
     images = pick_frames(brief.video_frames, limits.vision_images) if limits.vision else ()
     left = limits.seconds_left()
     try:
@@ -196,31 +213,22 @@ async def _with_video_verdict(brief: TaskBrief, client: LLMClient, limits: Limit
                         max_side=limits.vision_max_side),
             timeout=None if left is None else max(left / 4, 1.0))
     except asyncio.TimeoutError:
-        if trace is not None:
-            trace.event(EVENT_VIDEO_JUDGE, verdict=None, error="timed out")
-        return evidence_hints
+        trace.event(EVENT_VIDEO_JUDGE, verdict=None, error="timed out")
+        return ""
     hint = verdict.hint(brief.video)
-    if trace is not None:
-        trace.event(EVENT_VIDEO_JUDGE, verdict=verdict.shows_answer, failed=verdict.failed,
-                    votes=[v.shows_answer for v in verdict.votes], confidence=verdict.confidence)
-    return (evidence_hints.rstrip() + "\n\n" + hint).strip() if hint else evidence_hints
+    trace.event(EVENT_VIDEO_JUDGE, verdict=verdict.shows_answer, failed=verdict.failed,
+                votes=[v.shows_answer for v in verdict.votes], confidence=verdict.confidence)
+    return hint.strip()
 
 
 class _Session:
     """The attempts of one task and their shared state (brief, tools, usage, last edited solver.py)."""
 
-    def __init__(
-        self, layout: ScratchLayout, brief: TaskBrief, client: LLMClient, toolbox: SolverToolbox,
-        catalog: Catalog, output_dir: Path, limits: Limits, trace: TraceWriter | None,
-        evidence_hints: str, chat_options: dict[str, Any],
-    ) -> None:
-        self.layout = layout
+    def __init__(self, task_run: TaskRun, brief: TaskBrief, toolbox: SolverToolbox, evidence_hints: str) -> None:
+        self.task_run = task_run
+        client, limits, layout = task_run.client, task_run.limits, task_run.layout
         self.brief = brief
-        self.output_dir = output_dir
-        self.limits = limits
-        self.trace = trace
         self.toolbox = toolbox
-        self.client = client
         self.usage_at_start = client.usage.as_dict()
         self.full_brief = brief
         self.evidence_hints = evidence_hints
@@ -233,23 +241,23 @@ class _Session:
         self.direct_requests = 0  # requests of the direct path (attempt 0)
         self.held: list[Held] = []  # answers held back over failed checks (`Limits.hold_flagged`)
         self.last_edited: str | None = None  # solver.py at the end of the latest attempt that changed it
-        runner = ToolRunner(toolbox, trace if trace is not None else NULL_TRACE, hooks=SOLVER_HOOKS,
+        runner = ToolRunner(toolbox, task_run.trace, hooks=SOLVER_HOOKS,
                             timeout_s=limits.tool_timeout_s, result_chars=limits.tool_result_chars,
                             seconds_left=limits.seconds_left)
-        self.chat_options = chat_options
         self.run = AttemptRun(client, runner, toolbox.schemas(), limits, self._solver_view, client.usage,
-                              runner.trace, chat_options, started=limits.clock(),
+                              runner.trace, dict(task_run.chat_options), started=limits.clock(),
                               has_prediction=lambda: safe_files.is_regular(layout.prediction),
                               written_query=written_query_calls)
         self.run.learnt = Learnt(tuple(brief.digest.names()) if brief.digest is not None else ())
 
     async def fit(self) -> None:
         """Fit the first prompt to its budget (and to the server's window, when known)."""
-        window = self.client.context_window
-        fixed = estimate_tokens(build_system_prompt(self.limits, window)) + estimate_tools_tokens(self.run.tools)
-        budget = prompt_budget_for(self.limits, window, reply_tokens(self.client.settings.max_tokens, window),
+        window = self.task_run.client.context_window
+        limits = self.task_run.limits
+        fixed = estimate_tokens(build_system_prompt(limits, window)) + estimate_tools_tokens(self.run.tools)
+        budget = prompt_budget_for(limits, window, reply_tokens(self.task_run.client.settings.max_tokens, window),
                                    fixed, share=self.opening_share, scale=self.scale)
-        slow = prefill_budget(self.client.facts.prefill_rate, self.limits.seconds_left(), self.scale)
+        slow = prefill_budget(self.task_run.client.facts.prefill_rate, self.task_run.limits.seconds_left(), self.scale)
         if slow is not None and slow < budget:
             budget = slow
         else:
@@ -264,7 +272,7 @@ class _Session:
                 brief = dataclasses.replace(brief, lint="")
             if self.votes is None and slow is None:  # on a slow server the votes cost more than they save
                 digest = self.full_brief.digest
-                self.votes = await vote_table_relevance(self.client, self.full_brief.question, digest,
+                self.votes = await vote_table_relevance(self.task_run.client, self.full_brief.question, digest,
                                                         RELEVANCE_VOTES) if digest else {}
             self.brief = await asyncio.to_thread(fit_brief, brief, budget,
                                                  evidence_hints=self.evidence_hints, relevance=self.votes)
@@ -277,15 +285,15 @@ class _Session:
             self._event(EVENT_PROMPT_FITTED, budget=budget, context_window=window, tokens_before=before,
                         tokens_after=first_prompt_tokens(self.brief, self.evidence_hints),
                         folded=list(self.brief.folded), votes=self.votes,
-                        prefill_rate=self.client.facts.prefill_rate if slow is not None else None)
-        self.opening = build_messages(self.brief, self.limits, self.evidence_hints, window)
+                        prefill_rate=self.task_run.client.facts.prefill_rate if slow is not None else None)
+        self.opening = build_messages(self.brief, self.task_run.limits, self.evidence_hints, window)
 
     async def _refit(self) -> bool:
         """After a context overflow: fit the first prompt smaller (a window learnt from the 400, or
         less room for it); False when it cannot get any smaller."""
-        if self.client.context_window is None:
+        if self.task_run.client.context_window is None:
             return False
-        if self.client.context_window == self.fitted_window:
+        if self.task_run.client.context_window == self.fitted_window:
             self.opening_share *= OVERFLOW_SHRINK
         before = self.opening
         await self.fit()
@@ -293,21 +301,21 @@ class _Session:
 
     async def solve(self) -> SolveOutcome:
         reason = None
-        if self.limits.direct_answer:
+        if self.task_run.limits.direct_answer:
             direct = await self._direct()
-            if direct.chosen is not None and safe_files.is_regular(self.layout.prediction):
+            if direct.chosen is not None and safe_files.is_regular(self.task_run.layout.prediction):
                 path = await self._publish(0)
                 return self._outcome(SOLVED, path, None)
             self.run.learnt.rejected += direct.lessons()
             self.held += [Held(f"the direct path ({c.source})", with_query(self._pristine(), c.sql), c.blocking)
                           for c in direct.candidates if c.ok and c.blocking]
             await asyncio.to_thread(self._remember_edits)
-        for number in range(1, self.limits.max_attempts + 1):
-            if self.limits.expired():
+        for number in range(1, self.task_run.limits.max_attempts + 1):
+            if self.task_run.limits.expired():
                 reason = f"deadline passed before attempt {number}"
                 break
             result = await self._attempt(number)
-            if result.error is None and safe_files.is_regular(self.layout.prediction):
+            if result.error is None and safe_files.is_regular(self.task_run.layout.prediction):
                 if self._hold(result, number):
                     reason = f"attempt {number}'s answer failed answer checks ({', '.join(result.checks)})"
                     continue
@@ -327,16 +335,17 @@ class _Session:
 
     def _hold(self, result: AttemptResult, number: int) -> bool:
         """Whether an attempt's answer, whose checks still fail, is held back: attempts and time remain."""
-        if not (self.limits.hold_flagged and result.check_lines):
+        if not (self.task_run.limits.hold_flagged and result.check_lines):
             return False
-        left = self.limits.seconds_left()
-        if number >= self.limits.max_attempts or (left is not None and left < self.limits.hold_seconds):
+        left = self.task_run.limits.seconds_left()
+        limits = self.task_run.limits
+        if number >= limits.max_attempts or (left is not None and left < limits.hold_seconds):
             return False
-        code = _read(self.layout.solver_py)
+        code = _read(self.task_run.layout.solver_py)
         if code is None:
             return False
         self.held.append(Held(f"attempt {number}", code, list(result.check_lines)))
-        query = _last_query(self.layout)
+        query = _last_query(self.task_run.layout)
         if query:
             self.run.learnt.rejected.append(f"`{clip(' '.join(query.split()), 300)}` → "
                                             + clip("; ".join(result.check_lines), 300))
@@ -345,31 +354,32 @@ class _Session:
 
     async def _direct(self) -> DirectOutcome:
         """The cheapest path first (`agent.direct`): one direct answer query, then candidates."""
-        await asyncio.to_thread(restore_scaffold, self.layout)
-        self._event(EVENT_ATTEMPT_START, attempt=0, temperature=self.client.settings.temperature, direct=True)
-        before = self.client.usage.requests
-        path = DirectPath(self.opening, self.run.tools, self.client, self.run.runner, self.limits,
-                          self.layout.prediction, self.trace, dict(self.chat_options))
+        await asyncio.to_thread(restore_scaffold, self.task_run.layout)
+        self._event(EVENT_ATTEMPT_START, attempt=0, temperature=self.task_run.client.settings.temperature, direct=True)
+        before = self.task_run.client.usage.requests
+        path = DirectPath(self.opening, self.run.tools, self.task_run.client, self.run.runner, self.task_run.limits,
+                          self.task_run.layout.prediction, self.task_run.trace, dict(self.task_run.chat_options))
         outcome = await path.run()
-        self.direct_requests = self.client.usage.requests - before
+        self.direct_requests = self.task_run.client.usage.requests - before
         self._event(EVENT_ATTEMPT_END, attempt=0, direct=True, requests=outcome.requests,
                     candidates=len(outcome.candidates), chosen=outcome.chosen.source if outcome.chosen else None,
-                    how=outcome.how, prediction=safe_files.is_regular(self.layout.prediction))
+                    how=outcome.how, prediction=safe_files.is_regular(self.task_run.layout.prediction))
         return outcome
 
     async def _attempt(self, number: int) -> AttemptResult:
-        await asyncio.to_thread(restore_scaffold, self.layout)
-        temperature = self.limits.temperature_for(number, self.client.settings.temperature)
+        await asyncio.to_thread(restore_scaffold, self.task_run.layout)
+        temperature = self.task_run.limits.temperature_for(number, self.task_run.client.settings.temperature)
         self._event(EVENT_ATTEMPT_START, attempt=number, temperature=temperature)
         conv = Conversation.start(self._opening(number), self.brief.question)
-        options = dict(self.chat_options)
+        options = dict(self.task_run.chat_options)
         if number > 1:
             options.setdefault("temperature", temperature)
         self.run.chat_options = options
         result = await run_attempt(number, conv, self.run)
         self.scale = conv.scale
         self.results.append(result)
-        self._event(EVENT_ATTEMPT_END, prediction=safe_files.is_regular(self.layout.prediction), **result.as_dict())
+        self._event(EVENT_ATTEMPT_END, prediction=safe_files.is_regular(self.task_run.layout.prediction),
+                    **result.as_dict())
         return result
 
     def _opening(self, number: int) -> list[dict[str, Any]]:
@@ -397,8 +407,8 @@ class _Session:
             self._event(EVENT_FALLBACK, ran=False, reason=reason)
             return self._outcome(FAILED, None, f"{reason}; fallback skipped: solver.py was never edited "
                                                "and no explore query returned rows")
-        sandbox = SandboxLimits(timeout_s=float(self.limits.tool_timeout_s))
-        done = await asyncio.to_thread(run_fallback, self.layout, self.output_dir, sandbox,
+        sandbox = SandboxLimits(timeout_s=float(self.task_run.limits.tool_timeout_s))
+        done = await asyncio.to_thread(run_fallback, self.task_run.layout, self.task_run.output_dir, sandbox,
                                        script=script, source=source)
         self._event(EVENT_FALLBACK, ran=True, source=source, status=done.run.status,
                     report=render_run(done.run, self_check=False, show_rows=0)[:2000])
@@ -419,42 +429,42 @@ class _Session:
         if self.last_edited is not None:
             return self.last_edited, "the last edited solver.py"
         query = self.run.last_rows_query
-        pristine = _read(self.layout.pristine)
+        pristine = _read(self.task_run.layout.pristine)
         if query is None or pristine is None:
             return None, ""
         return with_query(pristine, query), "the last explore query that returned rows"
 
     def _pristine(self) -> str:
-        return _read(self.layout.pristine) or ""
+        return _read(self.task_run.layout.pristine) or ""
 
     def _remember_edits(self) -> None:
-        current = _read(self.layout.solver_py)
-        if current is not None and current != _read(self.layout.pristine):
+        current = _read(self.task_run.layout.solver_py)
+        if current is not None and current != _read(self.task_run.layout.pristine):
             self.last_edited = current
 
     async def _publish(self, attempt: int | None) -> Path:
-        path = await asyncio.to_thread(publish_prediction, self.layout.prediction, self.output_dir, self.brief.task_id)
+        path = await asyncio.to_thread(publish_prediction, self.task_run.layout.prediction, self.task_run.output_dir,
+                                       self.brief.task_id)
         self._event(EVENT_PUBLISHED, attempt=attempt, path=str(path))
         return path
 
     async def _solver_view(self) -> str:
         """solver.py as the model reads it, for the compaction note; in a small window only its
         query area (the part the model edits; line numbers and hashes stay valid)."""
-        window = self.client.context_window
+        window = self.task_run.client.context_window
         return await asyncio.to_thread(self.toolbox.solver_view, window is not None and window < SMALL_WINDOW)
 
     def _outcome(self, status: TaskStatus, prediction: Path | None, reason: str | None) -> SolveOutcome:
         return SolveOutcome(
             task_id=self.brief.task_id, status=status, attempts=len(self.results),
             requests=self.direct_requests + sum(r.requests for r in self.results),
-            usage=self.client.usage.since(self.usage_at_start),
+            usage=self.task_run.client.usage.since(self.usage_at_start),
             seconds=0.0,
             prediction=prediction, reason=reason, attempt_results=list(self.results),
         )
 
     def _event(self, kind: str, **fields: Any) -> None:
-        if self.trace is not None:
-            self.trace.event(kind, **fields)
+        self.task_run.trace.event(kind, **fields)
 
 
 def prompt_budget_for(

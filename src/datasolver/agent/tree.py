@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from datasolver.data import ScratchLayout, human_size
 from datasolver.data.results import escape_breaks
 
 FILES_PER_FOLDER = 25  # beyond this a folder's remaining files are summarized in one line
+
+
+@dataclass
+class _Listing:
+    """The tree's lines as the walk adds them, and the table files it only counts."""
+
+    skip: set[str]  # files backing a table: counted, not listed
+    hide: set[str]  # files the prompt gives elsewhere: left out
+    lines: list[str] = field(default_factory=list)
+    table_files: int = 0
+    table_bytes: int = 0
 
 
 def render_tree(task_scratch_dir: ScratchLayout | Path, max_lines: int = 120, described: Collection[Path] = (),
@@ -22,17 +34,15 @@ def render_tree(task_scratch_dir: ScratchLayout | Path, max_lines: int = 120, de
     document-table manifest) are left out. A folder that holds nothing else is not shown.
     """
     layout = ScratchLayout.of(task_scratch_dir, resolve=False)
-    lines: list[str] = []
-    skip = {os.path.normpath(p) for p in described}
-    hide = {os.path.normpath(p) for p in shown}
-    tables = [0, 0]  # table files seen, their bytes
+    listing = _Listing(skip={os.path.normpath(p) for p in described}, hide={os.path.normpath(p) for p in shown})
+    lines = listing.lines
     # The folders the model should see; workdir/ and tmp/ are the agent's own.
     for folder in (layout.context, layout.derived):
         if folder.is_dir():
-            _walk(folder, f"{folder.name}/", 0, lines, skip, tables, hide)
-    if tables[0]:
-        lines.append(f"{tables[0]} table file{'s' if tables[0] > 1 else ''} ({human_size(tables[1])}), "
-                     "named under Tables")
+            _walk(folder, f"{folder.name}/", 0, listing)
+    if listing.table_files:
+        lines.append(f"{listing.table_files} table file{'s' if listing.table_files > 1 else ''} "
+                     f"({human_size(listing.table_bytes)}), named under Tables")
     if not lines:
         return "(no context files)"
     if len(lines) > max_lines:
@@ -41,10 +51,10 @@ def render_tree(task_scratch_dir: ScratchLayout | Path, max_lines: int = 120, de
     return "\n".join(lines)
 
 
-def _walk(folder: Path, label: str, depth: int, lines: list[str], skip: set[str], tables: list[int],
-          hide: set[str]) -> None:
+def _walk(folder: Path, label: str, depth: int, listing: _Listing) -> None:
     """Append the folder's lines (its label only when something in it is listed); count table files."""
     indent = "  " * depth
+    lines, skip, hide = listing.lines, listing.skip, listing.hide
     start = len(lines)
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
@@ -53,11 +63,11 @@ def _walk(folder: Path, label: str, depth: int, lines: list[str], skip: set[str]
         return
     visible = [e for e in entries if not e.name.startswith(".")]
     for entry in (e for e in visible if e.is_dir()):
-        _walk(Path(entry.path), f"{escape_breaks(entry.name)}/", depth + 1, lines, skip, tables, hide)
+        _walk(Path(entry.path), f"{escape_breaks(entry.name)}/", depth + 1, listing)
     files = [e for e in visible if not e.is_dir()]
     backing = [e for e in files if os.path.normpath(e.path) in skip]
-    tables[0] += len(backing)
-    tables[1] += sum(_bytes_of(e) for e in backing)
+    listing.table_files += len(backing)
+    listing.table_bytes += sum(_bytes_of(e) for e in backing)
     files = [e for e in files if os.path.normpath(e.path) not in skip | hide]
     self_lines = []
     for entry in files[:FILES_PER_FOLDER]:

@@ -3,10 +3,10 @@ scripted model). Thin over datasolver.pipeline: parse flags, one library call, p
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import tempfile
 from pathlib import Path
+from typing import TypeVar
 
 import click
 
@@ -29,6 +29,7 @@ from datasolver.pipeline import (
     run_demo,
 )
 
+T = TypeVar("T")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600}
 EXIT_ALL_FAILED = 3
 """`run` and `demo`: the run ran tasks and every one of them failed (no prediction written)."""
@@ -155,14 +156,14 @@ def run_command(
     output = output_dir or default_output_dir()
     from datasolver.agent import Limits
 
-    changes: dict[str, object] = {"max_attempts": max_attempts, "prompt_budget": prompt_budget, "vision": vision,
-                                  "vision_images": vision_images, "video_judges": video_judges,
-                                  "task_token_budget": task_token_budget,
-                                  "attempt_temperature_step": attempt_temperature_step,
-                                  "direct_answer": direct_answer, "hold_flagged": direct_answer}
-    limits = Limits(**{k: v for k, v in changes.items() if v is not None})  # type: ignore[arg-type]
-    if tool_reply_tokens is not None:
-        limits = dataclasses.replace(limits, tool_reply_tokens=tool_reply_tokens or None)  # 0: no cap
+    agent = Limits()  # a flag left out keeps the agent's own default
+    limits = Limits(
+        max_attempts=_given(max_attempts, agent.max_attempts), prompt_budget=_given(prompt_budget, agent.prompt_budget),
+        attempt_temperature_step=_given(attempt_temperature_step, agent.attempt_temperature_step),
+        tool_reply_tokens=_given(tool_reply_tokens, agent.tool_reply_tokens) or None,  # 0: no cap
+        task_token_budget=task_token_budget, vision=vision, vision_images=vision_images, video_judges=video_judges,
+        direct_answer=direct_answer, hold_flagged=direct_answer,
+    )
     config = RunConfig(
         input_dir=input_dir or default_input_dir(), output_dir=output,
         logs_dir=logs_dir or default_logs_dir(output), settings=settings, workers=workers,
@@ -186,6 +187,11 @@ def run_command(
 
         click.echo(f"report: {write_report(config.logs_dir, run_id=summary.run_id)}")
     _exit_for(summary)
+
+
+def _given(flag: T | None, default: T) -> T:
+    """A flag's value, or the default it stands for when left out."""
+    return default if flag is None else flag
 
 
 @click.command("demo")

@@ -80,7 +80,7 @@ async def run_batch(
         summary.add(TaskRecord(task.task_id, "skipped", mode="resume",
                                reason="a prediction exists (--force redoes it)",
                                prediction=str(prediction_path(config.output_dir, task.task_id))))
-    scratch_root, temporary = _scratch_root(config)
+    scratch_root = _scratch_root(config)
     summary.scratch_dir = str(scratch_root)
     write_run_summary(summary, config.logs_dir)
     budget = TimeBudget(config.time_budget_s, workers=config.workers, task_timeout_s=config.task_timeout_s)
@@ -90,7 +90,7 @@ async def run_batch(
         write_run_summary(summary, config.logs_dir)
         progress.task_finished(record)
 
-    batch = BatchRun(config, scratch_root, temporary, budget, progress, finished, solver, facts=facts,
+    batch = BatchRun(config, scratch_root, budget, progress, finished, solver, facts=facts,
                      run_id=summary.run_id)
     runner = executor or LocalExecutor()
     # A fork server the caller already runs is shared (its owner closes it); else one is made here
@@ -109,7 +109,7 @@ async def run_batch(
         # Interrupted (Ctrl-C, SIGTERM, cancelled): runs still going in worker threads end now,
         # instead of holding the process until their own timeouts.
         stop_all_runs()
-        if temporary and not config.keep_scratch:
+        if config.removes_scratch:
             # A task prepared ahead in a worker thread may still be writing here (making folders
             # again) while this unwinds, so the removal below can leave some behind: remove the
             # folder once more at exit, after the interpreter has joined those threads.
@@ -122,7 +122,7 @@ async def run_batch(
         progress.close()
         summary.finish(time.monotonic() - started)
         write_run_summary(summary, config.logs_dir)
-        if temporary and not config.keep_scratch:
+        if config.removes_scratch:
             shutil.rmtree(scratch_root, ignore_errors=True)
     return summary
 
@@ -200,12 +200,12 @@ def _make_folders(config: RunConfig) -> None:
             raise OutputError(f"cannot create {folder}: {exc}") from exc
 
 
-def _scratch_root(config: RunConfig) -> tuple[Path, bool]:
-    """(scratch root, whether we created it as a temporary folder)."""
+def _scratch_root(config: RunConfig) -> Path:
+    """The run's scratch root: `config.scratch_dir`, else a temporary folder made here."""
     if config.scratch_dir is not None:
         try:
             config.scratch_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise OutputError(f"cannot create scratch folder {config.scratch_dir}: {exc}") from exc
-        return config.scratch_dir, False
-    return Path(tempfile.mkdtemp(prefix="datasolver-scratch-")), True
+        return config.scratch_dir
+    return Path(tempfile.mkdtemp(prefix="datasolver-scratch-"))

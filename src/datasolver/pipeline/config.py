@@ -82,6 +82,12 @@ class RunConfig:
     def __post_init__(self) -> None:
         check_settings(self, RunConfigError)
 
+    @property
+    def removes_scratch(self) -> bool:
+        """Each task's scratch copy is deleted when it ends: the run made the folder (no `scratch_dir`)
+        and was not asked to keep it."""
+        return self.scratch_dir is None and not self.keep_scratch
+
     def settings_record(self) -> dict[str, object]:
         """What run_summary.json keeps of the settings: enough to replay and report the run.
         Never the endpoint URL (it may carry credentials) nor the key."""

@@ -2,8 +2,8 @@
 prepare`, tests) and one async entry (`prepare_task_documents_async`: the pipeline's event loop).
 
 The deterministic path always runs (blocking: in a worker thread under the async entry); with
-model settings the document room may also structure narrative documents, through a client on the
-caller's loop that shares the task's Usage, trace and request gate.
+model settings the document room may also structure narrative documents; the async entry takes
+the client itself (on the caller's loop, sharing the task's Usage, trace and request gate).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from datasolver.data import Task
 from datasolver.data.layout import ScratchLayout
 from datasolver.documents import DocReport, PrepareOptions, prepare_documents, prepare_documents_async
-from datasolver.llm import NULL_TRACE, LLMClient, LLMSettings, RequestGate, TraceWriter, Usage
+from datasolver.llm import NULL_TRACE, LLMClient, LLMSettings, TraceWriter, Usage
 from datasolver.solver import write_scaffold
 
 # The deterministic pass over a task's documents stops reading after this long (documents not
@@ -42,8 +42,11 @@ def prepare_task_documents(
     scratch's task.json is read).
     """
     if settings is not None:
-        return asyncio.run(prepare_task_documents_async(task_scratch_dir, task=task, settings=settings, trace=trace,
-                                                        usage=usage, budget_s=budget_s))
+        async def with_model(settings: LLMSettings) -> DocReport:
+            async with LLMClient(settings, trace, usage) as client:
+                return await prepare_task_documents_async(task_scratch_dir, task=task, client=client, budget_s=budget_s)
+
+        return asyncio.run(with_model(settings))
     report = prepare_documents(task_scratch_dir, options=_options(task, budget_s))
     if report.tables:
         write_scaffold(task_scratch_dir, task=task)
@@ -54,18 +57,15 @@ async def prepare_task_documents_async(
     task_scratch_dir: ScratchLayout | Path,
     *,
     task: Task | None = None,
-    settings: LLMSettings | None = None,
-    trace: TraceWriter = NULL_TRACE,
-    usage: Usage | None = None,
-    request_gate: RequestGate | None = None,
+    client: LLMClient | None = None,
     budget_s: float = DOCUMENTS_BUDGET_S,
 ) -> DocReport:
     """`prepare_task_documents` for a caller on an event loop: the blocking steps in worker
-    threads, the model's requests (when `settings`) through ``request_gate`` on this loop."""
-    if settings is None:
+    threads, the model's requests (when a `client` is given: the caller's, with its trace, usage
+    and request gate) on this loop."""
+    if client is None:
         return await asyncio.to_thread(prepare_task_documents, task_scratch_dir, task=task, budget_s=budget_s)
-    async with LLMClient(settings, trace, usage, request_gate=request_gate) as client:
-        report = await prepare_documents_async(task_scratch_dir, options=replace(_options(task, budget_s), llm=client))
+    report = await prepare_documents_async(task_scratch_dir, options=replace(_options(task, budget_s), llm=client))
     if report.tables:
         await asyncio.to_thread(write_scaffold, task_scratch_dir, task=task)
     return report

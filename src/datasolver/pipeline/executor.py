@@ -33,7 +33,6 @@ class BatchRun:
 
     config: RunConfig
     scratch_root: Path
-    temporary_scratch: bool  # the batch made scratch_root; each task's part is deleted when it ends
     budget: TimeBudget
     progress: Progress
     finished: Callable[[TaskRecord], None]  # called once per task, in completion order
@@ -66,8 +65,7 @@ class LocalExecutor:
         solving = asyncio.Semaphore(config.workers)
         waiting = len(todo)
         setup = TaskSetup.from_config(config, scratch_root=batch.scratch_root, solver=batch.solver,
-                                      temporary_scratch=batch.temporary_scratch, facts=batch.facts,
-                                      run_id=batch.run_id)
+                                      facts=batch.facts, run_id=batch.run_id)
 
         async def work(task: Task) -> None:
             try:

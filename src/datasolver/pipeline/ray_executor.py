@@ -168,25 +168,33 @@ class WorkerResult:
     facts: ServerFacts
 
 
-def run_on_worker(task: Task, config: RunConfig, plan: RelativePlan, slots: Any, solver: TaskSolver | None,
-                  facts: ServerFacts, run_id: str | None = None) -> WorkerResult:
+@dataclass(frozen=True)
+class WorkerBatch:
+    """What every Ray task of one batch is sent alike: the run's settings (without the key, which
+    travels in the workers' environment), the cluster's request slots, the solver and the run id."""
+
+    config: RunConfig
+    slots: Any  # the RequestSlots actor's handle
+    solver: TaskSolver | None = None
+    run_id: str | None = None
+
+
+def run_on_worker(task: Task, plan: RelativePlan, facts: ServerFacts, batch: WorkerBatch) -> WorkerResult:
     """One task on a Ray worker: `run_task` in a fresh event loop, model requests through the slots.
 
     `facts` are what earlier tasks learnt about the server (the driver's merged copy); the task
     starts from them and returns them with what it learnt itself."""
-    config = dataclasses.replace(config, settings=worker_settings(config.settings))
-    temporary = config.scratch_dir is None
-    scratch_root = Path(tempfile.mkdtemp(prefix="datasolver-scratch-")) if temporary else config.scratch_dir
-    assert scratch_root is not None
+    config = dataclasses.replace(batch.config, settings=worker_settings(batch.config.settings))
+    scratch_root = config.scratch_dir or Path(tempfile.mkdtemp(prefix="datasolver-scratch-"))
     try:
-        setup = TaskSetup.from_config(config, scratch_root=scratch_root, solver=solver, temporary_scratch=temporary,
-                                      request_gate=slot_gate(slots), facts=facts, run_id=run_id)
+        setup = TaskSetup.from_config(config, scratch_root=scratch_root, solver=batch.solver,
+                                      request_gate=slot_gate(batch.slots), facts=facts, run_id=batch.run_id)
         started = plan.start()
         prepare_budget_s = max(started.deadline - time.monotonic(), 0.0) * PREPARE_SHARE
         record = asyncio.run(run_task(task, setup, solve_turn=planned(started), prepare_budget_s=prepare_budget_s))
         return WorkerResult(record, facts)
     finally:
-        if temporary and not config.keep_scratch:
+        if config.removes_scratch:
             shutil.rmtree(scratch_root, ignore_errors=True)
 
 
@@ -226,7 +234,7 @@ class RayExecutor:
         config = batch.config
         slots = ray.remote(num_cpus=0)(RequestSlots).remote(config.workers)
         settings, secrets = split_secrets(config.settings)
-        sent = dataclasses.replace(config, settings=settings)  # what every task's arguments carry
+        sent = WorkerBatch(dataclasses.replace(config, settings=settings), slots, batch.solver, batch.run_id)
         runtime_env = {"env_vars": secrets} if secrets else None
         remote = ray.remote(run_on_worker).options(num_cpus=self.cpus_per_task, max_retries=0,
                                                    runtime_env=runtime_env)
@@ -240,8 +248,7 @@ class RayExecutor:
                 plan = batch.budget.plan(waiting)
                 waiting -= 1
                 batch.progress.task_started(task.task_id, plan.mode)
-                ref = remote.remote(task, sent, RelativePlan.of(plan, time.monotonic()), slots, batch.solver, facts,
-                                    batch.run_id)
+                ref = remote.remote(task, RelativePlan.of(plan, time.monotonic()), facts, sent)
                 pending[ref] = (task, plan)
             done, _ = await asyncio.to_thread(ray.wait, list(pending), num_returns=1)
             for ref in done:

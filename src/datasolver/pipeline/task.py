@@ -89,7 +89,7 @@ class TaskSetup:
     """The batch's run id, written into each task's `task_start` trace event."""
 
     @classmethod
-    def from_config(cls, config: RunConfig, *, scratch_root: Path, temporary_scratch: bool,
+    def from_config(cls, config: RunConfig, *, scratch_root: Path,
                     solver: TaskSolver | None = None, request_gate: RequestGate | None = None,
                     facts: ServerFacts | None = None, run_id: str | None = None) -> TaskSetup:
         """The one way a run's settings become a task setup (the local and the Ray executor alike):
@@ -98,7 +98,7 @@ class TaskSetup:
         return cls(
             scratch_root=scratch_root, output_dir=config.output_dir, logs_dir=config.logs_dir,
             settings=config.settings, limits=config.limits, doc_llm=config.doc_llm, solver=solver,
-            keep_scratch=config.keep_scratch or not temporary_scratch, request_gate=request_gate,
+            keep_scratch=not config.removes_scratch, request_gate=request_gate,
             facts=facts if facts is not None else ServerFacts(config.settings.context_window),
             votes=config.votes, run_id=run_id,
         )
@@ -257,9 +257,12 @@ async def _documents(
     assert prepared.layout is not None
     budget_s = DOCUMENTS_BUDGET_S if budget_s is None else max(0.0, min(budget_s, DOCUMENTS_BUDGET_S))
     try:
-        report = await prepare_task_documents_async(prepared.layout, task=prepared.task, settings=settings,
-                                                    trace=prepared.trace, usage=prepared.usage,
-                                                    request_gate=request_gate, budget_s=budget_s)
+        if settings is None:
+            report = await prepare_task_documents_async(prepared.layout, task=prepared.task, budget_s=budget_s)
+        else:
+            async with LLMClient(settings, prepared.trace, prepared.usage, request_gate=request_gate) as client:
+                report = await prepare_task_documents_async(prepared.layout, task=prepared.task, client=client,
+                                                            budget_s=budget_s)
     except Exception as exc:  # a boundary: PDF/model parsers raise many types; the task goes on without
         prepared.trace.event("documents_failed", with_model=settings is not None, error=f"{type(exc).__name__}: {exc}")
         return
@@ -301,7 +304,7 @@ async def _agent(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan, polic
 
     async def solving() -> tuple[Any, dict[str, Any] | None]:
         if policy.votes == 1:
-            return await solve(layout.root, client, output_dir, limits=agent_limits, trace=trace, task=prepared.task), None
+            return await solve(layout.root, client, output_dir, limits=agent_limits, task=prepared.task), None
         return await _vote(prepared, solve, client, output_dir, agent_limits, policy)
 
     try:
@@ -356,7 +359,7 @@ async def _vote(
         if limits.deadline is not None:
             share = (limits.deadline - time.monotonic()) / (policy.votes - number + 1)
             solve_limits = dataclasses.replace(limits, deadline=time.monotonic() + share)
-        return await solve(layout.root, client, folder, limits=solve_limits, trace=trace, task=prepared.task,
+        return await solve(layout.root, client, folder, limits=solve_limits, task=prepared.task,
                            chat_options={"temperature": temperature})
 
     vote = await solve_by_vote(once, policy, layout.votes, task_id, trace.event)
