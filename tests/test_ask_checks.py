@@ -46,7 +46,7 @@ def ask(data: Path, script, question: str, limits: AskLimits | None = None):
         async def main():
             settings = LLMSettings(base_url=server.base_url, api_key=None, model="fake", max_retries=0)
             async with LLMClient(settings) as client:
-                return await Analyst(package, client, AskConfig(limits=limits or AskLimits())).ask(question)
+                return await Analyst(package, client, AskConfig(limits=limits or AskLimits(), direct_answer=False)).ask(question)
 
         result = asyncio.run(main())
         assert not server.errors, server.errors
@@ -185,7 +185,7 @@ def test_data_fills_are_capped_in_rows_and_characters_and_say_the_list_was_cut(d
         async def main():
             settings = LLMSettings(base_url=server.base_url, api_key=None, model="fake", max_retries=0)
             async with LLMClient(settings) as client:
-                return await Analyst(package, client).ask("List the numbers.")
+                return await Analyst(package, client, AskConfig(direct_answer=False)).ask("List the numbers.")
 
         result = asyncio.run(main())
     assert max(fetched) == AskLimits().data_rows == 500

@@ -29,7 +29,9 @@ def data(tmp_path: Path) -> Path:
 
 def run(data: Path, script, question: str = "Which regions?", config: AskConfig | None = None,
         trace: TraceWriter = NULL_TRACE):
-    """Answer with the scripted model; also return every SQL text that reached the catalog."""
+    """Answer with the scripted model through the tool loop (the direct path off: these tests are
+    about the loop); also return every SQL text that reached the catalog."""
+    config = config or AskConfig(direct_answer=False)
     executed: list[str] = []
     with ScriptedServer(script) as server, open_package(data, cache_dir=data.parent / "cache") as package:
         catalog = package.catalog
@@ -88,7 +90,7 @@ def test_a_long_result_is_answered_through_a_filled_template(data: Path) -> None
 
 
 def test_render_is_capped_so_big_results_stay_out_of_the_prompt(data: Path) -> None:
-    config = AskConfig(limits=AskLimits(render_rows=5))
+    config = AskConfig(limits=AskLimits(render_rows=5), direct_answer=False)
     script = [tool_call("query", {"sql": "SELECT region FROM regions"}),
               tool_call("render", {"source": "@latest", "max_rows": 100}),
               tool_call("final_answer", {"answer": "{DATA}"})]
@@ -135,7 +137,7 @@ def test_reviewer_sends_the_analyst_back_once(data: Path) -> None:
         tool_call("sort", {"source": "regions", "by": [{"column": "sales", "descending": True}], "top": 1}),
         tool_call("final_answer", {"answer": "{DATA}", "row_format": "{region}"}),
     ]
-    result, requests, _ = run(data, script, "Which region sold most?", AskConfig(review=True))
+    result, requests, _ = run(data, script, "Which region sold most?", AskConfig(review=True, direct_answer=False))
     assert result.answer == "Region A0"
     assert (result.reviewed, result.sent_back) == (True, True)
     assert result.review_feedback == "The question asks for the top region, not all of them."
@@ -153,13 +155,13 @@ def test_reviewer_accept_and_unreadable_verdicts_keep_the_answer(data: Path) -> 
     for reply in ('{"verdict": "accept"}', "looks fine to me"):
         script = [tool_call("query", {"sql": "SELECT count(*) AS n FROM regions"}),
                   tool_call("final_answer", {"answer": "28"}), text(reply)]
-        result, requests, _ = run(data, script, "How many regions?", AskConfig(review=True))
+        result, requests, _ = run(data, script, "How many regions?", AskConfig(review=True, direct_answer=False))
         assert (result.answer, result.sent_back, len(requests)) == ("28", False, 3)
     assert any(note.startswith("unreadable reviewer verdict") for note in result.notes)
 
 
 def test_request_cap_offers_only_final_answer_at_the_end(data: Path) -> None:
-    config = AskConfig(limits=AskLimits(max_requests=3))
+    config = AskConfig(limits=AskLimits(max_requests=3), direct_answer=False)
     script = [tool_call("list_tables"), tool_call("list_tables"),
               tool_call("final_answer", {"answer": "Region A0"})]
     result, requests, _ = run(data, script, config=config)
@@ -171,7 +173,7 @@ def test_request_cap_offers_only_final_answer_at_the_end(data: Path) -> None:
 
 
 def test_no_answer_within_budget_is_reported(data: Path) -> None:
-    config = AskConfig(limits=AskLimits(max_requests=2))
+    config = AskConfig(limits=AskLimits(max_requests=2), direct_answer=False)
     result, _, _ = run(data, [tool_call("list_tables"), tool_call("list_tables")], config=config)
     assert (result.answer, result.stopped) == ("", "request_limit")
     assert "no answer within the request budget" in result.notes

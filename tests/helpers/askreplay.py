@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from datasolver.ask import Analyst, AskResult, open_package
+from datasolver.ask import Analyst, AskConfig, AskResult, open_package
 from datasolver.llm import LLMClient, LLMSettings
 from datasolver.llm.replay import REPLAY_BASE_URL, ReplayCursor, ReplayTransport, exchanges_from_events
 from tests.helpers.paths import SHARED, REPO_ROOT
@@ -55,6 +55,6 @@ def replay(name: str, cache: Path) -> tuple[AskResult, ReplayCursor]:
     async def main() -> AskResult:
         async with LLMClient(settings) as client:
             with open_package(task, cache_dir=cache) as package:
-                return await Analyst(package, client).ask(entry["question"])
+                return await Analyst(package, client, AskConfig(direct_answer=False)).ask(entry["question"])
 
     return asyncio.run(main()), cursor

@@ -86,13 +86,12 @@ class AnswerChecks:
             out.unbacked = NO_QUERY_NOTE
             out.events.append(CheckEvent("no_result", "unbacked", "no stored result"))
             return out
-        empty = self._empty_in(backing)
+        empty = self.empty_in(backing)
         if empty is not None:
-            diagnosis = explain_empty(self.handles.catalog, empty.sql, null_rows=0 if empty.rows == 0 else empty.rows,
-                                      timeout_s=CHECK_TIMEOUT_S)
-            out.notes += diagnosis.notes
-            message = render_prompt("empty_result", ref=empty.ref, diagnosis=self._readable(diagnosis.message())).strip()
-            if self._send(out, "empty_result", can_send_back, message, f"{empty.ref}: {diagnosis.message()}"):
+            diagnosis, notes = self.why_empty(empty)
+            out.notes += notes
+            message = render_prompt("empty_result", ref=empty.ref, diagnosis=diagnosis).strip()
+            if self._send(out, "empty_result", can_send_back, message, f"{empty.ref}: {diagnosis}"):
                 return out
             return out
         results = self._results(backing, out.notes)
@@ -126,7 +125,14 @@ class AnswerChecks:
         out.events.append(CheckEvent(check, "sent_back", detail))
         return True
 
-    def _empty_in(self, backing: Handle) -> Handle | None:
+    def why_empty(self, empty: Handle) -> tuple[str, list[str]]:
+        """Why a result has no rows (or only NULLs), in the `@N` names the model knows: the data room's
+        diagnosis (each filter dropped in turn, the nearest existing values); and its notes."""
+        diagnosis = explain_empty(self.handles.catalog, empty.sql, null_rows=0 if empty.rows == 0 else empty.rows,
+                                  timeout_s=CHECK_TIMEOUT_S)
+        return self._readable(diagnosis.message()), list(diagnosis.notes)
+
+    def empty_in(self, backing: Handle) -> Handle | None:
         """The first result of the answer's lineage with no rows (the one to fix), or the answer's own
         result when it is only NULLs; None when there are rows."""
         for handle in self.handles.lineage(backing.index):
