@@ -19,14 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from datasolver.ask.answer import fill_template
 from datasolver.ask.checks import AnswerChecks
 from datasolver.ask.config import AskConfig
 from datasolver.ask.handles import Handle
 from datasolver.ask.package import DataPackage
 from datasolver.ask.prompts import render_prompt
-from datasolver.ask.render import answer_data, plain_row_format
-from datasolver.ask.toolbox import AskToolbox, FinalAnswer
+from datasolver.ask.toolbox import AskToolbox, FinalAnswer, result_answer
 from datasolver.clip import clip
 from datasolver.data import DataError
 from datasolver.data.linking import QuestionLinks
@@ -178,16 +176,4 @@ def direct_prompt(package: DataPackage, question: str, links: QuestionLinks | No
     ).strip()
 
 
-def result_answer(toolbox: AskToolbox, handle: Handle) -> FinalAnswer:
-    """The answer the program writes from a result: its column names, then its rows (one value as the
-    value; several columns as `first (others)`; a list separated by ", "), capped as {DATA} is."""
-    limits = toolbox.limits
-    rows = toolbox.handles.fetch(handle.index, limits.data_rows)
-    row_format = plain_row_format(rows.columns)
-    lead = rows.columns[0] + (f" ({', '.join(rows.columns[1:])})" if len(rows.columns) > 1 else "")
-    template = f"{lead}: {{DATA}}"
-    text = fill_template(template, answer_data(rows, row_format, limits.data_chars))
-    return FinalAnswer(text, template, handle, [handle])
-
-
-__all__ = ["DirectAnswer", "DirectOutcome", "DirectTry", "direct_prompt", "result_answer"]
+__all__ = ["DirectAnswer", "DirectOutcome", "DirectTry", "direct_prompt"]

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from datasolver.ask.answer import without_call_markup
-from datasolver.ask.checks import NO_QUERY_NOTE, UNBACKED_MARK, AnswerChecks, CheckEvent
+from datasolver.ask.checks import NO_ANSWER_MARK, NO_QUERY_NOTE, UNBACKED_MARK, AnswerChecks, CheckEvent, Checked
 from datasolver.ask.config import AskConfig
 from datasolver.ask.direct import DirectAnswer, DirectOutcome
 from datasolver.ask.handles import Handle
@@ -46,6 +46,9 @@ class AskResult:
     then starts with UNBACKED_MARK)."""
     unbacked: str | None = None
     """Why no stored result backs the answer, when it was given anyway; None when one does."""
+    no_answer: str | None = None
+    """Why the model's own answer was no answer (`{}`, `None`, empty, our own text) when the program wrote
+    the answer from the latest result with rows instead; None otherwise."""
     checks: list[CheckEvent] = field(default_factory=list)
     """What the answer checks did: a send-back, the program writing the result, an unbacked answer."""
     handles: list[dict[str, Any]] = field(default_factory=list)
@@ -74,6 +77,7 @@ class _State:
     requests: int = 0
     nudged: bool = False
     unbacked: str | None = None
+    no_answer: str | None = None
     events: list[CheckEvent] = field(default_factory=list)
     reviewed: bool = False
     sent_back: bool = False
@@ -117,22 +121,27 @@ class Analyst:
             final, stopped = await self._run(state, toolbox, runner, cleaned.text)
             path = "loop"
         if final is None:
-            final = FinalAnswer("")
             state.notes.append("no answer within the request budget")
+            given = checks.without_answer("no answer within the request budget")
+            self._record(state, given)
+            final, state.unbacked, state.no_answer = given.final, given.unbacked, given.no_answer
         if final.guessed_evidence:
             state.notes.append("the answer cited no result; the latest result is reported as evidence")
-        unbacked = state.unbacked if final.evidence else NO_QUERY_NOTE
+        unbacked = state.unbacked if final.evidence else (state.unbacked or NO_QUERY_NOTE)
         answer = final.text
         if unbacked is not None:
             state.notes.append(unbacked)
-            answer = f"{UNBACKED_MARK} {answer}" if answer else answer
+            if answer and not answer.startswith(NO_ANSWER_MARK):
+                answer = f"{UNBACKED_MARK} {answer}"
+        if state.no_answer is not None:
+            state.notes.append(state.no_answer)
         lineage: dict[int, Handle] = {}
         for handle in final.evidence:
             lineage.update({h.index: h for h in toolbox.handles.lineage(handle.index)})
         result = AskResult(
             question=cleaned.text, answer=answer, template=final.template,
             evidence_sql=[toolbox.handles.evidence_sql(h.index) for h in final.evidence],
-            backed_by_query=unbacked is None, unbacked=unbacked, checks=state.events,
+            backed_by_query=unbacked is None, unbacked=unbacked, no_answer=state.no_answer, checks=state.events,
             handles=[_handle_record(h) for _, h in sorted(lineage.items())],
             usage=self.client.usage.since(usage_before), steps=state.steps, stopped=stopped, path=path,
             reviewed=state.reviewed, sent_back=state.sent_back, review_feedback=state.feedback, notes=state.notes,
@@ -184,15 +193,13 @@ class Analyst:
             final, stopped = await self._run_tools(state, toolbox, runner, reply)
             if final is None:
                 continue
-            checked = state.checks.check(final, can_send_back=state.requests < limits.max_requests)
-            state.events += checked.events
-            state.notes += checked.notes
-            for event in checked.events:
-                self._event("ask_check", check=event.check, action=event.action, detail=event.detail)
+            checked = state.checks.check(final, can_send_back=state.requests < limits.max_requests,
+                                         ours=_our_text(state.messages))
+            self._record(state, checked)
             if checked.send_back is not None:
                 state.messages.append(user_message(checked.send_back))
                 continue
-            final, state.unbacked = checked.final, checked.unbacked
+            final, state.unbacked, state.no_answer = checked.final, checked.unbacked, checked.no_answer
             if self.config.review and not state.reviewed:
                 if state.requests >= limits.max_requests:
                     state.notes.append("reviewer skipped: request budget used up")
@@ -210,6 +217,12 @@ class Analyst:
                     continue
             return final, stopped
         return None, "request_limit"
+
+    def _record(self, state: _State, checked: Checked) -> None:
+        state.events += checked.events
+        state.notes += checked.notes
+        for event in checked.events:
+            self._event("ask_check", check=event.check, action=event.action, detail=event.detail)
 
     async def _call_model(self, state: _State, toolbox: AskToolbox, final_only: bool) -> ChatResult:
         tools = [t for t in toolbox.schemas() if not final_only or t["function"]["name"] == FINAL_ANSWER]
@@ -255,6 +268,14 @@ class Analyst:
 
     def _event(self, kind: str, **fields: Any) -> None:
         self.client.trace.event(kind, **fields)
+
+
+def _our_text(messages: list[dict[str, Any]]) -> list[str]:
+    """What we sent the model that is never an answer: the rules and every user message after the first
+    (send-backs, nudges); the first holds the data and the question, whose words an answer may use."""
+    users = [m for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+    rules = [m["content"] for m in messages if m.get("role") == "system" and isinstance(m.get("content"), str)]
+    return rules + [m["content"] for m in users[1:]]
 
 
 def _step(outcome: ToolOutcome) -> Step:

@@ -84,8 +84,9 @@ def ask_command(data_dir: Path, question: str | None, as_json: bool, query_timeo
         click.echo(json.dumps(result.to_record(), ensure_ascii=False, indent=2, default=str))
     else:
         click.echo(shown(result.answer))  # an unbacked answer starts with its mark (UNBACKED_MARK)
-        if result.unbacked:  # stdout stays the answer alone; the warning goes beside it
-            click.echo(f"note: {shown(result.unbacked)}", err=True)
+        for note in (result.no_answer, result.unbacked):  # stdout stays the answer alone; warnings beside it
+            if note:
+                click.echo(f"note: {shown(note)}", err=True)
 
 
 @click.command("ask-golden")
