@@ -110,3 +110,15 @@ def test_no_direct_answer_starts_with_the_loop(data: Path, model) -> None:
     record = json.loads(invoke("ask", "--no-direct-answer", str(data), "Total sales?", "--json").output)
     assert (record["answer"], record["path"]) == ("23", "loop")
     assert "tools" in server.requests[0]
+
+
+def test_many_rows_for_a_one_value_question_get_the_repair_turn(tmp_path: Path, model) -> None:
+    folder = tmp_path / "many"
+    folder.mkdir()
+    (folder / "orders.csv").write_text("id,amount\n" + "".join(f"{i},{i % 7}\n" for i in range(1, 31)),
+                                       encoding="utf-8")
+    server = model([sql("SELECT amount FROM orders"), sql("SELECT sum(amount) AS total FROM orders")])
+    record = json.loads(invoke("ask", str(folder), "What is the total amount of the orders?", "--json").output)
+    assert server.requests[1]["messages"][-1]["content"].startswith(
+        "That query gave no answer: @1 has 30 rows, but the question asks for one value (or a few)")
+    assert (record["answer"], record["path"]) == ("total: 87", "direct")

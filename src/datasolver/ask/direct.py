@@ -8,8 +8,10 @@ the question and its linking block; "reply with one DuckDB query in a ```sql blo
 the `query` tool runs it (a stored result `@1`, through the data layer's dialect repairs and read-only
 guard), under the answer checks' evidence rules: an error or an empty result is no answer (the empty
 one diagnosed by the data room, each filter dropped in turn and the nearest existing values), and gets
-one repair turn. When a query returns rows, the program writes the answer from the result (a list as
-its rows, one value as the value, after the column names), so no value is re-typed by the model.
+one repair turn, as does a result of more rows than an answer spells out (`answer_rows`) when the question
+asks for one value (`asked.asks_for_many`). When a query returns rows, the program writes the answer
+from the result (a list as its rows, one value as the value, after the column names), so no value is
+re-typed by the model.
 When neither query answers, the tool loop starts and is told what was tried (the results stay
 stored, as @N).
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from datasolver.ask.asked import asks_for_many
 from datasolver.ask.checks import AnswerChecks
 from datasolver.ask.config import AskConfig
 from datasolver.ask.handles import Handle
@@ -136,6 +139,10 @@ class DirectAnswer:
             self.outcome.notes += notes
             return DirectTry(sql, source, handle, problem=f"{handle.ref} has no rows" + (
                 "" if handle.rows == 0 else " but NULLs") + f": {diagnosis}")
+        if handle.rows > self.config.limits.answer_rows and not asks_for_many(self.question):
+            return DirectTry(sql, source, handle, problem=(
+                f"{handle.ref} has {handle.rows} rows, but the question asks for one value (or a few): aggregate, "
+                "filter or limit in the query so that its rows are the answer"))
         try:
             self.outcome.final = result_answer(self.toolbox, handle)
         except DataError as exc:
