@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from datasolver.cli import cli
 from datasolver.cli.ask_cmds import COMMANDS
 from datasolver.cli.model_options import NO_MODEL
-from datasolver.llm.fake import ScriptedServer, text, tool_call
+from datasolver.llm.fake import text, tool_call
+from tests.helpers.askcli import invoke, scripted_model_env
 from tests.helpers.datafiles import write_task
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -28,22 +27,7 @@ def data(tmp_path: Path) -> Path:
 @pytest.fixture
 def model(monkeypatch: pytest.MonkeyPatch):
     """Point the environment at a scripted server; yield a function that loads its script."""
-    servers: list[ScriptedServer] = []
-
-    def serve(script) -> ScriptedServer:
-        server = ScriptedServer(script).start()
-        servers.append(server)
-        monkeypatch.setenv("MODEL_API_URL", server.base_url)
-        monkeypatch.setenv("MODEL_NAME", "fake")
-        return server
-
-    yield serve
-    for server in servers:
-        server.close()
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    yield from scripted_model_env(monkeypatch)
 
 
 def test_ask_prints_the_answer_alone(data: Path, model) -> None:

@@ -8,10 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from datasolver.cli import cli
-from datasolver.llm.fake import ScriptedServer, text, tool_call
+from datasolver.llm.fake import text, tool_call
+from tests.helpers.askcli import invoke, scripted_model_env
 
 
 @pytest.fixture
@@ -25,22 +24,8 @@ def data(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def model(monkeypatch: pytest.MonkeyPatch):
-    servers: list[ScriptedServer] = []
-
-    def serve(script) -> ScriptedServer:
-        server = ScriptedServer(script).start()
-        servers.append(server)
-        monkeypatch.setenv("MODEL_API_URL", server.base_url)
-        monkeypatch.setenv("MODEL_NAME", "fake")
-        return server
-
-    yield serve
-    for server in servers:
-        server.close()
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    """Point the environment at a scripted server; yield a function that loads its script."""
+    yield from scripted_model_env(monkeypatch)
 
 
 def sql(query: str):
@@ -86,7 +71,8 @@ def test_an_empty_result_is_diagnosed_and_the_loop_learns_what_was_tried(data: P
     result = invoke("ask", str(data), "How much did the north sell?", "--json")
     record = json.loads(result.output)
     repair = server.requests[1]["messages"][-1]["content"]
-    assert repair.startswith("That query gave no answer: @1 has no rows: ") and "'North'" in repair  # nearest value
+    assert repair.startswith("That query gave no answer: @1: no rows. Re-run without each filter: without "
+                             "`region = 'north'`: 3 rows") and "'North'" in repair  # the nearest existing value
     loop_opening = server.requests[2]["messages"][1]["content"]
     assert "Tried first, no answer (the results stay stored):\n- @1 `SELECT amount FROM sales WHERE region = 'north'`" \
         in loop_opening

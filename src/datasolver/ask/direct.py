@@ -37,6 +37,7 @@ from datasolver.llm.text_calls import reply_query, same_query
 EVENT_DIRECT = "ask_direct"
 DIRECT_TABLES = 4  # tables described with columns, types and sample rows (the best linked first)
 DIRECT_REPLY_TOKENS = 512  # one query is short; a reply that rambles is cut here
+DESCRIBED_CHARS = 3_000  # of one described table (a wide table's columns and rows)
 OTHER_TABLES_CHARS = 2_000  # the other tables, by name, in the direct prompt
 PROBLEM_CHARS = 1_500  # of an error or a diagnosis, in the repair turn
 
@@ -137,8 +138,7 @@ class DirectAnswer:
         if empty is not None:
             diagnosis, notes = self.checks.why_empty(empty)
             self.outcome.notes += notes
-            return DirectTry(sql, source, handle, problem=f"{handle.ref} has no rows" + (
-                "" if handle.rows == 0 else " but NULLs") + f": {diagnosis}")
+            return DirectTry(sql, source, handle, problem=f"{handle.ref}: {diagnosis}")  # "no rows. …" or NULLs
         if handle.rows > self.config.limits.answer_rows and not asks_for_many(self.question):
             return DirectTry(sql, source, handle, problem=(
                 f"{handle.ref} has {handle.rows} rows, but the question asks for one value (or a few): aggregate, "
@@ -165,7 +165,8 @@ def direct_prompt(package: DataPackage, question: str, links: QuestionLinks | No
     described = []
     for name in chosen:
         try:
-            described.append(catalog.describe(name, sample_rows=limits.sample_rows))
+            described.append(clip(catalog.describe(name, sample_rows=limits.sample_rows), DESCRIBED_CHARS,
+                                  counted=True))
         except DataError as exc:
             described.append(f"{name}: could not be read ({exc})")
     others = [n for n in names if n not in chosen and (links is None or n not in links.lookalikes)]

@@ -113,7 +113,7 @@ class Analyst:
             final, stopped, path = direct.final, "direct_answer", "direct"
         else:
             if self.config.direct_answer:
-                notes.append(f"the direct query gave no answer ({direct.why_not}); the tool loop answered")
+                notes.append(f"the direct query gave no answer ({direct.why_not}); the tool loop took over")
             first = self.first_message(cleaned.text, links, tried=direct.lessons())
             state = _State([system_message(self.system_prompt()), user_message(first)], checks,
                            requests=direct.requests, notes=notes)
