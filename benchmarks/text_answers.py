@@ -59,6 +59,7 @@ def run_ask(task_dir: Path, url: str, model: str, deadline_s: float, work: Path)
     return {"answer": record.get("answer") or "", "status": record.get("stopped"),
             "backed": bool(record.get("backed_by_query")),
             "checks": [f"{c['check']} {c['action']}" for c in record.get("checks") or []],
+            "path": record.get("path"),  # direct (one query, the answer written from its rows) or loop
             "own_usage": record.get("usage")}
 
 
@@ -118,14 +119,14 @@ def markdown(rows: list[dict[str, Any]]) -> list[str]:
     if not mine:
         return []
     lines = ["", "| harness | task | every gold value | Jaccard | backed | requests | prompt + completion tokens | "
-             "seconds | checks | answer |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "seconds | path, checks | answer |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in mine:
         answer = " ".join(str(r.get("answer", "")).split())
         answer = answer if len(answer) <= 60 else answer[:59] + "…"
         backed = {True: "yes", False: "no"}.get(r.get("backed"), "–")
         lines.append(f"| {r['harness']} | {r['task']} | {'yes' if r['contains_gold'] else 'no'} | {r['jaccard']:.2f} | "
                      f"{backed} | {r['requests']} | {r['prompt_tokens']:,} + {r['completion_tokens']:,} | "
-                     f"{r['seconds']:.0f} | {', '.join(r.get('checks') or []) or '–'} | {answer.replace('|', '/')} |")
+                     f"{r['seconds']:.0f} | {', '.join(([r['path']] if r.get('path') else []) + (r.get('checks') or [])) or '–'} | {answer.replace('|', '/')} |")
     lines += ["", "| harness | tasks | every gold value | mean Jaccard | answered | requests | "
               "prompt + completion tokens | seconds |", "|---|---|---|---|---|---|---|---|"]
     for harness in TEXT_HARNESSES:

@@ -46,7 +46,7 @@ def ask(data: Path, script, question: str, limits: AskLimits | None = None):
         async def main():
             settings = LLMSettings(base_url=server.base_url, api_key=None, model="fake", max_retries=0)
             async with LLMClient(settings) as client:
-                return await Analyst(package, client, AskConfig(limits=limits or AskLimits())).ask(question)
+                return await Analyst(package, client, AskConfig(limits=limits or AskLimits(), direct_answer=False)).ask(question)
 
         result = asyncio.run(main())
         assert not server.errors, server.errors
@@ -185,7 +185,7 @@ def test_data_fills_are_capped_in_rows_and_characters_and_say_the_list_was_cut(d
         async def main():
             settings = LLMSettings(base_url=server.base_url, api_key=None, model="fake", max_retries=0)
             async with LLMClient(settings) as client:
-                return await Analyst(package, client).ask("List the numbers.")
+                return await Analyst(package, client, AskConfig(direct_answer=False)).ask("List the numbers.")
 
         result = asyncio.run(main())
     assert max(fetched) == AskLimits().data_rows == 500
@@ -215,11 +215,11 @@ def test_an_empty_result_answered_nothing_matches_is_sent_back_with_the_filter_a
     assert checks_of(result) == [("empty_result", "sent_back")]
 
 
-def test_after_one_send_back_nothing_matches_may_be_the_answer(data: Path) -> None:
+def test_after_the_send_back_nothing_matches_may_be_the_answer_when_no_request_is_left(data: Path) -> None:
     script = [tool_call("query", {"sql": "SELECT 成交均价 FROM 房价 WHERE 项目名称 = '不存在'"}),
               tool_call("final_answer", {"answer": "没有匹配的数据"}),
               tool_call("final_answer", {"answer": "没有匹配的数据"})]
-    result, requests = ask(data, script, "不存在小区的成交均价是多少？")
+    result, requests = ask(data, script, "不存在小区的成交均价是多少？", limits=AskLimits(max_requests=3))
     assert len(requests) == 3 and result.answer == "没有匹配的数据" and result.backed_by_query
 
 
@@ -311,3 +311,20 @@ def test_one_name_alone_must_be_in_a_result_that_holds_names() -> None:
     assert stray_values("Fabrikam", question, [count]) == []  # nothing to compare a name with
     assert stray_values("No, none of them.", question, [profits]) == []
     assert stray_values("Northwind: 80.25", question, [profits]) == []
+
+
+@pytest.mark.parametrize(("answer", "why"), [
+    ("{}", "`{}` says nothing"), ("[ ]", "`[ ]` says nothing"), ("None", "`None` says nothing"),
+    ("null", "`null` says nothing"), ("  ", "it is empty"), ("<tool_call>\n</tool_call>", "it is empty"),
+    ("No stored result backs your answer: nothing has been queried yet.",
+     "it repeats what we sent you: `No stored result backs your answer: noth`"),
+    ("North", None), ("0", None), ("None of the regions", None),
+    # the nearest values a send-back showed may be the answer: only our text's opening is an echo
+    ("2022年07月, 2022年10月 are the months", None),
+])
+def test_what_is_no_answer(answer: str, why: str | None) -> None:
+    from datasolver.ask.checks import non_answer
+
+    ours = ["No stored result backs your answer: nothing has been queried yet. Run query first.",
+            "Your answer rests on @1: no rows. Nearest existing values: '2022年07月, 2022年10月 are the months'"]
+    assert non_answer(answer, ours) == why

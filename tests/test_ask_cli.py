@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from datasolver.cli import cli
 from datasolver.cli.ask_cmds import COMMANDS
 from datasolver.cli.model_options import NO_MODEL
-from datasolver.llm.fake import ScriptedServer, text, tool_call
+from datasolver.llm.fake import text, tool_call
+from tests.helpers.askcli import invoke, scripted_model_env
 from tests.helpers.datafiles import write_task
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -28,35 +27,20 @@ def data(tmp_path: Path) -> Path:
 @pytest.fixture
 def model(monkeypatch: pytest.MonkeyPatch):
     """Point the environment at a scripted server; yield a function that loads its script."""
-    servers: list[ScriptedServer] = []
-
-    def serve(script) -> ScriptedServer:
-        server = ScriptedServer(script).start()
-        servers.append(server)
-        monkeypatch.setenv("MODEL_API_URL", server.base_url)
-        monkeypatch.setenv("MODEL_NAME", "fake")
-        return server
-
-    yield serve
-    for server in servers:
-        server.close()
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    yield from scripted_model_env(monkeypatch)
 
 
 def test_ask_prints_the_answer_alone(data: Path, model) -> None:
     model([tool_call("query", {"sql": "SELECT region FROM sales ORDER BY amount DESC LIMIT 1"}),
            tool_call("final_answer", {"answer": "{DATA}"})])
-    result = invoke("ask", str(data), "Which region sold most?")
+    result = invoke("ask", "--no-direct-answer", str(data), "Which region sold most?")
     assert (result.exit_code, result.output) == (0, "North\n")
 
 
 def test_ask_json_prints_the_record(data: Path, model) -> None:
     model([tool_call("query", {"sql": "SELECT sum(amount) AS total FROM sales"}),
            tool_call("final_answer", {"answer": "19 t", "evidence": ["@1"]})])
-    result = invoke("ask", str(data), "Total sales?", "--json")
+    result = invoke("ask", "--no-direct-answer", str(data), "Total sales?", "--json")
     record = json.loads(result.output)
     assert (result.exit_code, record["ok"], record["answer"]) == (0, True, "19 t")
     assert record["evidence_sql"] == ["SELECT sum(amount) AS total FROM sales"]
@@ -65,7 +49,7 @@ def test_ask_json_prints_the_record(data: Path, model) -> None:
 
 def test_ask_json_says_when_no_query_backed_the_answer(data: Path, model) -> None:
     server = model([text("North sold the most, I think."), text("North sold the most, I think.")])
-    record = json.loads(invoke("ask", str(data), "Which region sold most?", "--json").output)
+    record = json.loads(invoke("ask", "--no-direct-answer", str(data), "Which region sold most?", "--json").output)
     # Sent back once ("query first"); answered again without a query, it is given marked, never as if backed.
     assert server.requests[1]["messages"][-1]["content"].startswith("No stored result backs your answer")
     assert (record["ok"], record["answer"], record["stopped"]) == (
@@ -76,26 +60,26 @@ def test_ask_json_says_when_no_query_backed_the_answer(data: Path, model) -> Non
                                                                      ("no_result", "unbacked")]
     model([tool_call("query", {"sql": "SELECT region FROM sales ORDER BY amount DESC LIMIT 1"}),
            tool_call("final_answer", {"answer": "North", "evidence": ["@1"]})])
-    backed = json.loads(invoke("ask", str(data), "Which region sold most?", "--json").output)
+    backed = json.loads(invoke("ask", "--no-direct-answer", str(data), "Which region sold most?", "--json").output)
     assert backed["backed_by_query"] is True and not any("no query" in n for n in backed["notes"])
 
 
 def test_plain_ask_warns_on_stderr_when_no_query_backed_the_answer(data: Path, model) -> None:
     model([text("North sold the most, I think.")] * 2)
-    result = invoke("ask", str(data), "Which region sold most?")
+    result = invoke("ask", "--no-direct-answer", str(data), "Which region sold most?")
     assert (result.exit_code, result.stdout) == (
         0, "[unbacked: no query result holds this answer] North sold the most, I think.\n")
     assert result.stderr.startswith("note: no query backed this answer")
     model([tool_call("query", {"sql": "SELECT region FROM sales ORDER BY amount DESC LIMIT 1"}),
            tool_call("final_answer", {"answer": "{DATA}"})])
-    backed = invoke("ask", str(data), "Which region sold most?")
+    backed = invoke("ask", "--no-direct-answer", str(data), "Which region sold most?")
     assert (backed.stdout, backed.stderr) == ("North\n", "")
 
 
 def test_ask_without_question_asks_the_task_question(tmp_path: Path, model) -> None:
     task = write_task(tmp_path, question="How many rows?", files={"csv/t.csv": "a\n1\n2\n"})
     server = model([tool_call("query", {"sql": "SELECT count(*) AS n FROM t"}), text("2")])
-    result = invoke("ask", str(task))
+    result = invoke("ask", "--no-direct-answer", str(task))
     assert (result.exit_code, result.stdout, result.stderr) == (0, "2\n", "")
     assert server.requests[0]["messages"][1]["content"].endswith("Question\nHow many rows?")
 
@@ -126,7 +110,7 @@ def test_ask_golden_scores_every_item(data: Path, model, tmp_path: Path) -> None
     model([tool_call("query", {"sql": "SELECT region FROM sales ORDER BY amount DESC LIMIT 1"}), text("North"),
            tool_call("query", {"sql": "SELECT sum(amount) AS total FROM sales"}), text("19")])
     out = tmp_path / "golden.json"
-    result = invoke("ask-golden", str(questions), "--data", str(data), "--json", str(out))
+    result = invoke("ask-golden", "--no-direct-answer", str(questions), "--data", str(data), "--json", str(out))
     lines = result.output.splitlines()
     assert result.exit_code == 0
     assert lines[:2] == ["q1\t1.000\tNorth", "q2\t0.500\t19"]

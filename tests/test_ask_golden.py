@@ -69,7 +69,7 @@ def test_run_scores_with_jaccard_and_answers_duplicates_once(tmp_path: Path, dat
               tool_call("query", {"sql": "SELECT region FROM sales"}), tool_call("final_answer", {"answer": "{DATA}"})]
     with ScriptedServer(script) as server:
         settings = LLMSettings(base_url=server.base_url, api_key=None, model="fake", max_retries=0)
-        report = asyncio.run(run_golden(items, settings=settings, config=AskConfig()))
+        report = asyncio.run(run_golden(items, settings=settings, config=AskConfig(direct_answer=False)))
         assert len(server.requests) == 4
     scores = {r.id: (r.answer, r.score, r.reused) for r in report.results}
     assert scores == {"a": ("North", 1.0, False), "b": ("North", 1.0, True),

@@ -29,7 +29,9 @@ def data(tmp_path: Path) -> Path:
 
 def run(data: Path, script, question: str = "Which regions?", config: AskConfig | None = None,
         trace: TraceWriter = NULL_TRACE):
-    """Answer with the scripted model; also return every SQL text that reached the catalog."""
+    """Answer with the scripted model through the tool loop (the direct path off: these tests are
+    about the loop); also return every SQL text that reached the catalog."""
+    config = config or AskConfig(direct_answer=False)
     executed: list[str] = []
     with ScriptedServer(script) as server, open_package(data, cache_dir=data.parent / "cache") as package:
         catalog = package.catalog
@@ -88,7 +90,7 @@ def test_a_long_result_is_answered_through_a_filled_template(data: Path) -> None
 
 
 def test_render_is_capped_so_big_results_stay_out_of_the_prompt(data: Path) -> None:
-    config = AskConfig(limits=AskLimits(render_rows=5))
+    config = AskConfig(limits=AskLimits(render_rows=5), direct_answer=False)
     script = [tool_call("query", {"sql": "SELECT region FROM regions"}),
               tool_call("render", {"source": "@latest", "max_rows": 100}),
               tool_call("final_answer", {"answer": "{DATA}"})]
@@ -135,7 +137,7 @@ def test_reviewer_sends_the_analyst_back_once(data: Path) -> None:
         tool_call("sort", {"source": "regions", "by": [{"column": "sales", "descending": True}], "top": 1}),
         tool_call("final_answer", {"answer": "{DATA}", "row_format": "{region}"}),
     ]
-    result, requests, _ = run(data, script, "Which region sold most?", AskConfig(review=True))
+    result, requests, _ = run(data, script, "Which region sold most?", AskConfig(review=True, direct_answer=False))
     assert result.answer == "Region A0"
     assert (result.reviewed, result.sent_back) == (True, True)
     assert result.review_feedback == "The question asks for the top region, not all of them."
@@ -153,13 +155,13 @@ def test_reviewer_accept_and_unreadable_verdicts_keep_the_answer(data: Path) -> 
     for reply in ('{"verdict": "accept"}', "looks fine to me"):
         script = [tool_call("query", {"sql": "SELECT count(*) AS n FROM regions"}),
                   tool_call("final_answer", {"answer": "28"}), text(reply)]
-        result, requests, _ = run(data, script, "How many regions?", AskConfig(review=True))
+        result, requests, _ = run(data, script, "How many regions?", AskConfig(review=True, direct_answer=False))
         assert (result.answer, result.sent_back, len(requests)) == ("28", False, 3)
     assert any(note.startswith("unreadable reviewer verdict") for note in result.notes)
 
 
 def test_request_cap_offers_only_final_answer_at_the_end(data: Path) -> None:
-    config = AskConfig(limits=AskLimits(max_requests=3))
+    config = AskConfig(limits=AskLimits(max_requests=3), direct_answer=False)
     script = [tool_call("list_tables"), tool_call("list_tables"),
               tool_call("final_answer", {"answer": "Region A0"})]
     result, requests, _ = run(data, script, config=config)
@@ -171,10 +173,24 @@ def test_request_cap_offers_only_final_answer_at_the_end(data: Path) -> None:
 
 
 def test_no_answer_within_budget_is_reported(data: Path) -> None:
-    config = AskConfig(limits=AskLimits(max_requests=2))
+    config = AskConfig(limits=AskLimits(max_requests=2), direct_answer=False)
     result, _, _ = run(data, [tool_call("list_tables"), tool_call("list_tables")], config=config)
-    assert (result.answer, result.stopped) == ("", "request_limit")
+    # No stored result has rows: the answer says plainly that there is none, and why, never as if backed.
+    assert (result.answer, result.stopped, result.backed_by_query) == (
+        "[no answer: no answer within the request budget, and no stored result has rows]", "request_limit", False)
     assert "no answer within the request budget" in result.notes
+
+
+def test_no_answer_within_budget_gives_the_latest_result_with_rows(data: Path) -> None:
+    config = AskConfig(limits=AskLimits(max_requests=3), direct_answer=False)
+    script = [tool_call("query", {"sql": "SELECT region, sales FROM regions WHERE sales >= 90 ORDER BY region"}),
+              tool_call("query", {"sql": "SELECT region FROM regions WHERE sales > 1000"}), tool_call("list_tables")]
+    result, _, _ = run(data, script, "Which regions sold at least 90 t?", config=config)
+    assert result.answer == "region (sales): Region A0 (100), Region B1 (90), Region C2 (90), Region D3 (90)"
+    assert (result.backed_by_query, result.unbacked, result.evidence_sql) == (
+        True, None, ["SELECT region, sales FROM regions WHERE sales >= 90 ORDER BY region"])
+    assert result.no_answer == ("no answer within the request budget; the answer is written from @1, the latest "
+                                "result with rows")
 
 
 def test_plain_text_reply_is_the_answer_at_temperature_zero(data: Path) -> None:
@@ -195,15 +211,20 @@ def test_plain_text_reply_is_the_answer_at_temperature_zero(data: Path) -> None:
     assert "regions" not in system and "tonnes" not in system and "{{" not in system
 
 
-def test_empty_result_is_questioned_once_then_accepted(data: Path) -> None:
+def test_empty_result_is_questioned_and_nothing_matches_needs_a_changed_query(data: Path) -> None:
     script = [tool_call("query", {"sql": "SELECT region FROM regions WHERE sales > 1000"}),
               tool_call("final_answer", {"answer": "Regions: {DATA}"}),
+              tool_call("final_answer", {"answer": "No region sold more than 1000 t."}),  # the same query
+              tool_call("query", {"sql": "SELECT region FROM regions WHERE sales >= 1000"}),
               tool_call("final_answer", {"answer": "No region sold more than 1000 t."})]
     result, requests, _ = run(data, script)
     assert requests[2]["messages"][-1]["content"].startswith(
         "Your answer rests on @1: no rows. Re-run without each filter: without `sales > 1000`: 28 rows.")
+    assert requests[3]["messages"][-1]["content"].startswith(
+        "You answered that nothing matches, but @1 is the same query that found no rows before, unchanged: "
+        "no rows. Re-run without each filter")
     assert result.answer == "No region sold more than 1000 t." and result.backed_by_query
-    assert [(e.check, e.action) for e in result.checks] == [("empty_result", "sent_back")]
+    assert [(e.check, e.action) for e in result.checks] == [("empty_result", "sent_back")] * 2
 
 
 def test_mistakes_come_back_to_the_model_as_fixable_messages(data: Path) -> None:

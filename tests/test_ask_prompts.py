@@ -11,7 +11,8 @@ NAMES = sorted(p.stem.removeprefix("ask_") for p in PROMPTS_DIR.glob("ask_*.md")
 
 
 def test_the_expected_prompts_exist() -> None:
-    assert NAMES == ["empty_result", "finish_now", "mcp_instructions", "query_first", "question", "review", "sent_back",
+    assert NAMES == ["direct", "direct_repair", "direct_system", "empty_result", "empty_unchanged", "finish_now",
+                     "mcp_instructions", "non_answer", "query_first", "question", "review", "sent_back",
                      "stray_values", "system", "use_final_answer", "written_query_run"]
 
 

@@ -6,9 +6,17 @@ where absent)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from tests.helpers.askreplay import replay
+import pytest
+from click.testing import CliRunner
+
+from datasolver.ask import AskLimits
+from datasolver.cli import cli
+from datasolver.llm import LLMError, TraceWriter, read_trace
+from datasolver.llm.fake import ScriptedServer, text
+from tests.helpers.askreplay import recorded, recorded_task, replay
 
 
 def test_the_right_query_then_three_of_four_cities_without_populations_is_written_from_the_result(
@@ -22,3 +30,79 @@ def test_the_right_query_then_three_of_four_cities_without_populations_is_writte
         ("partial_list", "rewrote", "the answer named 3 of 4 rows of @1 and not its column population; written from "
                                     "@1 (city_name, population)")]
     assert result.backed_by_query and result.template == "{DATA}"
+
+
+# -- issue 35's second run (ask 3 of 12): non-answers and "nothing matches" on the unchanged query -------------
+
+def ask_cli(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str):
+    """`datasolver ask TASK --no-direct-answer ARGS` as a person runs it, the recorded raw replies served
+    over HTTP in order (the client reads their written tool calls as it read the real server's)."""
+    task = recorded_task(name)
+    replies = recorded(name)["replies"]
+    server = ScriptedServer([text(r["content"]) for r in replies]).start()
+    try:
+        monkeypatch.setenv("MODEL_API_URL", server.base_url)
+        monkeypatch.setenv("MODEL_NAME", "replay")
+        monkeypatch.setenv("DATASOLVER_DOC_CACHE", str(tmp_path / "doc-cache"))
+        result = CliRunner().invoke(cli, ["ask", str(task), "--no-direct-answer", "--table-cache", "off", *args],
+                                    catch_exceptions=False)
+    finally:
+        server.close()
+    return result, server
+
+
+def test_an_empty_object_is_no_answer_and_the_latest_result_with_rows_is_printed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The model ran the right query (@1: the two restaurants), then answered `{}`, which was printed as the
+    # answer. With the requests its recording has (the last one the forced final answer), `{}` is no answer:
+    # the program writes @1.
+    result, server = ask_cli("restaurants_24_an_empty_object_as_the_answer", tmp_path, monkeypatch,
+                             "--max-requests", "4")
+    assert (result.exit_code, result.stdout) == (0, "name: The Pasta House, The Sushi Bar\n")
+    assert result.stderr == ("note: the model's answer was no answer (`{}` says nothing); the answer is written from "
+                             "@1, the latest result with rows\n")
+    assert len(server.requests) == 4
+
+
+def test_none_is_sent_back_once_then_a_clear_no_answer_is_printed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its query found nothing (@1); it answered `None` twice, and `None` was printed as a backed answer.
+    result, server = ask_cli("v1800_none_as_the_answer", tmp_path, monkeypatch, "--json")
+    record = json.loads(result.stdout)
+    assert result.exit_code == 0 and len(server.requests) == 3
+    sent_back = server.requests[2]["messages"][-1]["content"]
+    assert sent_back.startswith("Your reply is not an answer (`None` says nothing). Answer the question itself")
+    assert "Your answer rests on @1: no rows. Re-run without each filter" in sent_back  # the diagnosis with it
+    assert record["answer"] == ("[no answer: the model's answer was no answer (`None` says nothing), and no stored "
+                                "result has rows]")
+    assert (record["backed_by_query"], record["unbacked"]) == (
+        False, "the model's answer was no answer (`None` says nothing), and no stored result has rows")
+    assert [(c["check"], c["action"]) for c in record["checks"]] == [("non_answer", "sent_back"),
+                                                                     ("non_answer", "unbacked")]
+
+
+def test_our_own_send_back_text_is_never_the_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # After the "query first" send-back and one empty query, the model answered with the send-back's own
+    # text, twice; it was printed as the answer.
+    result, _ = ask_cli("v2854_our_own_send_back_as_the_answer", tmp_path, monkeypatch)
+    assert result.exit_code == 0
+    assert result.stdout == ("[no answer: the model's answer was no answer (it repeats what we sent you: `No stored "
+                             "result backs your answer: noth`), and no stored result has rows]\n")
+    assert "No stored result backs your answer" not in result.stdout.split("(it repeats")[0]
+    assert result.stderr.startswith("note: the model's answer was no answer (it repeats what we sent you")
+
+
+def test_nothing_matches_on_the_unchanged_query_is_sent_back_while_requests_remain(tmp_path: Path) -> None:
+    # After the empty-result send-back (the nearest values shown) the model answered "There are no rows that
+    # match" again without running any query: no longer accepted; it is asked again (the recording ends there).
+    trace = TraceWriter(tmp_path / "trace.jsonl")
+    with pytest.raises(LLMError):
+        replay("v979_nothing_matches_on_the_unchanged_query", tmp_path / "cache", trace=trace)
+    checks = [(e["check"], e["action"], e["detail"][:14]) for e in read_trace(tmp_path / "trace.jsonl")[0]
+              if e.get("event") == "ask_check"]
+    assert checks == [("empty_result", "sent_back", "@1: no rows. R"), ("empty_result", "sent_back", "@1 unchanged: ")]
+    # With no request left, "nothing matches" is the answer, backed by the empty result.
+    result, cursor = replay("v979_nothing_matches_on_the_unchanged_query", tmp_path / "cache2",
+                            limits=AskLimits(max_requests=3))
+    assert (cursor.served, cursor.missing, cursor.unused) == (3, 0, 0)
+    assert result.answer == "There are no rows that match the given conditions." and result.backed_by_query

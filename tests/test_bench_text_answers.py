@@ -58,12 +58,11 @@ def task(tmp_path: Path) -> Path:
 
 def test_the_ask_harness_runs_datasolver_ask_and_keeps_its_record_and_trace(tmp_path: Path, task: Path) -> None:
     bench = load_benchmark("text_answers")
-    script = [tool_call("query", {"sql": "SELECT city, population FROM cities ORDER BY population DESC"}),
-              tool_call("final_answer", {"answer": "Paris, Lyon", "evidence": ["@1"]})]
+    script = [text("```sql\nSELECT city, population FROM cities ORDER BY population DESC\n```")]
     with ScriptedServer(script) as server:
         ran = bench.run_ask(task, server.base_url, "scripted", 60, tmp_path / "work" / "ask" / task.name)
-    assert ran["answer"] == "Paris (2100000), Lyon (520000)"  # the analyst wrote the asked column back in
-    assert (ran["backed"], ran["status"], ran["checks"]) == (True, "final_answer", ["partial_list rewrote"])
+    assert ran["answer"] == "city (population): Paris (2100000), Lyon (520000)"  # the direct path's query, written
+    assert (ran["backed"], ran["status"], ran["path"], ran["checks"]) == (True, "direct_answer", "direct", [])
     folder = tmp_path / "work" / "ask" / task.name
     assert json.loads((folder / "record.json").read_text(encoding="utf-8"))["evidence_sql"]
     assert (folder / "trace.jsonl").stat().st_size > 0
@@ -71,7 +70,7 @@ def test_the_ask_harness_runs_datasolver_ask_and_keeps_its_record_and_trace(tmp_
 
 def test_an_unbacked_ask_answer_is_scored_as_printed_with_its_mark(tmp_path: Path, task: Path) -> None:
     bench = load_benchmark("text_answers")
-    with ScriptedServer([text("Paris, Lyon"), text("Paris, Lyon")]) as server:
+    with ScriptedServer([text("Paris, Lyon")] * 3) as server:  # the direct reply wrote no query: the loop
         ran = bench.run_ask(task, server.base_url, "scripted", 60, tmp_path / "work" / "ask" / task.name)
     assert ran["answer"] == "[unbacked: no query result holds this answer] Paris, Lyon" and ran["backed"] is False
     assert ran["checks"] == ["no_result sent_back", "no_result unbacked"]

@@ -235,3 +235,14 @@ def test_a_run_sql_line_in_a_block_labelled_sql_gives_its_query() -> None:
     # The real 1.5B model wrote this after NO OUTPUT (task_en_scholar_12, 2026-12-02).
     reply = '<tool_response>\nNO OUTPUT\n```sql\nresult = run_sql("SELECT COUNT(*) FROM paper WHERE year = 2020")\n```'
     assert written_query(reply) == "SELECT COUNT(*) FROM paper WHERE year = 2020"
+
+
+def test_reply_query_reads_a_sql_block_or_a_query_wrapped_in_a_written_call() -> None:
+    from datasolver.llm.text_calls import reply_query, same_query
+
+    assert reply_query("```sql\nSELECT 1;\n```") == "SELECT 1"
+    # What the real 1.5B model wrote when asked for a query (recorded, issue 35): a call as a JSON block.
+    wrapped = '```json\n{\n  "name": "query",\n  "arguments": {\n    "sql": "SELECT city_name FROM city"\n  }\n}\n```'
+    assert reply_query(wrapped) == "SELECT city_name FROM city"
+    assert reply_query("I would look at the tables first.") is None
+    assert same_query("select 1;", "SELECT   1") and not same_query("SELECT 1", "SELECT 2")

@@ -63,8 +63,9 @@ def _authorization(record) -> str | None:
 def test_api_key_file_flag_and_env(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     key_file = tmp_path / "key.txt"
     key_file.write_text(KEY + "\n", encoding="utf-8")
-    # Four replies: an answer no query backs is sent back once before it is given (marked).
-    with ScriptedServer([text("Ten.")] * 4) as server:
+    # Three replies a question: the direct request (no query in it: the loop starts), then an answer no
+    # query backs is sent back once before it is given (marked).
+    with ScriptedServer([text("Ten.")] * 6) as server:
         args = ["ask", str(data), "How much in the North?", "--api-url", server.base_url, "--model", "fake-model"]
         result = CliRunner().invoke(cli, [*args, "--api-key-file", str(key_file)])
         assert result.exit_code == 0, result.output
@@ -72,7 +73,7 @@ def test_api_key_file_flag_and_env(data: Path, tmp_path: Path, monkeypatch: pyte
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 0, result.output
         sent = [_authorization(r) for r in server.records]
-        assert len(sent) == 4 and set(sent) == {f"Bearer {KEY}"}
+        assert len(sent) == 6 and set(sent) == {f"Bearer {KEY}"}
     empty = tmp_path / "empty.txt"
     empty.write_text("\n", encoding="utf-8")
     result = CliRunner().invoke(cli, [*args, "--api-key-file", str(empty)])

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from datasolver.ask import Analyst, AskResult, open_package
-from datasolver.llm import LLMClient, LLMSettings
+from datasolver.ask import Analyst, AskConfig, AskLimits, AskResult, open_package
+from datasolver.llm import NULL_TRACE, LLMClient, LLMSettings, TraceWriter
 from datasolver.llm.replay import REPLAY_BASE_URL, ReplayCursor, ReplayTransport, exchanges_from_events
 from tests.helpers.paths import SHARED, REPO_ROOT
 
@@ -40,12 +40,21 @@ def replies_of(requests_log: Path, task: str, harness: str = "ask") -> list[dict
     return replies
 
 
-def replay(name: str, cache: Path) -> tuple[AskResult, ReplayCursor]:
-    """Ask the recorded task's question again with the recorded replies; skip without ../shared."""
+def recorded_task(name: str) -> Path:
+    """The recorded task's folder in ../shared/tasks; the test is skipped where it is absent."""
     entry = recorded(name)
     task = SHARED / "tasks" / entry["split"] / "input" / entry["task"]
     if not task.is_dir():
         pytest.skip(f"{task} is absent (only present beside the project's own checkout)")
+    return task
+
+
+def replay(name: str, cache: Path, limits: AskLimits | None = None,
+           trace: TraceWriter = NULL_TRACE) -> tuple[AskResult, ReplayCursor]:
+    """Ask the recorded task's question again with the recorded replies, through the tool loop (as
+    recorded: the direct path off); skip without ../shared."""
+    entry = recorded(name)
+    task = recorded_task(name)
     events = [{"event": "response", "request_id": n, "attempt": 1, **reply}
               for n, reply in enumerate(entry["replies"], start=1)]
     cursor = ReplayCursor(exchanges_from_events(events))
@@ -53,8 +62,9 @@ def replay(name: str, cache: Path) -> tuple[AskResult, ReplayCursor]:
                            transport=lambda _task: ReplayTransport(cursor))
 
     async def main() -> AskResult:
-        async with LLMClient(settings) as client:
+        async with LLMClient(settings, trace) as client:
             with open_package(task, cache_dir=cache) as package:
-                return await Analyst(package, client).ask(entry["question"])
+                return await Analyst(package, client, AskConfig(limits=limits or AskLimits(), direct_answer=False)).ask(
+                    entry["question"])
 
     return asyncio.run(main()), cursor

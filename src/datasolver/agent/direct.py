@@ -28,7 +28,7 @@ from datasolver.agent.prompts import render_prompt
 from datasolver.clip import clip
 from datasolver.eval import prediction_signature
 from datasolver.llm import NULL_TRACE, LLMClient, LLMError, ToolCall, TraceWriter, user_message
-from datasolver.llm.text_calls import written_query
+from datasolver.llm.text_calls import reply_query, same_query
 from datasolver.solver.tools import written_query_calls
 from datasolver.toolkit import ToolRunner
 
@@ -37,7 +37,6 @@ EVENT_CANDIDATE = "direct_candidate"
 VIA_DIRECT = "direct"  # tool_call events' `via` for the calls made for a direct candidate
 ID_PREFIX = "direct_"
 REPORT_CHARS = 1_500  # of a failed candidate's run report, in the repair turn
-SQL_SOURCES = ("query", "sql")  # tool-call arguments that carry a query (explore_data, edit_solver)
 
 
 @dataclass
@@ -158,7 +157,7 @@ class DirectPath:
             self._event(source=source, query=None, reply=clip(result.content, 500))
             return None
         for earlier in self.outcome.candidates:
-            if _same_query(earlier.sql, sql):  # the same query again: its verdict stands
+            if same_query(earlier.sql, sql):  # the same query again: its verdict stands
                 repeat = Candidate(sql, source, earlier.ok, list(earlier.blocking), earlier.report, earlier.signature)
                 self.outcome.candidates.append(repeat)
                 self._event(repeated=earlier.source, **repeat.as_dict())
@@ -201,7 +200,7 @@ class DirectPath:
         """Leave `candidate`'s query in solver.py with its prediction.csv (run again when a later
         candidate ran after it)."""
         last = self.outcome.candidates[-1] if self.outcome.candidates else None
-        if last is not None and not _same_query(last.sql, candidate.sql):
+        if last is not None and not same_query(last.sql, candidate.sql):
             again = await self._try(candidate.sql, candidate.source)
             if not again.passes:  # it passed a moment ago: say so, and let the loop take over
                 self._event(chosen=None, how=f"{candidate.source} no longer passes when run again")
@@ -233,24 +232,5 @@ def best_failing(candidates: list[Candidate]) -> Candidate | None:
 
 
 def query_of(result: Any) -> str | None:
-    """The query a reply gives: its ```sql block (or run_sql literal), else the query argument of a
-    tool call it made anyway."""
-    sql = written_query(result.content)
-    if sql:
-        return sql
-    for call in result.tool_calls:
-        try:
-            args = json.loads(call.arguments_raw)
-        except (TypeError, ValueError):
-            continue
-        if isinstance(args, dict):
-            for key in SQL_SOURCES:
-                value = args.get(key)
-                if isinstance(value, str) and value.strip() and not value.strip().startswith("\\"):
-                    return value.strip()
-    return None
-
-
-def _same_query(a: str, b: str) -> bool:
-    return " ".join(a.split()).rstrip(";").lower() == " ".join(b.split()).rstrip(";").lower()
-
+    """The query a reply gives (`llm.text_calls.reply_query`)."""
+    return reply_query(result.content, result.tool_calls)

@@ -13,7 +13,14 @@ In order, on every final answer:
    result it rests on (rows dropped, or a column the question names left out). The program writes
    the result into the answer itself ({DATA} with a plain row format): no send-back, no retyping.
 
-Each send-back happens at most once per question, and only while a request is left.
+Before them, `non_answer`: an answer that is no answer (empty, `{}`, `[]`, `None`, `null`, empty
+tool-call markup, or text we sent the model: a send-back or the rules) is sent back once; after that
+the latest stored result with rows is written into the answer by the program, or, when there is none,
+the answer says plainly that there is no answer and why (never printed as backed).
+
+Each send-back happens at most once per question, and only while a request is left; the one exception:
+after the empty-result send-back, "nothing matches" resting on the same query, unchanged, is sent back
+again (at most `EMPTY_REPEATS` times) while requests are left.
 """
 
 from __future__ import annotations
@@ -21,13 +28,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from datasolver.ask.answer import drop_restated_lead
+from collections.abc import Sequence
+
+from datasolver.ask.answer import drop_restated_lead, without_call_markup
 from datasolver.ask.asked import asked_count, asks_for_many, names_column
 from datasolver.ask.coverage import coverage, stray_values
 from datasolver.ask.handles import Handle
 from datasolver.ask.prompts import render_prompt
 from datasolver.ask.render import answer_data, plain_row_format
-from datasolver.ask.toolbox import AskToolbox, FinalAnswer
+from datasolver.ask.toolbox import AskToolbox, FinalAnswer, result_answer
+from datasolver.clip import clip
+from datasolver.llm.text_calls import same_query
 from datasolver.data import DataError, QueryResult
 from datasolver.data.empty_result import explain_empty
 from datasolver.data.names import quote_ident
@@ -38,8 +49,15 @@ UNBACKED_MARK = "[unbacked: no query result holds this answer]"
 CHECK_ROWS = 200  # rows of each stored result the values of an answer are looked up in
 CHECK_RESULTS = 8  # the latest stored results looked in (the answer's own always)
 CHECK_TIMEOUT_S = 5.0  # each query of a check
+NO_ANSWER_MARK = "[no answer:"
+"""What the answer says when the model gave none and no stored result has rows: `[no answer: why]`."""
+EMPTY_REPEATS = 2  # send-backs of "nothing matches" resting on the same empty query, unchanged
+# Replies that are no answer whatever the question (compared without spaces, case aside).
+_NON_ANSWERS = frozenset({"{}", "[]", "()", "none", "null", "nil", "nan", "undefined", '""', "''", "n/a"})
+ECHO_CHARS = 40  # an answer whose opening (this long, at least ECHO_MIN) is in text we sent repeats us
+ECHO_MIN = 16
 
-CheckName = Literal["no_result", "empty_result", "stray_values", "partial_list"]
+CheckName = Literal["non_answer", "no_result", "empty_result", "stray_values", "partial_list"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +78,8 @@ class Checked:
     """A message for the model: answer again (the answer is not taken)."""
     unbacked: str | None = None
     """Why no stored result backs the answer, when it is given anyway."""
+    no_answer: str | None = None
+    """Why the model's own answer was no answer, when the program wrote the answer instead."""
     events: list[CheckEvent] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -71,28 +91,52 @@ class AnswerChecks:
         self.toolbox = toolbox
         self.question = question
         self.sent: set[CheckName] = set()
+        self.diagnosed: dict[str, str] = {}  # the SQL of each empty result diagnosed → its diagnosis
+        self.empty_repeats = 0
 
     @property
     def handles(self):
         return self.toolbox.handles
 
-    def check(self, final: FinalAnswer, *, can_send_back: bool) -> Checked:
-        """Check one final answer; `can_send_back` is False when no request is left to answer again."""
+    def check(self, final: FinalAnswer, *, can_send_back: bool, ours: Sequence[str] = ()) -> Checked:
+        """Check one final answer; `can_send_back` is False when no request is left to answer again;
+        `ours` is the text we sent the model (the rules, the send-backs), which is never an answer."""
         out = Checked(final)
         backing = final.data if final.data is not None else (final.evidence[0] if final.evidence else None)
+        why = non_answer(final.text, ours)
+        if why is not None:
+            diagnosis = ""
+            latest = self.handles.latest()
+            empty = self.empty_in(latest) if latest is not None else None
+            if empty is not None and "empty_result" not in self.sent:
+                text, notes = self.why_empty(empty)
+                out.notes += notes
+                diagnosis = "\n" + render_prompt("empty_result", ref=empty.ref, diagnosis=text).strip()
+            if self._send(out, "non_answer", can_send_back, render_prompt("non_answer", why=why,
+                                                                          diagnosis=diagnosis).strip(), why):
+                if diagnosis:
+                    self.sent.add("empty_result")
+                return out
+            return self.without_answer(f"the model's answer was no answer ({why})", out)
         if backing is None:
             if self._send(out, "no_result", can_send_back, render_prompt("query_first").strip(), "no stored result"):
                 return out
             out.unbacked = NO_QUERY_NOTE
             out.events.append(CheckEvent("no_result", "unbacked", "no stored result"))
             return out
-        empty = self._empty_in(backing)
+        empty = self.empty_in(backing)
         if empty is not None:
-            diagnosis = explain_empty(self.handles.catalog, empty.sql, null_rows=0 if empty.rows == 0 else empty.rows,
-                                      timeout_s=CHECK_TIMEOUT_S)
-            out.notes += diagnosis.notes
-            message = render_prompt("empty_result", ref=empty.ref, diagnosis=self._readable(diagnosis.message())).strip()
-            if self._send(out, "empty_result", can_send_back, message, f"{empty.ref}: {diagnosis.message()}"):
+            before = next((d for sql, d in self.diagnosed.items() if same_query(sql, empty.sql)), None)
+            if (before is not None and "empty_result" in self.sent and can_send_back
+                    and self.empty_repeats < EMPTY_REPEATS):  # "nothing matches" on the query, unchanged
+                self.empty_repeats += 1
+                out.send_back = render_prompt("empty_unchanged", ref=empty.ref, diagnosis=before).strip()
+                out.events.append(CheckEvent("empty_result", "sent_back", f"{empty.ref} unchanged: {before}"))
+                return out
+            diagnosis, notes = self.why_empty(empty)
+            out.notes += notes
+            message = render_prompt("empty_result", ref=empty.ref, diagnosis=diagnosis).strip()
+            if self._send(out, "empty_result", can_send_back, message, f"{empty.ref}: {diagnosis}"):
                 return out
             return out
         results = self._results(backing, out.notes)
@@ -126,7 +170,36 @@ class AnswerChecks:
         out.events.append(CheckEvent(check, "sent_back", detail))
         return True
 
-    def _empty_in(self, backing: Handle) -> Handle | None:
+    def why_empty(self, empty: Handle) -> tuple[str, list[str]]:
+        """Why a result has no rows (or only NULLs), in the `@N` names the model knows: the data room's
+        diagnosis (each filter dropped in turn, the nearest existing values); and its notes."""
+        diagnosis = explain_empty(self.handles.catalog, empty.sql, null_rows=0 if empty.rows == 0 else empty.rows,
+                                  timeout_s=CHECK_TIMEOUT_S)
+        text = self._readable(diagnosis.message())
+        self.diagnosed[empty.sql] = text
+        return text, list(diagnosis.notes)
+
+    def without_answer(self, why: str, out: Checked | None = None) -> Checked:
+        """The model gave no answer (`why`): the latest stored result with rows, written into the answer
+        by the program; when there is none, `[no answer: why]`, marked unbacked."""
+        out = out or Checked(FinalAnswer(""))
+        best = next((h for h in reversed(self.handles.handles) if self.empty_in(h) is None), None)
+        if best is not None:
+            try:
+                out.final = result_answer(self.toolbox, best)
+            except DataError as exc:
+                out.notes.append(f"could not read {best.ref}: {exc}")
+                best = None
+        if best is not None:
+            out.no_answer = f"{why}; the answer is written from {best.ref}, the latest result with rows"
+            out.events.append(CheckEvent("non_answer", "rewrote", out.no_answer))
+            return out
+        out.unbacked = f"{why}, and no stored result has rows"
+        out.final = FinalAnswer(f"{NO_ANSWER_MARK} {out.unbacked}]")
+        out.events.append(CheckEvent("non_answer", "unbacked", out.unbacked))
+        return out
+
+    def empty_in(self, backing: Handle) -> Handle | None:
         """The first result of the answer's lineage with no rows (the one to fix), or the answer's own
         result when it is only NULLs; None when there are rows."""
         for handle in self.handles.lineage(backing.index):
@@ -180,4 +253,19 @@ class AnswerChecks:
         return text
 
 
-__all__ = ["NO_QUERY_NOTE", "UNBACKED_MARK", "AnswerChecks", "CheckEvent", "Checked"]
+def non_answer(text: str, ours: Sequence[str] = ()) -> str | None:
+    """Why an answer is no answer, or None: empty (or only tool-call markup), a placeholder reply
+    (`{}`, `[]`, `None`, `null` …), or text we sent the model (it opens as one of `ours` opens: a
+    send-back's values, such as the nearest existing values, may be quoted in a real answer)."""
+    stripped = without_call_markup(text).strip().strip("`").strip()
+    if not stripped:
+        return "it is empty"
+    if "".join(stripped.split()).casefold() in _NON_ANSWERS:
+        return f"`{clip(stripped, 40)}` says nothing"
+    head = " ".join(stripped.split())[:ECHO_CHARS]
+    if len(head) >= ECHO_MIN and any(" ".join(sent.split()).startswith(head) for sent in ours):
+        return f"it repeats what we sent you: `{clip(head, 40)}`"
+    return None
+
+
+__all__ = ["NO_ANSWER_MARK", "NO_QUERY_NOTE", "UNBACKED_MARK", "AnswerChecks", "CheckEvent", "Checked", "non_answer"]

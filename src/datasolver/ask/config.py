@@ -36,6 +36,8 @@ class AskConfig:
     """How one question is answered."""
 
     limits: AskLimits = setting(doc="the budgets of one question", factory=AskLimits)
+    direct_answer: bool = switch(True, "start with one request, tools off, for one query from the linked schema; "
+                                 "the program writes the answer from its rows; the tool loop only when it fails")
     review: bool = switch(False, "reviewer pass (off by default until the golden set shows it helps)")
     enable_thinking: bool | None = switch(None, "per-request thinking switch for Qwen-style servers; None leaves "
                                           "the server default", optional=True)

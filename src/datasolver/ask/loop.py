@@ -12,8 +12,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from datasolver.ask.answer import without_call_markup
-from datasolver.ask.checks import NO_QUERY_NOTE, UNBACKED_MARK, AnswerChecks, CheckEvent
+from datasolver.ask.checks import NO_ANSWER_MARK, NO_QUERY_NOTE, UNBACKED_MARK, AnswerChecks, CheckEvent, Checked
 from datasolver.ask.config import AskConfig
+from datasolver.ask.direct import DirectAnswer, DirectOutcome
 from datasolver.ask.handles import Handle
 from datasolver.ask.package import DataPackage
 from datasolver.ask.prompts import render_prompt
@@ -23,7 +24,7 @@ from datasolver.ask.toolbox import FINAL_ANSWER, QUERY_TOOL, AskToolbox, FinalAn
 from datasolver.ask.tools import table_overview
 from datasolver.clip import clip
 from datasolver.data import DataError
-from datasolver.data.linking import link_question
+from datasolver.data.linking import QuestionLinks, link_question
 from datasolver.llm import ChatResult, LLMClient, system_message, user_message
 from datasolver.llm.messages import ToolCall, assistant_message
 from datasolver.llm.text_calls import ID_PREFIX, VIA_WRITTEN, written_query
@@ -45,12 +46,18 @@ class AskResult:
     then starts with UNBACKED_MARK)."""
     unbacked: str | None = None
     """Why no stored result backs the answer, when it was given anyway; None when one does."""
+    no_answer: str | None = None
+    """Why the model's own answer was no answer (`{}`, `None`, empty, our own text) when the program wrote
+    the answer from the latest result with rows instead; None otherwise."""
     checks: list[CheckEvent] = field(default_factory=list)
     """What the answer checks did: a send-back, the program writing the result, an unbacked answer."""
     handles: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
     stopped: str = "final_answer"
+    path: str = "loop"
+    """Which path answered: `direct` (one query from the linked schema, the answer written by the program
+    from its rows) or `loop` (the tool loop, after the direct path gave no answer or was off)."""
     reviewed: bool = False
     sent_back: bool = False
     review_feedback: str | None = None
@@ -70,6 +77,7 @@ class _State:
     requests: int = 0
     nudged: bool = False
     unbacked: str | None = None
+    no_answer: str | None = None
     events: list[CheckEvent] = field(default_factory=list)
     reviewed: bool = False
     sent_back: bool = False
@@ -92,55 +100,81 @@ class Analyst:
         usage_before = self.client.usage.as_dict()
         toolbox = AskToolbox(self.package, self.config.limits)
         notes = list(cleaned.notes) + list(self.package.notes)
-        first = self.first_message(cleaned.text, notes)
-        state = _State([system_message(self.system_prompt()), user_message(first)], AnswerChecks(toolbox, cleaned.text),
-                       notes=notes)
+        checks = AnswerChecks(toolbox, cleaned.text)
         self._event("ask_question", question=cleaned.text, original=cleaned.original, notes=cleaned.notes)
-        runner = ToolRunner(toolbox, self.client.trace)
-        final, stopped = await self._run(state, toolbox, runner, cleaned.text)
+        links = self._links(cleaned.text, notes)
+        direct = DirectOutcome()
+        if self.config.direct_answer:
+            direct = await DirectAnswer(self.package, self.client, self.config, toolbox, checks, cleaned.text,
+                                        links).run()
+            notes += direct.notes
+        if direct.final is not None:
+            state = _State([], checks, requests=direct.requests, notes=notes)
+            final, stopped, path = direct.final, "direct_answer", "direct"
+        else:
+            if self.config.direct_answer:
+                notes.append(f"the direct query gave no answer ({direct.why_not}); the tool loop took over")
+            first = self.first_message(cleaned.text, links, tried=direct.lessons())
+            state = _State([system_message(self.system_prompt()), user_message(first)], checks,
+                           requests=direct.requests, notes=notes)
+            runner = ToolRunner(toolbox, self.client.trace)
+            final, stopped = await self._run(state, toolbox, runner, cleaned.text)
+            path = "loop"
         if final is None:
-            final = FinalAnswer("")
             state.notes.append("no answer within the request budget")
+            given = checks.without_answer("no answer within the request budget")
+            self._record(state, given)
+            final, state.unbacked, state.no_answer = given.final, given.unbacked, given.no_answer
         if final.guessed_evidence:
             state.notes.append("the answer cited no result; the latest result is reported as evidence")
-        unbacked = state.unbacked if final.evidence else NO_QUERY_NOTE
+        unbacked = state.unbacked if final.evidence else (state.unbacked or NO_QUERY_NOTE)
         answer = final.text
         if unbacked is not None:
             state.notes.append(unbacked)
-            answer = f"{UNBACKED_MARK} {answer}" if answer else answer
+            if answer and not answer.startswith(NO_ANSWER_MARK):
+                answer = f"{UNBACKED_MARK} {answer}"
+        if state.no_answer is not None:
+            state.notes.append(state.no_answer)
         lineage: dict[int, Handle] = {}
         for handle in final.evidence:
             lineage.update({h.index: h for h in toolbox.handles.lineage(handle.index)})
         result = AskResult(
             question=cleaned.text, answer=answer, template=final.template,
             evidence_sql=[toolbox.handles.evidence_sql(h.index) for h in final.evidence],
-            backed_by_query=unbacked is None, unbacked=unbacked, checks=state.events,
+            backed_by_query=unbacked is None, unbacked=unbacked, no_answer=state.no_answer, checks=state.events,
             handles=[_handle_record(h) for _, h in sorted(lineage.items())],
-            usage=self.client.usage.since(usage_before), steps=state.steps, stopped=stopped,
+            usage=self.client.usage.since(usage_before), steps=state.steps, stopped=stopped, path=path,
             reviewed=state.reviewed, sent_back=state.sent_back, review_feedback=state.feedback, notes=state.notes,
         )
-        self._event("ask_answer", answer=result.answer, stopped=stopped, evidence_sql=result.evidence_sql)
+        self._event("ask_answer", answer=result.answer, stopped=stopped, path=path, evidence_sql=result.evidence_sql)
         return result
 
-    def first_message(self, question: str, notes: list[str]) -> str:
-        """What the model is asked: the tables and knowledge.md of the data, then the question and what
-        it names in the data (question linking, `data.linking`: tables, columns and values found without
-        a model; look-alike tables on a line of their own). The system prompt and the tools before it
-        are the same for every question over any data, and the tables the same for every question over
-        the same data, so a server keeps the longest prefix it can in its prompt cache."""
-        limits = self.config.limits
-        graphs = "\n".join(f"- {g.describe()}" for g in self.package.graphs)
+    def _links(self, question: str, notes: list[str]) -> QuestionLinks | None:
+        """Question linking (`data.linking`): tables, columns and values the question names, found
+        without a model; a failure is a note."""
         try:
-            links = link_question(self.package.catalog, question, knowledge=self.package.knowledge).render()
+            return link_question(self.package.catalog, question, knowledge=self.package.knowledge)
         except DataError as exc:
             notes.append(f"question linking skipped: {exc}")
-            links = ""
+            return None
+
+    def first_message(self, question: str, links: QuestionLinks | None, tried: list[str] | None = None) -> str:
+        """What the model is asked: the tables and knowledge.md of the data, then the question and what
+        it names in the data (question linking, `data.linking`: tables, columns and values found without
+        a model; look-alike tables on a line of their own), then the direct path's queries that gave no
+        answer. The system prompt and the tools before it are the same for every question over any
+        data, and the tables the same for every question over the same data, so a server keeps the
+        longest prefix it can in its prompt cache."""
+        limits = self.config.limits
+        graphs = "\n".join(f"- {g.describe()}" for g in self.package.graphs)
+        linked = links.render() if links is not None else ""
+        tried_text = ("\n\nTried first, no answer (the results stay stored):\n" + "\n".join(tried)) if tried else ""
         return render_prompt(
             "question",
             tables=clip(table_overview(self.package, with_graphs=False), limits.table_list_chars, counted=True),
             graphs=("Knowledge graphs (use the related tool)\n" + graphs + "\n\n") if graphs else "",
             knowledge=clip(self.package.knowledge.strip(), limits.knowledge_chars, counted=True) or "(none)",
-            question=question, linking=f"\n\n{links}" if links else "",
+            question=question, linking=f"\n\n{linked}" if linked else "", tried=tried_text,
         ).strip()
 
     def system_prompt(self) -> str:
@@ -159,15 +193,13 @@ class Analyst:
             final, stopped = await self._run_tools(state, toolbox, runner, reply)
             if final is None:
                 continue
-            checked = state.checks.check(final, can_send_back=state.requests < limits.max_requests)
-            state.events += checked.events
-            state.notes += checked.notes
-            for event in checked.events:
-                self._event("ask_check", check=event.check, action=event.action, detail=event.detail)
+            checked = state.checks.check(final, can_send_back=state.requests < limits.max_requests,
+                                         ours=_our_text(state.messages))
+            self._record(state, checked)
             if checked.send_back is not None:
                 state.messages.append(user_message(checked.send_back))
                 continue
-            final, state.unbacked = checked.final, checked.unbacked
+            final, state.unbacked, state.no_answer = checked.final, checked.unbacked, checked.no_answer
             if self.config.review and not state.reviewed:
                 if state.requests >= limits.max_requests:
                     state.notes.append("reviewer skipped: request budget used up")
@@ -185,6 +217,12 @@ class Analyst:
                     continue
             return final, stopped
         return None, "request_limit"
+
+    def _record(self, state: _State, checked: Checked) -> None:
+        state.events += checked.events
+        state.notes += checked.notes
+        for event in checked.events:
+            self._event("ask_check", check=event.check, action=event.action, detail=event.detail)
 
     async def _call_model(self, state: _State, toolbox: AskToolbox, final_only: bool) -> ChatResult:
         tools = [t for t in toolbox.schemas() if not final_only or t["function"]["name"] == FINAL_ANSWER]
@@ -230,6 +268,14 @@ class Analyst:
 
     def _event(self, kind: str, **fields: Any) -> None:
         self.client.trace.event(kind, **fields)
+
+
+def _our_text(messages: list[dict[str, Any]]) -> list[str]:
+    """What we sent the model that is never an answer: the rules and every user message after the first
+    (send-backs, nudges); the first holds the data and the question, whose words an answer may use."""
+    users = [m for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+    rules = [m["content"] for m in messages if m.get("role") == "system" and isinstance(m.get("content"), str)]
+    return rules + [m["content"] for m in users[1:]]
 
 
 def _step(outcome: ToolOutcome) -> Step:

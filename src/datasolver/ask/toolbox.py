@@ -15,7 +15,7 @@ from datasolver.ask.config import AskLimits
 from datasolver.ask.errors import UnknownResult
 from datasolver.ask.handles import Handle, HandleTable
 from datasolver.ask.package import DataPackage
-from datasolver.ask.render import answer_data, row_format_fields
+from datasolver.ask.render import answer_data, plain_row_format, row_format_fields
 from datasolver.data import UnknownTable
 from datasolver.errors import DatasolverError
 from datasolver.toolkit import Tool, Toolbox, ToolResult, hinted
@@ -129,3 +129,15 @@ class AskToolbox(Toolbox[T.AskContext]):
         if isinstance(result.value, FinalAnswer):
             return result.value
         return FinalAnswer(tidy_answer(content), evidence=[latest] if latest else [], guessed_evidence=True)
+
+
+def result_answer(toolbox: AskToolbox, handle: Handle) -> FinalAnswer:
+    """The answer the program writes from a result: its column names, then its rows (one value as the
+    value; several columns as `first (others)`; a list separated by ", "), capped as {DATA} is."""
+    limits = toolbox.limits
+    rows = toolbox.handles.fetch(handle.index, limits.data_rows)
+    row_format = plain_row_format(rows.columns)
+    lead = rows.columns[0] + (f" ({', '.join(rows.columns[1:])})" if len(rows.columns) > 1 else "")
+    template = f"{lead}: {{DATA}}"
+    text = fill_template(template, answer_data(rows, row_format, limits.data_chars))
+    return FinalAnswer(text, template, handle, [handle])

@@ -21,13 +21,18 @@ _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 _ANSWER_CHARS = 70  # per-item lines of ask-golden are cut here; the JSON keeps everything
 
 
-def _config(review: bool, max_requests: int, query_timeout: float = AskLimits().query_timeout_s) -> AskConfig:
-    return AskConfig(limits=AskLimits(max_requests=max_requests, query_timeout_s=query_timeout), review=review)
+def _config(review: bool, max_requests: int, direct_answer: bool,
+            query_timeout: float = AskLimits().query_timeout_s) -> AskConfig:
+    return AskConfig(limits=AskLimits(max_requests=max_requests, query_timeout_s=query_timeout), review=review,
+                     direct_answer=direct_answer)
 
 
 _model_options = [
     click.option("--review/--no-review", default=False, show_default=True,
                  help="Reviewer pass: a second model call checks plan and evidence and may send the analyst back once."),
+    click.option("--direct-answer/--no-direct-answer", default=True, show_default=True,
+                 help="Start with one request, tools off, for one query from the tables the question names; the "
+                      "program writes the answer from its rows. The tool loop starts only when it fails."),
     click.option("--max-requests", type=click.IntRange(min=2), default=AskLimits().max_requests, show_default=True,
                  help="Model requests per question (reviewer included)."),
     click.option("--symmetric", multiple=True, metavar="TYPE",
@@ -57,7 +62,7 @@ def _with_model_options(func):
 @_with_model_options
 def ask_command(data_dir: Path, question: str | None, as_json: bool, query_timeout: float, encoding: str | None,
                 table_cache: str | None, api_url: str | None, api_key: str | None, model: str | None, review: bool,
-                max_requests: int, symmetric: tuple[str, ...], trace_path: Path | None) -> None:
+                direct_answer: bool, max_requests: int, symmetric: tuple[str, ...], trace_path: Path | None) -> None:
     """Answer QUESTION in text from the tables of DATA_DIR (a task folder or any folder of CSV /
     JSON / SQLite / documents). Without QUESTION a task folder's own question is asked.
 
@@ -68,7 +73,7 @@ def ask_command(data_dir: Path, question: str | None, as_json: bool, query_timeo
         if question is not None:
             require_question(question)
         result = ask_data(data_dir, question, settings=resolve_settings(api_url, api_key, model),
-                          config=_config(review, max_requests, query_timeout), trace_path=trace_path,
+                          config=_config(review, max_requests, direct_answer, query_timeout), trace_path=trace_path,
                           symmetric=symmetric, encoding=encoding, table_cache=TableCache.from_setting(table_cache))
     except DatasolverError as exc:
         if not as_json:
@@ -79,8 +84,9 @@ def ask_command(data_dir: Path, question: str | None, as_json: bool, query_timeo
         click.echo(json.dumps(result.to_record(), ensure_ascii=False, indent=2, default=str))
     else:
         click.echo(shown(result.answer))  # an unbacked answer starts with its mark (UNBACKED_MARK)
-        if result.unbacked:  # stdout stays the answer alone; the warning goes beside it
-            click.echo(f"note: {shown(result.unbacked)}", err=True)
+        for note in (result.no_answer, result.unbacked):  # stdout stays the answer alone; warnings beside it
+            if note:
+                click.echo(f"note: {shown(note)}", err=True)
 
 
 @click.command("ask-golden")
@@ -90,8 +96,8 @@ def ask_command(data_dir: Path, question: str | None, as_json: bool, query_timeo
               help="Also write every item's answer and score to this JSON file.")
 @_with_model_options
 def ask_golden_command(questions: Path, data_dir: Path | None, json_out: Path | None, api_url: str | None,
-                       api_key: str | None, model: str | None, review: bool, max_requests: int, symmetric: tuple[str, ...],
-                       trace_path: Path | None) -> None:
+                       api_key: str | None, model: str | None, review: bool, direct_answer: bool, max_requests: int,
+                       symmetric: tuple[str, ...], trace_path: Path | None) -> None:
     """Answer every question of QUESTIONS (JSON Lines, JSON list or CSV with `question`,
     `answer`, optional `id`, `data_dir`) and score each answer against its reference with the
     Jaccard text scorer. Prints one line per item and the mean.
@@ -100,7 +106,7 @@ def ask_golden_command(questions: Path, data_dir: Path | None, json_out: Path | 
     """
     items = load_golden(questions, data_dir)
     report = asyncio.run(run_golden(items, settings=resolve_settings(api_url, api_key, model),
-                                    config=_config(review, max_requests), symmetric=symmetric,
+                                    config=_config(review, max_requests, direct_answer), symmetric=symmetric,
                                     trace_path=trace_path))
     if json_out:
         report.save(json_out)

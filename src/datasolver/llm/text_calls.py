@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -337,3 +337,33 @@ def _uncommented(sql: str) -> str:
     while lines and (not lines[0].strip() or lines[0].strip().startswith("--")):
         lines.pop(0)
     return "\n".join(lines).strip()
+
+
+SQL_ARGUMENTS = ("query", "sql")  # the arguments of a tool call that carry a query (explore_data, edit_solver, query)
+
+
+def reply_query(content: str, tool_calls: Sequence[ToolCall] = ()) -> str | None:
+    """The query one reply gives when it was asked for a query: its ```sql block (or run_sql
+    literal, `written_query`), else the query argument of a call it made anyway, natively or
+    written as text (a small model often wraps its query in ```json {"name": "query", ...}```).
+    Used by both direct paths (the Solver's and the analyst's)."""
+    sql = written_query(content)
+    if sql:
+        return sql
+    calls = list(tool_calls) or parse_text_tool_calls(content or "").calls
+    for call in calls:
+        try:
+            args = json.loads(call.arguments_raw)
+        except (TypeError, ValueError):
+            continue
+        if isinstance(args, dict):
+            for key in SQL_ARGUMENTS:
+                value = args.get(key)
+                if isinstance(value, str) and value.strip() and not value.strip().startswith("\\"):
+                    return value.strip()
+    return None
+
+
+def same_query(a: str, b: str) -> bool:
+    """Two queries that differ only in spacing, case or a final semicolon."""
+    return " ".join(a.split()).rstrip(";").lower() == " ".join(b.split()).rstrip(";").lower()

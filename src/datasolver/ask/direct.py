@@ -1,0 +1,187 @@
+"""The analyst's cheapest path first: one query from the linked schema, the answer written by the program.
+
+A small model writes a ```sql block well and calls tools poorly (on a CPU server the real 1.5B model
+spent 2 to 5 requests of 5,000 prompt tokens on the tool loop, and re-typed its results wrongly). So a
+question starts with ONE request, tools off: the tables question linking (`data/linking.py`) says the
+question may mean, each with its columns, types and first rows; the other tables by name; knowledge.md;
+the question and its linking block; "reply with one DuckDB query in a ```sql block". The query runs as
+the `query` tool runs it (a stored result `@1`, through the data layer's dialect repairs and read-only
+guard), under the answer checks' evidence rules: an error or an empty result is no answer (the empty
+one diagnosed by the data room, each filter dropped in turn and the nearest existing values), and gets
+one repair turn, as does a result of more rows than an answer spells out (`answer_rows`) when the question
+asks for one value (`asked.asks_for_many`). When a query returns rows, the program writes the answer
+from the result (a list as its rows, one value as the value, after the column names), so no value is
+re-typed by the model.
+When neither query answers, the tool loop starts and is told what was tried (the results stay
+stored, as @N).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from datasolver.ask.asked import asks_for_many
+from datasolver.ask.checks import AnswerChecks
+from datasolver.ask.config import AskConfig
+from datasolver.ask.handles import Handle
+from datasolver.ask.package import DataPackage
+from datasolver.ask.prompts import render_prompt
+from datasolver.ask.toolbox import AskToolbox, FinalAnswer, result_answer
+from datasolver.clip import clip
+from datasolver.data import DataError
+from datasolver.data.linking import QuestionLinks
+from datasolver.llm import LLMClient, LLMError, system_message, user_message
+from datasolver.llm.text_calls import reply_query, same_query
+
+EVENT_DIRECT = "ask_direct"
+DIRECT_TABLES = 4  # tables described with columns, types and sample rows (the best linked first)
+DIRECT_REPLY_TOKENS = 512  # one query is short; a reply that rambles is cut here
+DESCRIBED_CHARS = 3_000  # of one described table (a wide table's columns and rows)
+OTHER_TABLES_CHARS = 2_000  # the other tables, by name, in the direct prompt
+PROBLEM_CHARS = 1_500  # of an error or a diagnosis, in the repair turn
+
+
+@dataclass
+class DirectTry:
+    """One query of the direct path and what running it gave."""
+
+    sql: str
+    source: str  # direct | repair
+    handle: Handle | None = None
+    problem: str | None = None  # why it is no answer (an error, no rows and why); None when it answered
+
+    def lesson(self) -> str:
+        """One line for the tool loop's opening: the query, its result and why it was no answer."""
+        where = f"{self.handle.ref} " if self.handle is not None else ""
+        return f"- {where}`{clip(' '.join(self.sql.split()), 300)}` → {clip(self.problem or 'answered', 400)}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "sql": clip(self.sql, 2000),
+                "result": self.handle.ref if self.handle is not None else None,
+                "rows": self.handle.rows if self.handle is not None else None, "problem": self.problem}
+
+
+@dataclass
+class DirectOutcome:
+    """What the direct path came to: an answer written from a result, or why the loop takes over."""
+
+    tries: list[DirectTry] = field(default_factory=list)
+    final: FinalAnswer | None = None
+    requests: int = 0
+    why_not: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def lessons(self) -> list[str]:
+        """What the loop is told was tried (each distinct query once)."""
+        return list(dict.fromkeys(t.lesson() for t in self.tries if t.problem))
+
+
+@dataclass
+class DirectAnswer:
+    """The direct path of one question: the package, the model, the toolbox its results go into."""
+
+    package: DataPackage
+    client: LLMClient
+    config: AskConfig
+    toolbox: AskToolbox
+    checks: AnswerChecks
+    question: str
+    links: QuestionLinks | None
+    outcome: DirectOutcome = field(default_factory=DirectOutcome)
+
+    async def run(self) -> DirectOutcome:
+        """One request; on an error or an empty result one repair turn; an answer from the first query
+        that returns rows."""
+        messages = [system_message(render_prompt("direct_system").strip()),
+                    user_message(direct_prompt(self.package, self.question, self.links, self.config))]
+        tried = await self._ask(messages, "direct")
+        if tried is not None and tried.problem is not None and self.outcome.requests < self.config.limits.max_requests:
+            repair = [*messages, {"role": "assistant", "content": f"```sql\n{tried.sql}\n```"},
+                      user_message(render_prompt("direct_repair", problem=clip(tried.problem, PROBLEM_CHARS)).strip())]
+            tried = await self._ask(repair, "repair")
+        if self.outcome.final is None and not self.outcome.why_not:
+            self.outcome.why_not = "no query of the direct path returned rows"
+        self._event(answered=self.outcome.final is not None, why_not=self.outcome.why_not or None,
+                    requests=self.outcome.requests)
+        return self.outcome
+
+    async def _ask(self, messages: list[dict[str, Any]], source: str) -> DirectTry | None:
+        """One request, its query run; None when the reply had no query (or the request failed)."""
+        try:
+            reply = await self.client.chat(messages, None, enable_thinking=self.config.enable_thinking,
+                                           temperature=self.config.temperature, max_tokens=DIRECT_REPLY_TOKENS)
+        except LLMError as exc:
+            self.outcome.why_not = f"the direct request failed: {type(exc).__name__}: {exc}"
+            self._event(source=source, error=self.outcome.why_not)
+            return None
+        self.outcome.requests += 1
+        sql = reply_query(reply.content, reply.tool_calls)
+        if sql is None:
+            self.outcome.why_not = "the direct reply wrote no query"
+            self._event(source=source, query=None, reply=clip(reply.content, 500))
+            return None
+        earlier = next((t for t in self.outcome.tries if same_query(t.sql, sql)), None)
+        tried = (DirectTry(sql, source, earlier.handle, earlier.problem) if earlier is not None
+                 else self._run(sql, source))
+        self.outcome.tries.append(tried)
+        self._event(**tried.as_dict(), **({"repeated": earlier.source} if earlier is not None else {}))
+        return tried
+
+    def _run(self, sql: str, source: str) -> DirectTry:
+        """The query stored as `query` stores it, judged by the evidence rules; the answer when it has rows."""
+        try:
+            handle = self.toolbox.handles.query(sql)
+        except DataError as exc:  # a refused or failing query: the model may fix it
+            return DirectTry(sql, source, problem=f"{type(exc).__name__}: {exc}")
+        empty = self.checks.empty_in(handle)
+        if empty is not None:
+            diagnosis, notes = self.checks.why_empty(empty)
+            self.outcome.notes += notes
+            return DirectTry(sql, source, handle, problem=f"{handle.ref}: {diagnosis}")  # "no rows. …" or NULLs
+        if handle.rows > self.config.limits.answer_rows and not asks_for_many(self.question):
+            return DirectTry(sql, source, handle, problem=(
+                f"{handle.ref} has {handle.rows} rows, but the question asks for one value (or a few): aggregate, "
+                "filter or limit in the query so that its rows are the answer"))
+        try:
+            self.outcome.final = result_answer(self.toolbox, handle)
+        except DataError as exc:
+            return DirectTry(sql, source, handle, problem=f"its rows could not be read: {exc}")
+        return DirectTry(sql, source, handle)
+
+    def _event(self, **fields: Any) -> None:
+        self.client.trace.event(EVENT_DIRECT, **fields)
+
+
+def direct_prompt(package: DataPackage, question: str, links: QuestionLinks | None, config: AskConfig) -> str:
+    """The direct request's user message: the tables the question may mean described (columns, types,
+    first rows), the others by name, knowledge.md, the question and its linking block."""
+    limits = config.limits
+    catalog = package.catalog
+    names = catalog.names()
+    chosen = (links.linked() if links is not None else [])[:DIRECT_TABLES]
+    if not chosen:  # nothing links: the first tables by rank (every table of a small folder)
+        chosen = (links.top(DIRECT_TABLES) if links is not None else names[:DIRECT_TABLES])
+    described = []
+    for name in chosen:
+        try:
+            described.append(clip(catalog.describe(name, sample_rows=limits.sample_rows), DESCRIBED_CHARS,
+                                  counted=True))
+        except DataError as exc:
+            described.append(f"{name}: could not be read ({exc})")
+    others = [n for n in names if n not in chosen and (links is None or n not in links.lookalikes)]
+    lines = []
+    for name in others:
+        columns = catalog.column_names(name, load=False) or []
+        lines.append(f"- {name}: {', '.join(columns)}" if columns else f"- {name}")
+    other_text = ("Other tables (name: columns)\n" + clip("\n".join(lines), OTHER_TABLES_CHARS, counted=True)
+                  + "\n\n") if lines else ""
+    linking = links.render() if links is not None else ""
+    return render_prompt(
+        "direct", schema="\n\n".join(described) or "(no tables)", others=other_text,
+        knowledge=clip(package.knowledge.strip(), limits.knowledge_chars, counted=True) or "(none)",
+        question=question, linking=f"\n\n{linking}" if linking else "",
+    ).strip()
+
+
+__all__ = ["DirectAnswer", "DirectOutcome", "DirectTry", "direct_prompt"]

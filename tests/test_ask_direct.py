@@ -1,0 +1,110 @@
+"""The analyst's direct path (issue 35): one request, tools off, one query from the linked schema; the
+program writes the answer from its rows; one repair turn; the tool loop only when that fails. Through
+`datasolver ask` as a person runs it, against the scripted model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from datasolver.llm.fake import text, tool_call
+from tests.helpers.askcli import invoke, scripted_model_env
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "sales.csv").write_text("region,amount\nNorth,10\nSouth,9\nEast,4\n", encoding="utf-8")
+    (folder / "staff.csv").write_text("name,office\nAda,Leeds\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def model(monkeypatch: pytest.MonkeyPatch):
+    """Point the environment at a scripted server; yield a function that loads its script."""
+    yield from scripted_model_env(monkeypatch)
+
+
+def sql(query: str):
+    return text(f"```sql\n{query}\n```")
+
+
+def test_one_query_answers_and_the_program_writes_the_answer(data: Path, model) -> None:
+    server = model([sql("SELECT region FROM sales ORDER BY amount DESC LIMIT 1")])
+    result = invoke("ask", str(data), "Which region sold most?")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "region: North\n", "")
+    (request,) = server.requests
+    assert "tools" not in request  # tools off
+    prompt = request["messages"][1]["content"]
+    assert prompt.startswith("Tables the question may mean") and "table sales" in prompt
+    assert "North\t10" in prompt  # the linked table's first rows, as samples
+    assert prompt.rstrip().endswith("in a ```sql block.")
+
+
+def test_a_list_is_written_from_every_row_with_the_column_names(data: Path, model) -> None:
+    model([sql("SELECT region, amount FROM sales WHERE amount > 5 ORDER BY amount DESC")])
+    record = json.loads(invoke("ask", str(data), "List the regions with their sales", "--json").output)
+    assert record["answer"] == "region (amount): North (10), South (9)"
+    assert (record["path"], record["stopped"], record["backed_by_query"], record["unbacked"]) == (
+        "direct", "direct_answer", True, None)
+    assert record["evidence_sql"] == ["SELECT region, amount FROM sales WHERE amount > 5 ORDER BY amount DESC"]
+    assert record["usage"]["requests"] == 1 and record["steps"] == []
+
+
+def test_an_error_gets_one_repair_turn(data: Path, model) -> None:
+    server = model([sql("SELECT regoin FROM sales"), sql("SELECT count(*) AS regions FROM sales")])
+    record = json.loads(invoke("ask", str(data), "How many regions?", "--json").output)
+    assert (record["answer"], record["path"], record["usage"]["requests"]) == ("regions: 3", "direct", 2)
+    repair = server.requests[1]["messages"]
+    assert repair[-2] == {"role": "assistant", "content": "```sql\nSELECT regoin FROM sales\n```"}
+    assert repair[-1]["content"].startswith("That query gave no answer: ") and "regoin" in repair[-1]["content"]
+
+
+def test_an_empty_result_is_diagnosed_and_the_loop_learns_what_was_tried(data: Path, model) -> None:
+    server = model([sql("SELECT amount FROM sales WHERE region = 'north'"),
+                    sql("SELECT amount FROM sales WHERE region = 'north'"),  # the repair changed nothing
+                    tool_call("query", {"sql": "SELECT amount FROM sales WHERE region = 'North'"}),
+                    tool_call("final_answer", {"answer": "10", "evidence": ["@2"]})])
+    result = invoke("ask", str(data), "How much did the north sell?", "--json")
+    record = json.loads(result.output)
+    repair = server.requests[1]["messages"][-1]["content"]
+    assert repair.startswith("That query gave no answer: @1: no rows. Re-run without each filter: without "
+                             "`region = 'north'`: 3 rows") and "'North'" in repair  # the nearest existing value
+    loop_opening = server.requests[2]["messages"][1]["content"]
+    assert "Tried first, no answer (the results stay stored):\n- @1 `SELECT amount FROM sales WHERE region = 'north'`" \
+        in loop_opening
+    assert [t["function"]["name"] for t in server.requests[2]["tools"]][:1] == ["list_tables"]
+    assert (result.exit_code, record["answer"], record["path"], record["backed_by_query"]) == (0, "10", "loop", True)
+    assert any(n.startswith("the direct query gave no answer") for n in record["notes"])
+
+
+def test_a_reply_without_a_query_starts_the_loop_at_once(data: Path, model) -> None:
+    server = model([text("I need to look at the tables first."),
+                    tool_call("query", {"sql": "SELECT sum(amount) AS total FROM sales"}),
+                    tool_call("final_answer", {"answer": "23", "evidence": ["@1"]})])
+    record = json.loads(invoke("ask", str(data), "Total sales?", "--json").output)
+    assert (record["answer"], record["path"], record["usage"]["requests"]) == ("23", "loop", 3)
+    assert len(server.requests) == 3
+
+
+def test_no_direct_answer_starts_with_the_loop(data: Path, model) -> None:
+    server = model([tool_call("query", {"sql": "SELECT sum(amount) AS total FROM sales"}),
+                    tool_call("final_answer", {"answer": "23", "evidence": ["@1"]})])
+    record = json.loads(invoke("ask", "--no-direct-answer", str(data), "Total sales?", "--json").output)
+    assert (record["answer"], record["path"]) == ("23", "loop")
+    assert "tools" in server.requests[0]
+
+
+def test_many_rows_for_a_one_value_question_get_the_repair_turn(tmp_path: Path, model) -> None:
+    folder = tmp_path / "many"
+    folder.mkdir()
+    (folder / "orders.csv").write_text("id,amount\n" + "".join(f"{i},{i % 7}\n" for i in range(1, 31)),
+                                       encoding="utf-8")
+    server = model([sql("SELECT amount FROM orders"), sql("SELECT sum(amount) AS total FROM orders")])
+    record = json.loads(invoke("ask", str(folder), "What is the total amount of the orders?", "--json").output)
+    assert server.requests[1]["messages"][-1]["content"].startswith(
+        "That query gave no answer: @1 has 30 rows, but the question asks for one value (or a few)")
+    assert (record["answer"], record["path"]) == ("total: 87", "direct")
