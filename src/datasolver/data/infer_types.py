@@ -121,8 +121,13 @@ def surely_text(column: pa.ChunkedArray | pa.Array, decimal_comma: bool = False)
     if not pa.types.is_string(column.type) and not pa.types.is_large_string(column.type):
         return False
     head = column.slice(0, _SURELY_TEXT_HEAD)
-    pattern = _NEVER_TYPED.replace("]", ",]", 1) if decimal_comma else _NEVER_TYPED
+    pattern = _never_typed(decimal_comma)
     return bool(pc.any(pc.match_substring_regex(head, pattern)).as_py())
+
+
+def _never_typed(decimal_comma: bool) -> str:
+    """The character class no typed value holds (a comma allowed where numbers may have decimal commas)."""
+    return _NEVER_TYPED.replace("]", ",]", 1) if decimal_comma else _NEVER_TYPED
 
 
 def _sub(condition: str, value: str) -> str:
@@ -218,7 +223,7 @@ def _surely_text_columns(conn: duckdb.DuckDBPyConnection, relation: str, columns
     named = [c for c in columns if types.get(c) == "VARCHAR"]
     if not named:
         return set()
-    pattern = (_NEVER_TYPED.replace("]", ",]", 1) if decimal_comma else _NEVER_TYPED).replace("'", "''")
+    pattern = _never_typed(decimal_comma).replace("'", "''")
     tests = ", ".join(f"coalesce(bool_or(regexp_matches({quote_ident(c)}, '{pattern}')), false)" for c in named)
     (row,) = conn.execute(f"SELECT {tests} FROM (SELECT * FROM {relation} LIMIT {_SURELY_TEXT_HEAD})").fetchall()
     return {c for c, hit in zip(named, row) if hit}
