@@ -141,6 +141,13 @@ def _slow_folder(tmp_path, rows: int):
     return folder
 
 
+def _ctrl_c_as_a_terminal_sends_it() -> None:
+    """The child starts with SIGINT's default disposition, as a command typed at a terminal does. A suite
+    run as a background job (`pytest … &` from a script, nohup) has SIGINT ignored, the child inherits
+    that, Python then installs no KeyboardInterrupt, and Ctrl-C is (rightly) ignored: exit 0."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_ctrl_c_or_sigterm_ends_a_load_at_once(tmp_path, signum, code):
     # Before: the signal waited for the whole load, then a catalog error ended the command (exit 1).
@@ -150,7 +157,8 @@ def test_ctrl_c_or_sigterm_ends_a_load_at_once(tmp_path, signum, code):
     process = subprocess.Popen(
         [sys.executable, "-m", "datasolver", "sql", "--table-cache", str(cache), "--timeout", "0", str(folder),
          "SELECT count(*) FROM slow"],
-        env=dict(os.environ, TMPDIR=str(temp)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env=dict(os.environ, TMPDIR=str(temp)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_ctrl_c_as_a_terminal_sends_it)
     try:
         while not list(cache.glob("*/.tmp-*")) and process.poll() is None:  # the load has begun
             time.sleep(0.01)
