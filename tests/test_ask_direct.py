@@ -108,3 +108,25 @@ def test_many_rows_for_a_one_value_question_get_the_repair_turn(tmp_path: Path, 
     assert server.requests[1]["messages"][-1]["content"].startswith(
         "That query gave no answer: @1 has 30 rows, but the question asks for one value (or a few)")
     assert (record["answer"], record["path"]) == ("total: 87", "direct")
+
+
+def test_a_count_of_0_over_a_filter_that_matches_nothing_gets_the_repair_turn(data: Path, model) -> None:
+    # The recorded miss (benchmark tasks v256, v2854): `COUNT(*) … WHERE month = '2019-12'` over data that
+    # spells it '2019-12-01' gave 0, and ask printed "0" as the answer.
+    server = model([sql("SELECT count(*) AS n FROM sales WHERE region = 'north'"),
+                    sql("SELECT count(*) AS n FROM sales WHERE region = 'North'")])
+    result = invoke("ask", str(data), "How many sales rows are from the north?", "--json")
+    record = json.loads(result.output)
+    repair = server.requests[1]["messages"][-1]["content"]
+    assert repair.startswith("That query gave no answer: @1: the answer is a count of 0: a count over filters "
+                             "that match no row gives 0")
+    assert "without `region = 'north'`: 3 rows" in repair and "'North'" in repair
+    assert (result.exit_code, record["answer"], record["path"], record["usage"]["requests"]) == (0, "n: 1", "direct", 2)
+
+
+def test_a_true_count_of_0_is_the_answer(data: Path, model) -> None:
+    # Every SELECT matches rows; the count is 0 because no amount is that large: a true 0, no repair turn.
+    server = model([sql("SELECT count(*) FILTER (WHERE amount > 100) AS n FROM sales")])
+    result = invoke("ask", str(data), "How many sales are above 100?")
+    assert (result.exit_code, result.stdout) == (0, "n: 0\n")
+    assert len(server.requests) == 1

@@ -5,6 +5,8 @@ existing values, every query under a timeout and the whole diagnosis under a bud
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 
 from datasolver.data import Catalog
@@ -92,3 +94,17 @@ def test_past_the_total_budget_no_more_queries_run_and_the_note_says_so(catalog)
     assert asked == [] and found.probes == []
     assert found.notes == ["empty_result: the diagnosis's time budget ran out; later filters were not tried"]
 
+
+
+def test_counts_zero_is_one_row_of_zero_counts_from_a_query_that_counts() -> None:
+    from datasolver.data.empty_result import counts_zero
+
+    assert counts_zero("SELECT count(*) FROM t WHERE x = 'a'", [(0,)])
+    assert counts_zero("SELECT count(*) AS n, sum(v) FROM t WHERE x = 'a'", [("0", None)])
+    assert counts_zero("SELECT count(*) FROM t UNION ALL SELECT 1", [(Decimal("0.00"),)])
+    assert not counts_zero("SELECT count(*) FROM t", [(3,)])  # a count, not 0
+    assert not counts_zero("SELECT sum(v) FROM t WHERE x = 'a'", [(0,)])  # 0 that is no count
+    assert not counts_zero("SELECT count(*) FROM t GROUP BY g", [(0,), (0,)])  # more than one row
+    assert not counts_zero("SELECT count(*), max(name) FROM t", [(0, "Ada")])  # a value beside it
+    assert not counts_zero("SELECT count(*) FROM t", [(None,)])  # NULL only: the NULL rule's, not this
+    assert not counts_zero("not sql at all (", [(0,)])

@@ -246,3 +246,12 @@ def test_reply_query_reads_a_sql_block_or_a_query_wrapped_in_a_written_call() ->
     assert reply_query(wrapped) == "SELECT city_name FROM city"
     assert reply_query("I would look at the tables first.") is None
     assert same_query("select 1;", "SELECT   1") and not same_query("SELECT 1", "SELECT 2")
+
+
+def test_same_query_compares_quoted_text_as_written() -> None:
+    # Fixing the case of a filter value is what an empty result's diagnosis asks for: it is a new query.
+    from datasolver.llm.text_calls import same_query
+
+    assert not same_query("SELECT a FROM t WHERE r = 'north'", "SELECT a FROM t WHERE r = 'North'")
+    assert not same_query('SELECT "Name" FROM t', 'SELECT "name" FROM t')
+    assert same_query("select A from T where r = 'it''s';", "SELECT a FROM t WHERE r = 'it''s'")

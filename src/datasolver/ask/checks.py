@@ -4,7 +4,8 @@ In order, on every final answer:
 
 1. `no_result`: no stored result backs it (the model answered without querying). Sent back once
    ("query first"); after that it is given marked unbacked, never as if it were backed.
-2. `empty_result`: it rests on a result with no rows, or only NULLs. Sent back once with why
+2. `empty_result`: it rests on a result with no rows, or only NULLs, or a count of 0 whose filters
+   matched no row (`data/empty_result.counts_zero`; a true 0 is an answer). Sent back once with why
    (the data room's diagnosis, `data/empty_result.py`: each filter dropped in turn, the nearest
    existing values); after that "nothing matches" may be the answer.
 3. `stray_values`: numbers of the answer (or items of a list) that no stored result holds, nor the
@@ -40,7 +41,7 @@ from datasolver.ask.toolbox import AskToolbox, FinalAnswer, result_answer
 from datasolver.clip import clip
 from datasolver.llm.text_calls import same_query
 from datasolver.data import DataError, QueryResult
-from datasolver.data.empty_result import explain_empty
+from datasolver.data.empty_result import EmptyDiagnosis, counts_zero, explain_empty
 from datasolver.data.names import quote_ident
 
 NO_QUERY_NOTE = "no query backed this answer: the model answered without a stored result; check it against the data"
@@ -92,6 +93,7 @@ class AnswerChecks:
         self.question = question
         self.sent: set[CheckName] = set()
         self.diagnosed: dict[str, str] = {}  # the SQL of each empty result diagnosed → its diagnosis
+        self.zero_counts: dict[str, EmptyDiagnosis] = {}  # the SQL of each count of 0 → why it is 0
         self.empty_repeats = 0
 
     @property
@@ -171,10 +173,13 @@ class AnswerChecks:
         return True
 
     def why_empty(self, empty: Handle) -> tuple[str, list[str]]:
-        """Why a result has no rows (or only NULLs), in the `@N` names the model knows: the data room's
-        diagnosis (each filter dropped in turn, the nearest existing values); and its notes."""
-        diagnosis = explain_empty(self.handles.catalog, empty.sql, null_rows=0 if empty.rows == 0 else empty.rows,
-                                  timeout_s=CHECK_TIMEOUT_S)
+        """Why a result has no rows (or only NULLs, or is a count of 0 over filters that match nothing),
+        in the `@N` names the model knows: the data room's diagnosis (each filter dropped in turn, the
+        nearest existing values); and its notes."""
+        diagnosis = self.zero_counts.get(empty.sql) if empty.rows == 1 else None
+        if diagnosis is None:
+            diagnosis = explain_empty(self.handles.catalog, empty.sql, null_rows=0 if empty.rows == 0 else empty.rows,
+                                      timeout_s=CHECK_TIMEOUT_S)
         text = self._readable(diagnosis.message())
         self.diagnosed[empty.sql] = text
         return text, list(diagnosis.notes)
@@ -201,13 +206,26 @@ class AnswerChecks:
 
     def empty_in(self, backing: Handle) -> Handle | None:
         """The first result of the answer's lineage with no rows (the one to fix), or the answer's own
-        result when it is only NULLs; None when there are rows."""
+        result when it is only NULLs, or a count of 0 whose SELECTs matched no row; None when there are
+        rows (a true count of 0 among them)."""
         for handle in self.handles.lineage(backing.index):
             if handle.rows == 0:
                 return handle
         if 0 < backing.rows <= len(backing.sample) and all(v is None for row in backing.sample for v in row):
             return backing
+        if backing.rows == 1 and self._counts_nothing(backing):
+            return backing
         return None
+
+    def _counts_nothing(self, handle: Handle) -> bool:
+        """A count of 0 (`counts_zero`) of which some SELECT matched no row: a filter that matched
+        nothing, not a true 0. Diagnosed once per SQL (the diagnosis runs queries)."""
+        if not counts_zero(handle.sql, handle.sample):
+            return False
+        if handle.sql not in self.zero_counts:
+            self.zero_counts[handle.sql] = explain_empty(self.handles.catalog, handle.sql, zero_count=True,
+                                                         timeout_s=CHECK_TIMEOUT_S)
+        return bool(self.zero_counts[handle.sql].empty_selects)
 
     def _results(self, backing: Handle, notes: list[str]) -> dict[int, QueryResult]:
         """The first rows of the answer's result and of the latest others (a failed read is noted)."""

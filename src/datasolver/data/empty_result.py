@@ -14,6 +14,7 @@ query that fails or is stopped leaves its filter out and says why in `notes`.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -114,6 +115,36 @@ class EmptyDiagnosis:
             return head + " " + ". ".join(parts) + "." + FIX_THE_FILTER
         return head + (" No filter of the SQL matches zero rows. Check the column the values come from (a wrong "
                        "column, a join that found nothing, a TRY_CAST that failed).")
+
+
+def counts_zero(sql: str | None, rows: Sequence[Sequence[object]]) -> bool:
+    """Whether `rows` (all the rows of `sql`'s result) are one row of counts that are all 0 (or NULL), from
+    a query that counts: a count over a filter that may have matched nothing (a misspelt value gives
+    0, not an empty result). Such a result is diagnosed as a NULL answer is (`explain_empty(...,
+    zero_count=True)`); a 0 whose SELECTs all match rows is a true 0. The one rule: the Solver's
+    `empty_result` check and the analyst's checks both ask it."""
+    if len(rows) != 1 or not sql:
+        return False
+    cells = [_zero_or_empty(cell) for cell in rows[0]]
+    if not cells or None in cells or "0" not in cells:
+        return False
+    tree = _parse(sql)
+    while isinstance(tree, exp.SetOperation):
+        tree = tree.this
+    return isinstance(tree, exp.Select) and any(True for _ in tree.find_all(exp.Count))
+
+
+def _zero_or_empty(cell: object) -> str | None:
+    """"0" for a zero (0, 0.0, '0.00'), "" for NULL or blank, None for anything else."""
+    if cell is None:
+        return ""
+    text = str(cell).strip()
+    if not text:
+        return ""
+    try:
+        return "0" if float(text) == 0 else None
+    except ValueError:
+        return None
 
 
 def explain_empty(catalog: Catalog | None, sql: str | None, *, null_rows: int = 0, zero_count: bool = False,

@@ -365,5 +365,15 @@ def reply_query(content: str, tool_calls: Sequence[ToolCall] = ()) -> str | None
 
 
 def same_query(a: str, b: str) -> bool:
-    """Two queries that differ only in spacing, case or a final semicolon."""
-    return " ".join(a.split()).rstrip(";").lower() == " ".join(b.split()).rstrip(";").lower()
+    """Two queries that differ only in spacing, the case of their words or a final semicolon. The
+    text inside quotes is compared as written: `= 'North'` after `= 'north'` is the fix an empty
+    result asks for, not the same query."""
+    return _query_key(a) == _query_key(b)
+
+
+_QUOTED = re.compile(r"('(?:[^']|'')*'|\"(?:[^\"]|\"\")*\")")
+
+
+def _query_key(sql: str) -> str:
+    parts = _QUOTED.split(" ".join(sql.split()).rstrip(";"))
+    return "".join(part if i % 2 else part.lower() for i, part in enumerate(parts))

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlglot import exp
 
 from datasolver.data import DataError
-from datasolver.data.empty_result import explain_empty
+from datasolver.data.empty_result import counts_zero, explain_empty
 from datasolver.data.names import quote_ident, quote_literal
 from datasolver.solver.answer_checks import model
 from datasolver.solver.answer_checks.model import AnswerContext, CheckFinding
@@ -45,14 +44,8 @@ def _within_budget(ctx: AnswerContext) -> dict[str, Any]:
 
 
 def _zero_count(ctx: AnswerContext) -> bool:
-    """One row of counts that are all 0 (or NULL), from a query that counts: a count over a filter
-    that may have matched nothing (a misspelt value gives 0, not an empty result)."""
-    if ctx.n_rows != 1 or ctx.parsed is None or ctx.parsed.top is None:
-        return False
-    if not any(True for _ in ctx.parsed.top.find_all(exp.Count)):
-        return False
-    cells = [cell.strip() for cell in ctx.rows[0]]
-    return bool(cells) and all(cell in ("0", "0.0", "") for cell in cells) and any(c.startswith("0") for c in cells)
+    """One row of counts that are all 0 (or NULL), from a query that counts (the data room's rule)."""
+    return ctx.n_rows == 1 and counts_zero(ctx.final_sql, ctx.rows)
 
 
 def ties_cut(ctx: AnswerContext) -> list[CheckFinding]:
