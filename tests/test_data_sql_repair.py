@@ -357,3 +357,23 @@ def test_isnull_reads_by_its_arguments() -> None:
     assert detect_dialects("SELECT ISNULL(x, 0) FROM t") == ["tsql"]
     assert detect_dialects("SELECT ISNULL(coalesce(a, b)) FROM t") == ["mysql"]
     assert detect_dialects("SELECT ISNULL(f(a, b), g(c)) FROM t") == ["tsql"]
+
+
+def test_when_a_rewrite_gets_past_the_parser_its_error_is_the_one_raised(con: duckdb.DuckDBPyConnection) -> None:
+    # As the real 1.5B model wrote it (benchmark task v2640): the bare 绿化率(%) made DuckDB say "syntax
+    # error at or near ')'", so the model's repair wrote the same query again; quoted, the query reaches
+    # its real fault (a column of another table), which is what the model must be told.
+    sql = "SELECT 绿化率(%) FROM \"公司\" WHERE 项目名称 = '甲'"
+    with pytest.raises(duckdb.ParserException):
+        con.execute(sql)
+    with pytest.raises(duckdb.BinderException) as info:
+        execute_with_repair(sql, _runner(con, []), _columns(con, []))
+    message = str(info.value)
+    assert "项目名称" in message and "syntax error" not in message
+    assert message.endswith('(the error of the query once rewritten: column 绿化率(%) → "绿化率(%)")')
+    assert info.value.repair_attempts[0].rewrites == ('column 绿化率(%) → "绿化率(%)"',)  # type: ignore[attr-defined]
+
+
+def test_a_query_that_no_rewrite_gets_past_the_parser_keeps_its_own_error(con: duckdb.DuckDBPyConnection) -> None:
+    with pytest.raises(duckdb.ParserException, match="syntax error"):
+        execute_with_repair("SELECT 绿化率(%) FROM \"公司\" WHERE", _runner(con, []), _columns(con, []))

@@ -20,7 +20,9 @@ Before the first run one rewrite always applies: a cast to `float`/`real` (`x::f
 DuckDB's 4, so a ratio would silently lose digits although the query runs.
 
 The first rewrite that executes wins and is reported. Nothing fuzzy: an ambiguous or
-unmatched name is left alone, and when every stage fails the original error is re-raised.
+unmatched name is left alone, and when every stage fails the original error is re-raised, except
+when the SQL as written did not parse and a rewrite did: then the rewrite's error (a missing column,
+a wrong type), naming the rewrite, is the one raised, since it is the fault left to fix.
 Everything works on tokens from a small scanner, so string literals and comments are
 never rewritten.
 """
@@ -613,6 +615,7 @@ def execute_with_repair(
                 yield fixed, [f"transpiled from {dialect}", *more]
 
     attempts: list[RepairAttempt] = []
+    further: Exception | None = None  # the first rewrite's error past the parser, when the SQL did not parse
     tried = {sql}
     for candidate, notes in candidates():
         if candidate in tried:
@@ -624,11 +627,30 @@ def execute_with_repair(
             attempts.append(RepairAttempt(candidate, tuple(notes), _first_line(exc)))
             if isinstance(exc, _NOT_REPAIRABLE):
                 break
+            if further is None and notes and _past_the_parser(original, exc):
+                further = _rewritten_error(exc, notes)
+    raised = further if further is not None else original
     try:
-        original.repair_attempts = attempts  # type: ignore[attr-defined]
+        raised.repair_attempts = attempts  # type: ignore[attr-defined]
     except AttributeError:  # exception types without __dict__: the error itself is what matters
         pass
-    raise original
+    raise raised
+
+
+def _past_the_parser(original: Exception, exc: Exception) -> bool:
+    """The SQL as written did not parse, and a rewrite of it parsed and failed later (a missing column,
+    a wrong type): that later fault is the one to tell whoever wrote the query. A syntax error at a
+    column written bare (`绿化率(%)`) hides it, and a model told "syntax error" writes the query again."""
+    return (isinstance(original, duckdb.ParserException) and isinstance(exc, duckdb.Error)
+            and not isinstance(exc, duckdb.ParserException))
+
+
+def _rewritten_error(exc: Exception, notes: list[str]) -> Exception:
+    """`exc` (a DuckDB error of a rewrite) with the rewrites named, as the same DuckDB error type."""
+    try:
+        return type(exc)(f"{exc} (the error of the query once rewritten: {'; '.join(notes)})")
+    except Exception:  # noqa: BLE001 - an error type that cannot be built from a message: as it is
+        return exc
 
 
 def _first_line(exc: BaseException) -> str:
