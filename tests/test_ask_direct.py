@@ -66,6 +66,7 @@ def test_an_error_gets_one_repair_turn(data: Path, model) -> None:
 def test_an_empty_result_is_diagnosed_and_the_loop_learns_what_was_tried(data: Path, model) -> None:
     server = model([sql("SELECT amount FROM sales WHERE region = 'north'"),
                     sql("SELECT amount FROM sales WHERE region = 'north'"),  # the repair changed nothing
+                    sql("select amount from sales where region = 'north';"),  # nor the second
                     tool_call("query", {"sql": "SELECT amount FROM sales WHERE region = 'North'"}),
                     tool_call("final_answer", {"answer": "10", "evidence": ["@2"]})])
     result = invoke("ask", str(data), "How much did the north sell?", "--json")
@@ -73,10 +74,13 @@ def test_an_empty_result_is_diagnosed_and_the_loop_learns_what_was_tried(data: P
     repair = server.requests[1]["messages"][-1]["content"]
     assert repair.startswith("That query gave no answer: @1: no rows. Re-run without each filter: without "
                              "`region = 'north'`: 3 rows") and "'North'" in repair  # the nearest existing value
-    loop_opening = server.requests[2]["messages"][1]["content"]
+    again = server.requests[2]["messages"]  # the same conversation, one turn longer, told it repeated itself
+    assert again[:-2] == server.requests[1]["messages"]
+    assert again[-1]["content"].startswith(repair.split("\n")[0] + "\nThat is the query you wrote before.")
+    loop_opening = server.requests[3]["messages"][1]["content"]
     assert "Tried first, no answer (the results stay stored):\n- @1 `SELECT amount FROM sales WHERE region = 'north'`" \
         in loop_opening
-    assert [t["function"]["name"] for t in server.requests[2]["tools"]][:1] == ["list_tables"]
+    assert [t["function"]["name"] for t in server.requests[3]["tools"]][:1] == ["list_tables"]
     assert (result.exit_code, record["answer"], record["path"], record["backed_by_query"]) == (0, "10", "loop", True)
     assert any(n.startswith("the direct query gave no answer") for n in record["notes"])
 
@@ -130,3 +134,14 @@ def test_a_true_count_of_0_is_the_answer(data: Path, model) -> None:
     result = invoke("ask", str(data), "How many sales are above 100?")
     assert (result.exit_code, result.stdout) == (0, "n: 0\n")
     assert len(server.requests) == 1
+
+
+def test_a_second_repair_turn_continues_the_one_conversation_and_answers(data: Path, model) -> None:
+    server = model([sql("SELECT amont FROM sales WHERE region = 'north'"),  # an error
+                    sql("SELECT amount FROM sales WHERE region = 'north'"),  # no rows
+                    sql("SELECT amount FROM sales WHERE region = 'North'")])
+    record = json.loads(invoke("ask", str(data), "How much did the north sell?", "--json").output)
+    assert (record["answer"], record["path"], record["usage"]["requests"]) == ("amount: 10", "direct", 3)
+    first, second, third = (r["messages"] for r in server.requests)
+    assert second[:len(first)] == first and third[:len(second)] == second  # each turn extends the last
+    assert "amont" in second[-1]["content"] and "no rows" in third[-1]["content"]

@@ -8,11 +8,12 @@ the question and its linking block; "reply with one DuckDB query in a ```sql blo
 the `query` tool runs it (a stored result `@1`, through the data layer's dialect repairs and read-only
 guard), under the answer checks' evidence rules: an error or an empty result is no answer (the empty
 one diagnosed by the data room, each filter dropped in turn and the nearest existing values), and gets
-one repair turn, as does a result of more rows than an answer spells out (`answer_rows`) when the question
-asks for one value (`asked.asks_for_many`). When a query returns rows, the program writes the answer
+a repair turn, as does a result of more rows than an answer spells out (`answer_rows`) when the question
+asks for one value (`asked.asks_for_many`): up to `DIRECT_REPAIRS` repair turns, each in the same
+conversation (a query written again is told so). When a query returns rows, the program writes the answer
 from the result (a list as its rows, one value as the value, after the column names), so no value is
 re-typed by the model.
-When neither query answers, the tool loop starts and is told what was tried (the results stay
+When no query of these answers, the tool loop starts and is told what was tried (the results stay
 stored, as @N).
 """
 
@@ -40,6 +41,12 @@ DIRECT_REPLY_TOKENS = 512  # one query is short; a reply that rambles is cut her
 DESCRIBED_CHARS = 3_000  # of one described table (a wide table's columns and rows)
 OTHER_TABLES_CHARS = 2_000  # the other tables, by name, in the direct prompt
 PROBLEM_CHARS = 1_500  # of an error or a diagnosis, in the repair turn
+DIRECT_REPAIRS = 2
+"""Repair turns after the first query. Each continues the one conversation, so a server that caches the
+prompt's prefix (llama.cpp does) reads only the new turn: on the CPU server a repair took 21-34 s where
+the tool loop's first request, a new prompt with the tools, took 170 s (benchmark tasks v1800, v2640)."""
+REPEATED = ("That is the query you wrote before. Write a different one: a filter value as the data spells it, "
+            "another column, or another table of the message.")
 
 
 @dataclass
@@ -50,6 +57,7 @@ class DirectTry:
     source: str  # direct | repair
     handle: Handle | None = None
     problem: str | None = None  # why it is no answer (an error, no rows and why); None when it answered
+    repeats: str | None = None  # the source of the earlier try whose query this one wrote again
 
     def lesson(self) -> str:
         """One line for the tool loop's opening: the query, its result and why it was no answer."""
@@ -91,15 +99,18 @@ class DirectAnswer:
     outcome: DirectOutcome = field(default_factory=DirectOutcome)
 
     async def run(self) -> DirectOutcome:
-        """One request; on an error or an empty result one repair turn; an answer from the first query
-        that returns rows."""
+        """One request; on an error or an empty result up to `DIRECT_REPAIRS` repair turns; an answer from
+        the first query that returns rows."""
         messages = [system_message(render_prompt("direct_system").strip()),
                     user_message(direct_prompt(self.package, self.question, self.links, self.config))]
         tried = await self._ask(messages, "direct")
-        if tried is not None and tried.problem is not None and self.outcome.requests < self.config.limits.max_requests:
-            repair = [*messages, {"role": "assistant", "content": f"```sql\n{tried.sql}\n```"},
-                      user_message(render_prompt("direct_repair", problem=clip(tried.problem, PROBLEM_CHARS)).strip())]
-            tried = await self._ask(repair, "repair")
+        for _ in range(DIRECT_REPAIRS):
+            if tried is None or tried.problem is None or self.outcome.requests >= self.config.limits.max_requests:
+                break
+            messages = [*messages, {"role": "assistant", "content": f"```sql\n{tried.sql}\n```"},
+                        user_message(render_prompt("direct_repair", problem=clip(tried.problem, PROBLEM_CHARS),
+                                                   again=f"\n{REPEATED}" if tried.repeats else "").strip())]
+            tried = await self._ask(messages, "repair")
         if self.outcome.final is None and not self.outcome.why_not:
             self.outcome.why_not = "no query of the direct path returned rows"
         self._event(answered=self.outcome.final is not None, why_not=self.outcome.why_not or None,
@@ -122,7 +133,7 @@ class DirectAnswer:
             self._event(source=source, query=None, reply=clip(reply.content, 500))
             return None
         earlier = next((t for t in self.outcome.tries if same_query(t.sql, sql)), None)
-        tried = (DirectTry(sql, source, earlier.handle, earlier.problem) if earlier is not None
+        tried = (DirectTry(sql, source, earlier.handle, earlier.problem, repeats=earlier.source) if earlier is not None
                  else self._run(sql, source))
         self.outcome.tries.append(tried)
         self._event(**tried.as_dict(), **({"repeated": earlier.source} if earlier is not None else {}))
