@@ -158,3 +158,19 @@ def test_the_value_index_is_bounded_and_says_so(tmp_path: Path) -> None:
     assert any("value cap (80) reached" in note for note in index.notes)
     with Catalog.open(task) as catalog:
         assert catalog.value_index() is catalog.value_index()  # built once per catalog
+
+
+def test_a_column_named_with_an_abbreviation_is_linked_by_the_word(tmp_path: Path) -> None:
+    # "the number of references" names `reference_num`, not the `cite` table's `cited` (a dev-en question
+    # the real 1.5B model answered by counting citations received).
+    question = "What are the top 3 titles of the publications with the highest number of references cited?"
+    task = write_task(tmp_path, "task_refs", question, files={
+        "csv/publication.csv": "pid,title,reference_num,citation_num\n1,A,5,4\n2,B,8,2\n",
+        "csv/cite.csv": "cited,citing\n1,2\n",
+    })
+    with Catalog.open(task) as catalog:
+        links = link_question(catalog, question)
+    assert ("publication", "reference_num") in links.columns
+    assert ("publication", "citation_num") not in links.columns  # "citation" is not in the question
+    assert "- table publication: its name shares publication; the question uses column title, reference_num" \
+        in links.render()  # "titles" names `title` too (the stems "titl" and "title" compared without the e)

@@ -649,8 +649,26 @@ def _column_named(column: str, norm_q: str) -> bool:
     base = re.sub(r"[(（\[].*?[)）\]]", "", normalize(column)).strip()
     if _CJK.search(base):
         return len(base) >= MIN_CJK_CHARS and base in norm_q
-    words = _latin_stems(re.sub(r"[(（\[].*?[)）\]]", "", column).replace("_", " "))
-    return bool(words) and words <= _latin_stems(norm_q) and not words <= {"id", "name"}
+    words = _column_words(re.sub(r"[(（\[].*?[)）\]]", "", column))
+    return (bool(words) and {_no_final_e(w) for w in words} <= {_no_final_e(w) for w in _latin_stems(norm_q)}
+            and not words <= {"id", "name"})
+
+
+def _no_final_e(stem: str) -> str:
+    """A stem compared without a final e: `_stem` makes "references" `referenc` and "reference" `reference`."""
+    return stem[:-1] if stem.endswith("e") and len(stem) > 3 else stem
+
+
+# Abbreviations schemas use for words (`reference_num`, `order_cnt`, `price_avg`): read as the word, so
+# `reference_num` is named by "the number of references" ("number" is a stop word, as "num" then is).
+_COLUMN_ABBREVIATIONS = {"num": "number", "nbr": "number", "cnt": "count", "avg": "average", "tot": "total",
+                         "qty": "quantity", "amt": "amount", "pct": "percent"}
+
+
+def _column_words(name: str) -> set[str]:
+    """A Latin column name's word stems (`_` and camelCase split), abbreviations read as their words."""
+    stems = _latin_stems(name.replace("_", " "))
+    return {w for w in (_COLUMN_ABBREVIATIONS.get(s, s) for s in stems) if w not in _STOP}
 
 
 # -- what knowledge.md says of each table ----------------------------------------------------------
