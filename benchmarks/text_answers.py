@@ -9,7 +9,8 @@ Each answer is scored two ways against the task's gold.csv:
 - contains every gold value: each distinct non-empty gold cell, normalized as the official metric
   normalizes it (`eval.normalize_cell`: numbers to 2 places, dates ISO), is found in the answer, a
   number among the answer's numbers normalized the same way (so 0.3333 names a gold 0.33, and
-  1,000,000 a gold 1000000), a text cell as text (NFKC, case and spacing aside);
+  1,000,000 a gold 1000000; a stored result's name, `@1`, holds no number), a text cell as text (NFKC,
+  case and spacing aside);
 - the seed's Jaccard text score (`eval.score_text`) against the gold rows written out (cells joined
   by a space, rows by ", ").
 
@@ -35,6 +36,7 @@ ASK_GRACE_S = 30  # past the deadline before `datasolver ask` is killed (start-u
 MAX_GOLD_CELLS = 2_000
 # A number as written in an answer (grouping commas only in strict groups of three) or an ISO-like date.
 _DATE = re.compile(r"\d{4}[-/]\d{1,2}[-/]\d{1,2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?")
+_RESULT_NAME = re.compile(r"@\d+")  # `@1` names a stored result; its 1 is no value of the answer
 _NUMBER = re.compile(r"(?<![\d.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\d])")
 
 
@@ -82,7 +84,7 @@ def _fold(text: str) -> str:
 
 def missing_values(answer: str, values: list[str]) -> list[str]:
     """The gold values the answer does not contain (see the module's doc)."""
-    text = unicodedata.normalize("NFKC", answer or "")
+    text = _RESULT_NAME.sub(" ", unicodedata.normalize("NFKC", answer or ""))
     written = {normalize_cell(m.group()) for m in _DATE.finditer(text)}
     written |= {normalize_cell(m.group()) for m in _NUMBER.finditer(_DATE.sub(" ", text))}
     folded = _fold(text)

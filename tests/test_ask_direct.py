@@ -145,3 +145,23 @@ def test_a_second_repair_turn_continues_the_one_conversation_and_answers(data: P
     first, second, third = (r["messages"] for r in server.requests)
     assert second[:len(first)] == first and third[:len(second)] == second  # each turn extends the last
     assert "amont" in second[-1]["content"] and "no rows" in third[-1]["content"]
+
+
+def test_an_answer_that_only_names_a_result_is_written_from_it(data: Path, model) -> None:
+    # The real 1.5B model answered "@1" in text (benchmark task v256, after its query was sent back);
+    # the answer printed was "@1", which a scorer looking for the gold value 1 took for right.
+    model([text("I will query."),
+           tool_call("query", {"sql": "SELECT region, amount FROM sales WHERE amount > 5 ORDER BY amount DESC"}),
+           text("@1")])
+    record = json.loads(invoke("ask", str(data), "Which regions sold more than 5?", "--json").output)
+    assert (record["answer"], record["path"], record["backed_by_query"]) == (
+        "region (amount): North (10), South (9)", "loop", True)
+
+
+def test_a_final_answer_call_naming_a_result_is_written_from_it_but_a_number_stays_a_number(data: Path, model) -> None:
+    model([text("I will query."), tool_call("query", {"sql": "SELECT count(*) AS n FROM sales"}),
+           tool_call("final_answer", {"answer": "@latest"})])
+    assert json.loads(invoke("ask", str(data), "How many sales rows?", "--json").output)["answer"] == "n: 3"
+    model([text("I will query."), tool_call("query", {"sql": "SELECT count(*) AS n FROM sales"}),
+           tool_call("final_answer", {"answer": "3", "evidence": ["@1"]})])
+    assert json.loads(invoke("ask", str(data), "How many sales rows?", "--json").output)["answer"] == "3"

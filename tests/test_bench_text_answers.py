@@ -34,6 +34,7 @@ def gold(tmp_path: Path, content: str) -> Path:
     ("1000,900", "length\n1000\n900\n", True, []),  # a list written without spaces is two numbers
     ("on 2019-12-01", "day\n2019/12/01\n", True, []),
     ("", "n\n0\n", False, ["0.00"]),
+    ("@1", "成交数量\n1\n", False, ["1.00"]),  # the name of a stored result is no value (recorded: v256)
 ])
 def test_a_text_answer_contains_every_gold_value(tmp_path: Path, answer: str, gold_csv: str, contained: bool,
                                                   missing: list[str]) -> None:

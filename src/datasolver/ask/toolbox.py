@@ -7,6 +7,7 @@ data as "failed"; nothing the model sends raises.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from datasolver.ask import tools as T
@@ -15,6 +16,7 @@ from datasolver.ask.config import AskLimits
 from datasolver.ask.errors import UnknownResult
 from datasolver.ask.handles import Handle, HandleTable
 from datasolver.ask.package import DataPackage
+from datasolver.ask.refs import parse_ref
 from datasolver.ask.render import answer_data, plain_row_format, row_format_fields
 from datasolver.data import UnknownTable
 from datasolver.errors import DatasolverError
@@ -59,6 +61,13 @@ def final_answer(
     if not text:
         return ToolResult.retry("the answer is empty: write the answer (or a template with {DATA}).")
     handles = ctx.handles
+    named = _NAMED_RESULT.match(text)
+    if named is not None and data is None:  # the answer names a result (`@1`): its rows are the answer
+        try:
+            written = _written_from(handles, ctx.limits, handles.get(parse_ref(named.group(1))))
+        except UnknownResult as exc:
+            return ToolResult.retry(f"UnknownResult: {exc}")
+        return ToolResult(ANSWER_RECORDED, value=written)
     try:
         cited_evidence = [handles.get(r) for r in evidence]
         filled_from = None
@@ -134,8 +143,15 @@ class AskToolbox(Toolbox[T.AskContext]):
 def result_answer(toolbox: AskToolbox, handle: Handle) -> FinalAnswer:
     """The answer the program writes from a result: its column names, then its rows (one value as the
     value; several columns as `first (others)`; a list separated by ", "), capped as {DATA} is."""
-    limits = toolbox.limits
-    rows = toolbox.handles.fetch(handle.index, limits.data_rows)
+    return _written_from(toolbox.handles, toolbox.limits, handle)
+
+
+# An answer that is only a result's name, `@1` or `@latest` (a bare number is an answer, not a name).
+_NAMED_RESULT = re.compile(r"^@\s*(\d+|latest|last)\.?$", re.IGNORECASE)
+
+
+def _written_from(handles: HandleTable, limits: AskLimits, handle: Handle) -> FinalAnswer:
+    rows = handles.fetch(handle.index, limits.data_rows)
     row_format = plain_row_format(rows.columns)
     lead = rows.columns[0] + (f" ({', '.join(rows.columns[1:])})" if len(rows.columns) > 1 else "")
     template = f"{lead}: {{DATA}}"
