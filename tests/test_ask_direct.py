@@ -76,6 +76,8 @@ def test_an_empty_result_is_diagnosed_and_the_loop_learns_what_was_tried(data: P
                              "`region = 'north'`: 3 rows") and "'North'" in repair  # the nearest existing value
     again = server.requests[2]["messages"]  # the same conversation, one turn longer, told it repeated itself
     assert again[:-2] == server.requests[1]["messages"]
+    temperatures = [r.get("temperature") for r in server.requests[:3]]
+    assert temperatures == [0.0, 0.0, 0.7]  # and sampled: at 0 the model writes the same query again
     assert again[-1]["content"].startswith(repair.split("\n")[0] + "\nThat is the query you wrote before.")
     loop_opening = server.requests[3]["messages"][1]["content"]
     assert "Tried first, no answer (the results stay stored):\n- @1 `SELECT amount FROM sales WHERE region = 'north'`" \

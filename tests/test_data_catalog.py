@@ -372,3 +372,19 @@ def test_a_query_without_order_by_gives_its_rows_in_one_order_every_time(tmp_pat
                 assert catalog.own_rows("SELECT current_setting('threads')") == [(1,)]
             orders = {tuple(c.sql(query).df()["k"].head(20)) for c in (cat, rerun) for _ in range(8)}
     assert len(orders) == 1
+
+
+def test_a_column_taken_from_the_wrong_table_of_a_join_says_which_table_has_it(tmp_path):
+    # As the real 1.5B model wrote it (benchmark task v2640): the column asked of T2 is T1's.
+    task = write_task(tmp_path, "task_join", "?", files={
+        "csv/land.csv": "项目名称,绿化率(%)\n悦境,30\n", "csv/price.csv": "项目名称,成交均价\n悦境,50000\n"})
+    with Catalog.open(task) as cat:
+        with pytest.raises(QueryError) as info:
+            cat.query('SELECT T2."绿化率(%)" FROM land AS T1 JOIN price AS T2 ON T1.项目名称 = T2.项目名称')
+        assert str(info.value).endswith("(a column of that name is in table land)")
+        with pytest.raises(QueryError) as info:
+            cat.query("SELECT 成交均价 FROM land")
+        assert "(a column of that name is in table price)" in str(info.value)
+        with pytest.raises(QueryError) as info:
+            cat.query("SELECT nowhere FROM land")
+        assert "a column of that name" not in str(info.value)

@@ -45,6 +45,9 @@ DIRECT_REPAIRS = 2
 """Repair turns after the first query. Each continues the one conversation, so a server that caches the
 prompt's prefix (llama.cpp does) reads only the new turn: on the CPU server a repair took 21-34 s where
 the tool loop's first request, a new prompt with the tools, took 170 s (benchmark tasks v1800, v2640)."""
+REPEAT_TEMPERATURE = 0.7
+"""The repair after a query written again is sampled at this temperature (at least): at 0 the real 1.5B model
+wrote one failing query three times running (benchmark tasks v256, v2640), the send-back notwithstanding."""
 REPEATED = ("That is the query you wrote before. Write a different one: a filter value as the data spells it, "
             "another column, or another table of the message.")
 
@@ -110,18 +113,20 @@ class DirectAnswer:
             messages = [*messages, {"role": "assistant", "content": f"```sql\n{tried.sql}\n```"},
                         user_message(render_prompt("direct_repair", problem=clip(tried.problem, PROBLEM_CHARS),
                                                    again=f"\n{REPEATED}" if tried.repeats else "").strip())]
-            tried = await self._ask(messages, "repair")
+            tried = await self._ask(messages, "repair", REPEAT_TEMPERATURE if tried.repeats else None)
         if self.outcome.final is None and not self.outcome.why_not:
             self.outcome.why_not = "no query of the direct path returned rows"
         self._event(answered=self.outcome.final is not None, why_not=self.outcome.why_not or None,
                     requests=self.outcome.requests)
         return self.outcome
 
-    async def _ask(self, messages: list[dict[str, Any]], source: str) -> DirectTry | None:
-        """One request, its query run; None when the reply had no query (or the request failed)."""
+    async def _ask(self, messages: list[dict[str, Any]], source: str, temperature: float | None = None) -> DirectTry | None:
+        """One request (at `temperature`, else the configured one), its query run; None when the reply had
+        no query (or the request failed)."""
+        temperature = self.config.temperature if temperature is None else max(temperature, self.config.temperature)
         try:
             reply = await self.client.chat(messages, None, enable_thinking=self.config.enable_thinking,
-                                           temperature=self.config.temperature, max_tokens=DIRECT_REPLY_TOKENS)
+                                           temperature=temperature, max_tokens=DIRECT_REPLY_TOKENS)
         except LLMError as exc:
             self.outcome.why_not = f"the direct request failed: {type(exc).__name__}: {exc}"
             self._event(source=source, error=self.outcome.why_not)

@@ -127,6 +127,10 @@ CLOSE_WAIT_S = 0.5  # close() waits this long for a running operation before rem
 T = TypeVar("T")
 NAMES_LISTED = 10  # an unknown table's message lists this many names when none is close
 _MISSING_TABLE = re.compile(r"Table with name (.+?) does not exist")
+# A column DuckDB did not find: qualified by a table or alias (`T2.x`: "… does not have a column named "x"")
+# or not (`Referenced column "x" not found`).
+_MISSING_COLUMN = re.compile(r'does not have a column named "((?:[^"]|"")+)"|Referenced column "((?:[^"]|"")+)" not found')
+HOMES_SHOWN = 4  # tables named as holding a column the query looked for elsewhere
 
 
 SkippedSource = LoadNote  # the name callers knew for a note on a file that could not be read
@@ -406,10 +410,25 @@ class Catalog:
         if missing and missing.group(1).lower() not in {n.lower() for n in unloaded or []}:
             name = missing.group(1)
             return UnknownTable(f"no table named {name!r}.{self._nearest_hint(name)}")
-        message = compact_error(exc, sql) + quoted_value_hint(sql, str(exc))
+        message = compact_error(exc, sql) + quoted_value_hint(sql, str(exc)) + self._column_home_hint(str(exc))
         if unloaded:
             message += f" (could not load: {', '.join(unloaded)})"
         return QueryError(message, sql, unloaded=unloaded)
+
+    def _column_home_hint(self, error: str) -> str:
+        """For a column DuckDB did not find where the query looked: the tables that have it (known
+        without loading), so a query that took the column from the wrong table of a join says where
+        it is. "" when none has it or the error is another."""
+        missing = _MISSING_COLUMN.search(error)
+        if missing is None:
+            return ""
+        column = (missing.group(1) or missing.group(2)).replace('""', '"').casefold()
+        homes = [n for n in self.names()
+                 if any(c.casefold() == column for c in self.column_names(n, load=False) or [])]
+        if not homes:
+            return ""
+        more = f" and {len(homes) - HOMES_SHOWN} more" if len(homes) > HOMES_SHOWN else ""
+        return f" (a column of that name is in table {', '.join(homes[:HOMES_SHOWN])}{more})"
 
     def column_names(self, name: str, *, load: bool = True, timeout_s: float | None = None) -> list[str] | None:
         """A table's column names: from what is known without loading (the file's header, SQLite's

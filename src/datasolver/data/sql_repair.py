@@ -648,7 +648,7 @@ def _past_the_parser(original: Exception, exc: Exception) -> bool:
 def _rewritten_error(exc: Exception, notes: list[str]) -> Exception:
     """`exc` (a DuckDB error of a rewrite) with the rewrites named, as the same DuckDB error type."""
     try:
-        return type(exc)(f"{exc} (the error of the query once rewritten: {'; '.join(notes)})")
+        return type(exc)(f"{exc} (the error of the query once rewritten: {'; '.join(dict.fromkeys(notes))})")
     except Exception:  # noqa: BLE001 - an error type that cannot be built from a message: as it is
         return exc
 
