@@ -69,7 +69,8 @@ def test_an_empty_result_is_diagnosed_and_the_loop_learns_what_was_tried(data: P
                     sql("select amount from sales where region = 'north';"),  # nor the second
                     tool_call("query", {"sql": "SELECT amount FROM sales WHERE region = 'North'"}),
                     tool_call("final_answer", {"answer": "10", "evidence": ["@2"]})])
-    result = invoke("ask", str(data), "How much did the north sell?", "--json")
+    # (the question names no value: one it names would be put in by the program, without a repair turn)
+    result = invoke("ask", str(data), "How much did the region of the first row sell?", "--json")
     record = json.loads(result.output)
     repair = server.requests[1]["messages"][-1]["content"]
     assert repair.startswith("That query gave no answer: @1: no rows. Re-run without each filter: without "
@@ -121,7 +122,7 @@ def test_a_count_of_0_over_a_filter_that_matches_nothing_gets_the_repair_turn(da
     # spells it '2019-12-01' gave 0, and ask printed "0" as the answer.
     server = model([sql("SELECT count(*) AS n FROM sales WHERE region = 'north'"),
                     sql("SELECT count(*) AS n FROM sales WHERE region = 'North'")])
-    result = invoke("ask", str(data), "How many sales rows are from the north?", "--json")
+    result = invoke("ask", str(data), "How many sales rows are from the region of the first row?", "--json")
     record = json.loads(result.output)
     repair = server.requests[1]["messages"][-1]["content"]
     assert repair.startswith("That query gave no answer: @1: the answer is a count of 0: a count over filters "
@@ -142,7 +143,7 @@ def test_a_second_repair_turn_continues_the_one_conversation_and_answers(data: P
     server = model([sql("SELECT amont FROM sales WHERE region = 'north'"),  # an error
                     sql("SELECT amount FROM sales WHERE region = 'north'"),  # no rows
                     sql("SELECT amount FROM sales WHERE region = 'North'")])
-    record = json.loads(invoke("ask", str(data), "How much did the north sell?", "--json").output)
+    record = json.loads(invoke("ask", str(data), "How much did the region of the first row sell?", "--json").output)
     assert (record["answer"], record["path"], record["usage"]["requests"]) == ("amount: 10", "direct", 3)
     first, second, third = (r["messages"] for r in server.requests)
     assert second[:len(first)] == first and third[:len(second)] == second  # each turn extends the last
@@ -167,3 +168,21 @@ def test_a_final_answer_call_naming_a_result_is_written_from_it_but_a_number_sta
     model([text("I will query."), tool_call("query", {"sql": "SELECT count(*) AS n FROM sales"}),
            tool_call("final_answer", {"answer": "3", "evidence": ["@1"]})])
     assert json.loads(invoke("ask", str(data), "How many sales rows?", "--json").output)["answer"] == "3"
+
+
+def test_a_month_written_otherwise_is_put_in_as_the_data_spells_it_without_a_request(tmp_path: Path, model) -> None:
+    # The real 1.5B model wrote `时间(月份) = '2022-07'` where the data says '2022年07月', and wrote it again
+    # three times when told the nearest values (benchmark tasks v256, v2854). The question linking found
+    # the month in that column; the program puts it in and the query answers.
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "南京市建邺区土地成交信息表.csv").write_text(
+        "地块名称,时间(月份)\nA,2022年07月\nB,2022年07月\nC,2022年10月\n", encoding="utf-8")
+    server = model([sql("SELECT COUNT(*) AS 地块数量 FROM 南京市建邺区土地成交信息表 WHERE 时间(月份) = '2022-07'")])
+    result = invoke("ask", str(folder), "请问在2022年7月，南京市建邺区共成交了多少地块？", "--json")
+    record = json.loads(result.output)
+    assert (result.exit_code, record["answer"], record["path"], record["usage"]["requests"]) == (
+        0, "地块数量: 2", "direct", 1)
+    assert len(server.requests) == 1
+    assert any("时间(月份) = '2022-07' → '2022年07月'" in note for note in record["notes"])
+    assert record["evidence_sql"] == ["SELECT COUNT(*) AS 地块数量 FROM 南京市建邺区土地成交信息表 WHERE \"时间(月份)\" = '2022年07月'"]

@@ -174,3 +174,18 @@ def test_a_column_named_with_an_abbreviation_is_linked_by_the_word(tmp_path: Pat
     assert ("publication", "citation_num") not in links.columns  # "citation" is not in the question
     assert "- table publication: its name shares publication; the question uses column title, reference_num" \
         in links.render()  # "titles" names `title` too (the stems "titl" and "title" compared without the e)
+
+
+def test_respell_filters_puts_in_the_one_value_the_linking_found_in_that_column() -> None:
+    from datasolver.data.linking import QuestionLinks, ValueHit, respell_filters
+
+    month = ValueHit("land", "时间(月份)", "2022年07月", "2022年7月", "same month")
+    links = QuestionLinks("q", values=(month,))
+    assert respell_filters("SELECT count(*) FROM land AS t WHERE t.\"时间(月份)\" IN ('2022-07') AND k = 'a'", links) == (
+        "SELECT COUNT(*) FROM land AS t WHERE t.\"时间(月份)\" IN ('2022年07月') AND k = 'a'",
+        ["时间(月份) = '2022-07' → '2022年07月'"])
+    assert respell_filters("SELECT count(*) FROM land WHERE \"时间(月份)\" = '2022年07月'", links) is None  # as found
+    assert respell_filters("SELECT count(*) FROM other WHERE \"时间(月份)\" = '2022-07'", links) is None  # not its table
+    two = QuestionLinks("q", values=(month, ValueHit("land", "时间(月份)", "2019年12月", "2019年12月", "exact")))
+    assert respell_filters("SELECT count(*) FROM land WHERE \"时间(月份)\" = '2022-07'", two) is None  # which one: a guess
+    assert respell_filters("SELECT count(*) FROM land WHERE (", links) is None

@@ -31,7 +31,7 @@ from datasolver.ask.prompts import render_prompt
 from datasolver.ask.toolbox import AskToolbox, FinalAnswer, result_answer
 from datasolver.clip import clip
 from datasolver.data import DataError
-from datasolver.data.linking import QuestionLinks
+from datasolver.data.linking import QuestionLinks, respell_filters
 from datasolver.llm import LLMClient, LLMError, system_message, user_message
 from datasolver.llm.text_calls import reply_query, same_query
 
@@ -57,10 +57,11 @@ class DirectTry:
     """One query of the direct path and what running it gave."""
 
     sql: str
-    source: str  # direct | repair
+    source: str  # direct | repair | respelled (the program put the linked filter values in)
     handle: Handle | None = None
     problem: str | None = None  # why it is no answer (an error, no rows and why); None when it answered
     repeats: str | None = None  # the source of the earlier try whose query this one wrote again
+    empty: bool = False  # its problem is a result with nothing in it (no rows, NULLs, a count of 0 of no rows)
 
     def lesson(self) -> str:
         """One line for the tool loop's opening: the query, its result and why it was no answer."""
@@ -139,10 +140,31 @@ class DirectAnswer:
             return None
         earlier = next((t for t in self.outcome.tries if same_query(t.sql, sql)), None)
         tried = (DirectTry(sql, source, earlier.handle, earlier.problem, repeats=earlier.source) if earlier is not None
-                 else self._run(sql, source))
+                 else self._run(sql, source))  # (a repeat is not respelled again: its first try was)
         self.outcome.tries.append(tried)
         self._event(**tried.as_dict(), **({"repeated": earlier.source} if earlier is not None else {}))
+        respelled = self._respelled(tried) if tried.empty else None
+        if respelled is not None:
+            self.outcome.tries.append(respelled)
+            self._event(**respelled.as_dict())
+            return respelled
         return tried
+
+    def _respelled(self, tried: DirectTry) -> DirectTry | None:
+        """The query whose filter found nothing, run again with the filter values the question linking
+        found in those columns (`data/linking.respell_filters`): taken when it answers; no request spent."""
+        if self.links is None or tried.handle is None:
+            return None
+        respelled = respell_filters(tried.handle.sql, self.links)
+        if respelled is None or any(same_query(t.sql, respelled[0]) for t in self.outcome.tries):
+            return None
+        sql, changes = respelled
+        fixed = self._run(sql, "respelled")
+        if fixed.problem is not None:
+            return None
+        self.outcome.notes.append(f"{tried.handle.ref} found nothing; the filter values the question names were put "
+                                  f"in ({'; '.join(changes)}) and {fixed.handle.ref if fixed.handle else 'it'} answers")
+        return fixed
 
     def _run(self, sql: str, source: str) -> DirectTry:
         """The query stored as `query` stores it, judged by the evidence rules; the answer when it has rows."""
@@ -154,7 +176,7 @@ class DirectAnswer:
         if empty is not None:
             diagnosis, notes = self.checks.why_empty(empty)
             self.outcome.notes += notes
-            return DirectTry(sql, source, handle, problem=f"{handle.ref}: {diagnosis}")  # "no rows. …" or NULLs
+            return DirectTry(sql, source, handle, problem=f"{handle.ref}: {diagnosis}", empty=True)  # no rows, NULLs, 0
         if handle.rows > self.config.limits.answer_rows and not asks_for_many(self.question):
             return DirectTry(sql, source, handle, problem=(
                 f"{handle.ref} has {handle.rows} rows, but the question asks for one value (or a few): aggregate, "

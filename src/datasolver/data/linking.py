@@ -15,7 +15,8 @@ district and a month, the one the question means; the column and value a filter 
   linked are *look-alikes*, listed apart so a prompt can fold them.
 
 `link_question` returns a `QuestionLinks`; its `render` is the text a prompt leads with, and
-`explore_data`'s `\\link` command shows the same lookup for any text.
+`explore_data`'s `\\link` command shows the same lookup for any text. `respell_filters` puts the values the
+linking found into a query whose filter found nothing (`时间(月份) = '2022-07'` → `'2022年07月'`).
 """
 
 from __future__ import annotations
@@ -29,9 +30,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import sqlglot
+from sqlglot import exp
+
 from datasolver.clip import clip
 from datasolver.data.errors import DataError
-from datasolver.data.names import quote_ident
+from datasolver.data.names import quote_ident, quote_literal
 from datasolver.data.terms import question_terms
 
 
@@ -811,3 +815,48 @@ def _with_bridges(ranked: list[str], scores: dict[str, float], columns: dict[str
             at = rest.index(b) + 1 if rest.index(b) > rest.index(a) else rest.index(a) + 1
             return rest[:at] + [bridge] + rest[at:]
     return ranked
+
+
+# -- a query's filter values as the linking found them ------------------------------------------
+
+RESPELL_SQL_CHARS = 20_000  # longer SQL is not parsed
+
+
+def respell_filters(sql: str, links: QuestionLinks) -> tuple[str, list[str]] | None:
+    """`sql` with each string compared to a column (`col = 'x'`, `col LIKE 'x'`, `col IN ('x')`) replaced by
+    the value the question linking found in that column, and what was replaced; None when nothing was.
+
+    A column's value is taken only when the linking found exactly one value in columns of that name
+    of the query's tables (two found values leave the filter as written: which is meant is a guess).
+    For a query whose filter matched nothing: a small model writes the month the question names as
+    `'2022-07'` where the data says `'2022年07月'`, and writes it again when told the nearest values.
+    """
+    if len(sql) > RESPELL_SQL_CHARS or not links.values:
+        return None
+    try:
+        trees = [t for t in sqlglot.parse(sql, read="duckdb") if t is not None]
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError, RecursionError):
+        return None
+    if len(trees) != 1:
+        return None
+    tree = trees[0]
+    tables = {normalize(t.name) for t in tree.find_all(exp.Table)}
+    found: dict[str, set[str]] = defaultdict(set)  # column (normalized) → the values found in it
+    for hit in links.values:
+        if normalize(hit.table) in tables:
+            found[normalize(hit.column)].add(hit.value)
+    notes: list[str] = []
+    for node in list(tree.find_all(exp.EQ, exp.Like, exp.In)):
+        column = node.this if isinstance(node.this, exp.Column) else None
+        if column is None:
+            continue
+        values = found.get(normalize(column.name), set())
+        if len(values) != 1:
+            continue
+        (value,) = values
+        written = node.expressions if isinstance(node, exp.In) else [node.expression]
+        for literal in written:
+            if isinstance(literal, exp.Literal) and literal.is_string and literal.this != value:
+                notes.append(f"{column.name} = {quote_literal(literal.this)} → {quote_literal(value)}")
+                literal.replace(exp.Literal.string(value))
+    return (tree.sql(dialect="duckdb"), notes) if notes else None
