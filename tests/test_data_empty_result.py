@@ -108,3 +108,27 @@ def test_counts_zero_is_one_row_of_zero_counts_from_a_query_that_counts() -> Non
     assert not counts_zero("SELECT count(*), max(name) FROM t", [(0, "Ada")])  # a value beside it
     assert not counts_zero("SELECT count(*) FROM t", [(None,)])  # NULL only: the NULL rule's, not this
     assert not counts_zero("not sql at all (", [(0,)])
+
+
+def test_a_join_that_pairs_nothing_is_told_apart_from_a_filter(tmp_path) -> None:
+    # As the real 1.5B model wrote it (benchmark task v1800): each table has the row its filter asks
+    # for, but the join key pairs a land parcel's name with a housing project's name: nothing.
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "land.csv").write_text("地块名称,城市区域\n地块A,武昌区\n", encoding="utf-8")
+    (folder / "price.csv").write_text("项目名称,集团开发商\n武汉长江中心,华润置地有限公司\n", encoding="utf-8")
+    sql = ("SELECT DISTINCT T2.集团开发商 FROM land AS T1 JOIN price AS T2 ON T1.地块名称 = T2.项目名称 "
+           "WHERE T1.城市区域 = '武昌区' AND T2.项目名称 = '武汉长江中心'")
+    with Catalog.open(folder) as cat:
+        found = explain_empty(cat, sql)
+        assert [(s.alias, s.table, s.rows, s.filters) for s in found.join_sides] == [
+            ("T1", "land", 1, ("T1.城市区域 = '武昌区'",)), ("T2", "price", 1, ("T2.项目名称 = '武汉长江中心'",))]
+        assert found.message() == (
+            "no rows. Re-run without each filter: without `T1.城市区域 = '武昌区'`: 0 rows; without "
+            "`T2.项目名称 = '武汉长江中心'`: 0 rows. Each table has rows for its own filters (T1 (land) alone with "
+            "`T1.城市区域 = '武昌区'`: 1 rows; T2 (price) alone with `T2.项目名称 = '武汉长江中心'`: 1 rows), but the "
+            "join `T1.地块名称 = T2.项目名称` pairs none of them. Join on columns that hold the same values (compare a "
+            "few values of each key), or answer from one table if it has every column the question needs.")
+        # a filter that empties one side is a filter's fault: the usual advice
+        wrong = sql.replace("'武汉长江中心'", "'长江中心'")
+        assert "pairs none" not in explain_empty(cat, wrong).message()

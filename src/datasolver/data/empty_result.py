@@ -58,6 +58,21 @@ class FilterProbe:
 
 
 @dataclass(frozen=True)
+class JoinSide:
+    """One table of a join that matched nothing, counted alone with the filters on it alone."""
+
+    alias: str
+    table: str
+    rows: int
+    filters: tuple[str, ...] = ()
+
+    def line(self) -> str:
+        name = self.table if self.alias.casefold() == self.table.casefold() else f"{self.alias} ({self.table})"
+        where = f" with {' AND '.join(f'`{f}`' for f in self.filters)}" if self.filters else ""
+        return f"{name} alone{where}: {self.rows} rows"
+
+
+@dataclass(frozen=True)
 class EmptySelect:
     """A SELECT of a NULL answer that matched no row, and its filters dropped one at a time."""
 
@@ -78,6 +93,10 @@ class EmptyDiagnosis:
     """For an empty result: the filters of every WHERE, each dropped in turn."""
     empty_selects: list[EmptySelect] = field(default_factory=list)
     """For a NULL answer: each SELECT that matched no row."""
+    join_sides: list[JoinSide] = field(default_factory=list)
+    """For an empty join whose filters, dropped one at a time, bring nothing back: each table alone."""
+    join_on: str = ""
+    """That join's conditions as DuckDB SQL."""
     notes: list[str] = field(default_factory=list)
     """Diagnosis queries that failed or were stopped (for traces, not for the model)."""
 
@@ -95,7 +114,14 @@ class EmptyDiagnosis:
         if not self.readable:
             return head + (" Re-check the filter values against the real distinct values and the join keys before "
                            "answering with an empty result.")
-        if self.probes:
+        if self.join_sides and all(side.rows for side in self.join_sides):
+            detail = (" Re-run without each filter: " + "; ".join("without " + p.line() for p in self.probes) + "."
+                      if self.probes else "")
+            detail += (" Each table has rows for its own filters (" + "; ".join(s.line() for s in self.join_sides)
+                       + f"), but the join {self.join_on} pairs none of them.")
+            advice = (" Join on columns that hold the same values (compare a few values of each key), or answer "
+                      "from one table if it has every column the question needs.")
+        elif self.probes:
             detail = " Re-run without each filter: " + "; ".join("without " + p.line() for p in self.probes) + "."
             advice = FIX_THE_FILTER + " If none does, check the join keys."
         else:
@@ -166,6 +192,8 @@ def explain_empty(catalog: Catalog | None, sql: str | None, *, null_rows: int = 
         diagnosis.empty_selects = probe.empty_selects()
     else:
         diagnosis.probes = probe.filters_dropped()
+        if not diagnosis.brings_rows_back:
+            diagnosis.join_on, diagnosis.join_sides = probe.join_sides()
     return diagnosis
 
 
@@ -206,6 +234,54 @@ class _Prober:
             select = where.parent if isinstance(where.parent, exp.Select) else where
             found.append(EmptySelect(clip(select.sql(dialect="duckdb"), SELECT_CHARS), tuple(probes)))
         return found
+
+    def join_sides(self) -> tuple[str, list[JoinSide]]:
+        """For a SELECT that joins catalog tables: each table counted alone, with the WHERE filters whose
+        columns are all its own (qualified by its alias, or unqualified and in it only); and the joins'
+        conditions. ("", []) for a query that is no plain join of catalog tables."""
+        select = self.tree
+        joins = select.args.get("joins") or [] if isinstance(select, exp.Select) else []
+        source = select.args.get("from_") if isinstance(select, exp.Select) else None
+        if not joins or source is None:
+            return "", []
+        tables = [source.this, *(join.this for join in joins)]
+        if not all(isinstance(t, exp.Table) for t in tables):
+            return "", []
+        resolved: list[tuple[str, str, set[str]]] = []  # alias, catalog table, its columns
+        for table in tables:
+            try:
+                name = self.catalog.resolve(table.name)
+            except DataError:
+                return "", []
+            resolved.append((table.alias_or_name, name, {c.casefold() for c in self._columns(name)}))
+        where = select.args.get("where")
+        parts = _conjuncts(where.this) if where is not None else []
+        sides = []
+        for alias, name, columns in resolved:
+            own = [p for p in parts if self._only_on(p, alias, columns, resolved)]
+            condition = " AND ".join(p.sql(dialect="duckdb") for p in own)
+            count = self._int(f"SELECT count(*) FROM {quote_ident(name)} AS {quote_ident(alias)}"
+                              + (f" WHERE {condition}" if condition else ""))
+            if count is None:
+                return "", []
+            sides.append(JoinSide(alias, name, count, tuple(p.sql(dialect="duckdb") for p in own)))
+        on = " AND ".join(f"`{j.args['on'].sql(dialect='duckdb')}`" for j in joins if j.args.get("on") is not None)
+        return on or "(no ON condition)", sides
+
+    @staticmethod
+    def _only_on(part: exp.Expression, alias: str, columns: set[str], resolved: list[tuple[str, str, set[str]]]) -> bool:
+        """Whether every column of the filter is this table's (its alias, or unqualified and no other's)."""
+        found = list(part.find_all(exp.Column))
+        if not found or any(True for _ in part.find_all(exp.Subquery)):
+            return False
+        for column in found:
+            if column.table:
+                if column.table.casefold() != alias.casefold():
+                    return False
+            elif column.name.casefold() not in columns or any(
+                    column.name.casefold() in other for a, _, other in resolved if a != alias):
+                return False
+        return True
 
     def _rows(self, sql: str, limit: int) -> list[tuple] | None:
         """The first rows of `sql` under the timeout, or None (with a note) when it failed or time is up."""
