@@ -132,3 +132,22 @@ def test_a_join_that_pairs_nothing_is_told_apart_from_a_filter(tmp_path) -> None
         # a filter that empties one side is a filter's fault: the usual advice
         wrong = sql.replace("'武汉长江中心'", "'长江中心'")
         assert "pairs none" not in explain_empty(cat, wrong).message()
+
+
+def test_one_table_query_keeps_the_table_that_holds_what_is_selected_with_its_own_filters(tmp_path) -> None:
+    from datasolver.data.empty_result import one_table_query
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "land.csv").write_text("地块名称,城市区域\n地块A,武昌区\n", encoding="utf-8")
+    (folder / "price.csv").write_text("项目名称,集团开发商\n武汉长江中心,华润置地有限公司\n", encoding="utf-8")
+    join = "FROM land AS T1 JOIN price AS T2 ON T1.地块名称 = T2.项目名称"
+    with Catalog.open(folder) as cat:
+        assert one_table_query(f"SELECT DISTINCT T2.集团开发商 {join} WHERE T1.城市区域 = 'x' AND T2.项目名称 = 'y' "
+                               "ORDER BY T2.集团开发商", cat) == (
+            "SELECT DISTINCT T2.集团开发商 FROM \"price\" AS T2 WHERE T2.项目名称 = 'y' ORDER BY T2.集团开发商",
+            "the join left out: price alone, without T1.城市区域 = 'x'")
+        assert one_table_query(f"SELECT count(*) {join} WHERE T2.项目名称 = 'y'", cat) is None  # counts which rows?
+        assert one_table_query(f"SELECT T2.集团开发商 {join} WHERE T1.城市区域 = 'x'", cat) is None  # no own filter
+        assert one_table_query(f"SELECT T1.地块名称, T2.集团开发商 {join} WHERE T2.项目名称 = 'y'", cat) is None
+        assert one_table_query("SELECT 集团开发商 FROM price WHERE 项目名称 = 'y'", cat) is None  # no join

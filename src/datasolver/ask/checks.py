@@ -94,6 +94,7 @@ class AnswerChecks:
         self.sent: set[CheckName] = set()
         self.diagnosed: dict[str, str] = {}  # the SQL of each empty result diagnosed → its diagnosis
         self.zero_counts: dict[str, EmptyDiagnosis] = {}  # the SQL of each count of 0 → why it is 0
+        self.diagnoses: dict[str, EmptyDiagnosis] = {}  # the SQL of each result diagnosed → the diagnosis
         self.empty_repeats = 0
 
     @property
@@ -182,6 +183,7 @@ class AnswerChecks:
                                       timeout_s=CHECK_TIMEOUT_S)
         text = self._readable(diagnosis.message())
         self.diagnosed[empty.sql] = text
+        self.diagnoses[empty.sql] = diagnosis
         return text, list(diagnosis.notes)
 
     def without_answer(self, why: str, out: Checked | None = None) -> Checked:

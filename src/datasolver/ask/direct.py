@@ -31,6 +31,7 @@ from datasolver.ask.prompts import render_prompt
 from datasolver.ask.toolbox import AskToolbox, FinalAnswer, result_answer
 from datasolver.clip import clip
 from datasolver.data import DataError
+from datasolver.data.empty_result import one_table_query
 from datasolver.data.linking import QuestionLinks, respell_filters
 from datasolver.llm import LLMClient, LLMError, system_message, user_message
 from datasolver.llm.text_calls import reply_query, same_query
@@ -57,7 +58,7 @@ class DirectTry:
     """One query of the direct path and what running it gave."""
 
     sql: str
-    source: str  # direct | repair | respelled (the program put the linked filter values in)
+    source: str  # direct | repair | respelled (the program rewrote a query whose filters found nothing)
     handle: Handle | None = None
     problem: str | None = None  # why it is no answer (an error, no rows and why); None when it answered
     repeats: str | None = None  # the source of the earlier try whose query this one wrote again
@@ -151,20 +152,31 @@ class DirectAnswer:
         return tried
 
     def _respelled(self, tried: DirectTry) -> DirectTry | None:
-        """The query whose filter found nothing, run again with the filter values the question linking
-        found in those columns (`data/linking.respell_filters`): taken when it answers; no request spent."""
-        if self.links is None or tried.handle is None:
+        """The query whose filters found nothing, rewritten by the program, no request spent: first with
+        the filter values the question linking found in those columns (`data/linking.respell_filters`),
+        then, for a join, over the one table that holds what it selects, with that table's own filters
+        (`data/empty_result.one_table_query`). The first that answers is taken; None when none does."""
+        if tried.handle is None:
             return None
-        respelled = respell_filters(tried.handle.sql, self.links)
-        if respelled is None or any(same_query(t.sql, respelled[0]) for t in self.outcome.tries):
-            return None
-        sql, changes = respelled
-        fixed = self._run(sql, "respelled")
-        if fixed.problem is not None:
-            return None
-        self.outcome.notes.append(f"{tried.handle.ref} found nothing; the filter values the question names were put "
-                                  f"in ({'; '.join(changes)}) and {fixed.handle.ref if fixed.handle else 'it'} answers")
-        return fixed
+        candidates: list[tuple[str, str]] = []
+        respelled = respell_filters(tried.handle.sql, self.links) if self.links is not None else None
+        if respelled is not None:
+            candidates.append((respelled[0], f"the filter values the question names were put in "
+                                             f"({'; '.join(respelled[1])})"))
+        diagnosis = self.checks.diagnoses.get(tried.handle.sql)
+        alone = (one_table_query(tried.handle.sql, self.package.catalog)
+                 if diagnosis is not None and diagnosis.join_pairs_nothing else None)
+        if alone is not None:
+            candidates.append(alone)
+        for sql, how in candidates:
+            if any(same_query(t.sql, sql) for t in self.outcome.tries):
+                continue
+            fixed = self._run(sql, "respelled")
+            if fixed.problem is None:
+                self.outcome.notes.append(f"{tried.handle.ref} found nothing; {how}, and "
+                                          f"{fixed.handle.ref if fixed.handle else 'that'} answers")
+                return fixed
+        return None
 
     def _run(self, sql: str, source: str) -> DirectTry:
         """The query stored as `query` stores it, judged by the evidence rules; the answer when it has rows."""

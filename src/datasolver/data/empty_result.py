@@ -106,6 +106,11 @@ class EmptyDiagnosis:
         found = self.probes + [p for s in self.empty_selects for p in s.probes]
         return [p for p in found if p.rows]
 
+    @property
+    def join_pairs_nothing(self) -> bool:
+        """An empty join whose tables each have rows for their own filters: the join is the fault."""
+        return bool(self.join_sides) and all(side.rows for side in self.join_sides) and not self.brings_rows_back
+
     def message(self) -> str:
         """What to tell whoever wrote the query: the fact, each filter's count, what to do."""
         if self.null_rows or self.zero_count:
@@ -114,7 +119,7 @@ class EmptyDiagnosis:
         if not self.readable:
             return head + (" Re-check the filter values against the real distinct values and the join keys before "
                            "answering with an empty result.")
-        if self.join_sides and all(side.rows for side in self.join_sides):
+        if self.join_pairs_nothing:
             detail = (" Re-run without each filter: " + "; ".join("without " + p.line() for p in self.probes) + "."
                       if self.probes else "")
             detail += (" Each table has rows for its own filters (" + "; ".join(s.line() for s in self.join_sides)
@@ -451,3 +456,44 @@ def _follow(root: exp.Expression, path: list[tuple[str, int | None]]) -> exp.Exp
 
 
 __all__ = ["EmptyDiagnosis", "EmptySelect", "FilterProbe", "explain_empty"]
+
+
+def one_table_query(sql: str, catalog: Catalog) -> tuple[str, str] | None:
+    """For a join of catalog tables: the same SELECT over the one table that holds every column it
+    selects, groups and orders by, with the filters on that table alone (the others dropped; it must
+    have one), and a note saying what was dropped; None when no such table or the SQL is no plain join. A candidate for
+    a join that paired nothing (`EmptyDiagnosis.join_sides`): whoever runs it decides by its rows."""
+    tree = _parse(sql)
+    if not isinstance(tree, exp.Select) or not tree.args.get("joins") or tree.args.get("from_") is None:
+        return None
+    tables = [tree.args["from_"].this, *(join.this for join in tree.args["joins"])]
+    if not all(isinstance(t, exp.Table) for t in tables):
+        return None
+    resolved = []
+    for table in tables:
+        try:
+            name = catalog.resolve(table.name)
+            columns = {c.casefold() for c in catalog.column_names(name, load=False) or []}
+        except DataError:
+            return None
+        resolved.append((table.alias_or_name, name, columns))
+    where = tree.args.get("where")
+    parts = _conjuncts(where.this) if where is not None else []
+    used = [*tree.expressions, *(tree.args["group"].expressions if tree.args.get("group") else []),
+            *(tree.args["order"].expressions if tree.args.get("order") else [])]
+    if not any(True for e in used for _ in e.find_all(exp.Column)):
+        return None  # `count(*)` over a join: which table's rows it counts is the question itself
+    for alias, name, columns in resolved:
+        if not all(_Prober._only_on(e, alias, columns, resolved) for e in used if any(True for _ in e.find_all(exp.Column))):
+            continue
+        own = [p for p in parts if _Prober._only_on(p, alias, columns, resolved)]
+        if not own:
+            continue  # the table's every row: no answer to a question that filters
+        dropped = [p.sql(dialect="duckdb") for p in parts if not any(p is o for o in own)]
+        single = tree.copy()
+        single.set("joins", None)
+        single.set("from_", exp.From(this=exp.to_table(quote_ident(name), dialect="duckdb").as_(alias)))
+        single.set("where", exp.Where(this=exp.and_(*[o.copy() for o in own])) if own else None)
+        note = f"the join left out: {name} alone" + (f", without {'; '.join(dropped)}" if dropped else "")
+        return single.sql(dialect="duckdb"), note
+    return None
