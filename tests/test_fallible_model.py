@@ -55,7 +55,7 @@ def solve(scratch: Path, answer: ScriptedAnswer, *, answer_checks: bool = True) 
 
 def expected_csv(scratch: Path, sql: str) -> str:
     with Catalog.open(scratch) as catalog:
-        frame = catalog.query_df(sql)
+        frame = catalog.sql(sql).df()
     out = io.StringIO()
     frame.to_csv(out, index=False)
     return out.getvalue()

@@ -4,7 +4,6 @@
 """
 
 from datasolver.agent.assemble import (
-    build_knowledge_prompt,
     build_messages,
     build_system_prompt,
     build_task_prompt,
@@ -33,7 +32,6 @@ __all__ = [
     "SolveOutcome",
     "TaskBrief",
     "WarmUp",
-    "build_knowledge_prompt",
     "build_messages",
     "build_system_prompt",
     "build_task_prompt",
