@@ -49,8 +49,8 @@ from datasolver.solver import (
     write_scaffold,
 )
 from datasolver.solver.answer_checks import check_answer
-from datasolver.solver import checks as prediction_checks
-from datasolver.solver.checks import check_prediction
+from datasolver.solver import prediction_check
+from datasolver.solver.prediction_check import check_prediction
 from datasolver.solver.scaffold import query_code
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: its tests' helpers
@@ -184,13 +184,13 @@ def cost(work: Path, rows: int = 1_000_000) -> dict:
 @contextlib.contextmanager
 def _reading_everything(on: bool):
     """The read before sampling: no Arrow bulk read, every row kept for the checks."""
-    saved = prediction_checks.BULK_BYTES, prediction_checks.SAMPLE_ROWS
+    saved = prediction_check.BULK_BYTES, prediction_check.SAMPLE_ROWS
     if on:
-        prediction_checks.BULK_BYTES = prediction_checks.SAMPLE_ROWS = 1 << 62
+        prediction_check.BULK_BYTES = prediction_check.SAMPLE_ROWS = 1 << 62
     try:
         yield
     finally:
-        prediction_checks.BULK_BYTES, prediction_checks.SAMPLE_ROWS = saved
+        prediction_check.BULK_BYTES, prediction_check.SAMPLE_ROWS = saved
 
 
 def main() -> None:

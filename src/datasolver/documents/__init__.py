@@ -14,7 +14,7 @@ from datasolver.documents.errors import (
     PlanError,
 )
 from datasolver.documents.hints import document_table_hints
-from datasolver.documents.model import DocReport, PrepareOptions, SkippedDocument, WrittenTable
+from datasolver.documents.records import DocReport, PrepareOptions, SkippedDocument, WrittenTable
 
 __all__ = [
     "DocError",
