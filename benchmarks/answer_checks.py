@@ -36,18 +36,14 @@ from datasolver import examples
 from datasolver.agent import Limits
 from datasolver.data import Catalog, ScratchLayout, load_task
 from datasolver.eval import evaluate_dir
-from datasolver.examples import ScriptedAnswer, solver_handler
+from datasolver.examples import solver_handler
+from datasolver.examples.scripted import ScriptedAnswer
 from datasolver.llm import LLMSettings
 from datasolver.llm.fake import ScriptedServer
 from datasolver.pipeline import RunConfig, VotePolicy, run_batch_sync
 from datasolver.sandbox import SandboxLimits
-from datasolver.solver import (
-    SolverToolbox,
-    prepare_task,
-    restore_scaffold,
-    run_solver_script,
-    write_scaffold,
-)
+from datasolver.solver import SolverToolbox, prepare_task, restore_scaffold, write_scaffold
+from datasolver.solver.runner import run_solver_script
 from datasolver.solver.answer_checks import check_answer
 from datasolver.solver import prediction_check
 from datasolver.solver.prediction_check import check_prediction

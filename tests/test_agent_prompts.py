@@ -7,16 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.agent import (
-    Limits,
-    TaskBrief,
-    build_messages,
-    build_task_prompt,
-    build_user_prompt,
-    estimate_tokens,
-    gather_brief,
-    render_prompt,
-)
+from datasolver.agent import Limits
+from datasolver.agent.assemble import build_messages, build_task_prompt, build_user_prompt
+from datasolver.agent.brief import gather_brief, TaskBrief
+from datasolver.agent.prompts import render_prompt
+from datasolver.agent.tokens import estimate_tokens
 from datasolver.agent.assemble import KNOWLEDGE_OMITTED
 from datasolver.agent.prompts import placeholders, template_names
 from datasolver.errors import PromptError

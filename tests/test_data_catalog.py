@@ -4,7 +4,9 @@ import json
 
 import pytest
 
-from datasolver.data import Catalog, QueryError, ReadOnlyViolation, UnknownTable, render_profiles, render_result
+from datasolver.data import Catalog, QueryError, UnknownTable, render_result
+from datasolver.data.errors import ReadOnlyViolation
+from datasolver.data.profile import render_profiles
 from datasolver.data.input_files import mark_prepared
 from tests.helpers.datafiles import sqlite_file, write_task
 

@@ -21,7 +21,8 @@ from mcp import Client
 
 from datasolver.ask import AskToolbox, open_package
 from datasolver.cli import cli
-from datasolver.data import Catalog, QueryInterrupted
+from datasolver.data import Catalog
+from datasolver.data.errors import QueryInterrupted
 from datasolver.mcp_server import build_server
 from datasolver.sandbox import SandboxLimits
 from datasolver.solver import SolverToolbox, prepare_task

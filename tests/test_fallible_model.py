@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.agent import Limits, SolveOutcome, solve_task
+from datasolver.agent import Limits, solve_task
+from datasolver.agent.solve import SolveOutcome
 from tests.helpers.agent import fake_client
 from datasolver.data import Catalog
-from datasolver.examples import ScriptedAnswer, solver_handler
+from datasolver.examples import solver_handler
+from datasolver.examples.scripted import ScriptedAnswer
 from tests.helpers.mistakes import MISTAKES, mistake_for, right_answer
 from datasolver.llm import TraceWriter
 from datasolver.llm.fake import ScriptedModel

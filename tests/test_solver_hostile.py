@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.sandbox import SandboxLimits, kernel_features, landlock_abi, run_sandboxed
+from datasolver.sandbox import SandboxLimits, run_sandboxed
+from datasolver.sandbox.run import kernel_features, landlock_abi
 from datasolver.solver import SolverToolbox, prepare_task, restore_scaffold
 from datasolver.solver import runner as runner_module
 from datasolver.solver.prediction_check import HEAD_ROWS, check_prediction
