@@ -342,7 +342,8 @@ def test_a_wide_knowledge_table_costs_the_brief_no_padding(tmp_path: Path) -> No
 BRIEF_CHILD = textwrap.dedent("""
     import resource, sys
     from pathlib import Path
-    from datasolver.agent import build_messages, gather_brief
+    from datasolver.agent.assemble import build_messages
+    from datasolver.agent.brief import gather_brief
     from datasolver.data import Catalog
     from datasolver.solver import prepare_task
     scratch = prepare_task(Path(sys.argv[1]), Path(sys.argv[2]))

@@ -11,11 +11,6 @@ from datasolver.video.numbers import unsupported_numbers
 from datasolver.video.timeline import VideoReport, render_report
 
 __all__ = [
-    "VideoOptions",
-    "VideoReport",
-    "analyze_path",
-    "default_cache_dir",
-    "find_media",
-    "render_report",
+    "VideoOptions", "VideoReport", "analyze_path", "default_cache_dir", "find_media", "render_report",
     "unsupported_numbers",
 ]
