@@ -36,21 +36,17 @@ from datasolver import examples
 from datasolver.agent import Limits
 from datasolver.data import Catalog, ScratchLayout, load_task
 from datasolver.eval import evaluate_dir
-from datasolver.examples import ScriptedAnswer, solver_handler
+from datasolver.examples import solver_handler
+from datasolver.examples.scripted import ScriptedAnswer
 from datasolver.llm import LLMSettings
 from datasolver.llm.fake import ScriptedServer
 from datasolver.pipeline import RunConfig, VotePolicy, run_batch_sync
 from datasolver.sandbox import SandboxLimits
-from datasolver.solver import (
-    SolverToolbox,
-    prepare_task,
-    restore_scaffold,
-    run_solver_script,
-    write_scaffold,
-)
+from datasolver.solver import SolverToolbox, prepare_task, restore_scaffold, write_scaffold
+from datasolver.solver.runner import run_solver_script
 from datasolver.solver.answer_checks import check_answer
-from datasolver.solver import checks as prediction_checks
-from datasolver.solver.checks import check_prediction
+from datasolver.solver import prediction_check
+from datasolver.solver.prediction_check import check_prediction
 from datasolver.solver.scaffold import query_code
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: its tests' helpers
@@ -184,13 +180,13 @@ def cost(work: Path, rows: int = 1_000_000) -> dict:
 @contextlib.contextmanager
 def _reading_everything(on: bool):
     """The read before sampling: no Arrow bulk read, every row kept for the checks."""
-    saved = prediction_checks.BULK_BYTES, prediction_checks.SAMPLE_ROWS
+    saved = prediction_check.BULK_BYTES, prediction_check.SAMPLE_ROWS
     if on:
-        prediction_checks.BULK_BYTES = prediction_checks.SAMPLE_ROWS = 1 << 62
+        prediction_check.BULK_BYTES = prediction_check.SAMPLE_ROWS = 1 << 62
     try:
         yield
     finally:
-        prediction_checks.BULK_BYTES, prediction_checks.SAMPLE_ROWS = saved
+        prediction_check.BULK_BYTES, prediction_check.SAMPLE_ROWS = saved
 
 
 def main() -> None:

@@ -34,8 +34,9 @@ import shutil
 import time
 from pathlib import Path
 
-from datasolver.agent import SolveOutcome
-from datasolver.examples import ScriptedAnswer, solver_handler
+from datasolver.agent.solve import SolveOutcome
+from datasolver.examples import solver_handler
+from datasolver.examples.scripted import ScriptedAnswer
 from datasolver.llm import LLMSettings, user_message
 from datasolver.llm.fake import ScriptedServer, text
 from datasolver.pipeline import RunConfig, run_batch_sync

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import coverage
 
-from datasolver.examples import ScriptedAnswer, solver_handler
+from datasolver.examples import solver_handler
+from datasolver.examples.scripted import ScriptedAnswer
 from datasolver.llm import LLMSettings
 from datasolver.llm.fake import ScriptedModel, text_writer
 from datasolver.llm.fake.text_writer import FENCED_JSON, HERMES

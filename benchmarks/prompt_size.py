@@ -4,7 +4,7 @@ For every task of the dev sets (../shared/tasks/dev, Chinese, and ../shared/task
 BIRD-style knowledge.md; `--set` picks one, `--tasks` any folder) this prepares a scratch copy (deterministic
 document tables, no model), gathers the agent's brief and fits it to the prompt budget exactly as
 `solve_task` does without votes (word-overlap relevance), then counts with the agent's own token
-estimate (`datasolver.agent.estimate_tokens`), rules excluded on both sides:
+estimate (`datasolver.agent.tokens.estimate_tokens`), rules excluded on both sides:
 
 - prompt: the first user message the agent sends (knowledge, files, tables, question);
 - baseline: knowledge.md + every table's full engine profile (`TableProfile.render`, one line per
@@ -33,7 +33,11 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
-from datasolver.agent import Limits, build_user_prompt, estimate_tokens, first_prompt_tokens, fit_brief, gather_brief
+from datasolver.agent import Limits
+from datasolver.agent.assemble import build_user_prompt
+from datasolver.agent.brief import gather_brief
+from datasolver.agent.fit import first_prompt_tokens, fit_brief
+from datasolver.agent.tokens import estimate_tokens
 from datasolver.agent.assemble import build_system_prompt
 from datasolver.agent.tokens import estimate_tools_tokens
 from datasolver.agent.knowledge import merge_knowledge

@@ -20,7 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from datasolver.report import load_run, render_page, write_report
+from datasolver.report import write_report
+from datasolver.report.load import load_run
+from datasolver.report.render import render_page
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: its tests' helpers
 from tests.helpers.samplerun import write_sample_run  # noqa: E402

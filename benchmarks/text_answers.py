@@ -7,7 +7,7 @@
 
 Each answer is scored two ways against the task's gold.csv:
 - contains every gold value: each distinct non-empty gold cell, normalized as the official metric
-  normalizes it (`eval.normalize_cell`: numbers to 2 places, dates ISO), is found in the answer, a
+  normalizes it (`eval.normalize.normalize_cell`: numbers to 2 places, dates ISO), is found in the answer, a
   number among the answer's numbers normalized the same way (so 0.3333 names a gold 0.33, and
   1,000,000 a gold 1000000; a stored result's name, `@1`, holds no number), a text cell as text (NFKC,
   case and spacing aside);
@@ -29,7 +29,8 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from datasolver.eval import normalize_cell, score_text
+from datasolver.eval import score_text
+from datasolver.eval.normalize import normalize_cell
 
 TEXT_HARNESSES = ("ask", "oneshot_text")
 ASK_GRACE_S = 30  # past the deadline before `datasolver ask` is killed (start-up, the documents pass)

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from datasolver.eval import evaluate_dir
-from datasolver.examples import ScriptedAnswer, solver_handler
+from datasolver.examples import solver_handler
+from datasolver.examples.scripted import ScriptedAnswer
 from datasolver.llm import LLMSettings
 from datasolver.llm.fake import ScriptedServer, text
 from datasolver.pipeline import RunConfig, run_batch_sync

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.agent import Limits, SolveOutcome, solve_task
+from datasolver.agent import Limits, solve_task
+from datasolver.agent.solve import SolveOutcome
 from tests.helpers.agent import edit_query_turn, fake_client
 from datasolver.llm.fake import ScriptedModel, delay, http_error, text, tool_call
 from datasolver.solver import prepare_task

@@ -6,10 +6,14 @@ import json
 
 import pytest
 
-from datasolver.agent import Conversation, Limits, LimitsError, compact, estimate_tokens
+from datasolver.agent import Limits
+from datasolver.agent.compaction import compact
+from datasolver.agent.conversation import Conversation
+from datasolver.agent.errors import LimitsError
+from datasolver.agent.tokens import estimate_tokens
 from datasolver.agent.compaction import render_findings, summarize_turns
-from datasolver.llm import ToolCall, assistant_message, system_message, tool_message, user_message
-from datasolver.solver import SOLVER_TOOLS
+from datasolver.llm import ToolCall, assistant_message, system_message, user_message
+from datasolver.solver.tools import SOLVER_TOOLS
 from datasolver.solver.tools import SOLVER_HOOKS
 from datasolver.toolkit import CallHooks, ToolOutcome
 

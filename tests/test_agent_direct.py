@@ -153,7 +153,7 @@ def test_the_warm_up_sends_the_rules_and_tools_every_task_opens_with(scratch: Pa
     one-token reply."""
     import asyncio
 
-    from datasolver.agent import warm_up
+    from datasolver.agent.warm_up import warm_up
     from tests.helpers.agent import fake_client
     from datasolver.llm.fake import ScriptedServer
 

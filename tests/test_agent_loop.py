@@ -11,7 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.agent import Limits, SolveOutcome, build_messages, estimate_messages_tokens, gather_brief, solve_task
+from datasolver.agent import Limits, solve_task
+from datasolver.agent.assemble import build_messages
+from datasolver.agent.brief import gather_brief
+from datasolver.agent.solve import SolveOutcome
+from datasolver.agent.tokens import estimate_messages_tokens
 from tests.helpers.agent import edit_query_turn, fake_client, query_line
 from datasolver.agent.tokens import estimate_tools_tokens
 from datasolver.data import Catalog

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.agent import TaskBrief, estimate_tokens, fit_brief, first_prompt_tokens, gather_brief
+from datasolver.agent.brief import gather_brief, TaskBrief
+from datasolver.agent.fit import first_prompt_tokens, fit_brief
+from datasolver.agent.tokens import estimate_tokens
 from datasolver.agent.relevance import lexical_relevance, rank_least_relevant_first, vote_table_relevance
 from datasolver.agent.tables import FOLDED_HEADING
 from datasolver.data import Catalog, TableProfile

@@ -7,20 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.agent import (
-    Limits,
-    TaskBrief,
-    build_messages,
-    build_task_prompt,
-    build_user_prompt,
-    estimate_tokens,
-    gather_brief,
-    render_prompt,
-)
+from datasolver.agent import Limits
+from datasolver.agent.assemble import build_messages, build_task_prompt, build_user_prompt
+from datasolver.agent.brief import gather_brief, TaskBrief
+from datasolver.agent.prompts import render_prompt
+from datasolver.agent.tokens import estimate_tokens
 from datasolver.agent.assemble import KNOWLEDGE_OMITTED
 from datasolver.agent.prompts import placeholders, template_names
 from datasolver.errors import PromptError
-from datasolver.agent.tables import describe_tables
+from datasolver.agent.tables import digest_tables
 from datasolver.agent.tree import render_tree
 from datasolver.data import Catalog
 from datasolver.documents import prepare_documents
@@ -176,7 +171,7 @@ def test_document_table_hints_reach_the_prompt(tmp_path: Path) -> None:
 
 def test_big_tables_are_listed_without_profiling(scratch: Path) -> None:
     with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
-        text = describe_tables(catalog, max_rows=3)
+        text = digest_tables(catalog, max_rows=3).render()
         assert not any(t.loaded for t in catalog.tables() if t.name == "orders")  # never loaded
     assert "orders: ~4 rows, in csv/ [large: not profiled, use \\schema]; columns: order_id, city, amount" in text
     assert "cities: 2 rows, in json/; no NULLs\n  city VARCHAR" in text
@@ -184,7 +179,7 @@ def test_big_tables_are_listed_without_profiling(scratch: Path) -> None:
 
 def test_profiles_past_the_character_budget_become_one_line(scratch: Path) -> None:
     with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
-        text = describe_tables(catalog, max_chars=50)
+        text = digest_tables(catalog, max_chars=50).render()
     assert "orders: 4 rows, in csv/\n  order_id BIGINT" in text  # profiled within the budget
     # past it: one line, with the rows and columns the JSON file's head shows
     assert "cities: 2 rows, in json/ [not profiled to save time, use \\schema]; columns: city, country" in text
@@ -201,10 +196,10 @@ def test_the_profiled_tables_load_together_and_those_past_the_budget_do_not(scra
 
     monkeypatch.setattr(Catalog, "load", load)
     with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
-        describe_tables(catalog)
+        digest_tables(catalog)
         assert loads[0] == ["orders", "cities"]  # one loader connection for both
     with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
-        describe_tables(catalog, max_chars=50)  # cities is past the budget: listed, never loaded
+        digest_tables(catalog, max_chars=50)  # cities is past the budget: listed, never loaded
         assert not any(t.loaded for t in catalog.tables() if t.name == "cities")
 
 

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.agent import Limits, SolveOutcome, solve_task
+from datasolver.agent import Limits, solve_task
+from datasolver.agent.solve import SolveOutcome
 from tests.helpers.agent import edit_query_turn, fake_client
-from datasolver.examples import ScriptedAnswer, solver_handler
+from datasolver.examples import solver_handler
+from datasolver.examples.scripted import ScriptedAnswer
 from datasolver.llm import TraceWriter
 from datasolver.llm.fake import ScriptedModel, text, text_writer, tool_call
 from datasolver.solver import prepare_task

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.agent import Limits, SolveOutcome, solve_task
+from datasolver.agent import Limits, solve_task
+from datasolver.agent.solve import SolveOutcome
 from tests.helpers.agent import edit_query_turn, fake_client, query_line
 from datasolver.llm import TraceWriter
 from datasolver.llm.fake import ScriptedModel, text, tool_call

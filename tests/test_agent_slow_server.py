@@ -8,7 +8,9 @@ import asyncio
 import time
 from pathlib import Path
 
-from datasolver.agent import Limits, build_system_prompt, estimate_tokens, solve_task
+from datasolver.agent import Limits, solve_task
+from datasolver.agent.assemble import build_system_prompt
+from datasolver.agent.tokens import estimate_tokens
 from datasolver.agent.solve import PREFILL_SHARE, prefill_budget
 from tests.helpers.agent import edit_query_turn, fake_client
 from datasolver.llm import TraceWriter

@@ -282,7 +282,7 @@ def test_the_agent_room_names_no_tool() -> None:
     # would be a branch on that tool, or a text that goes stale when the tool is renamed. Nor does
     # the loop start the sandbox's fork server itself (SOLVER_HOOKS.before_call). Prompt files are
     # text for the model, not code: they may name tools.
-    from datasolver.solver import SOLVER_TOOLS
+    from datasolver.solver.tools import SOLVER_TOOLS
 
     names = {tool.name for tool in SOLVER_TOOLS}
     found = {}
@@ -320,3 +320,109 @@ def test_no_hand_driven_coroutine_and_no_thread_pool_to_escape_a_running_loop() 
             if names & {"ThreadPoolExecutor", "run_coroutine_threadsafe"} and path != PACKAGE / "pipeline" / "batch.py":
                 found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} uses {names.pop()}")
     assert found == []
+
+
+# -- package faces -----------------------------------------------------------------------------------
+# A package's __init__ (its face) hands on what other rooms import from it, and nothing else: each
+# further name is one more a reader must learn to ignore, and a test importing it reaches past the
+# module that owns it. Tests and benchmarks import a name from the module that defines it.
+#
+# The exceptions: names people import from a face though no room does, the library API that the
+# docs show (`from datasolver.<room> import …` in README.md and docs/*.md; checked below, so a name
+# leaves this list when its docs stop showing it).
+PUBLIC_NAMES = {
+    "agent": {"Limits", "solve_task"},  # docs/agent.md: solving one prepared task from a script
+    "ask": {"ask_data", "open_package", "Analyst", "AskConfig", "AskLimits"},  # docs/ask.md
+    "data": {"Catalog", "render_result"},  # docs/data.md: the engine as a library (and solver.py's import)
+    "documents": {"PrepareOptions", "prepare_documents", "document_table_hints"},  # docs/documents.md
+    "solver": {"prepare_task", "restore_scaffold", "SolverToolbox", "tool_schemas"},  # docs/sandbox.md
+}
+# Faces not held to the rule yet, and why.
+FACES_NOT_CHECKED = {
+    "pipeline": "its face changes with the one run object per task (issue 34 item 1, in progress)",
+}
+_DOCS = [DOC.parent.parent / "README.md", *sorted(DOC.parent.glob("*.md"))]
+
+
+def face_exports() -> dict[str, set[str]]:
+    """Package → the names its __init__ exports (`__all__`), for every package that has one."""
+    faces = {}
+    for init in sorted(PACKAGE.glob("*/__init__.py")):
+        for node in ast.parse(init.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+                faces[init.parent.name] = set(ast.literal_eval(node.value))
+    return faces
+
+
+def imported_from_faces(folder: Path) -> dict[str, dict[str, list[str]]]:
+    """Package → {name: [file:line, …]} for each name taken from its face under `folder` outside
+    that package: `from datasolver.<package> import name`, or `<package>.name` after
+    `from datasolver import <package>`."""
+    found: dict[str, dict[str, list[str]]] = {}
+
+    def take(face: str, name: str, where: str) -> None:
+        found.setdefault(face, {}).setdefault(name, []).append(where)
+
+    for path in sorted(folder.rglob("*.py")):
+        inside = _room(path) if path.is_relative_to(PACKAGE) else None
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        bound: dict[str, str] = {}  # a local name → the package it is
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                parts = node.module.split(".")
+                for alias in node.names:
+                    if len(parts) == 2 and parts[0] == "datasolver" and parts[1] != inside:
+                        take(parts[1], alias.name, f"{path.name}:{node.lineno}")
+                    elif parts == ["datasolver"] and (PACKAGE / alias.name / "__init__.py").is_file():
+                        bound[alias.asname or alias.name] = alias.name
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound
+                    and bound[node.value.id] != inside):
+                take(bound[node.value.id], node.attr, f"{path.name}:{node.lineno}")
+    return found
+
+
+def _is_module(path: Path) -> bool:
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def face_surplus(exports: dict[str, set[str]], imported: dict[str, dict[str, list[str]]],
+                 public: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Package → the exported names that no other room imports and the docs do not show."""
+    surplus = {face: sorted(names - set(imported.get(face, {})) - public.get(face, set()))
+               for face, names in exports.items()}
+    return {face: names for face, names in surplus.items() if names}
+
+
+def test_a_package_face_exports_what_other_rooms_import_and_nothing_else() -> None:
+    exports = {face: names for face, names in face_exports().items() if face not in FACES_NOT_CHECKED}
+    assert face_surplus(exports, imported_from_faces(PACKAGE), PUBLIC_NAMES) == {}, (
+        "import these from their own modules where only tests, benchmarks or the room itself use them")
+
+
+def test_what_other_rooms_import_from_a_face_is_on_it() -> None:
+    exports = face_exports()
+    missing = {}
+    for face, names in imported_from_faces(PACKAGE).items():
+        # a module of the package (`from datasolver.sandbox import safe_files`) is no name of its face
+        absent = {n for n in names if n not in exports.get(face, {n}) and not _is_module(PACKAGE / face / n)}
+        if absent:
+            missing[face] = sorted(absent)
+    assert missing == {}
+
+
+def test_the_public_names_are_what_the_docs_import_from_a_face() -> None:
+    shown: dict[str, set[str]] = {}
+    for doc in _DOCS:
+        for module, names in re.findall(r"^from datasolver\.(\w+) import ([\w, ]+)$", doc.read_text(encoding="utf-8"),
+                                        flags=re.MULTILINE):
+            shown.setdefault(module, set()).update(n.strip() for n in names.split(","))
+    assert shown == PUBLIC_NAMES
+    exports = face_exports()
+    assert {face: names - exports[face] for face, names in shown.items() if names - exports[face]} == {}
+
+
+def test_the_face_check_finds_a_name_only_tests_import() -> None:
+    exports = {"data": {"Catalog", "Relation", "render_result"}, "llm": {"LLMClient"}}
+    imported = {"data": {"Catalog": ["solve.py:3"]}, "llm": {"LLMClient": ["loop.py:9"]}}
+    assert face_surplus(exports, imported, {"data": {"render_result"}}) == {"data": ["Relation"]}

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.ask import NO_QUERY_NOTE, UNBACKED_MARK, Analyst, AskConfig, AskLimits, open_package
+from datasolver.ask import Analyst, AskConfig, AskLimits, open_package
+from datasolver.ask.checks import NO_QUERY_NOTE, UNBACKED_MARK
 from datasolver.ask.asked import asked_count, asks_for_many, names_column
 from datasolver.ask.coverage import coverage, numbers_in, stray_values
 from datasolver.ask.render import answer_data

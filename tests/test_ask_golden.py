@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.ask import AskConfig, GoldenSetError, load_golden, run_golden
+from datasolver.ask import AskConfig, load_golden, run_golden
+from datasolver.ask.errors import GoldenSetError
 from datasolver.llm import LLMSettings
 from datasolver.llm.fake import ScriptedServer, text, tool_call
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.ask import AskToolbox, open_package, symmetric_types
+from datasolver.ask import AskToolbox, open_package
+from datasolver.ask.graph import symmetric_types
 
 GRAPH = {
     "entities": {

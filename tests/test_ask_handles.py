@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from datasolver.ask import Handle, HandleTable, ReservedName, UnknownColumn, UnknownResult
+from datasolver.ask.errors import ReservedName, UnknownColumn, UnknownResult
+from datasolver.ask.handles import Handle, HandleTable
 from datasolver.ask.ops import Aggregation, SortKey, group_sql, join_sql, sort_sql
 from datasolver.ask.refs import parse_ref, substitute_refs
 from datasolver.data import Catalog, UnknownTable

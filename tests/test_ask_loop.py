@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.ask import NO_QUERY_NOTE, UNBACKED_MARK, Analyst, AskConfig, AskLimits, EmptyQuestion, open_package
+from datasolver.ask import Analyst, AskConfig, AskLimits, open_package
+from datasolver.ask.checks import NO_QUERY_NOTE, UNBACKED_MARK
+from datasolver.ask.errors import EmptyQuestion
 from datasolver.llm import NULL_TRACE, LLMClient, LLMSettings, TraceWriter
 from datasolver.llm.fake import ScriptedServer, text, tool_call, tool_calls
 

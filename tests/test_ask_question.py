@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from datasolver.ask import EmptyQuestion, clean_question, fill_template, require_question, tidy_answer
+from datasolver.ask import require_question
+from datasolver.ask.answer import fill_template, tidy_answer
+from datasolver.ask.errors import EmptyQuestion
+from datasolver.ask.question import clean_question
 from datasolver.ask.render import answer_data, format_value
 from datasolver.data import QueryResult
 

@@ -4,7 +4,9 @@ import json
 
 import pytest
 
-from datasolver.data import Catalog, QueryError, ReadOnlyViolation, UnknownTable, render_profiles, render_result
+from datasolver.data import Catalog, QueryError, UnknownTable, render_result
+from datasolver.data.errors import ReadOnlyViolation
+from datasolver.data.profile import render_profiles
 from datasolver.data.input_files import mark_prepared
 from tests.helpers.datafiles import sqlite_file, write_task
 
@@ -200,7 +202,7 @@ def test_result_rendering_counts_and_cuts(tmp_path):
         assert lines[0] == "rows: 3 of 120 (truncated)"
         assert lines[1] == "i\ts"
         assert lines[2] == "0\t" + "x" * 50 + "…[cut]"
-        df = cat.query_df("SELECT * FROM t")
+        df = cat.sql("SELECT * FROM t").df()
         assert len(df) == 120 and len(df["s"][0]) == 500
 
 

@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
-from datasolver.data import Catalog, SqlSyntaxError
+from datasolver.data import Catalog
+from datasolver.data.errors import SqlSyntaxError
 from datasolver.data.guard import lists_the_catalog
 from tests.helpers.datafiles import write_task
 

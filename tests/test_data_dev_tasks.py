@@ -37,7 +37,7 @@ def test_oracle_sql_reproduces_gold(dev_tasks, tmp_path):
     for entry in entries:
         task_id = entry["task_id"]
         with Catalog.open(dev_tasks / "input" / task_id) as cat:
-            df = cat.query_df(entry["sql"])
+            df = cat.sql(entry["sql"]).df()
         pred = tmp_path / task_id / "prediction.csv"
         pred.parent.mkdir()
         df.to_csv(pred, index=False, encoding="utf-8")

@@ -21,7 +21,8 @@ from mcp import Client
 
 from datasolver.ask import AskToolbox, open_package
 from datasolver.cli import cli
-from datasolver.data import Catalog, QueryInterrupted
+from datasolver.data import Catalog
+from datasolver.data.errors import QueryInterrupted
 from datasolver.mcp_server import build_server
 from datasolver.sandbox import SandboxLimits
 from datasolver.solver import SolverToolbox, prepare_task
@@ -60,10 +61,10 @@ def test_a_timeout_stops_a_runaway_query_and_the_catalog_stays_usable(task):
         assert cat.query("SELECT count(*) FROM t").rows == [(1000,)]
 
 
-def test_the_catalog_default_timeout_covers_query_df_and_describe(task):
+def test_the_catalog_default_timeout_covers_a_whole_result_and_describe(task):
     with Catalog.open(task, timeout_s=0.2) as cat:
         with pytest.raises(QueryInterrupted, match="timed out"):
-            cat.query_df(RUNAWAY)
+            cat.sql(RUNAWAY).df()
         assert "n" in cat.describe("t", timeout_s=60)  # a per-call value overrides the default
 
 

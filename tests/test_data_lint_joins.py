@@ -115,7 +115,9 @@ def test_joins_show_the_real_key_next_to_a_look_alike(task: Path) -> None:
 
 
 def test_explore_data_meta_commands_and_the_prompt_summary(task: Path, tmp_path: Path) -> None:
-    from datasolver.agent import Limits, build_messages, gather_brief
+    from datasolver.agent import Limits
+    from datasolver.agent.assemble import build_messages
+    from datasolver.agent.brief import gather_brief
     from datasolver.solver import SolverToolbox, prepare_task
 
     scratch = prepare_task(task, tmp_path / "scratch")

@@ -8,7 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
-from datasolver.data import Catalog, QueryError, Relation
+from datasolver.data import Catalog, QueryError
+from datasolver.data.relation import Relation
 from tests.helpers.datafiles import write_task
 
 

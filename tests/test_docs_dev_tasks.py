@@ -31,7 +31,7 @@ def test_doc_tasks_reproduce_gold_after_deterministic_prepare(dev_tasks: Path, t
             for name, table in oracle["tables"].items():
                 if table["format"] == "doc":
                     assert catalog.table(name).kind == "derived", name
-            frame = catalog.query_df(oracle["sql"])
+            frame = catalog.sql(oracle["sql"]).df()
         pred = task / "prediction.csv"
         frame.to_csv(pred, index=False)
         score = score_files(pred, dev_tasks / "output" / oracle["task_id"] / "gold.csv")

@@ -12,7 +12,7 @@ import pytest
 
 from datasolver.documents.errors import NormalizerFailed
 from datasolver.documents.structurize.normalize import run_normalizer
-from datasolver.sandbox import kernel_features, landlock_abi
+from datasolver.sandbox.run import kernel_features, landlock_abi
 
 pytestmark = pytest.mark.skipif(landlock_abi() < 1, reason="reads are confined only with Landlock")
 

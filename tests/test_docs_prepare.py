@@ -176,7 +176,7 @@ def test_catalog_registers_document_tables(tmp_path: Path) -> None:
         info = catalog.table("办公室(2021)")
         assert info.name == "办公室_2021_"
         assert info.origin == "doc/办公室(2021).md lines 5-9"
-        total = catalog.query_df('SELECT sum("人数") AS n FROM "办公室(2021)"')["n"][0]
+        total = catalog.sql('SELECT sum("人数") AS n FROM "办公室(2021)"').df()["n"][0]
     assert total == 215
 
 

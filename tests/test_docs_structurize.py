@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from datasolver.documents import PrepareOptions, StructurizeLimits, document_table_hints, prepare_documents_async, structurize_document
+from datasolver.documents import PrepareOptions, document_table_hints, prepare_documents_async
+from datasolver.documents.structurize import structurize_document, StructurizeLimits
 from datasolver.documents.errors import PlanError
 from datasolver.documents.structurize.sections import split_parts
 from datasolver.documents.structurize.workers import check_part_table

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from datasolver.eval import normalize_cell
+from datasolver.eval.normalize import normalize_cell
 
 
 @pytest.mark.parametrize(

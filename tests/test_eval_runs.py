@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.eval import EvalReport, InvalidRunFile, NoGoldTasks, evaluate_dir, find_gold, load_report
+from datasolver.eval import EvalReport, evaluate_dir, find_gold, load_report
+from datasolver.eval.errors import InvalidRunFile, NoGoldTasks
 
 
 def _put(path: Path, text: str) -> None:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.eval import InvalidGold, RaggedRow, read_strict_csv, score_files
+from datasolver.eval import read_strict_csv, score_files
+from datasolver.eval.errors import InvalidGold, RaggedRow
 from datasolver.eval.score import INVALID, MISSING, SCORED
 
 GOLD = "city,total\nFes,16405.6\nRabat,13762.58\n"

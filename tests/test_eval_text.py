@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from datasolver.eval import answer_tokens, score_text
+from datasolver.eval import score_text
+from datasolver.eval.text import answer_tokens
 
 
 @pytest.mark.parametrize(

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.agent import Limits, SolveOutcome, solve_task
+from datasolver.agent import Limits, solve_task
+from datasolver.agent.solve import SolveOutcome
 from tests.helpers.agent import fake_client
 from datasolver.data import Catalog
-from datasolver.examples import ScriptedAnswer, solver_handler
+from datasolver.examples import solver_handler
+from datasolver.examples.scripted import ScriptedAnswer
 from tests.helpers.mistakes import MISTAKES, mistake_for, right_answer
 from datasolver.llm import TraceWriter
 from datasolver.llm.fake import ScriptedModel
@@ -55,7 +57,7 @@ def solve(scratch: Path, answer: ScriptedAnswer, *, answer_checks: bool = True) 
 
 def expected_csv(scratch: Path, sql: str) -> str:
     with Catalog.open(scratch) as catalog:
-        frame = catalog.query_df(sql)
+        frame = catalog.sql(sql).df()
     out = io.StringIO()
     frame.to_csv(out, index=False)
     return out.getvalue()

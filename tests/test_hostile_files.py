@@ -139,7 +139,7 @@ def _csv_of(size: int) -> str:
 def test_input_across_files_stops_at_the_total_cap_before_reading(tmp_path):
     # Before: only memory limited input; 3 GiB across files was accepted and read. Scaled down
     # (1 MiB for 1 GiB): four files fit the total, the fifth and an oversized one become notes.
-    from datasolver.data import InputLimits
+    from datasolver.data.input_limits import InputLimits
 
     mib = 1 << 20
     files = {f"csv/part{i}.csv": _csv_of(mib) for i in range(1, 6)}
@@ -184,7 +184,7 @@ def test_the_input_caps_come_from_the_environment_and_keep_the_rest_loading(tmp_
 
 
 def test_the_sandbox_passes_the_input_caps_to_solver_py():
-    from datasolver.sandbox import scrub_env
+    from datasolver.sandbox.policy import scrub_env
 
     env, refused = scrub_env({"DATASOLVER_MAX_INPUT_BYTES": "1G", "DATASOLVER_MAX_FILE_BYTES": "512M",
                               "DATASOLVER_API_KEY": "sk-x", "HOME": "/root"})

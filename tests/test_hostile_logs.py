@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -20,7 +19,9 @@ from datasolver.llm import read_trace
 from datasolver.llm.replay import exchanges_from_events
 from datasolver.pipeline.replay import last_run
 from datasolver.pipeline.replay_compare import first_divergence, make_normalizer
-from datasolver.report import load_run, render_page, write_report
+from datasolver.report import write_report
+from datasolver.report.load import load_run
+from datasolver.report.render import render_page
 from tests.helpers.samplerun import write_sample_run
 from datasolver.terminal import printable
 

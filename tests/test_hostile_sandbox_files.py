@@ -94,7 +94,7 @@ def test_the_checks_queries_stop_at_their_timeout_and_budget(root: Path, monkeyp
     from datasolver.solver.answer_checks import model
     from datasolver.solver.answer_checks.queries import empty_result
     from datasolver.solver.answer_checks.run import answer_context
-    from datasolver.solver.checks import check_prediction
+    from datasolver.solver.prediction_check import check_prediction
 
     joined = ", ".join(f"orders o{i}" for i in range(1, 21))
     forge(root, f"json.dumps({{'sql': \"SELECT o1.city FROM {joined} WHERE o1.city = 'Atlantis'\"}})")
@@ -124,7 +124,7 @@ def test_the_query_log_is_read_from_its_tail_line_by_line_as_untrusted_json() ->
 WIDE_CHILD = textwrap.dedent("""
     import resource, sys
     from pathlib import Path
-    from datasolver.solver.checks import check_prediction
+    from datasolver.solver.prediction_check import check_prediction
     path = Path(sys.argv[1])
     with open(path, "w") as out:
         out.write(",".join(f"c{i}" for i in range(4000)) + "\\n")

@@ -312,7 +312,8 @@ def test_a_task_json_that_links_out_of_the_task_or_is_a_fifo_is_refused(tmp_path
 def test_a_20_mb_knowledge_md_reaches_the_prompt_in_its_first_parts(tmp_path: Path) -> None:
     """Before: sent whole in each request (10 requests: 201 MB to the model). Now the first prompt
     holds its first 3 parts and says how to read the rest; the file is read up to 4 MB only."""
-    from datasolver.agent import build_messages, gather_brief
+    from datasolver.agent.assemble import build_messages
+    from datasolver.agent.brief import gather_brief
     from datasolver.data import Catalog
     from datasolver.solver import prepare_task
     task = write_task(tmp_path / "in", files={"csv/t.csv": "id\n1\n", "knowledge.md": big_knowledge(20 << 20)})
@@ -341,7 +342,8 @@ def test_a_wide_knowledge_table_costs_the_brief_no_padding(tmp_path: Path) -> No
 BRIEF_CHILD = textwrap.dedent("""
     import resource, sys
     from pathlib import Path
-    from datasolver.agent import build_messages, gather_brief
+    from datasolver.agent.assemble import build_messages
+    from datasolver.agent.brief import gather_brief
     from datasolver.data import Catalog
     from datasolver.solver import prepare_task
     scratch = prepare_task(Path(sys.argv[1]), Path(sys.argv[2]))

@@ -14,22 +14,24 @@ from pydantic import BaseModel
 
 import datasolver.llm.client as client_module
 from datasolver.llm import (
-    LLMBadRequestError,
     LLMClient,
     LLMConfigError,
-    LLMConnectionError,
     LLMContextLengthError,
-    LLMRateLimitError,
-    LLMResponseError,
-    LLMServerError,
     LLMSettings,
-    LLMTimeoutError,
     TraceWriter,
     Usage,
-    chat_sync,
     parse_tool_arguments,
     tool_message,
     user_message,
+)
+from datasolver.llm.client import chat_sync
+from datasolver.llm.errors import (
+    LLMBadRequestError,
+    LLMConnectionError,
+    LLMRateLimitError,
+    LLMResponseError,
+    LLMServerError,
+    LLMTimeoutError,
 )
 from datasolver.llm.fake import (
     ScriptedModel,

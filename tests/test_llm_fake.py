@@ -12,7 +12,8 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
-from datasolver.llm import LLMBadRequestError, LLMClient, LLMSettings, parse_tool_arguments, user_message
+from datasolver.llm import LLMClient, LLMSettings, parse_tool_arguments, user_message
+from datasolver.llm.errors import LLMBadRequestError
 from datasolver.llm.fake import (SCRIPTED_BASE_URL, ScriptedModel, ScriptedServer, delay, fill_schema, http_error,
                                  schema_handler, text, tool_call)
 

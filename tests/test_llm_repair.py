@@ -8,8 +8,9 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from datasolver.llm import parse_tool_arguments, schema_brief
-from datasolver.toolkit import unknown_tool_message
+from datasolver.llm import parse_tool_arguments
+from datasolver.llm.repair import schema_brief
+from datasolver.toolkit.tool import unknown_tool_message
 
 
 class Query(BaseModel):

@@ -6,7 +6,7 @@ from email.utils import formatdate
 
 import pytest
 
-from datasolver.llm import constants as C
+from datasolver.llm.constants import INITIAL_BACKOFF_S, JITTER_FRACTION, MAX_BACKOFF_S, RETRY_AFTER_CAP_S
 from datasolver.llm.errors import (
     LLMBadRequestError,
     LLMConnectionError,
@@ -50,14 +50,14 @@ def test_should_retry(error: LLMError, reason: str | None) -> None:
 @pytest.mark.parametrize(
     ("retries_taken", "retry_after", "rand", "expected"),
     [
-        (0, None, 0.0, C.INITIAL_BACKOFF_S),  # first retry, no jitter
-        (1, None, 0.0, C.INITIAL_BACKOFF_S * 2),
-        (2, None, 0.0, C.INITIAL_BACKOFF_S * 4),
-        (10, None, 0.0, C.MAX_BACKOFF_S),  # exponential growth is capped
-        (0, None, 1.0, C.INITIAL_BACKOFF_S * (1 - C.JITTER_FRACTION)),  # full jitter scales down
+        (0, None, 0.0, INITIAL_BACKOFF_S),  # first retry, no jitter
+        (1, None, 0.0, INITIAL_BACKOFF_S * 2),
+        (2, None, 0.0, INITIAL_BACKOFF_S * 4),
+        (10, None, 0.0, MAX_BACKOFF_S),  # exponential growth is capped
+        (0, None, 1.0, INITIAL_BACKOFF_S * (1 - JITTER_FRACTION)),  # full jitter scales down
         (3, 2.5, 0.7, 2.5),  # Retry-After wins over backoff and jitter
         (0, 0.0, 0.5, 0.0),
-        (0, 10_000.0, 0.0, C.RETRY_AFTER_CAP_S),  # an absurd Retry-After is capped
+        (0, 10_000.0, 0.0, RETRY_AFTER_CAP_S),  # an absurd Retry-After is capped
     ],
 )
 def test_retry_delay(retries_taken: int, retry_after: float | None, rand: float, expected: float) -> None:
@@ -67,7 +67,7 @@ def test_retry_delay(retries_taken: int, retry_after: float | None, rand: float,
 def test_retry_delay_jitter_stays_within_bounds() -> None:
     for _ in range(200):
         d = retry_delay(1, None)
-        assert C.INITIAL_BACKOFF_S * 2 * (1 - C.JITTER_FRACTION) <= d <= C.INITIAL_BACKOFF_S * 2
+        assert INITIAL_BACKOFF_S * 2 * (1 - JITTER_FRACTION) <= d <= INITIAL_BACKOFF_S * 2
 
 
 NOW = 1_700_000_000.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from datasolver.llm import LLMConfigError, LLMSettings
-from datasolver.llm import constants as C
+from datasolver.llm.constants import DEFAULT_MAX_RETRIES
 
 
 def test_from_env_reads_the_three_variables(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -15,7 +15,7 @@ def test_from_env_reads_the_three_variables(monkeypatch: pytest.MonkeyPatch) -> 
     s = LLMSettings.from_env()
     assert (s.base_url, s.api_key, s.model) == ("http://model:8000/v1", "sk-secret-value-123", "qwen")
     assert s.temperature == 0.0
-    assert s.max_retries == C.DEFAULT_MAX_RETRIES
+    assert s.max_retries == DEFAULT_MAX_RETRIES
     assert s.enable_thinking is None
 
 

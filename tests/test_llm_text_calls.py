@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.llm import as_text_history, parse_text_tool_calls, parse_tool_arguments, tools_prompt
+from datasolver.llm import parse_tool_arguments
+from datasolver.llm.text_calls import parse_text_tool_calls
+from datasolver.llm.text_history import as_text_history, tools_prompt
 from datasolver.llm.text_calls import FORM_BARE, FORM_FUNCTIONS, FORM_HERMES, FORM_JSON, FORM_MISTRAL
 from pydantic import BaseModel
 

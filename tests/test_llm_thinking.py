@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from datasolver.llm import ToolCall, normalize_history, split_thinking
+from datasolver.llm import ToolCall
+from datasolver.llm.messages import normalize_history
+from datasolver.llm.thinking import split_thinking
 
 
 @pytest.mark.parametrize(

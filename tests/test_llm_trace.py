@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 import datasolver.llm.client as client_module
-from datasolver.llm import LLMClient, LLMServerError, LLMSettings, TraceWriter, Usage, user_message
+from datasolver.llm import LLMClient, LLMSettings, TraceWriter, Usage, user_message
+from datasolver.llm.errors import LLMServerError
 from datasolver.llm.fake import ScriptedServer, http_error, text, tool_call
 
 KEY = "sk-live-ABCDEFGH12345678"

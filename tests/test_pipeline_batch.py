@@ -9,7 +9,8 @@ import pytest
 
 from datasolver import examples
 from datasolver.eval import evaluate_dir
-from datasolver.examples import ScriptedAnswer, solver_handler
+from datasolver.examples import solver_handler
+from datasolver.examples.scripted import ScriptedAnswer
 from datasolver.llm.fake import ScriptedModel, delay, text
 from datasolver.pipeline import InputError, OutputError, UnknownTasks, load_summary, run_batch_sync
 from tests.helpers.pipeline import (

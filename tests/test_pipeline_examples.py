@@ -48,7 +48,7 @@ def test_scripted_sql_reproduces_gold(task_id, tmp_path):
     prepare_task_documents(scratch)  # the weather stations live in a Markdown document
     answer = examples.demo_answers()[task_id]
     with Catalog.open(scratch, cache_dir=tmp_path / "cache") as catalog:
-        frame = catalog.query_df(answer.sql)
+        frame = catalog.sql(answer.sql).df()
         frame.to_csv(tmp_path / "prediction.csv", index=False)
         # The right answer raises no answer check (no false positive).
         header, *rows = list(csv.reader(open(tmp_path / "prediction.csv", encoding="utf-8", newline="")))

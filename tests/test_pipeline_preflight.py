@@ -129,9 +129,9 @@ def test_the_solvers_rules_are_sent_once_before_the_first_task(tmp_path):
 
 def test_a_slow_first_reply_does_not_stop_the_run(tmp_path, monkeypatch):
     # A server busy with someone's long prompt (llama.cpp on 2 CPUs takes minutes) is no error.
-    import datasolver.llm.constants as constants
+    import datasolver.llm.preflight as preflight
 
-    monkeypatch.setattr(constants, "PREFLIGHT_REPLY_S", 0.2)
+    monkeypatch.setattr(preflight, "PREFLIGHT_REPLY_S", 0.2)
     with ScriptedServer(handler=solver_handler(examples.demo_answers()), latency_s=0.5) as server:
         url = server.base_url
         result = run(tmp_path, "--api-url", url, "--model", "fake-model", "--tasks", "task_demo_sales")

@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
-from datasolver.examples import ScriptedAnswer, solver_handler
+from datasolver.examples import solver_handler
+from datasolver.examples.scripted import ScriptedAnswer
 from datasolver.examples.scripted import load_answers
 from datasolver.llm.fake import ScriptedServer
 from datasolver.llm.replay import ReplayCursor, exchanges_from_events

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
-from datasolver.report import load_run
+from datasolver.report.load import load_run
 from datasolver.run_logs import is_run_id
 from tests.helpers.pipeline import copy_examples, examples_server
 

@@ -11,7 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
-from datasolver.report import load_run, render_page, write_report
+from datasolver.report import write_report
+from datasolver.report.load import load_run
+from datasolver.report.render import render_page
 from datasolver.report.highlight import highlight_python, highlight_sql, sql_in_solver
 from datasolver.report.render import event_html
 from tests.helpers.samplerun import HOSTILE_QUESTION, HOSTILE_RESULT, write_sample_run

@@ -9,7 +9,8 @@ import struct
 
 import pytest
 
-from datasolver.report import load_run, write_report
+from datasolver.report import write_report
+from datasolver.report.load import load_run
 from tests.helpers.samplerun import write_sample_run
 from tests.helpers.browser import DevTools, dump_dom, find_chromium, screenshot
 

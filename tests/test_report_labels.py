@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.report import RunView, TaskView, render_page
+from datasolver.report.load import RunView, TaskView
+from datasolver.report.render import render_page
 from datasolver.report.svg import LABEL_PX, TITLE_PX, bar_chart, text_width
 
 FONTS = Path("/usr/share/fonts/truetype/dejavu")

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.sandbox import SandboxLimits, kernel_features, landlock_abi, run_sandboxed
+from datasolver.sandbox import SandboxLimits, run_sandboxed
+from datasolver.sandbox.run import kernel_features, landlock_abi
 
 needs_namespaces = pytest.mark.skipif(not kernel_features().get("namespaces"),
                                       reason="user namespaces are not available here")
@@ -240,7 +241,8 @@ def test_making_files_without_end_is_stopped_by_the_inode_bound(tmp_path: Path) 
 
 
 def test_the_parents_duckdb_has_a_memory_and_temp_share_and_refuses_huge_cells(tmp_path: Path) -> None:
-    from datasolver.data import CellTooLarge, Catalog
+    from datasolver.data import Catalog
+    from datasolver.data.errors import CellTooLarge
     from datasolver.data.relation import MAX_CELL_BYTES
     from datasolver.solver import SolverToolbox, prepare_task
     from tests.helpers.solver import make_tiny_task

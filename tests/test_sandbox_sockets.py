@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.sandbox import SandboxLimits, kernel_features, run_sandboxed
+from datasolver.sandbox import SandboxLimits, run_sandboxed
+from datasolver.sandbox.run import kernel_features
 from datasolver.solver import SolverToolbox, prepare_task
 from tests.helpers.solver import call_json, make_tiny_task, set_query
 

@@ -5,7 +5,8 @@ end of the file starts again from the top instead of being repeated."""
 
 from __future__ import annotations
 
-from datasolver.examples import ScriptedAnswer, solver_handler
+from datasolver.examples import solver_handler
+from datasolver.examples.scripted import ScriptedAnswer
 from datasolver.llm.fake.turns import ToolCalls
 from datasolver.solver.scaffold import query_code
 

@@ -17,7 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
-from datasolver.llm import LLMConnectionError, LLMSettings, TraceWriter, chat_sync, redact_url
+from datasolver.llm import LLMSettings, TraceWriter, redact_url
+from datasolver.llm.client import chat_sync
+from datasolver.llm.errors import LLMConnectionError
 from datasolver.llm.fake import ScriptedServer, text
 from datasolver.pipeline.summary import RunSummary, TaskRecord, write_summary
 

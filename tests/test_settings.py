@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.agent import Limits, LimitsError
+from datasolver.agent import Limits
+from datasolver.agent.errors import LimitsError
 from datasolver.cli.reference import SETTINGS_CLASSES
 from datasolver.llm import LLMConfigError, LLMSettings
-from datasolver.mcp_http import Exposure
 from datasolver.pipeline.config import RunConfig
 from datasolver.pipeline.errors import RunConfigError
 from datasolver.pipeline.votes import VotePolicy

@@ -5,7 +5,7 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from datasolver.cli import cli
-from datasolver.sandbox import kernel_features
+from datasolver.sandbox.run import kernel_features
 
 
 def test_doctor_reports_each_protection_as_the_kernel_allows() -> None:

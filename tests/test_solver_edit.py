@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.solver import RESULT_LINE, SolverToolbox, prepare_task, restore_scaffold
+from datasolver.solver import SolverToolbox, prepare_task, restore_scaffold
+from datasolver.solver.scaffold import RESULT_LINE
 from datasolver.solver.scaffold import QUERY_AREA_END, QUERY_AREA_START
 from datasolver.solver.hashline import line_hash, split_lines
 from tests.helpers.solver import call_json, make_tiny_task, result_line_address

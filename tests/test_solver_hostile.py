@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.sandbox import SandboxLimits, kernel_features, landlock_abi, run_sandboxed
+from datasolver.sandbox import SandboxLimits, run_sandboxed
+from datasolver.sandbox.run import kernel_features, landlock_abi
 from datasolver.solver import SolverToolbox, prepare_task, restore_scaffold
 from datasolver.solver import runner as runner_module
-from datasolver.solver.checks import HEAD_ROWS, check_prediction
+from datasolver.solver.prediction_check import HEAD_ROWS, check_prediction
 from datasolver.solver.solve import rerun_solver
 from tests.helpers.solver import call_json, make_tiny_task, set_query
 from datasolver.solver.tools.solver_file import read_lines, write_lines

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from datasolver.data.terms import likeliest
-from datasolver.solver import RESULT_LINE, SolverToolbox, prepare_task
+from datasolver.solver import SolverToolbox, prepare_task
+from datasolver.solver.scaffold import RESULT_LINE
 from tests.helpers.solver import call_json, make_paper_task, result_line_address, set_query
 
 

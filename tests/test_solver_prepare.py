@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from datasolver.data import TaskError
-from datasolver.solver import RESULT_LINE, ScratchError, prepare_task, restore_scaffold, write_scaffold
+from datasolver.solver import prepare_task, restore_scaffold, write_scaffold
+from datasolver.data.errors import ScratchError
+from datasolver.solver.scaffold import RESULT_LINE
 from datasolver.solver.scaffold import NO_RESULT_MARKER, QUERY_AREA_END, QUERY_AREA_START, SAVE_BLOCK_START
 from tests.helpers.solver import TINY_QUESTION, make_tiny_task
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.sandbox import landlock_abi
-from datasolver.solver import NO_RESULT_MARKER, SolverToolbox, prepare_task
+from datasolver.sandbox.run import landlock_abi
+from datasolver.solver import SolverToolbox, prepare_task
+from datasolver.solver.scaffold import NO_RESULT_MARKER
 from tests.helpers.solver import call_json, make_tiny_task, set_query
 
 # Every test runs cold and warm (forked from the fork server's zygote): tests/conftest.py.
@@ -219,7 +220,8 @@ def test_printed_output_is_shown(toolbox) -> None:
 
 
 def test_memory_limit_is_enforced(tmp_path: Path, task_input: Path) -> None:
-    from datasolver.sandbox import GiB, SandboxLimits
+    from datasolver.sandbox import SandboxLimits
+    from datasolver.sandbox.policy import GiB
 
     scratch = prepare_task(task_input, tmp_path / "scratch2")
     with SolverToolbox(scratch, limits=SandboxLimits(memory_bytes=4 * GiB)) as box:
@@ -229,7 +231,7 @@ def test_memory_limit_is_enforced(tmp_path: Path, task_input: Path) -> None:
 
 
 def test_environment_is_scrubbed_by_name() -> None:
-    from datasolver.sandbox import scrub_env
+    from datasolver.sandbox.policy import scrub_env
 
     env, refused = scrub_env(
         {"PATH": "/bin", "LANG": "C.UTF-8", "MODEL_API_KEY": "k", "HF_TOKEN": "t", "DB_PASSWORD": "p", "HOME": "/h"},

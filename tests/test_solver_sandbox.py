@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.sandbox import SandboxLimits, landlock_abi, run_sandboxed
+from datasolver.sandbox import SandboxLimits, run_sandboxed
+from datasolver.sandbox.run import landlock_abi
 from tests.helpers.processes import all_gone
 
 # Every test runs cold and warm (forked from the fork server's zygote): tests/conftest.py.

@@ -19,7 +19,8 @@ from datasolver import examples
 from datasolver.agent import solve_task
 from tests.helpers.agent import fake_client
 from datasolver.data import ScratchLayout, load_task
-from datasolver.examples import ScriptedAnswer, solver_handler
+from datasolver.examples import solver_handler
+from datasolver.examples.scripted import ScriptedAnswer
 from datasolver.llm import LLMSettings
 from datasolver.llm.fake import ScriptedModel
 from datasolver.pipeline import RunConfig, run_batch_sync

@@ -17,7 +17,8 @@ from datasolver.data import QueryError, UnknownTable
 from datasolver.errors import ToolRetry
 from datasolver.llm import ToolCall, TraceWriter
 from datasolver.solver.tools import SOLVER_TOOLS
-from datasolver.toolkit import CallHooks, Tool, Toolbox, ToolOutcome, ToolResult, ToolRunner, error_result, hinted
+from datasolver.toolkit import CallHooks, Tool, Toolbox, ToolOutcome, ToolResult, ToolRunner, hinted
+from datasolver.toolkit.tool import error_result
 
 
 def lookup(ctx: dict, name: str, limit: Annotated[int, Field(ge=1)] = 5, tags: list[str] = []) -> ToolResult:  # noqa: B006

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from datasolver.video import DetectorSettings
+from datasolver.video.keyframes import DetectorSettings
 from datasolver.video.keyframes import packet_events, scan_video
 from tests.helpers.videomedia import SLIDES_SPEC, state_of
 
@@ -36,7 +36,7 @@ def test_packet_events_ignore_periodic_keyframes_and_find_scene_cuts_and_bursts(
 
 
 def test_a_file_without_video_is_refused(tmp_path) -> None:
-    from datasolver.video import MediaUnreadable
+    from datasolver.video.errors import MediaUnreadable
 
     bad = tmp_path / "noise.mp4"
     bad.write_bytes(b"\x00\x01not a video" * 100)

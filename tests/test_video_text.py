@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from datasolver.video import numbers_in, unsupported_numbers
+from datasolver.video import unsupported_numbers
+from datasolver.video.numbers import numbers_in
 from datasolver.video.layout import group_rows, has_new_token, layout_text, reading_text
 from datasolver.video.ocr import TextBox
 

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.video import MediaTimeline, VideoOptions, analyze_media, analyze_path, render_timeline
+from datasolver.video import VideoOptions, analyze_path
+from datasolver.video.analyze import analyze_media
+from datasolver.video.timeline import MediaTimeline, render_timeline
 from tests.helpers.videomedia import SLIDES_SPEC, make, require_media_tools, state_of
 
 

@@ -13,11 +13,12 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from datasolver.agent import Limits, SolveOutcome, solve_task
+from datasolver.agent import Limits, solve_task
+from datasolver.agent.solve import SolveOutcome
 from datasolver.data import ScratchLayout
 from datasolver.llm import NULL_TRACE, LLMClient, LLMSettings, TraceWriter
 from datasolver.llm.fake import ScriptedModel, ScriptedServer, ToolCalls, tool_call
-from datasolver.solver import RESULT_LINE
+from datasolver.solver.scaffold import RESULT_LINE
 from datasolver.solver.hashline import line_hash
 
 Face = type[ScriptedModel]

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from datasolver.ask import Analyst, AskConfig, AskLimits, AskResult, open_package
+from datasolver.ask import Analyst, AskConfig, AskLimits, open_package
+from datasolver.ask.loop import AskResult
 from datasolver.llm import NULL_TRACE, LLMClient, LLMSettings, TraceWriter
 from datasolver.llm.replay import REPLAY_BASE_URL, ReplayCursor, ReplayTransport, exchanges_from_events
 from tests.helpers.paths import SHARED, REPO_ROOT

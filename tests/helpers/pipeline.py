@@ -12,7 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from datasolver import examples
-from datasolver.examples import ScriptedAnswer, solver_handler
+from datasolver.examples import solver_handler
+from datasolver.examples.scripted import ScriptedAnswer
 from datasolver.llm import LLMSettings
 from datasolver.llm.fake import ScriptedModel, ScriptedServer
 from datasolver.pipeline import RunConfig

@@ -7,11 +7,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import Any
 
 from datasolver.agent.brief import TaskBrief
-from datasolver.agent.knowledge import compact_knowledge, merge_knowledge
+from datasolver.agent.knowledge import merge_knowledge
 from datasolver.agent.limits import Limits
 from datasolver.agent.prompts import render_prompt
 from datasolver.agent.video import pick_frames, user_content
@@ -33,15 +32,10 @@ def build_system_prompt(limits: Limits = Limits(), window: int | None = None) ->
                          untrusted=render_prompt("untrusted").strip())
 
 
-def build_knowledge_prompt(knowledge: str, evidence_hints: str = "", *, video: bool = False,
-                           described: Collection[str] = ()) -> str:
-    """Layer (b): knowledge.md (less the column types and examples that the descriptions of the
-    `described` tables already give: agent.knowledge), evidence hints when other stages produced
-    them, and the fixed video rules when the task has media."""
-    return _knowledge_prompt(knowledge, compact_knowledge(knowledge, described), evidence_hints, video)
-
-
 def _knowledge_prompt(knowledge: str, compact: str, evidence_hints: str, video: bool) -> str:
+    """Layer (b): knowledge.md as `compact` (less what the table descriptions already say:
+    agent.knowledge), evidence hints when other stages produced them, and the fixed video rules
+    when the task has media."""
     evidence = render_prompt("evidence", evidence_hints=evidence_hints.strip()) if evidence_hints.strip() else ""
     if video:
         evidence += render_prompt("video_rules")

@@ -68,17 +68,18 @@ DEADLINE = "deadline"
 MODEL_ERROR = "model_error"  # the endpoint failed after the client's retries (an exception)
 TOKEN_BUDGET = "token_budget"  # the task's token budget is spent
 CONTEXT_OVERFLOW = "context_overflow"  # the request cannot be made to fit the server's window
+REPEATED_ERROR = "repeated_error"  # the same tool error REPEATS_TO_STOP times in a row
 
+# Trace events of the loop (the strings are what trace.jsonl holds: replays and reports read them).
 EVENT_COMPACTION = "compaction"
 EVENT_TEXT_TOOL_CALLS = "text_tool_calls"
 EVENT_CUT_OFF = "cut_off"
-EVENT_SENT_BACK = "sent_back"
+EVENT_NO_CALL_SENT_BACK = "sent_back"  # a reply with neither a tool call nor an answer, sent back
 EVENT_CONTEXT_SHRINK = "context_shrink"
-EVENT_SEND_BACK = "send_back"
+EVENT_CHECKS_SENT_BACK = "send_back"  # the model stopped on an answer with failed checks, sent back
 EVENT_ANSWER_CHECKS = "answer_checks"
 EVENT_MUST_SUBMIT = "must_submit"
-EVENT_REPEATED_ERROR = "repeated_error"
-REPEATED_ERROR = "repeated_error"  # the same tool error three times in a row ended the attempt
+EVENT_ERROR_REPEATS = "repeated_error"  # a tool error seen REPEATS_TO_WARN times or more: the model is told
 EVENT_QUERY_ADOPTED = "query_adopted"
 VIA_WRITTEN = "written"  # a call made for the model from the query its reply wrote (tool_call events' `via`)
 CUT_OFF = "length"  # the finish_reason of a reply stopped by the output token limit
@@ -215,7 +216,7 @@ async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> Attem
             continue
         if not calls and state.sent_back < run.limits.send_backs and not run.has_prediction():
             state.sent_back += 1
-            run.event(EVENT_SENT_BACK, attempt=number, request_id=result.request_id, reply=result.content[:500])
+            run.event(EVENT_NO_CALL_SENT_BACK, attempt=number, request_id=result.request_id, reply=result.content[:500])
             conv.append(user_message(render_prompt("sent_back", hint=send_back_hint(result.content))))
             continue
         if not calls:
@@ -379,7 +380,7 @@ def take_outcome(conv: Conversation, call: ToolCall, outcome: ToolOutcome, run: 
     repeats = state.error_streak.see(outcome.ok, outcome.text)
     if repeats >= REPEATS_TO_WARN:
         outcome.text += repetition_note(outcome.kind, outcome.on_repeat, repeats)
-        run.event(EVENT_REPEATED_ERROR, attempt=state.number, name=outcome.name, error_kind=outcome.kind,
+        run.event(EVENT_ERROR_REPEATS, attempt=state.number, name=outcome.name, error_kind=outcome.kind,
                   count=repeats, error=outcome.text[:500])
     if note:
         outcome.text = f"{note}\n{outcome.text}"
@@ -459,7 +460,7 @@ def send_back(conv: Conversation, run: AttemptRun, state: AttemptResult) -> bool
     if state.checks_sent_back or not state.check_lines:
         return False
     state.checks_sent_back += 1
-    run.event(EVENT_SEND_BACK, attempt=state.number, checks=list(state.checks), lines=list(state.check_lines))
+    run.event(EVENT_CHECKS_SENT_BACK, attempt=state.number, checks=list(state.checks), lines=list(state.check_lines))
     conv.append(user_message(render_prompt("checks_sent_back", check_lines="\n".join(state.check_lines))))
     return True
 

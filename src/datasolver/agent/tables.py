@@ -121,11 +121,6 @@ def digest_tables(catalog: Catalog, *, max_rows: int = 500_000, max_chars: int =
     return TableDigest(tuple(entries), skipped, tuple(escape_breaks(n.line()) for n in catalog.notes))
 
 
-def describe_tables(catalog: Catalog, *, max_rows: int = 500_000, max_chars: int = 30_000) -> str:
-    """The digest rendered with nothing folded."""
-    return digest_tables(catalog, max_rows=max_rows, max_chars=max_chars).render()
-
-
 def one_line(info: TableInfo, why: str = "", columns_as: str | None = None) -> str:
     """`name: ~rows rows, from file [why]; columns: a, b, c` (no loading needed)."""
     rows = info.rows_label
@@ -137,11 +132,6 @@ def one_line(info: TableInfo, why: str = "", columns_as: str | None = None) -> s
     columns = info.columns or []
     shown = clip_names([escape_breaks(c) for c in columns], MAX_COLUMNS_LISTED)
     return head + (f"; columns: {shown}" if columns else "")
-
-
-def brief_line(info: TableInfo, why: str = "") -> str:
-    """The one-line listing (kept for callers of the older name)."""
-    return one_line(info, why)
 
 
 def _folded_lines(entries: list[TableEntry]) -> list[str]:

@@ -20,7 +20,7 @@ from datasolver import safe_write
 from datasolver.agent import Limits
 from datasolver.ask.config import AskConfig, AskLimits
 from datasolver.data.input_limits import InputLimits
-from datasolver.documents.model import PrepareOptions
+from datasolver.documents.records import PrepareOptions
 from datasolver.documents.structurize.limits import StructurizeLimits
 from datasolver.errors import DatasolverError
 from datasolver.llm import LLMSettings

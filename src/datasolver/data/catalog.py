@@ -63,8 +63,6 @@ from datasolver.data.table_load import LoadContext
 from datasolver.sizes import human_size
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from datasolver.data.linking import ValueIndex
 
 # Every connection starts with no extension install or autoload; file access is then limited to the
@@ -799,10 +797,6 @@ class Catalog:
     def query(self, sql: str, limit: int = 50, timeout_s: float | None = None) -> QueryResult:
         """`sql(sql, timeout_s).fetch(limit)`: the first `limit` rows plus the total count."""
         return self.sql(sql, timeout_s).fetch(limit)
-
-    def query_df(self, sql: str, timeout_s: float | None = None) -> pd.DataFrame:
-        """`sql(sql, timeout_s).df()`: the whole result as a DataFrame."""
-        return self.sql(sql, timeout_s).df()
 
     def _run(self, sql: str, fetch: Callable[[duckdb.DuckDBPyRelation], T],
              timeout_s: float | None = None) -> RepairOutcome[T]:

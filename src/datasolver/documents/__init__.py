@@ -6,33 +6,17 @@ Outputs go to `<task>/derived/` (table files + manifest.json), which data.Catalo
 
 import importlib
 
-from datasolver.documents.errors import (
-    DocError,
-    DocumentSkipped,
-    ManifestError,
-    NormalizerFailed,
-    PlanError,
-)
+from datasolver.documents.errors import DocError
 from datasolver.documents.hints import document_table_hints
-from datasolver.documents.model import DocReport, PrepareOptions, SkippedDocument, WrittenTable
+from datasolver.documents.records import DocReport, PrepareOptions
 
 __all__ = [
     "DocError",
     "DocReport",
-    "DocumentSkipped",
-    "ManifestError",
-    "NormalizerFailed",
-    "PlanError",
     "PrepareOptions",
-    "SkippedDocument",
-    "StructurizeLimits",
-    "Structured",
-    "VoteTally",
-    "WrittenTable",
     "document_table_hints",
     "prepare_documents",
     "prepare_documents_async",
-    "structurize_document",
     "tally_votes",
 ]
 
@@ -40,11 +24,7 @@ __all__ = [
 # ~0.35 CPU-s), which the deterministic path (`datasolver tables` / `sql` on a folder with
 # documents) never needs; the documents pass (its PDF reader and sandbox) runs only when a folder
 # has documents not in the document cache, so `sql` on a folder without documents skips it.
-_MODEL_NAMES = {
-    "StructurizeLimits": "structurize", "Structured": "structurize", "structurize_document": "structurize",
-    "VoteTally": "votes", "tally_votes": "votes",
-    "prepare_documents": "prepare", "prepare_documents_async": "prepare",
-}
+_MODEL_NAMES = {"tally_votes": "votes", "prepare_documents": "prepare", "prepare_documents_async": "prepare"}
 
 
 def __getattr__(name: str) -> object:

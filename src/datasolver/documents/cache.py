@@ -33,7 +33,7 @@ from datasolver.data.layout import ScratchLayout
 from datasolver.data.user_cache import make_dirs, real_dir, regular_file
 from datasolver.data.user_cache import cache_root as user_cache_root
 from datasolver.documents.manifest import MANIFEST, VERSION
-from datasolver.documents.model import SkippedDocument
+from datasolver.documents.records import SkippedDocument
 from datasolver.documents.sources import Document, file_sha256, find_documents
 
 CACHE_ENV = "DATASOLVER_DOC_CACHE"

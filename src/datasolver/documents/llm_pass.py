@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from datasolver.documents.errors import DocError
 from datasolver.documents.manifest import write_csv, write_table
 from datasolver.documents.markdown import format_ranges
-from datasolver.documents.model import DocReport, DocState, ExtractedTable, PrepareOptions, SkippedDocument
+from datasolver.documents.records import DocReport, DocState, ExtractedTable, PrepareOptions, SkippedDocument
 from datasolver.documents.structurize import structurize_document
 from datasolver.documents.structurize.join import PROVENANCE_COLUMNS
 from datasolver.documents.votes import tally_votes

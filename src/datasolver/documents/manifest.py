@@ -14,7 +14,7 @@ from typing import Any
 from datasolver import safe_write
 from datasolver.data.names import canonical_name
 from datasolver.documents.errors import ManifestError
-from datasolver.documents.model import ExtractedTable
+from datasolver.documents.records import ExtractedTable
 from datasolver.documents.sources import Document
 
 MANIFEST = "manifest.json"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datasolver.data.names import unique_names
 from datasolver.data.pipe_tables import PipeTable, find_pipe_tables
-from datasolver.documents.model import ExtractedTable
+from datasolver.documents.records import ExtractedTable
 
 
 def unique_columns(header: list[str]) -> list[str]:

@@ -14,7 +14,7 @@ from typing import Any
 from datasolver.data.pipe_tables import find_pipe_tables
 from datasolver.documents.errors import DocumentSkipped
 from datasolver.documents.markdown import format_ranges, merge_continued, unique_columns
-from datasolver.documents.model import ExtractedTable
+from datasolver.documents.records import ExtractedTable
 from datasolver.documents.reflow import Line, PageLines, join_lines, reflow, render, strip_running_lines
 from datasolver.sandbox import SandboxError, SandboxLimits, UnsafeFile, run_sandboxed, safe_files
 from datasolver.sandbox.run import STOPPED_REASON

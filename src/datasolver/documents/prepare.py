@@ -24,7 +24,7 @@ from datasolver.data.tasks import load_task
 from datasolver.documents.errors import DocError, DocumentSkipped, ManifestError
 from datasolver.documents.manifest import VERSION, load_manifest, save_manifest, write_table
 from datasolver.documents.markdown import extract_markdown
-from datasolver.documents.model import DocReport, DocState, PrepareOptions, SkippedDocument, WrittenTable
+from datasolver.documents.records import DocReport, DocState, PrepareOptions, SkippedDocument, WrittenTable
 from datasolver.documents.pdf import DEADLINE_PASSED, PdfExtraction, extract_pdf, read_pdfs
 from datasolver.documents.sources import Document, file_sha256, find_documents, read_text
 

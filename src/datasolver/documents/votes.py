@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from datasolver.documents.model import DEFAULT_VOTES
+from datasolver.documents.records import DEFAULT_VOTES
 from datasolver.documents.prompts import render_prompt
 from datasolver.llm.errors import LLMError
 from datasolver.llm.repair import loads_lenient

@@ -36,4 +36,9 @@ def demo_answers() -> dict[str, ScriptedAnswer]:
     return load_answers(EXAMPLES_DIR / "solutions.json", input_dir())
 
 
-__all__ = ["EXAMPLES_DIR", "ScriptedAnswer", "demo_answers", "gold_dir", "input_dir", "load_answers", "solver_handler"]
+__all__ = [
+    "demo_answers",
+    "gold_dir",
+    "input_dir",
+    "solver_handler",
+]

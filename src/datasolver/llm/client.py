@@ -17,7 +17,19 @@ from typing import Any
 import httpx
 import openai
 
-from . import constants as C
+from .constants import (
+    CHARS_PER_TOKEN_LOW,
+    DISCOVERY_TIMEOUT_S,
+    EVENT_ERROR,
+    EVENT_RESPONSE,
+    EVENT_RETRY,
+    PLACEHOLDER_API_KEY,
+    PREFILL_TIMEOUT_FACTOR,
+    REPLY_ALLOWANCE_S,
+    SERVER_ERROR_MIN_STATUS,
+    THINKING_BODY_KEY,
+    THINKING_FLAG,
+)
 from .errors import (
     LLMAuthError,
     LLMBadRequestError,
@@ -119,8 +131,8 @@ class LLMClient:
             return settings.read_timeout
         chars = len(json.dumps(body.get("messages") or [], ensure_ascii=False))
         chars += len(json.dumps(body.get("tools") or [], ensure_ascii=False))
-        reading = chars / C.CHARS_PER_TOKEN_LOW / rate
-        return max(settings.read_timeout, reading * C.PREFILL_TIMEOUT_FACTOR + C.REPLY_ALLOWANCE_S)
+        reading = chars / CHARS_PER_TOKEN_LOW / rate
+        return max(settings.read_timeout, reading * PREFILL_TIMEOUT_FACTOR + REPLY_ALLOWANCE_S)
 
     async def learn_context_window(self, answered: Mapping[str, Any] | None = None) -> int | None:
         """Ask the server once (vLLM ``/v1/models``, llama.cpp ``/props``) unless already known.
@@ -138,7 +150,7 @@ class LLMClient:
         self.facts.asked = [redact_url(url) for url in asked]  # facts travel (Ray): no credentials
         return self.facts.context_window
 
-    async def get_json(self, url: str, *, timeout: float = C.DISCOVERY_TIMEOUT_S) -> Any:
+    async def get_json(self, url: str, *, timeout: float = DISCOVERY_TIMEOUT_S) -> Any:
         """GET ``url`` over the SDK's connection pool: the decoded JSON (None when the body is not
         JSON). Failures raise as ``chat``'s do: LLMConnectionError (no connection, or none within the
         connect timeout), LLMTimeoutError (no answer within ``timeout``), LLMStatusError and its kinds."""
@@ -227,7 +239,7 @@ class LLMClient:
                 continue
             except asyncio.CancelledError:  # a deadline hit mid-request: count it, leave a mark
                 self.usage.add(requests=0, cancelled=1)
-                self._trace_event(C.EVENT_ERROR, request_id, tries, context, error_type="CancelledError",
+                self._trace_event(EVENT_ERROR, request_id, tries, context, error_type="CancelledError",
                                   error="cancelled by caller (connection closed)",
                                   latency_s=round(time.monotonic() - attempt_start, 3))
                 raise
@@ -270,7 +282,7 @@ class LLMClient:
             retry_after_cap=settings.retry_after_cap,
         )
         self._trace_event(
-            C.EVENT_RETRY, request_id, tries, context, reason=reason,
+            EVENT_RETRY, request_id, tries, context, reason=reason,
             delay_s=round(delay, 3), latency_s=round(latency, 3), error_type=type(error).__name__,
             status=getattr(error, "status_code", None), error=str(error),
         )
@@ -343,9 +355,9 @@ class LLMClient:
         extra_body = dict(overrides.pop("extra_body", None) or {})
         thinking = settings.enable_thinking if enable_thinking is None else enable_thinking
         if thinking is not None:
-            template_kwargs = dict(extra_body.get(C.THINKING_BODY_KEY) or {})
-            template_kwargs[C.THINKING_FLAG] = thinking
-            extra_body[C.THINKING_BODY_KEY] = template_kwargs
+            template_kwargs = dict(extra_body.get(THINKING_BODY_KEY) or {})
+            template_kwargs[THINKING_FLAG] = thinking
+            extra_body[THINKING_BODY_KEY] = template_kwargs
         if extra_body:
             body["extra_body"] = extra_body
         body.update(overrides)
@@ -372,7 +384,7 @@ class LLMClient:
         if result.prefill_s is not None:
             extra["prefill_s"] = round(result.prefill_s, 3)
         self._trace_event(
-            C.EVENT_RESPONSE, request_id, tries, context, latency_s=round(latency, 3),
+            EVENT_RESPONSE, request_id, tries, context, latency_s=round(latency, 3),
             finish_reason=result.finish_reason, content=result.content, reasoning=result.reasoning,
             tool_calls=[c.to_openai() for c in result.tool_calls], usage=result.usage.as_dict(), **extra,
         )
@@ -384,7 +396,7 @@ class LLMClient:
         limit = getattr(error, "limit", None)
         extra = {"context_limit": limit.limit, "requested_tokens": limit.requested} if limit is not None else {}
         self._trace_event(
-            C.EVENT_ERROR, request_id, tries, context, latency_s=round(latency, 3),
+            EVENT_ERROR, request_id, tries, context, latency_s=round(latency, 3),
             error_type=type(error).__name__, status=getattr(error, "status_code", None),
             error=str(error), retries_taken=error.retries_taken,
             gave_up=("retries exhausted: " + reason) if reason else "not retryable", **extra,
@@ -439,7 +451,7 @@ def _make_sdk(settings: LLMSettings, task_id: str | None = None) -> openai.Async
     return openai.AsyncOpenAI(
         http_client=http_client,
         base_url=settings.base_url,
-        api_key=settings.api_key or C.PLACEHOLDER_API_KEY,
+        api_key=settings.api_key or PLACEHOLDER_API_KEY,
         timeout=openai.Timeout(settings.read_timeout, connect=settings.connect_timeout),
         max_retries=0,  # our loop retries, so each retry and its reason reach the trace
     )
@@ -474,7 +486,7 @@ def _status_error(exc: openai.APIStatusError, where: str) -> LLMStatusError:
         cls = LLMAuthError
     elif status == 429:
         cls = LLMRateLimitError
-    elif status >= C.SERVER_ERROR_MIN_STATUS:
+    elif status >= SERVER_ERROR_MIN_STATUS:
         cls = LLMServerError
     else:
         cls = LLMStatusError

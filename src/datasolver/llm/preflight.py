@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import constants as C
+from .constants import PREFLIGHT_PROMPT, PREFLIGHT_REPLY_S, PREFLIGHT_WAIT_S, WARM_UP_PROMPT
 from .errors import (
     EndpointUnusable,
     LLMAuthError,
@@ -54,7 +54,7 @@ from .window import model_ids, models_url
 if TYPE_CHECKING:
     from .client import LLMClient
 
-PROBE_MESSAGES = ({"role": "user", "content": C.PREFLIGHT_PROMPT},)
+PROBE_MESSAGES = ({"role": "user", "content": PREFLIGHT_PROMPT},)
 """The preflight's one message (the scripted fake server recognises it and answers it itself)."""
 _MODEL_REFUSED = re.compile(r"model.*(?:not found|does not exist|unknown|invalid|not available|no such|not loaded)|"
                             r"(?:unknown|invalid|no such) model", re.IGNORECASE | re.DOTALL)
@@ -90,16 +90,16 @@ def is_probe(body: Any) -> bool:
 
 def is_warm_up(body: Any) -> bool:
     """Whether a chat-completion request body is a batch's warm-up (one token, tools off, its user
-    message `C.WARM_UP_PROMPT`): the scripted model answers it itself, as it does the preflight."""
+    message `WARM_UP_PROMPT`): the scripted model answers it itself, as it does the preflight."""
     if not isinstance(body, dict) or body.get("max_tokens") != 1 or body.get("tool_choice") != "none":
         return False
     messages = body.get("messages")
     last = messages[-1] if isinstance(messages, list) and messages else None
-    return isinstance(last, dict) and last.get("role") == "user" and last.get("content") == C.WARM_UP_PROMPT
+    return isinstance(last, dict) and last.get("role") == "user" and last.get("content") == WARM_UP_PROMPT
 
 
 async def check_endpoint(
-    client: LLMClient, *, wait_s: float = C.PREFLIGHT_WAIT_S, reply_s: float | None = None,
+    client: LLMClient, *, wait_s: float = PREFLIGHT_WAIT_S, reply_s: float | None = None,
     on_wait: Callable[[str], None] | None = None,
 ) -> EndpointCheck:
     """Ask the endpoint whether a run can use it; raise EndpointUnusable when it cannot.
@@ -109,7 +109,7 @@ async def check_endpoint(
     tries is the llm room's default, whatever the client's settings say (a test's zero backoff would
     otherwise spin for ``wait_s``).
     """
-    reply_s = C.PREFLIGHT_REPLY_S if reply_s is None else reply_s
+    reply_s = PREFLIGHT_REPLY_S if reply_s is None else reply_s
     where = client.settings.display_url
     started = time.monotonic()
     tries = 0

@@ -5,16 +5,14 @@ Never raises on bad model output: the error text is meant to be sent back as the
 
 from __future__ import annotations
 
-import difflib
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import json_repair
 from pydantic import BaseModel, ValidationError
 
-from . import constants as C
+from .constants import MAX_UNWRAP_DEPTH
 
 # Keys of the wrapper a model leaks when it writes the whole call instead of its arguments.
 _WRAPPER_ARGS_KEYS = ("arguments", "parameters", "args")
@@ -118,7 +116,7 @@ def _decode(text: str, repairs: list[str]) -> tuple[Any, bool]:
 def _unwrap(value: Any, model: type[BaseModel], repairs: list[str]) -> Any:
     """Peel double encoding and ``{"name": …, "arguments": …}`` leaks, a few layers deep."""
     fields = set(model.model_fields)
-    for _ in range(C.MAX_UNWRAP_DEPTH):
+    for _ in range(MAX_UNWRAP_DEPTH):
         if isinstance(value, str):
             inner, ok = _decode(value.strip() or '""', repairs)
             if not ok or inner == value:

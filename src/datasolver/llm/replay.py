@@ -20,7 +20,7 @@ import httpx
 
 from datasolver.untrusted_json import as_dict, as_int
 
-from . import constants as C
+from .constants import EVENT_ERROR, EVENT_RESPONSE, EVENT_RETRY
 
 REPLAY_BASE_URL = "http://replay.invalid/v1"
 """The base URL replay settings carry: never contacted (the transport answers every request)."""
@@ -50,10 +50,10 @@ def exchanges_from_events(events: Iterable[dict[str, Any]]) -> list[Exchange]:
     out: list[Exchange] = []
     for event in events:
         kind = event.get("event")
-        if kind not in (C.EVENT_RESPONSE, C.EVENT_RETRY, C.EVENT_ERROR) or "request_id" not in event:
+        if kind not in (EVENT_RESPONSE, EVENT_RETRY, EVENT_ERROR) or "request_id" not in event:
             continue
         request_id, attempt = as_int(event.get("request_id")), as_int(event.get("attempt"), 1) or 1
-        if kind == C.EVENT_RESPONSE:
+        if kind == EVENT_RESPONSE:
             out.append(Exchange(request_id, attempt, body=response_body(event)))
             continue
         error_type = str(event.get("error_type") or "")

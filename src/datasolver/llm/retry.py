@@ -7,7 +7,14 @@ import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 
-from . import constants as C
+from .constants import (
+    INITIAL_BACKOFF_S,
+    JITTER_FRACTION,
+    MAX_BACKOFF_S,
+    RETRYABLE_STATUS,
+    RETRY_AFTER_CAP_S,
+    SERVER_ERROR_MIN_STATUS,
+)
 from .errors import (
     LLMConnectionError,
     LLMError,
@@ -32,7 +39,7 @@ def should_retry(error: LLMError) -> str | None:
             return f"HTTP {error.status_code} (x-should-retry: true)"
         if hint == "false":
             return None
-        if error.status_code in C.RETRYABLE_STATUS or error.status_code >= C.SERVER_ERROR_MIN_STATUS:
+        if error.status_code in RETRYABLE_STATUS or error.status_code >= SERVER_ERROR_MIN_STATUS:
             return f"HTTP {error.status_code}"
     return None
 
@@ -62,10 +69,10 @@ def retry_delay(
     retries_taken: int,
     retry_after: float | None,
     *,
-    initial_backoff: float = C.INITIAL_BACKOFF_S,
-    max_backoff: float = C.MAX_BACKOFF_S,
-    retry_after_cap: float = C.RETRY_AFTER_CAP_S,
-    jitter: float = C.JITTER_FRACTION,
+    initial_backoff: float = INITIAL_BACKOFF_S,
+    max_backoff: float = MAX_BACKOFF_S,
+    retry_after_cap: float = RETRY_AFTER_CAP_S,
+    jitter: float = JITTER_FRACTION,
     rand: float | None = None,
 ) -> float:
     """Seconds to wait before retry number ``retries_taken + 1``.

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from datasolver import safe_write, untrusted_json
 
-from . import constants as C
+from .constants import EVENT_REQUEST, EVENT_TOOL_CALL, EVENT_TOOL_RESULT, MIN_SECRET_LEN, SCRUBBED, TRACE_FILE_NAME
 from .settings import redact_url
 
 # Header-shaped secrets are scrubbed whatever key is configured.
@@ -38,11 +38,11 @@ class TraceWriter:
     ) -> None:
         base = Path(path_or_dir)
         if task_id is not None:
-            self.path = base / task_id / C.TRACE_FILE_NAME
+            self.path = base / task_id / TRACE_FILE_NAME
         elif base.suffix:
             self.path, base = base, base.parent
         else:
-            self.path = base / C.TRACE_FILE_NAME
+            self.path = base / TRACE_FILE_NAME
         self._base = base
         self.task_id = task_id
         self._secrets: list[str] = []
@@ -57,7 +57,7 @@ class TraceWriter:
 
     def add_secret(self, secret: str | None) -> None:
         """Scrub this value from every later event (ignored when too short to match safely)."""
-        if secret and len(secret) >= C.MIN_SECRET_LEN and secret not in self._secrets:
+        if secret and len(secret) >= MIN_SECRET_LEN and secret not in self._secrets:
             with self._lock:
                 self._secrets.append(secret)
 
@@ -112,7 +112,7 @@ class TraceWriter:
                     self._last_tools = tools
         fields["messages_total"] = len(messages)
         fields["try"] = tries
-        return self.event(C.EVENT_REQUEST, request_id=request_id, **fields)
+        return self.event(EVENT_REQUEST, request_id=request_id, **fields)
 
     def tool_call(
         self, call_id: str, name: str, arguments: Any, *, repairs: list[str] | None = None,
@@ -121,7 +121,7 @@ class TraceWriter:
         """Record a tool call as the agent is about to run it (parsed arguments, repairs applied);
         ``via`` is "text" for a call the model wrote in its content."""
         return self.event(
-            C.EVENT_TOOL_CALL, call_id=call_id, name=name, arguments=arguments,
+            EVENT_TOOL_CALL, call_id=call_id, name=name, arguments=arguments,
             repairs=list(repairs or []), error=error, via=via,
         )
 
@@ -130,7 +130,7 @@ class TraceWriter:
     ) -> dict[str, Any]:
         """Record what a tool returned to the model."""
         return self.event(
-            C.EVENT_TOOL_RESULT, call_id=call_id, name=name, ok=ok, latency_s=latency_s, content=content
+            EVENT_TOOL_RESULT, call_id=call_id, name=name, ok=ok, latency_s=latency_s, content=content
         )
 
     def read(self) -> list[dict[str, Any]]:
@@ -139,14 +139,14 @@ class TraceWriter:
 
     def _scrub(self, value: Any, key: str | None = None) -> Any:
         if key is not None and _SECRET_KEYS.match(key) and value not in (None, ""):
-            return C.SCRUBBED
+            return SCRUBBED
         if isinstance(value, str):
             for secret in self._secrets:
-                value = value.replace(secret, C.SCRUBBED)
+                value = value.replace(secret, SCRUBBED)
             # Substring tests first: each regex scans the whole text (~20 us for a long prompt),
             # and almost no text holds either pattern.
             if "bearer" in value.lower():
-                value = _BEARER.sub(rf"\1 {C.SCRUBBED}", value)
+                value = _BEARER.sub(rf"\1 {SCRUBBED}", value)
             return redact_url(value) if "://" in value else value
         if isinstance(value, dict):
             return {k: self._scrub(v, str(k)) for k, v in value.items()}

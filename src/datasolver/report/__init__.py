@@ -10,7 +10,7 @@ from pathlib import Path
 
 from datasolver import safe_write
 
-from datasolver.report.load import RunView, TaskView, load_run
+from datasolver.report.load import load_run
 from datasolver.report.render import render_page
 
 REPORT_FILE = "report.html"
@@ -31,4 +31,6 @@ def write_report(logs_dir: Path, *, gold_dir: Path | None = None, predictions_di
     return safe_write.write_file(target, page)  # LOGS_DIR may be someone else's: never through a link
 
 
-__all__ = ["REPORT_FILE", "RunView", "TaskView", "load_run", "render_page", "write_report"]
+__all__ = [
+    "write_report",
+]

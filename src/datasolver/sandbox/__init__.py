@@ -5,18 +5,14 @@ gives (`datasolver doctor`). It knows nothing of what it runs. docs/sandbox.md.
 """
 
 from datasolver.sandbox.errors import SandboxError, UnsafeFile
-from datasolver.sandbox.policy import GiB, SandboxLimits, scrub_env
-from datasolver.sandbox.run import SandboxRun, kernel_features, landlock_abi, run_sandboxed, stop_all_runs
+from datasolver.sandbox.policy import SandboxLimits
+from datasolver.sandbox.run import SandboxRun, run_sandboxed, stop_all_runs
 
 __all__ = [
-    "GiB",
     "SandboxError",
     "SandboxLimits",
     "SandboxRun",
     "UnsafeFile",
-    "kernel_features",
-    "landlock_abi",
     "run_sandboxed",
-    "scrub_env",
     "stop_all_runs",
 ]

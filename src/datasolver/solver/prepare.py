@@ -33,7 +33,7 @@ def prepare_scratch(task: Task | Path, scratch_root: Path, *, link_context: bool
     the documents room and is left alone.
     """
     if not isinstance(task, Task):
-        task = load_task(Path(task))  # its task_id is one safe folder name (data.task_id_problem)
+        task = load_task(Path(task))  # its task_id is one safe folder name (data.tasks.task_id_problem)
     source = TaskFolder(task.dir.resolve())
     if not source.is_task():  # a discovered task's folder can go before it is prepared
         raise TaskError(f"{task.dir}: no task.json (the folder changed after the task was read)")

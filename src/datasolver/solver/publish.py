@@ -14,7 +14,7 @@ from typing import Literal, get_args
 
 from datasolver import safe_write
 from datasolver.sandbox import UnsafeFile, safe_files
-from datasolver.solver.checks import PREDICTION_MAX_BYTES
+from datasolver.solver.prediction_check import PREDICTION_MAX_BYTES
 from datasolver.data.layout import PREDICTION_NAME
 
 TaskStatus = Literal["solved", "fallback", "failed", "skipped"]

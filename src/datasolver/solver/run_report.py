@@ -9,7 +9,7 @@ import io
 
 from datasolver.clip import clip, clip_names
 from datasolver.solver.answer_checks import CheckReport
-from datasolver.solver.checks import PredictionCheck, check_prediction
+from datasolver.solver.prediction_check import PredictionCheck, check_prediction
 from datasolver.solver.runner import SolverRun, user_output
 
 _CELL_CHARS = 100

@@ -16,7 +16,7 @@ from datasolver.data import LOADED_ENV
 from datasolver.data.input_files import outside_links_env
 from datasolver.sandbox import SandboxLimits, SandboxRun, run_sandboxed, safe_files
 from datasolver.sandbox.fork_server import DATA_STACK
-from datasolver.solver.checks import PREDICTION_MAX_BYTES
+from datasolver.solver.prediction_check import PREDICTION_MAX_BYTES
 from datasolver.data.errors import ScratchError
 from datasolver.data.layout import PREDICTION_NAME, ScratchLayout
 from datasolver.solver.scaffold import NO_RESULT_MARKER

@@ -2,13 +2,10 @@
 a tool is a typed function whose docstring is its prompt (`tool.py`), and one runner parses,
 runs and traces the model's calls (`runner.py`)."""
 
-from datasolver.toolkit.runner import EVENT_TOOL_CRASH, CallHooks, ToolCall, ToolOutcome, ToolRunner
-from datasolver.toolkit.tool import (
-    ResultKind, Tool, Toolbox, ToolResult, compact_validation, error_result, hinted, unknown_tool, unknown_tool_message,
-)
+from datasolver.toolkit.runner import CallHooks, ToolCall, ToolOutcome, ToolRunner
+from datasolver.toolkit.tool import ResultKind, Tool, Toolbox, ToolResult, compact_validation, hinted, unknown_tool
 
 __all__ = [
-    "EVENT_TOOL_CRASH",
     "CallHooks",
     "ResultKind",
     "Tool",
@@ -18,8 +15,6 @@ __all__ = [
     "ToolRunner",
     "Toolbox",
     "compact_validation",
-    "error_result",
     "hinted",
     "unknown_tool",
-    "unknown_tool_message",
 ]

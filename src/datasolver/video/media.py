@@ -33,10 +33,6 @@ def is_media(path: Path) -> bool:
     return path.suffix.lower() in MEDIA_SUFFIXES
 
 
-def is_audio_only(path: Path) -> bool:
-    return path.suffix.lower() in AUDIO_SUFFIXES
-
-
 def find_media(task_dir: Path) -> list[Path]:
     """Every video and audio file under `task_dir/context/` that the data room's input check
     accepts (regular files inside the task; links out of it only with the opt-in), sorted."""

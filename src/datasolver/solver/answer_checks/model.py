@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from datasolver.data.errors import QueryInterrupted
 from datasolver.solver.answer_checks.sqlshape import MAX_SQL_CHARS, ParsedSql, parse_sql, sql_refusal
-from datasolver.solver.checks import is_null
+from datasolver.solver.prediction_check import is_null
 from datasolver.untrusted_json import BadJSON, parse_object
 
 if TYPE_CHECKING:

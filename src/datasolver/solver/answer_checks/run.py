@@ -12,7 +12,7 @@ from datasolver.data.layout import ScratchLayout
 from datasolver.sandbox import UnsafeFile, safe_files
 from datasolver.solver.answer_checks import code, queries, question, shape
 from datasolver.solver.answer_checks.model import CHECKS_BUDGET_S, AnswerContext, CheckFinding, read_query_log
-from datasolver.solver.checks import PredictionCheck
+from datasolver.solver.prediction_check import PredictionCheck
 
 QUERY_LOG_TAIL_BYTES = 4 << 20
 """How much of run_sql's log the checks read, from its end (a query run in a loop can make it long)."""

@@ -7,7 +7,7 @@ from collections import Counter
 
 from datasolver.solver.answer_checks.model import AnswerContext, CheckFinding
 from datasolver.solver.answer_checks.words import QUANTITY_WORDS, RANK_WORDS, mentions, quoted_values
-from datasolver.solver.checks import is_null
+from datasolver.solver.prediction_check import is_null
 
 _HELPER_NAME = re.compile(
     r"^(?:index|level_0|unnamed: ?\d+|rank|rnk|rn|row_?num(?:ber)?|row_?id|dense_rank|ranking|排名|名次|序号|行号)$"

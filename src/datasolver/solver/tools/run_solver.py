@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from datasolver.solver.answer_checks import check_answer
-from datasolver.solver.checks import check_prediction
+from datasolver.solver.prediction_check import check_prediction
 from datasolver.solver.run_report import render_run
 from datasolver.solver.runner import run_solver_script
 from datasolver.solver.tools.base import ToolContext

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.solver import checks
-from datasolver.solver.checks import check_prediction
+from datasolver.solver import prediction_check
+from datasolver.solver.prediction_check import check_prediction
 
 CASES = [
         (b"a,b\n1,2\n3,4\n", (2, 2), [2, 2], None),
@@ -48,22 +48,22 @@ def test_a_large_file_read_by_arrow_says_what_the_row_by_row_read_says(
     path = tmp_path / "prediction.csv"
     path.write_bytes(content)
     row_by_row = check_prediction(path, answer_checked=answer_checked)
-    monkeypatch.setattr(checks, "BULK_BYTES", 0)  # every file counts as large
+    monkeypatch.setattr(prediction_check, "BULK_BYTES", 0)  # every file counts as large
     assert check_prediction(path, answer_checked=answer_checked) == row_by_row
 
 
 def test_a_clean_large_file_is_not_read_row_by_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "prediction.csv"
     path.write_text("id,v,w\n" + "".join(f"{k},{k % 7 or ''},x\n" for k in range(5000)) + "1,1,x\n", encoding="utf-8")
-    monkeypatch.setattr(checks, "BULK_BYTES", 1000)
-    monkeypatch.setattr(checks, "SAMPLE_ROWS", 100)
+    monkeypatch.setattr(prediction_check, "BULK_BYTES", 1000)
+    monkeypatch.setattr(prediction_check, "SAMPLE_ROWS", 100)
 
     def row_by_row(*args, **kwargs):  # the row-by-row reader asks this of every cell; Arrow never does
         raise AssertionError("a clean large file went row by row")
 
-    monkeypatch.setattr(checks, "is_null", row_by_row)
+    monkeypatch.setattr(prediction_check, "is_null", row_by_row)
     check = check_prediction(path)
     assert check.shape == (5001, 3) and check.non_null == [5001, 4286, 5001]
     assert check.warnings == ["1 duplicate row(s): check joins, or use DISTINCT if the question wants unique rows"]
-    assert len(check.head) == checks.HEAD_ROWS and len(check.sample) == 100 and check.sampled
+    assert len(check.head) == prediction_check.HEAD_ROWS and len(check.sample) == 100 and check.sampled
     assert check_prediction(path, answer_checked=True).warnings == []  # the CHECK lines say it
