@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from datasolver.agent import Limits, SolveOutcome, build_messages, estimate_messages_tokens, gather_brief, solve_task
-from tests.helpers.agent import edit_query_turn, fake_client, query_line
+from tests.helpers.agent import edit_query_turn, fake_client, query_line, task_run
 from datasolver.agent.tokens import estimate_tools_tokens
 from datasolver.data import Catalog
 from datasolver.llm import TraceWriter
@@ -40,7 +40,7 @@ def solve(scratch: Path, script=None, handler=None, limits: Limits = Limits(), s
     with ScriptedModel(script, handler) as server:
         async def go() -> SolveOutcome:
             async with fake_client(server, trace, **client_settings) as client:
-                return await solve_task(scratch, client, scratch.parent.parent / "out", limits=limits)
+                return await solve_task(task_run(scratch, client, scratch.parent.parent / "out", limits))
 
         outcome = asyncio.run(go())
     assert server.errors == []  # every request was one a strict server accepts

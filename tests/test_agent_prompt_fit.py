@@ -129,7 +129,7 @@ def test_votes_rank_before_word_overlap(brief: TaskBrief) -> None:
 
 def test_solve_task_votes_and_folds_only_over_the_budget(tmp_path: Path) -> None:
     from datasolver.agent import Limits, solve_task
-    from tests.helpers.agent import edit_query_turn, fake_client
+    from tests.helpers.agent import edit_query_turn, fake_client, task_run
     from datasolver.llm import TraceWriter
     from datasolver.llm.fake import tool_call
     from tests.helpers.solver import make_tiny_task
@@ -150,7 +150,7 @@ def test_solve_task_votes_and_folds_only_over_the_budget(tmp_path: Path) -> None
         async def go():
             async with fake_client(server, trace) as client:
                 limits = Limits(prompt_budget=unfolded - 30)
-                return await solve_task(scratch, client, tmp_path / "out", limits=limits)
+                return await solve_task(task_run(scratch, client, tmp_path / "out", limits))
 
         outcome = asyncio.run(go())
         requests = server.requests

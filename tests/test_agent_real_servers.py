@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from datasolver.agent import Limits, SolveOutcome, solve_task
-from tests.helpers.agent import edit_query_turn, fake_client
+from tests.helpers.agent import edit_query_turn, fake_client, task_run
 from datasolver.examples import ScriptedAnswer, solver_handler
 from datasolver.llm import TraceWriter
 from datasolver.llm.fake import ScriptedModel, text, text_writer, tool_call
@@ -32,7 +32,7 @@ def solve(scratch: Path, script=None, handler=None, limits: Limits = Limits(), s
     with ScriptedModel(script, handler, **(server_options or {})) as server:
         async def go() -> SolveOutcome:
             async with fake_client(server, trace, **client_settings) as client:
-                return await solve_task(scratch, client, scratch.parent.parent / "out", limits=limits)
+                return await solve_task(task_run(scratch, client, scratch.parent.parent / "out", limits))
 
         outcome = asyncio.run(go())
     assert server.errors == []

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from datasolver.agent import Limits, SolveOutcome, solve_task
-from tests.helpers.agent import fake_client
+from tests.helpers.agent import fake_client, task_run
 from datasolver.data import Catalog
 from datasolver.examples import ScriptedAnswer, solver_handler
 from tests.helpers.mistakes import MISTAKES, mistake_for, right_answer
@@ -45,8 +45,8 @@ def solve(scratch: Path, answer: ScriptedAnswer, *, answer_checks: bool = True) 
     with ScriptedModel(handler=solver_handler([answer])) as server:
         async def go() -> SolveOutcome:
             async with fake_client(server, trace) as client:
-                return await solve_task(scratch, client, scratch.parent.parent / "out",
-                                        limits=Limits(max_attempts=1, answer_checks=answer_checks))
+                return await solve_task(task_run(scratch, client, scratch.parent.parent / "out",
+                                                 Limits(max_attempts=1, answer_checks=answer_checks)))
 
         outcome = asyncio.run(go())
     assert server.errors == []

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from datasolver import examples
-from datasolver.agent import solve_task
+from datasolver.agent import TaskRun, solve_task
 from tests.helpers.agent import fake_client
 from datasolver.data import ScratchLayout, load_task
 from datasolver.examples import ScriptedAnswer, solver_handler
@@ -83,9 +83,9 @@ def test_a_scripted_run_opens_each_task_json_twice_a_parse_and_a_copy(
     # scratch folder for people. Nothing else opens either file: the Task travels.
     source = str(input_dir / DOC_TASK / "task.json")
     assert set(task_json_opens) == {source} and len(task_json_opens) <= 2  # at most a parse and a copy
-    # prepare makes the layout, and documents, scaffold, brief, toolbox, attempts and trace get it;
-    # the agent builds it again once at its entry (a solver's signature takes the scratch path).
-    assert sorted(layouts_from_paths) == ["prepare_scratch", "solve_task"]
+    # prepare makes the layout, and documents, scaffold, the solver's TaskRun (brief, toolbox,
+    # attempts) get it: no stage builds it again from the path.
+    assert layouts_from_paths == ["prepare_scratch"]
 
 
 def test_every_stage_takes_the_question_from_the_task_not_from_the_file(tmp_path: Path, task_json_opens) -> None:
@@ -103,7 +103,8 @@ def test_every_stage_takes_the_question_from_the_task_not_from_the_file(tmp_path
     answer = ScriptedAnswer(task.task_id, "SELECT city, COUNT(*) AS orders FROM orders GROUP BY city ORDER BY city",
                             asked)
     with ScriptedModel(handler=solver_handler([answer])) as server:
-        outcome = asyncio.run(solve_task(scratch, fake_client(server), tmp_path / "out", task=task))
+        run = TaskRun(task, ScratchLayout.of(scratch).require(), fake_client(server), tmp_path / "out")
+        outcome = asyncio.run(solve_task(run))
         first_prompt = str(server.requests[0])
     assert outcome.status == "solved", outcome.reason
     assert asked in first_prompt and TINY_QUESTION not in first_prompt

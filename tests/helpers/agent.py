@@ -13,8 +13,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from datasolver.agent import Limits, SolveOutcome, solve_task
-from datasolver.data import ScratchLayout
+from datasolver.agent import Limits, SolveOutcome, TaskRun, solve_task
+from datasolver.data import ScratchLayout, load_task
 from datasolver.llm import NULL_TRACE, LLMClient, LLMSettings, TraceWriter
 from datasolver.llm.fake import ScriptedModel, ScriptedServer, ToolCalls, tool_call
 from datasolver.solver import RESULT_LINE
@@ -31,6 +31,13 @@ def fake_client(fake: str | ScriptedModel, trace: TraceWriter = NULL_TRACE, **se
     values.update(settings)
     connection = {"base_url": fake} if isinstance(fake, str) else fake.connection()
     return LLMClient(LLMSettings(**connection, api_key="test-key", model="fake-model", **values), trace)
+
+
+def task_run(task_scratch_dir: Path, client: LLMClient, output_dir: Path, limits: Limits = Limits(),
+             **fields: Any) -> TaskRun:
+    """The run the pipeline gathers, for a scratch folder a test prepared: its task, its checked layout."""
+    layout = ScratchLayout.of(task_scratch_dir).require()
+    return TaskRun(load_task(layout.root), layout, client, Path(output_dir), limits, **fields)
 
 
 def query_line(task_scratch_dir: Path) -> tuple[int, str]:
@@ -58,8 +65,8 @@ def solve_scripted(
     with face(script, handler, **(server_options or {})) as fake:
         async def go() -> SolveOutcome:
             async with fake_client(fake, trace, **settings) as client:
-                return await solve_task(task_scratch_dir, client, base / "out",
-                                        limits=limits if limits is not None else Limits(max_attempts=1))
+                return await solve_task(task_run(task_scratch_dir, client, base / "out",
+                                                 limits if limits is not None else Limits(max_attempts=1)))
 
         outcome = asyncio.run(go())
     assert fake.errors == [], fake.errors

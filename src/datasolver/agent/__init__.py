@@ -1,6 +1,7 @@
 """The agent room: the Solver Agent's prompt assembly, tool-calling loop, compaction and attempts.
 
-``solve_task`` is the entry point; the pipeline prepares the scratch dir and calls it per task.
+``solve_task`` is the entry point; the pipeline prepares the scratch dir, gathers a ``TaskRun`` and
+calls it per task.
 """
 
 from datasolver.agent.assemble import (
@@ -18,7 +19,7 @@ from datasolver.agent.fit import DEFAULT_PROMPT_BUDGET, first_prompt_tokens, fit
 from datasolver.agent.limits import Limits
 from datasolver.agent.loop import AttemptResult, run_attempt
 from datasolver.agent.prompts import render_prompt
-from datasolver.agent.solve import SolveOutcome, solve_task
+from datasolver.agent.solve import SolveOutcome, TaskRun, TaskSolver, solve_task
 from datasolver.agent.tokens import estimate_messages_tokens, estimate_tokens
 from datasolver.agent.warm_up import WarmUp, warm_up
 
@@ -32,6 +33,8 @@ __all__ = [
     "LimitsError",
     "SolveOutcome",
     "TaskBrief",
+    "TaskRun",
+    "TaskSolver",
     "WarmUp",
     "build_knowledge_prompt",
     "build_messages",

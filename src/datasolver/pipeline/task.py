@@ -16,12 +16,13 @@ import asyncio
 import dataclasses
 import shutil
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from datasolver.agent import Limits, SolveOutcome, TaskRun, TaskSolver, solve_task
 from datasolver.data import Task
 from datasolver.data.layout import ScratchLayout
 from datasolver.llm import LLMClient, LLMSettings, RequestGate, ServerFacts, TraceWriter, Usage
@@ -41,27 +42,17 @@ from datasolver.pipeline.votes import VotePolicy, solve_by_vote
 from datasolver.sandbox import SandboxLimits, UnsafeFile, safe_files
 from datasolver.solver import TaskStatus, prepare_scratch, publish_prediction, run_fallback
 
-if TYPE_CHECKING:
-    from datasolver.agent import Limits
-
-# `datasolver.agent.solve_task` or anything with its signature returning a SolveOutcome
-# (tests and benchmarks pass their own).
-TaskSolver = Callable[..., Awaitable[Any]]
 # The final solver.py is traced up to this size (a model may paste data into it).
 FINAL_SOLVER_MAX_CHARS = 60_000
 
 
 def default_solver() -> TaskSolver:
-    """`datasolver.agent.solve_task` (imported late: the agent is the heaviest room)."""
-    from datasolver.agent import solve_task
-
+    """The agent's `solve_task` (a setup without a solver of its own uses it)."""
     return solve_task
 
 
 def task_limits(base: Limits | None, plan: TaskPlan) -> Limits:
     """The agent's limits for this task: its deadline, and fewer attempts in fast mode."""
-    from datasolver.agent import Limits
-
     limits = base if base is not None else Limits()
     changes: dict[str, Any] = {"deadline": plan.deadline}
     if plan.mode == "fast":
@@ -112,8 +103,8 @@ class PreparedTask:
     trace: TraceWriter
     usage: Usage
     layout: ScratchLayout | None = None
-    """The scratch copy's layout, made once by prepare: documents, video, the fallback and the
-    votes take it; a solver gets its root (`TaskSolver`'s signature takes the scratch path)."""
+    """The scratch copy's layout, made and checked once by prepare: documents, video, the fallback
+    and the solver (inside its `TaskRun`) take it as it is."""
     error: str | None = None
     document_tables: int = 0
     untabled_documents: bool = False
@@ -294,28 +285,32 @@ async def _video(prepared: PreparedTask, budget_s: float | None) -> None:
 
 
 async def _agent(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan, policy: VotePolicy) -> SolveResult:
-    """Run the agent under a hard stop; if it raises or overstays, run our own fallback."""
-    layout, trace, output_dir = prepared.layout, prepared.trace, setup.output_dir
+    """Run the agent under a hard stop; if it raises or overstays, run our own fallback.
+
+    The task's `TaskRun` is gathered here, once: the prepared layout and task, a client whose trace is
+    the task's, the task's limits; the solver gets it as it is (the votes' solves a copy each, with
+    their own output folder, time share and temperature)."""
+    layout, trace = prepared.layout, prepared.trace
     assert layout is not None
     solve = setup.solver or default_solver()
-    agent_limits = task_limits(setup.limits, plan)
-    grace = policy.votes * (2 * agent_limits.tool_timeout_s) + HARD_STOP_MARGIN_S
     client = LLMClient(setup.settings, trace, prepared.usage, request_gate=setup.request_gate, facts=setup.facts)
+    run = TaskRun(prepared.task, layout, client, setup.output_dir, task_limits(setup.limits, plan))
+    grace = policy.votes * (2 * run.limits.tool_timeout_s) + HARD_STOP_MARGIN_S
 
-    async def solving() -> tuple[Any, dict[str, Any] | None]:
+    async def solving() -> tuple[SolveOutcome, dict[str, Any] | None]:
         if policy.votes == 1:
-            return await solve(layout.root, client, output_dir, limits=agent_limits, task=prepared.task), None
-        return await _vote(prepared, solve, client, output_dir, agent_limits, policy)
+            return await solve(run), None
+        return await _vote(run, solve, policy)
 
     try:
         outcome, vote = await asyncio.wait_for(solving(), timeout=max(plan.deadline - time.monotonic(), 0.0) + grace)
     except asyncio.TimeoutError:
         error = f"hard stop: the agent was still running {grace:g}s after its deadline"
-        return await _fallback(layout, output_dir, error, error=error)
+        return await _fallback(layout, setup.output_dir, error, error=error)
     except Exception as exc:  # a boundary: whatever the agent (or a test's solver) raised, the fallback answers
         error = f"{type(exc).__name__}: {exc}"
         trace.event("task_exception", error=error)
-        return await _fallback(layout, output_dir, f"agent raised {error}", error=error)
+        return await _fallback(layout, setup.output_dir, f"agent raised {error}", error=error)
     finally:
         await client.aclose()
     prediction = Path(outcome.prediction) if outcome.prediction is not None else None
@@ -342,31 +337,28 @@ def _trace_final_solver(trace: TraceWriter, layout: ScratchLayout) -> None:
     trace.event("solver_final", code=code, note=note)
 
 
-async def _vote(
-    prepared: PreparedTask, solve: TaskSolver, client: LLMClient, output_dir: Path, limits: Limits,
-    policy: VotePolicy,
-) -> tuple[Any, dict[str, Any]]:
+async def _vote(run: TaskRun, solve: TaskSolver, policy: VotePolicy) -> tuple[SolveOutcome, dict[str, Any]]:
     """Independent solves into `<scratch>/votes/solve_<n>/`, voted; the chosen answer is published.
     Returns the chosen solve's outcome and the vote's record.
 
-    Each solve gets an equal share of the time left for the solves that may still follow.
+    Each solve gets the task's run with its own output folder, temperature and an equal share of the
+    time left for the solves that may still follow.
     """
-    layout, trace, task_id = prepared.layout, prepared.trace, prepared.task.task_id
-    assert layout is not None
+    task_id = run.task.task_id
 
-    async def once(number: int, temperature: float, folder: Path) -> Any:
-        solve_limits = limits
+    async def once(number: int, temperature: float, folder: Path) -> SolveOutcome:
+        limits = run.limits
         if limits.deadline is not None:
             share = (limits.deadline - time.monotonic()) / (policy.votes - number + 1)
-            solve_limits = dataclasses.replace(limits, deadline=time.monotonic() + share)
-        return await solve(layout.root, client, folder, limits=solve_limits, task=prepared.task,
-                           chat_options={"temperature": temperature})
+            limits = dataclasses.replace(limits, deadline=time.monotonic() + share)
+        return await solve(dataclasses.replace(run, output_dir=folder, limits=limits,
+                                               chat_options={"temperature": temperature}))
 
-    vote = await solve_by_vote(once, policy, layout.votes, task_id, trace.event)
+    vote = await solve_by_vote(once, policy, run.layout.votes, task_id, run.trace.event)
     chosen = vote.outcomes[vote.chosen if vote.chosen is not None else -1]
     chosen.attempts = sum(o.attempts for o in vote.outcomes)
     if vote.chosen is not None and chosen.prediction is not None:
-        chosen.prediction = await asyncio.to_thread(publish_prediction, chosen.prediction, output_dir, task_id)
+        chosen.prediction = await asyncio.to_thread(publish_prediction, chosen.prediction, run.output_dir, task_id)
     return chosen, vote.to_json()
 
 
