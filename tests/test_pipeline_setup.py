@@ -95,8 +95,9 @@ def test_a_fallback_only_plan_gives_the_fallbacks_outcome_as_the_record(tmp_path
     assert record.error is None and not (tmp_path / "scratch" / task.task_id).exists()  # a temporary copy is removed
 
 
-def _recording_solver(received: list):
-    """A solver that keeps the run it is given and answers with a one-line prediction."""
+def _recording_solver(received: list, returned: list | None = None):
+    """A solver that keeps the run it is given (and the outcome it returns) and answers with a
+    one-line prediction."""
     from datasolver.agent import SolveOutcome, TaskRun
 
     async def solve(run: TaskRun) -> SolveOutcome:
@@ -104,7 +105,9 @@ def _recording_solver(received: list):
         target = run.output_dir / run.task.task_id / "prediction.csv"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text("answer\n1\n", encoding="utf-8")
-        return SolveOutcome(run.task.task_id, "solved", 2, 0, {}, 0.0, target, None)
+        outcome = SolveOutcome(run.task.task_id, "solved", 2, 0, {}, 0.0, target, None)
+        (returned if returned is not None else []).append(outcome)
+        return outcome
 
     return solve
 
@@ -133,9 +136,10 @@ def test_the_solver_gets_the_one_run_the_pipeline_gathered(tmp_path: Path) -> No
     from tests.helpers.solver import make_tiny_task
 
     received: list = []
+    returned: list = []
     task = load_task(make_tiny_task(tmp_path / "in"))
     setup = dataclasses.replace(TaskSetup.from_config(_config(tmp_path, keep_scratch=True), scratch_root=tmp_path / "scratch"),
-                                solver=_recording_solver(received))
+                                solver=_recording_solver(received, returned))
     plan = TaskPlan("fast", time.monotonic() + 60)
     prepared, result = _both_stages(task, setup, plan)
     (run,) = received
@@ -143,6 +147,7 @@ def test_the_solver_gets_the_one_run_the_pipeline_gathered(tmp_path: Path) -> No
     assert run.trace is prepared.trace and run.client.usage is prepared.usage
     assert run.output_dir == setup.output_dir and dict(run.chat_options) == {}
     assert run.limits.max_attempts == min(2, FAST_MAX_ATTEMPTS) and run.limits.deadline <= plan.deadline
+    assert result is returned[0]  # the solver's outcome, consumed as it is (no copy into another type)
     assert (result.status, result.attempts) == ("solved", 2)
     assert result.prediction == setup.output_dir / task.task_id / "prediction.csv"
 

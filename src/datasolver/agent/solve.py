@@ -102,20 +102,26 @@ class Held:
 
 @dataclass
 class SolveOutcome:
-    """The result of one task. ``prediction`` is `<output>/<task_id>/prediction.csv` when written."""
+    """The result of one task's solve, the agent's or, when the agent could not run or answer, the
+    pipeline's (its fallback run; why neither ran): the one outcome the pipeline's record is built
+    from. ``prediction`` is `<output>/<task_id>/prediction.csv` when written."""
 
     task_id: str
     status: TaskStatus  # solved | fallback | failed (never skipped: that is the pipeline's resume)
-    attempts: int  # attempts started
-    requests: int  # model requests sent, over all attempts
-    usage: dict[str, int]
-    seconds: float
-    prediction: Path | None
-    reason: str | None  # why it failed, or why the fallback was needed
+    attempts: int = 0  # attempts started
+    requests: int = 0  # model requests sent, over all attempts
+    usage: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    prediction: Path | None = None
+    reason: str | None = None  # why it failed, or why the fallback was needed
     attempt_results: list[AttemptResult] = field(default_factory=list)
+    error: str | None = None
+    """`ExceptionType: message` when the solve raised or overstayed (set by the caller that stopped it)."""
+    vote: dict[str, Any] | None = None
+    """The vote's record when the answer was chosen among several solves (the pipeline's `--votes`)."""
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready summary (for the pipeline's progress records)."""
+        """JSON-ready summary of the agent's part (its `solve_end` trace event)."""
         return {
             "task_id": self.task_id, "status": self.status, "attempts": self.attempts,
             "requests": self.requests, "usage": dict(self.usage), "seconds": round(self.seconds, 3),

@@ -25,7 +25,6 @@ from datasolver.pipeline.resume import split_for_resume
 from datasolver.pipeline.summary import RunSummary, TaskRecord, load_summary, write_run_summary, write_summary
 from datasolver.pipeline.task import (
     PreparedTask,
-    SolveResult,
     TaskSetup,
     planned,
     prepare_stage,
@@ -49,7 +48,6 @@ __all__ = [
     "PipelineError",
     "RunConfigError",
     "PreparedTask",
-    "SolveResult",
     "Progress",
     "RichProgress",
     "RunConfig",

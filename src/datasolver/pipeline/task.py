@@ -4,8 +4,8 @@ Two stages, so a batch can prepare the next tasks while earlier ones wait on the
 `prepare_stage` (scratch copy, deterministic document tables: CPU and disk, no model) and
 `solve_stage` (model pass over narrative documents when allowed, then the agent under a deadline).
 `run_task` is both in a row, and both executors (local and Ray) call it with one `TaskSetup`. Each
-stage returns its outcome (`PreparedTask`, `SolveResult`) and `run_task` builds the task's one
-TaskRecord from them. Nothing here raises for a task's own trouble: every outcome, exceptions
+stage returns its outcome (`PreparedTask`; the solver's `SolveOutcome` as it is, or the pipeline's
+own when the agent could not run or answer) and `run_task` builds the task's one TaskRecord from them. Nothing here raises for a task's own trouble: every outcome, exceptions
 included, becomes that record. Blocking work goes to threads so the event loop keeps
 serving the other tasks' model requests.
 """
@@ -40,7 +40,7 @@ from datasolver.pipeline.summary import TaskRecord
 from datasolver.pipeline.video import has_media, prepare_task_video
 from datasolver.pipeline.votes import VotePolicy, solve_by_vote
 from datasolver.sandbox import SandboxLimits, UnsafeFile, safe_files
-from datasolver.solver import TaskStatus, prepare_scratch, publish_prediction, run_fallback
+from datasolver.solver import prepare_scratch, publish_prediction, run_fallback
 
 # The final solver.py is traced up to this size (a model may paste data into it).
 FINAL_SOLVER_MAX_CHARS = 60_000
@@ -114,22 +114,6 @@ class PreparedTask:
     seconds: float = 0.0
 
 
-@dataclass(frozen=True)
-class SolveResult:
-    """What the solve stage came to: the agent's outcome, the fallback's, or why neither ran."""
-
-    status: TaskStatus
-    reason: str | None = None
-    error: str | None = None
-    attempts: int = 0
-    prediction: Path | None = None
-    vote: dict[str, Any] | None = None
-
-    @classmethod
-    def failed(cls, error: str) -> SolveResult:
-        return cls("failed", reason=error, error=error)
-
-
 async def prepare_stage(task: Task, setup: TaskSetup, *, prepare_budget_s: float | None = None) -> PreparedTask:
     """Scratch copy, deterministic document tables and the video pass (no model request).
 
@@ -153,7 +137,12 @@ async def prepare_stage(task: Task, setup: TaskSetup, *, prepare_budget_s: float
     return prepared
 
 
-async def solve_stage(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan) -> SolveResult:
+def _failed(task: Task, error: str) -> SolveOutcome:
+    """The outcome of a solve stage that could not run (the task's own trouble, or a bug here)."""
+    return SolveOutcome(task.task_id, "failed", reason=error, error=error)
+
+
+async def solve_stage(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan) -> SolveOutcome:
     """The model's part (or only the fallback run, as `plan` says); never raises for the task's trouble.
 
     Model requests go through ``setup.request_gate`` (the Ray executor's cluster-wide limit) and
@@ -161,16 +150,16 @@ async def solve_stage(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan) 
     (full mode only) the agent solves the task several times independently and the answer is voted
     (`datasolver.pipeline.votes`).
     """
-    layout, trace = prepared.layout, prepared.trace
-    if prepared.error is not None or layout is None:
-        return SolveResult.failed(prepared.error or "the task was not prepared")
+    trace = prepared.trace
+    if prepared.error is not None or prepared.layout is None:
+        return _failed(prepared.task, prepared.error or "the task was not prepared")
     try:
         if prepared.passes_seconds:
             plan = dataclasses.replace(plan, deadline=plan.deadline - prepared.passes_seconds)
         trace.event("solve_start", mode=plan.mode, plan_reason=plan.reason,
                     seconds_to_deadline=round(plan.deadline - time.monotonic(), 1))
         if plan.mode == "fallback_only":
-            return await _fallback(layout, setup.output_dir, plan.reason or "no time left for the model")
+            return await _fallback(prepared, setup.output_dir, plan.reason or "no time left for the model")
         if setup.doc_llm and prepared.untabled_documents:  # documents are read again: within the deadline's share
             await _documents(prepared, setup.settings, setup.request_gate,
                              budget_s=(plan.deadline - time.monotonic()) * PREPARE_SHARE)
@@ -178,7 +167,7 @@ async def solve_stage(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan) 
         policy = votes if votes is not None and plan.mode == "full" else VotePolicy()
         return await _agent(prepared, setup, plan, policy)
     except Exception as exc:  # a bug here must not stop the batch
-        return SolveResult.failed(f"{type(exc).__name__}: {exc}")
+        return _failed(prepared.task, f"{type(exc).__name__}: {exc}")
 
 
 # Entered around the solve stage; yields the task's plan (a batch plans a task when a worker frees up).
@@ -214,16 +203,16 @@ async def run_task(
         prepared = await prepare_stage(task, setup, prepare_budget_s=prepare_budget_s)
     async with solve_turn() as plan:
         started = time.monotonic()
-        result = SolveResult.failed("cancelled before the task ended")
+        outcome = _failed(task, "cancelled before the task ended")
         try:
-            result = await solve_stage(prepared, setup, plan)
+            outcome = await solve_stage(prepared, setup, plan)
         finally:
             usage = prepared.usage.as_dict()
             record = TaskRecord(
-                task.task_id, result.status, mode=plan.mode, attempts=result.attempts, requests=usage["requests"],
-                usage=usage, seconds=prepared.seconds + time.monotonic() - started, reason=result.reason,
-                error=result.error, prediction=str(result.prediction) if result.prediction is not None else None,
-                document_tables=prepared.document_tables, vote=result.vote,
+                task.task_id, outcome.status, mode=plan.mode, attempts=outcome.attempts, requests=usage["requests"],
+                usage=usage, seconds=prepared.seconds + time.monotonic() - started, reason=outcome.reason,
+                error=outcome.error, prediction=str(outcome.prediction) if outcome.prediction is not None else None,
+                document_tables=prepared.document_tables, vote=outcome.vote,
             )
             _close(prepared, record, keep_scratch=setup.keep_scratch)
     return record
@@ -284,7 +273,7 @@ async def _video(prepared: PreparedTask, budget_s: float | None) -> None:
          "notes": v.notes} for v in report.videos])
 
 
-async def _agent(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan, policy: VotePolicy) -> SolveResult:
+async def _agent(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan, policy: VotePolicy) -> SolveOutcome:
     """Run the agent under a hard stop; if it raises or overstays, run our own fallback.
 
     The task's `TaskRun` is gathered here, once: the prepared layout and task, a client whose trace is
@@ -297,25 +286,20 @@ async def _agent(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan, polic
     run = TaskRun(prepared.task, layout, client, setup.output_dir, task_limits(setup.limits, plan))
     grace = policy.votes * (2 * run.limits.tool_timeout_s) + HARD_STOP_MARGIN_S
 
-    async def solving() -> tuple[SolveOutcome, dict[str, Any] | None]:
-        if policy.votes == 1:
-            return await solve(run), None
-        return await _vote(run, solve, policy)
+    async def solving() -> SolveOutcome:
+        return await solve(run) if policy.votes == 1 else await _vote(run, solve, policy)
 
     try:
-        outcome, vote = await asyncio.wait_for(solving(), timeout=max(plan.deadline - time.monotonic(), 0.0) + grace)
+        return await asyncio.wait_for(solving(), timeout=max(plan.deadline - time.monotonic(), 0.0) + grace)
     except asyncio.TimeoutError:
         error = f"hard stop: the agent was still running {grace:g}s after its deadline"
-        return await _fallback(layout, setup.output_dir, error, error=error)
+        return await _fallback(prepared, setup.output_dir, error, error=error)
     except Exception as exc:  # a boundary: whatever the agent (or a test's solver) raised, the fallback answers
         error = f"{type(exc).__name__}: {exc}"
         trace.event("task_exception", error=error)
-        return await _fallback(layout, setup.output_dir, f"agent raised {error}", error=error)
+        return await _fallback(prepared, setup.output_dir, f"agent raised {error}", error=error)
     finally:
         await client.aclose()
-    prediction = Path(outcome.prediction) if outcome.prediction is not None else None
-    return SolveResult(outcome.status, reason=outcome.reason, attempts=outcome.attempts, prediction=prediction,
-                       vote=vote)
 
 
 def _trace_final_solver(trace: TraceWriter, layout: ScratchLayout) -> None:
@@ -337,9 +321,9 @@ def _trace_final_solver(trace: TraceWriter, layout: ScratchLayout) -> None:
     trace.event("solver_final", code=code, note=note)
 
 
-async def _vote(run: TaskRun, solve: TaskSolver, policy: VotePolicy) -> tuple[SolveOutcome, dict[str, Any]]:
+async def _vote(run: TaskRun, solve: TaskSolver, policy: VotePolicy) -> SolveOutcome:
     """Independent solves into `<scratch>/votes/solve_<n>/`, voted; the chosen answer is published.
-    Returns the chosen solve's outcome and the vote's record.
+    Returns the chosen solve's outcome, with every solve's attempts and the vote's record.
 
     Each solve gets the task's run with its own output folder, temperature and an equal share of the
     time left for the solves that may still follow.
@@ -359,11 +343,13 @@ async def _vote(run: TaskRun, solve: TaskSolver, policy: VotePolicy) -> tuple[So
     chosen.attempts = sum(o.attempts for o in vote.outcomes)
     if vote.chosen is not None and chosen.prediction is not None:
         chosen.prediction = await asyncio.to_thread(publish_prediction, chosen.prediction, run.output_dir, task_id)
-    return chosen, vote.to_json()
+    chosen.vote = vote.to_json()
+    return chosen
 
 
-async def _fallback(layout: ScratchLayout, output_dir: Path, why: str, *, error: str | None = None) -> SolveResult:
+async def _fallback(prepared: PreparedTask, output_dir: Path, why: str, *, error: str | None = None) -> SolveOutcome:
     """The current solver.py, run once with no model (the agent raised, overstayed, or got no time)."""
-    done = await asyncio.to_thread(run_fallback, layout, output_dir, SandboxLimits(timeout_s=FALLBACK_TIMEOUT_S))
-    return SolveResult("fallback" if done.prediction is not None else "failed", reason=f"{why}; {done.note}",
-                       error=error, prediction=done.prediction)
+    assert prepared.layout is not None
+    done = await asyncio.to_thread(run_fallback, prepared.layout, output_dir, SandboxLimits(timeout_s=FALLBACK_TIMEOUT_S))
+    return SolveOutcome(prepared.task.task_id, "fallback" if done.prediction is not None else "failed",
+                        prediction=done.prediction, reason=f"{why}; {done.note}", error=error)
