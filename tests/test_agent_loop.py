@@ -14,7 +14,7 @@ import pytest
 from datasolver.agent import Limits, SolveOutcome, build_messages, estimate_messages_tokens, gather_brief, solve_task
 from tests.helpers.agent import edit_query_turn, fake_client, query_line, task_run
 from datasolver.agent.tokens import estimate_tools_tokens
-from datasolver.data import Catalog
+from datasolver.data import Catalog, ScratchLayout
 from datasolver.llm import TraceWriter
 from datasolver.llm.fake import ScriptedModel, garbage, http_error, text, tool_call, tool_calls
 from datasolver.solver import prepare_task, tool_schemas
@@ -165,7 +165,7 @@ def test_request_cap_ends_each_attempt(scratch: Path) -> None:
 
 def _head_tokens(scratch: Path) -> int:
     with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
-        opening = build_messages(gather_brief(scratch, catalog))
+        opening = build_messages(gather_brief(ScratchLayout.of(scratch), catalog))
     return estimate_messages_tokens(opening) + estimate_tools_tokens(tool_schemas())
 
 

@@ -11,7 +11,7 @@ import pytest
 from datasolver.agent import TaskBrief, estimate_tokens, fit_brief, first_prompt_tokens, gather_brief
 from datasolver.agent.relevance import lexical_relevance, rank_least_relevant_first, vote_table_relevance
 from datasolver.agent.tables import FOLDED_HEADING
-from datasolver.data import Catalog, TableProfile
+from datasolver.data import Catalog, ScratchLayout, TableProfile
 from datasolver.data.profile import ColumnProfile
 from datasolver.data.schema_groups import group_by_schema, render_group
 from datasolver.llm import LLMClient, LLMSettings
@@ -38,7 +38,7 @@ def brief(tmp_path_factory: pytest.TempPathFactory) -> TaskBrief:
         "B,Nice,,Paul Girard,+33 4 00 00 00 02,3 avenue Jean Medecin,06000,98\n", encoding="utf-8")
     scratch = prepare_task(task, root / "scratch")
     with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
-        return gather_brief(scratch, catalog)
+        return gather_brief(ScratchLayout.of(scratch), catalog)
 
 
 def test_the_other_months_are_lookalikes_folded_below_the_linked_table(brief: TaskBrief) -> None:
@@ -141,7 +141,7 @@ def test_solve_task_votes_and_folds_only_over_the_budget(tmp_path: Path) -> None
         encoding="utf-8")
     scratch = prepare_task(task, tmp_path / "scratch")
     with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
-        unfolded = first_prompt_tokens(gather_brief(scratch, catalog))
+        unfolded = first_prompt_tokens(gather_brief(ScratchLayout.of(scratch), catalog))
     query = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city")'
     votes = [text('{"relevant": ["orders", "cities"]}')] * 3
     script = votes + [edit_query_turn(scratch, query), tool_call("run_solver", {}), text("done")]

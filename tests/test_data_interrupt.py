@@ -21,7 +21,7 @@ from mcp import Client
 
 from datasolver.ask import AskToolbox, open_package
 from datasolver.cli import cli
-from datasolver.data import Catalog, QueryInterrupted
+from datasolver.data import Catalog, QueryInterrupted, ScratchLayout
 from datasolver.mcp_server import build_server
 from datasolver.sandbox import SandboxLimits
 from datasolver.solver import SolverToolbox, prepare_task
@@ -117,7 +117,7 @@ def test_sql_command_timeout(task):
 
 def test_explore_data_stops_at_its_timeout(task, tmp_path):
     scratch = prepare_task(task, tmp_path / "scratch")
-    with SolverToolbox(scratch, limits=SandboxLimits(timeout_s=0.2)) as toolbox:
+    with SolverToolbox(ScratchLayout.of(scratch), limits=SandboxLimits(timeout_s=0.2)) as toolbox:
         result = toolbox.call("explore_data", {"query": RUNAWAY})
         assert not result.ok and "QueryInterrupted" in result.text and "timed out" in result.text
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.data import Catalog, UnknownTable, join_candidates, lint_knowledge, render_joins
+from datasolver.data import Catalog, ScratchLayout, UnknownTable, join_candidates, lint_knowledge, render_joins
 
 KNOWLEDGE = """# Orders
 | 列名 | 类型 | 释义 |
@@ -119,11 +119,11 @@ def test_explore_data_meta_commands_and_the_prompt_summary(task: Path, tmp_path:
     from datasolver.solver import SolverToolbox, prepare_task
 
     scratch = prepare_task(task, tmp_path / "scratch")
-    with SolverToolbox(scratch) as toolbox:
+    with SolverToolbox(ScratchLayout.of(scratch)) as toolbox:
         lint = toolbox.call("explore_data", {"query": "\\lint"})
         joins = toolbox.call("explore_data", {"query": "\\joins orders customers"})
         wrong = toolbox.call("explore_data", {"query": "\\joins orders"})
-        brief = gather_brief(scratch, toolbox.context.open_catalog(), Limits())
+        brief = gather_brief(ScratchLayout.of(scratch), toolbox.context.open_catalog(), Limits())
     assert lint.ok and "no table or column named `amonut`; nearest: `amount`" in lint.text
     assert joins.ok and "100.0% of 10 keys found" in joins.text
     assert wrong.kind == "retry" and "needs two table names" in wrong.text

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from datasolver.data import ScratchLayout
 from datasolver.documents import PrepareOptions, StructurizeLimits, document_table_hints, prepare_documents_async, structurize_document
 from datasolver.documents.errors import PlanError
 from datasolver.documents.structurize.sections import split_parts
@@ -251,7 +252,7 @@ def test_the_pipelines_async_entry_structures_on_the_callers_loop_through_its_ga
         settings = LLMSettings(base_url=server.base_url, api_key="test-key", model="fake-model", max_retries=0)
         usage = Usage()
         async with LLMClient(settings, NULL_TRACE, usage, request_gate=gate) as client:
-            report = await prepare_task_documents_async(scratch, client=client)
+            report = await prepare_task_documents_async(ScratchLayout.of(scratch), client=client)
         return report, usage
 
     with ScriptedServer(handler=make_handler(vote=["doc/report.md"])) as server:

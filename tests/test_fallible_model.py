@@ -12,7 +12,7 @@ import pytest
 
 from datasolver.agent import Limits, SolveOutcome, solve_task
 from tests.helpers.agent import fake_client, task_run
-from datasolver.data import Catalog
+from datasolver.data import Catalog, ScratchLayout
 from datasolver.examples import ScriptedAnswer, solver_handler
 from tests.helpers.mistakes import MISTAKES, mistake_for, right_answer
 from datasolver.llm import TraceWriter
@@ -105,7 +105,7 @@ def test_dev_tasks_whose_mistake_went_unnamed_end_at_one(dev_tasks: Path, tmp_pa
     scratch = prepare_task(dev_tasks / "input" / task_id, tmp_path / "scratch")
     if any(t.get("format") == "doc" for t in entry["tables"].values()):
         prepare_documents(scratch)
-        write_scaffold(scratch)
+        write_scaffold(ScratchLayout.of(scratch))
     with Catalog.open(scratch) as catalog:
         right = right_answer(catalog, entry["question"], entry["sql"])
     name, code = mistake_for(right, index)  # the benchmark's choice of mistake for this task

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 from mcp import Client
 
+from datasolver.data import ScratchLayout
 from datasolver.ask import AskToolbox, open_package
 from datasolver.ask.config import AskLimits
 from datasolver.cli import cli
@@ -32,7 +33,7 @@ def data(tmp_path: Path) -> Path:
 
 def test_explore_data_says_truncated_and_keeps_its_cap(tmp_path: Path) -> None:
     root = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
-    with SolverToolbox(root) as box:
+    with SolverToolbox(ScratchLayout.of(root)) as box:
         cut = box.call("explore_data", {"query": "SELECT * FROM range(3)", "limit": 2})
         whole = box.call("explore_data", {"query": "SELECT * FROM range(3)", "limit": 3})
         asked_more = box.call("explore_data", {"query": "SELECT * FROM range(100000)", "limit": 10 ** 9})

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from datasolver.data import ScratchLayout
 from datasolver.sandbox import SandboxLimits, kernel_features, landlock_abi, run_sandboxed
 
 needs_namespaces = pytest.mark.skipif(not kernel_features().get("namespaces"),
@@ -112,7 +113,7 @@ def test_a_folder_link_in_the_scratch_folder_opens_nothing_beyond_it(tmp_path: P
         "print('GOT', got)\n"
         "result = pd.DataFrame({'got': got})"), 1)
     solver_py.write_text(code, encoding="utf-8")
-    run, _ = rerun_solver(root, tmp_path / "out")
+    run, _ = rerun_solver(ScratchLayout.of(root), tmp_path / "out")
     assert run.status == "OK", run.error or run.sandbox.stderr
     assert "GOT ['PermissionError', 'PermissionError', 'PermissionError']" in run.sandbox.stdout, run.sandbox.stdout
     assert any("zz left out of the read allow-list" in n and "a folder" in n for n in run.notes), run.notes
@@ -161,7 +162,7 @@ def test_planted_links_and_fifos_leak_nothing_and_hang_nothing_in_tool_and_solve
 
     monkeypatch.setenv("DATASOLVER_DOOR_TOKEN", ENV_SECRET)
     root = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
-    with SolverToolbox(root) as box:
+    with SolverToolbox(ScratchLayout.of(root)) as box:
         set_query(box, planting_code(kind) + "result = run_sql('SELECT 1 AS one')")
         result = finishes(lambda: box.call("run_solver", {}))
         assert result.text.splitlines()[0] == "OK", result.text
@@ -219,7 +220,7 @@ def test_a_run_solver_call_never_outlives_the_tasks_deadline(tmp_path: Path) -> 
     from datasolver.toolkit import ToolRunner
 
     root = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
-    with SolverToolbox(root) as box:
+    with SolverToolbox(ScratchLayout.of(root)) as box:
         set_query(box, "import time\ntime.sleep(3600)")
         runner = ToolRunner(box, timeout_s=120, seconds_left=lambda: 1.5)
         outcome = finishes(lambda: asyncio.run(runner.run(ToolCall("c1", "run_solver", '{"timeout": 120}'))))
@@ -259,6 +260,6 @@ def test_the_parents_duckdb_has_a_memory_and_temp_share_and_refuses_huge_cells(t
         assert fine.rows == [(1, "x" * MAX_CELL_BYTES, [1, 2])] and fine.columns == ["n", "s", "l"]
         twice = catalog.query("SELECT 'a' AS x, 'b' AS x", limit=5)  # a name held twice keeps both
         assert twice.rows == [("a", "b")] and twice.columns == ["x", "x"]
-    with SolverToolbox(root) as box:
+    with SolverToolbox(ScratchLayout.of(root)) as box:
         result = box.call("explore_data", {"query": f"SELECT repeat('x', {4 * MAX_CELL_BYTES}) AS s"})
     assert result.kind == "failed" and "over the 1.0 MB a result cell may have" in result.text, result.text

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from datasolver.data.terms import likeliest
-from datasolver.solver import RESULT_LINE, SolverToolbox, prepare_task
+from datasolver.solver import RESULT_LINE, SolverToolbox, prepare_scratch
 from tests.helpers.solver import call_json, make_paper_task, result_line_address, set_query
 
 
 @pytest.fixture
 def toolbox(tmp_path: Path):
-    with SolverToolbox(prepare_task(make_paper_task(tmp_path / "input"), tmp_path / "scratch")) as box:
+    with SolverToolbox(prepare_scratch(make_paper_task(tmp_path / "input"), tmp_path / "scratch")) as box:
         yield box
 
 

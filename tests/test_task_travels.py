@@ -93,10 +93,10 @@ def test_every_stage_takes_the_question_from_the_task_not_from_the_file(tmp_path
     task = dataclasses.replace(load_task(make_tiny_task(tmp_path / "input")), question=asked)
     task_json_opens.clear()
     scratch = prepare_task(task, tmp_path / "scratch")
-    prepare_task_documents(scratch, task=task)
+    prepare_task_documents(ScratchLayout.of(scratch), task=task)
     solver_py = ScratchLayout.of(scratch).solver_py.read_text(encoding="utf-8")
     assert asked in solver_py and TINY_QUESTION not in solver_py
-    with SolverToolbox(scratch, task=task) as toolbox:
+    with SolverToolbox(ScratchLayout.of(scratch), task=task) as toolbox:
         assert toolbox.context.task.question == asked  # what run_solver's answer checks are given
 
     # The scripted model knows the task by the Task's wording only.
