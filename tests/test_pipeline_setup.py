@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from datasolver.agent import Limits
 from datasolver.llm import LLMSettings, ServerFacts
 from datasolver.pipeline.config import RunConfig
 from datasolver.pipeline.task import TaskSetup
 from datasolver.pipeline.votes import VotePolicy
+
+if TYPE_CHECKING:
+    from datasolver.agent import TaskRun
 
 
 def _config(tmp_path: Path, **changes) -> RunConfig:
@@ -98,7 +102,7 @@ def test_a_fallback_only_plan_gives_the_fallbacks_outcome_as_the_record(tmp_path
 def _recording_solver(received: list, returned: list | None = None):
     """A solver that keeps the run it is given (and the outcome it returns) and answers with a
     one-line prediction."""
-    from datasolver.agent import SolveOutcome, TaskRun
+    from datasolver.agent import SolveOutcome
 
     async def solve(run: TaskRun) -> SolveOutcome:
         received.append(run)

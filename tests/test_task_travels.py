@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from datasolver import examples
-from datasolver.agent import TaskRun, solve_task
+from datasolver.agent import solve_task
 from tests.helpers.agent import fake_client
 from datasolver.data import ScratchLayout, load_task
 from datasolver.examples import ScriptedAnswer, solver_handler
@@ -103,6 +103,8 @@ def test_every_stage_takes_the_question_from_the_task_not_from_the_file(tmp_path
     answer = ScriptedAnswer(task.task_id, "SELECT city, COUNT(*) AS orders FROM orders GROUP BY city ORDER BY city",
                             asked)
     with ScriptedModel(handler=solver_handler([answer])) as server:
+        from datasolver.agent import TaskRun
+
         run = TaskRun(task, ScratchLayout.of(scratch).require(), fake_client(server), tmp_path / "out")
         outcome = asyncio.run(solve_task(run))
         first_prompt = str(server.requests[0])
