@@ -42,7 +42,8 @@ from datasolver.llm import LLMSettings
 from datasolver.llm.fake import ScriptedServer
 from datasolver.pipeline import RunConfig, VotePolicy, run_batch_sync
 from datasolver.sandbox import SandboxLimits
-from datasolver.solver import SolverToolbox, prepare_task, restore_scaffold, write_scaffold
+from datasolver.solver import SolverToolbox, prepare_scratch, restore_scaffold, write_scaffold
+from datasolver.solver.prepare import prepare_task
 from datasolver.solver.runner import run_solver_script
 from datasolver.solver.answer_checks import check_answer
 from datasolver.solver import prediction_check
@@ -59,8 +60,8 @@ def oracle_answers(dev: Path, limit: int) -> list[dict]:
     return rows[:limit]
 
 
-def prepared(task_dir: Path, scratch_root: Path, documents: bool) -> Path:
-    scratch = prepare_task(task_dir, scratch_root)
+def prepared(task_dir: Path, scratch_root: Path, documents: bool) -> ScratchLayout:
+    scratch = prepare_scratch(task_dir, scratch_root)
     if documents:
         from datasolver.documents import prepare_documents
 
@@ -98,7 +99,7 @@ def mistake_answers(dev: Path, entries: list[dict], work: Path) -> tuple[dict[st
     for index, entry in enumerate(entries):
         documents = any(t.get("format") == "doc" for t in entry["tables"].values())
         scratch = prepared(dev / "input" / entry["task_id"], work / "mk", documents)
-        with Catalog.open(scratch) as catalog:
+        with Catalog.open(scratch.root) as catalog:
             right = right_answer(catalog, entry["question"], entry["sql"])
         mistake = mistake_for(right, index)
         answer = ScriptedAnswer(entry["task_id"], entry["sql"], entry["question"])
@@ -139,7 +140,7 @@ def cost(work: Path, rows: int = 1_000_000) -> dict:
         for k in range(rows):
             handle.write(f"{k},{(k * 7919) % 1000 / 10},shop{k % 50},{'city' + str(k % 7)}\n")
     the_task = load_task(task)
-    scratch = prepare_task(the_task, work / "cost_scratch")
+    scratch = prepare_scratch(the_task, work / "cost_scratch")
     queries = {
         "aggregate": "SELECT shop, sum(amount) AS total FROM sales GROUP BY shop ORDER BY shop",
         "raw_1M_rows": "SELECT id, amount, shop FROM sales",
@@ -147,7 +148,7 @@ def cost(work: Path, rows: int = 1_000_000) -> dict:
         "limit_tie": "SELECT shop FROM sales ORDER BY amount DESC LIMIT 1",
     }
     out = {}
-    with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
+    with Catalog.open(scratch.root, cache_dir=scratch.tmp) as catalog:
         catalog.query("SELECT count(*) FROM sales")  # warm, as after exploring
         for name, sql in queries.items():
             with SolverToolbox(scratch, catalog=catalog, task=the_task) as toolbox:
@@ -158,7 +159,7 @@ def cost(work: Path, rows: int = 1_000_000) -> dict:
             out[name] = {"run_s": round(run_s, 3)}
             # Untimed once: the first check of a process pays sqlglot's and the query's warm-up,
             # which would otherwise fall on whichever way is timed first.
-            check_answer(ScratchLayout.of(scratch), the_task.question,
+            check_answer(scratch, the_task.question,
                          check_prediction(run.prediction, answer_checked=True), catalog)
             for way, read_all in (("sampled", False), ("whole", True)):
                 # What run_solver does after the run: read prediction.csv (self-check) and check it.
@@ -168,7 +169,7 @@ def cost(work: Path, rows: int = 1_000_000) -> dict:
                     with _reading_everything(read_all):
                         started = time.perf_counter()
                         prediction = check_prediction(run.prediction, answer_checked=not read_all)
-                        report = check_answer(ScratchLayout.of(scratch), the_task.question, prediction, catalog)
+                        report = check_answer(scratch, the_task.question, prediction, catalog)
                         times.append(time.perf_counter() - started)
                 check_s = sorted(times)[1]
                 out[name][way] = {"checks_s": round(check_s, 3), "ratio": round(check_s / run_s, 4),

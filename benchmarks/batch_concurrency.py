@@ -34,7 +34,7 @@ import shutil
 import time
 from pathlib import Path
 
-from datasolver.agent.solve import SolveOutcome
+from datasolver.agent.solve import SolveOutcome, TaskRun
 from datasolver.examples import solver_handler
 from datasolver.examples.scripted import ScriptedAnswer
 from datasolver.llm import LLMSettings, user_message
@@ -70,14 +70,14 @@ def make_tasks(root: Path, n: int) -> tuple[Path, dict[str, ScriptedAnswer]]:
 def llm_only_solver(requests: int):
     """A stand-in for the agent: `requests` sequential chat calls, then a one-line prediction."""
 
-    async def solve(scratch, client, output_dir, **_kwargs) -> SolveOutcome:
-        started = time.monotonic()
+    async def solve(run: TaskRun) -> SolveOutcome:
+        started, task_id = time.monotonic(), run.task.task_id
         for _ in range(requests):
-            await client.chat([user_message(f"{scratch.name}: next step")])
-        target = Path(output_dir) / scratch.name / "prediction.csv"
+            await run.client.chat([user_message(f"{task_id}: next step")])
+        target = run.output_dir / task_id / "prediction.csv"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text("answer\n1\n", encoding="utf-8")
-        return SolveOutcome(scratch.name, "solved", 1, requests, client.usage.as_dict(),
+        return SolveOutcome(task_id, "solved", 1, requests, run.client.usage.as_dict(),
                             time.monotonic() - started, target, None)
 
     return solve

@@ -41,9 +41,10 @@ from datasolver.agent.tokens import estimate_tokens
 from datasolver.agent.assemble import build_system_prompt
 from datasolver.agent.tokens import estimate_tools_tokens
 from datasolver.agent.knowledge import merge_knowledge
-from datasolver.data import Catalog, profile_table
+from datasolver.data import Catalog, ScratchLayout, profile_table
 from datasolver.documents import prepare_documents
-from datasolver.solver import prepare_task, tool_schemas
+from datasolver.solver import tool_schemas
+from datasolver.solver.prepare import prepare_task
 
 SETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "tasks"
 SET_NAMES = ("dev", "dev-en")
@@ -63,7 +64,7 @@ def measure(task_dir: Path, scratch_root: Path, budget: int, needed: list[str], 
     scratch = prepare_task(task_dir, scratch_root)
     prepare_documents(scratch)
     with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
-        brief = fit_brief(gather_brief(scratch, catalog, Limits(prompt_budget=budget)), budget)
+        brief = fit_brief(gather_brief(ScratchLayout.of(scratch), catalog, Limits(prompt_budget=budget)), budget)
         prompt = build_user_prompt(brief)
         full = "\n\n".join(profile_table(catalog, info.name).render() for info in catalog.tables())
         baseline = "\n\n".join([brief.knowledge, full, brief.question])

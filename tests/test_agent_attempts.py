@@ -12,9 +12,9 @@ import pytest
 
 from datasolver.agent import Limits, solve_task
 from datasolver.agent.solve import SolveOutcome
-from tests.helpers.agent import edit_query_turn, fake_client
+from tests.helpers.agent import edit_query_turn, fake_client, task_run
 from datasolver.llm.fake import ScriptedModel, delay, http_error, text, tool_call
-from datasolver.solver import prepare_task
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import make_tiny_task
 from tests.helpers.agent import solve as solve_against
 
@@ -168,7 +168,7 @@ def test_tasks_share_one_event_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     with ScriptedModel(script, latency_s=0.2) as server:
         async def go() -> list[SolveOutcome]:
             async with fake_client(server) as client:
-                return await asyncio.gather(*(solve_task(s, client, tmp_path / "out") for s in scratches))
+                return await asyncio.gather(*(solve_task(task_run(s, client, tmp_path / "out")) for s in scratches))
 
         outcomes = asyncio.run(go())
     assert server.errors == []

@@ -11,7 +11,7 @@ from datasolver.agent import Limits
 from datasolver.agent.direct import Candidate, choose
 from tests.helpers.agent import solve_scripted
 from datasolver.llm.fake import text, tool_call
-from datasolver.solver import prepare_task
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import PAPER_SQL, make_paper_task
 
 ANSWER_CSV = "title\nAdaptive Joins\nMedian Sketches\nZebra Streams\n"

@@ -13,7 +13,7 @@ from datasolver.agent import Limits
 from tests.helpers.agent import solve_scripted
 from datasolver.eval import score_files
 from datasolver.llm.fake import text
-from datasolver.solver import prepare_task
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.paths import DEV_TASKS
 
 RECORDED = json.loads((Path(__file__).parent / "fixtures" / "direct_replies.json").read_text(encoding="utf-8"))

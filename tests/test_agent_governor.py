@@ -11,7 +11,7 @@ from datasolver.agent import Limits
 from datasolver.agent.governor import ErrorStreak, must_submit_reason
 from tests.helpers.agent import edit_query_turn
 from datasolver.llm.fake import ScriptedModel, text, tool_call
-from datasolver.solver import prepare_task
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import make_tiny_task
 from tests.helpers.agent import solve as run_solve
 

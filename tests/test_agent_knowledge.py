@@ -7,9 +7,10 @@ from pathlib import Path
 
 from datasolver.agent.knowledge import JOINS_HEADING, compact_knowledge, merge_knowledge
 from datasolver.agent.tables import TableDigest, TableEntry
-from datasolver.data import TableInfo, TableProfile
+from datasolver.data import ScratchLayout, TableInfo, TableProfile
 from datasolver.data.profile import ColumnProfile
-from datasolver.solver import SolverToolbox, prepare_task
+from datasolver.solver import SolverToolbox
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import make_tiny_task
 
 FALCON = """# 数据说明
@@ -89,7 +90,7 @@ def test_nothing_is_dropped_when_no_table_is_described() -> None:
 
 def test_knowledge_command_shows_the_file_verbatim(tmp_path: Path) -> None:
     root = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
-    with SolverToolbox(root) as box:
+    with SolverToolbox(ScratchLayout.of(root)) as box:
         result = box.call("explore_data", {"query": "\\knowledge"})
     assert result.ok and result.text == "amount is in euros.\n"
 

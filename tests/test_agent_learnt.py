@@ -8,7 +8,7 @@ from pathlib import Path
 from datasolver.agent import Limits
 from tests.helpers.agent import solve_at_transport
 from datasolver.llm.fake import text, tool_call
-from datasolver.solver import prepare_task
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import PAPER_SQL, make_paper_task
 
 

@@ -16,12 +16,13 @@ from datasolver.agent.assemble import build_messages
 from datasolver.agent.brief import gather_brief
 from datasolver.agent.solve import SolveOutcome
 from datasolver.agent.tokens import estimate_messages_tokens
-from tests.helpers.agent import edit_query_turn, fake_client, query_line
+from tests.helpers.agent import edit_query_turn, fake_client, query_line, task_run
 from datasolver.agent.tokens import estimate_tools_tokens
-from datasolver.data import Catalog
+from datasolver.data import Catalog, ScratchLayout
 from datasolver.llm import TraceWriter
 from datasolver.llm.fake import ScriptedModel, garbage, http_error, text, tool_call, tool_calls
-from datasolver.solver import prepare_task, tool_schemas
+from datasolver.solver import tool_schemas
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import TINY_QUESTION, make_tiny_task
 
 COUNT_BY_CITY = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city ORDER BY n DESC, city")'
@@ -44,7 +45,7 @@ def solve(scratch: Path, script=None, handler=None, limits: Limits = Limits(), s
     with ScriptedModel(script, handler) as server:
         async def go() -> SolveOutcome:
             async with fake_client(server, trace, **client_settings) as client:
-                return await solve_task(scratch, client, scratch.parent.parent / "out", limits=limits)
+                return await solve_task(task_run(scratch, client, scratch.parent.parent / "out", limits))
 
         outcome = asyncio.run(go())
     assert server.errors == []  # every request was one a strict server accepts
@@ -169,7 +170,7 @@ def test_request_cap_ends_each_attempt(scratch: Path) -> None:
 
 def _head_tokens(scratch: Path) -> int:
     with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
-        opening = build_messages(gather_brief(scratch, catalog))
+        opening = build_messages(gather_brief(ScratchLayout.of(scratch), catalog))
     return estimate_messages_tokens(opening) + estimate_tools_tokens(tool_schemas())
 
 

@@ -13,12 +13,12 @@ from datasolver.agent.fit import first_prompt_tokens, fit_brief
 from datasolver.agent.tokens import estimate_tokens
 from datasolver.agent.relevance import lexical_relevance, rank_least_relevant_first, vote_table_relevance
 from datasolver.agent.tables import FOLDED_HEADING
-from datasolver.data import Catalog, TableProfile
+from datasolver.data import Catalog, ScratchLayout, TableProfile
 from datasolver.data.profile import ColumnProfile
 from datasolver.data.schema_groups import group_by_schema, render_group
 from datasolver.llm import LLMClient, LLMSettings
 from datasolver.llm.fake import ScriptedModel, text
-from datasolver.solver import prepare_task
+from datasolver.solver.prepare import prepare_task
 
 QUESTION = "What was the total amount sold in Lyon in 2024-03?"
 MONTHS = ["2024-01", "2024-02", "2024-03", "2024-04", "2024-05", "2024-06"]
@@ -40,7 +40,7 @@ def brief(tmp_path_factory: pytest.TempPathFactory) -> TaskBrief:
         "B,Nice,,Paul Girard,+33 4 00 00 00 02,3 avenue Jean Medecin,06000,98\n", encoding="utf-8")
     scratch = prepare_task(task, root / "scratch")
     with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
-        return gather_brief(scratch, catalog)
+        return gather_brief(ScratchLayout.of(scratch), catalog)
 
 
 def test_the_other_months_are_lookalikes_folded_below_the_linked_table(brief: TaskBrief) -> None:
@@ -131,7 +131,7 @@ def test_votes_rank_before_word_overlap(brief: TaskBrief) -> None:
 
 def test_solve_task_votes_and_folds_only_over_the_budget(tmp_path: Path) -> None:
     from datasolver.agent import Limits, solve_task
-    from tests.helpers.agent import edit_query_turn, fake_client
+    from tests.helpers.agent import edit_query_turn, fake_client, task_run
     from datasolver.llm import TraceWriter
     from datasolver.llm.fake import tool_call
     from tests.helpers.solver import make_tiny_task
@@ -143,7 +143,7 @@ def test_solve_task_votes_and_folds_only_over_the_budget(tmp_path: Path) -> None
         encoding="utf-8")
     scratch = prepare_task(task, tmp_path / "scratch")
     with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
-        unfolded = first_prompt_tokens(gather_brief(scratch, catalog))
+        unfolded = first_prompt_tokens(gather_brief(ScratchLayout.of(scratch), catalog))
     query = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city")'
     votes = [text('{"relevant": ["orders", "cities"]}')] * 3
     script = votes + [edit_query_turn(scratch, query), tool_call("run_solver", {}), text("done")]
@@ -152,7 +152,7 @@ def test_solve_task_votes_and_folds_only_over_the_budget(tmp_path: Path) -> None
         async def go():
             async with fake_client(server, trace) as client:
                 limits = Limits(prompt_budget=unfolded - 30)
-                return await solve_task(scratch, client, tmp_path / "out", limits=limits)
+                return await solve_task(task_run(scratch, client, tmp_path / "out", limits))
 
         outcome = asyncio.run(go())
         requests = server.requests

@@ -17,9 +17,9 @@ from datasolver.agent.prompts import placeholders, template_names
 from datasolver.errors import PromptError
 from datasolver.agent.tables import digest_tables
 from datasolver.agent.tree import render_tree
-from datasolver.data import Catalog
+from datasolver.data import Catalog, ScratchLayout
 from datasolver.documents import prepare_documents
-from datasolver.solver import prepare_task
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import TINY_QUESTION, make_tiny_task
 
 LEFTOVER = re.compile(r"\{\{\w+\}\}")
@@ -43,7 +43,7 @@ def scratch(tmp_path: Path) -> Path:
 
 def brief_of(scratch: Path, limits: Limits = Limits()) -> TaskBrief:
     with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
-        return gather_brief(scratch, catalog, limits)
+        return gather_brief(ScratchLayout.of(scratch), catalog, limits)
 
 
 def test_every_solver_prompt_fills_all_placeholders() -> None:
@@ -214,8 +214,8 @@ def test_tree_is_bounded(tmp_path: Path) -> None:
     for i in range(40):
         (tmp_path / "context" / "csv").mkdir(parents=True, exist_ok=True)
         (tmp_path / "context" / "csv" / f"t{i:02d}.csv").write_text("a\n1\n")
-    tree = render_tree(tmp_path)
+    tree = render_tree(ScratchLayout.of(tmp_path))
     assert "… 15 more files (60 B)" in tree
     assert "t24.csv" in tree and "t25.csv" not in tree
-    short = render_tree(tmp_path, max_lines=5)
+    short = render_tree(ScratchLayout.of(tmp_path), max_lines=5)
     assert len(short.splitlines()) == 5 and short.endswith("more lines not shown")

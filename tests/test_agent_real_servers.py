@@ -12,12 +12,12 @@ import pytest
 
 from datasolver.agent import Limits, solve_task
 from datasolver.agent.solve import SolveOutcome
-from tests.helpers.agent import edit_query_turn, fake_client
+from tests.helpers.agent import edit_query_turn, fake_client, task_run
 from datasolver.examples import solver_handler
 from datasolver.examples.scripted import ScriptedAnswer
 from datasolver.llm import TraceWriter
 from datasolver.llm.fake import ScriptedModel, text, text_writer, tool_call
-from datasolver.solver import prepare_task
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import TINY_QUESTION, make_tiny_task
 
 COUNT_BY_CITY = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city ORDER BY n DESC, city")'
@@ -34,7 +34,7 @@ def solve(scratch: Path, script=None, handler=None, limits: Limits = Limits(), s
     with ScriptedModel(script, handler, **(server_options or {})) as server:
         async def go() -> SolveOutcome:
             async with fake_client(server, trace, **client_settings) as client:
-                return await solve_task(scratch, client, scratch.parent.parent / "out", limits=limits)
+                return await solve_task(task_run(scratch, client, scratch.parent.parent / "out", limits))
 
         outcome = asyncio.run(go())
     assert server.errors == []

@@ -10,10 +10,10 @@ import pytest
 
 from datasolver.agent import Limits, solve_task
 from datasolver.agent.solve import SolveOutcome
-from tests.helpers.agent import edit_query_turn, fake_client, query_line
+from tests.helpers.agent import edit_query_turn, fake_client, query_line, task_run
 from datasolver.llm import TraceWriter
 from datasolver.llm.fake import ScriptedModel, text, tool_call
-from datasolver.solver import prepare_task
+from datasolver.solver.prepare import prepare_task
 from datasolver.solver.hashline import line_hash
 from tests.helpers.solver import make_tiny_task
 
@@ -31,7 +31,7 @@ def solve(scratch: Path, script) -> tuple[SolveOutcome, ScriptedModel, list[dict
     with ScriptedModel(script) as server:
         async def go() -> SolveOutcome:
             async with fake_client(server, trace) as client:
-                return await solve_task(scratch, client, scratch.parent.parent / "out", limits=Limits(max_attempts=1))
+                return await solve_task(task_run(scratch, client, scratch.parent.parent / "out", Limits(max_attempts=1)))
 
         outcome = asyncio.run(go())
     assert server.errors == []

@@ -12,10 +12,10 @@ from datasolver.agent import Limits, solve_task
 from datasolver.agent.assemble import build_system_prompt
 from datasolver.agent.tokens import estimate_tokens
 from datasolver.agent.solve import PREFILL_SHARE, prefill_budget
-from tests.helpers.agent import edit_query_turn, fake_client
+from tests.helpers.agent import edit_query_turn, fake_client, task_run
 from datasolver.llm import TraceWriter
 from datasolver.llm.fake import ScriptedModel, text, tool_call
-from datasolver.solver import prepare_task
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import make_tiny_task
 
 COUNT_BY_CITY = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city ORDER BY n DESC, city")'
@@ -33,7 +33,7 @@ def test_a_later_attempt_is_served_from_the_prefix_cache_of_the_earlier_one(tmp_
     with ScriptedModel(script, prefill_rate=20.0) as server:
         async def go():
             async with fake_client(server, trace) as client:
-                return await solve_task(scratch, client, tmp_path / "out", limits=Limits(max_attempts=2))
+                return await solve_task(task_run(scratch, client, tmp_path / "out", Limits(max_attempts=2)))
 
         outcome = asyncio.run(go())
     assert outcome.status == "solved" and outcome.attempts == 2
@@ -62,7 +62,7 @@ def test_a_slow_server_gets_a_first_prompt_it_reads_in_a_share_of_the_deadline(t
                 for scratch, trace in zip(scratches, traces):
                     client.trace = trace
                     limits = Limits(max_attempts=1, deadline=time.monotonic() + seconds)
-                    outcomes.append(await solve_task(scratch, client, tmp_path / "out", limits=limits))
+                    outcomes.append(await solve_task(task_run(scratch, client, tmp_path / "out", limits)))
             return outcomes
 
         outcomes = asyncio.run(go())
@@ -92,7 +92,7 @@ def test_a_small_window_gets_the_short_rules_and_a_large_one_the_full_rules(tmp_
         with ScriptedModel(solved_turns(scratch), context_window=window, report_window="props") as server:
             async def go():
                 async with fake_client(server) as client:
-                    return await solve_task(scratch, client, tmp_path / f"out{window}", limits=Limits(max_attempts=1))
+                    return await solve_task(task_run(scratch, client, tmp_path / f"out{window}", Limits(max_attempts=1)))
 
             assert asyncio.run(go()).status == "solved"
             systems[window] = server.requests[0]["messages"][0]["content"]

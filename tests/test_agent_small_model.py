@@ -20,7 +20,7 @@ from datasolver.agent import Limits
 from tests.helpers.agent import solve_at_transport
 from datasolver.eval import score_files
 from datasolver.llm.fake import Text, text
-from datasolver.solver import prepare_task
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import PAPER_SQL, make_paper_task
 from tests.helpers.paths import SHARED
 

@@ -13,7 +13,7 @@ import pytest
 from tests.helpers.agent import solve_at_transport
 from datasolver.llm.text_calls import parse_text_tool_calls
 from datasolver.llm.fake import garbage, text, tool_call
-from datasolver.solver import prepare_task
+from datasolver.solver.prepare import prepare_task
 from datasolver.solver.scaffold import RESULT_LINE
 from tests.helpers.solver import PAPER_SQL, make_paper_task
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.data import Catalog
+from datasolver.data import Catalog, ScratchLayout
 from datasolver.solver.answer_checks import (
     CHECK_NAMES,
     AnswerContext,
@@ -162,11 +162,12 @@ def test_check_names_and_the_query_log() -> None:
 
 
 def test_run_solver_reports_check_lines(tmp_path: Path) -> None:
-    from datasolver.solver import SolverToolbox, prepare_task
+    from datasolver.solver import SolverToolbox
+    from datasolver.solver.prepare import prepare_task
     from tests.helpers.solver import set_query
 
     scratch = prepare_task(make_tiny_task(tmp_path / "in"), tmp_path / "scratch")
-    with SolverToolbox(scratch) as toolbox:
+    with SolverToolbox(ScratchLayout.of(scratch)) as toolbox:
         set_query(toolbox, 'result = run_sql("SELECT city, amount FROM orders WHERE city = \'Paris\'")')
         result = toolbox.call("run_solver", {})
     assert result.value.names == ["constant_column"]

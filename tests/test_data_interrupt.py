@@ -21,11 +21,12 @@ from mcp import Client
 
 from datasolver.ask import AskToolbox, open_package
 from datasolver.cli import cli
-from datasolver.data import Catalog
+from datasolver.data import Catalog, ScratchLayout
 from datasolver.data.errors import QueryInterrupted
 from datasolver.mcp_server import build_server
 from datasolver.sandbox import SandboxLimits
-from datasolver.solver import SolverToolbox, prepare_task
+from datasolver.solver import SolverToolbox
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.datafiles import sqlite_file, write_task
 from tests.helpers.mcp import texts
 
@@ -118,7 +119,7 @@ def test_sql_command_timeout(task):
 
 def test_explore_data_stops_at_its_timeout(task, tmp_path):
     scratch = prepare_task(task, tmp_path / "scratch")
-    with SolverToolbox(scratch, limits=SandboxLimits(timeout_s=0.2)) as toolbox:
+    with SolverToolbox(ScratchLayout.of(scratch), limits=SandboxLimits(timeout_s=0.2)) as toolbox:
         result = toolbox.call("explore_data", {"query": RUNAWAY})
         assert not result.ok and "QueryInterrupted" in result.text and "timed out" in result.text
 

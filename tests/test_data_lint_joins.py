@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.data import Catalog, UnknownTable, join_candidates, lint_knowledge, render_joins
+from datasolver.data import Catalog, ScratchLayout, UnknownTable, join_candidates, lint_knowledge, render_joins
 
 KNOWLEDGE = """# Orders
 | 列名 | 类型 | 释义 |
@@ -118,14 +118,15 @@ def test_explore_data_meta_commands_and_the_prompt_summary(task: Path, tmp_path:
     from datasolver.agent import Limits
     from datasolver.agent.assemble import build_messages
     from datasolver.agent.brief import gather_brief
-    from datasolver.solver import SolverToolbox, prepare_task
+    from datasolver.solver import SolverToolbox
+    from datasolver.solver.prepare import prepare_task
 
     scratch = prepare_task(task, tmp_path / "scratch")
-    with SolverToolbox(scratch) as toolbox:
+    with SolverToolbox(ScratchLayout.of(scratch)) as toolbox:
         lint = toolbox.call("explore_data", {"query": "\\lint"})
         joins = toolbox.call("explore_data", {"query": "\\joins orders customers"})
         wrong = toolbox.call("explore_data", {"query": "\\joins orders"})
-        brief = gather_brief(scratch, toolbox.context.open_catalog(), Limits())
+        brief = gather_brief(ScratchLayout.of(scratch), toolbox.context.open_catalog(), Limits())
     assert lint.ok and "no table or column named `amonut`; nearest: `amount`" in lint.text
     assert joins.ok and "100.0% of 10 keys found" in joins.text
     assert wrong.kind == "retry" and "needs two table names" in wrong.text
@@ -159,7 +160,7 @@ def falcon_task() -> Path:
 
 def test_a_falcon_knowledge_md_names_nothing_that_is_not_there(tmp_path: Path) -> None:
     # Its SQLite tables' columns are not in the catalog's metadata; they exist all the same.
-    from datasolver.solver import prepare_task
+    from datasolver.solver.prepare import prepare_task
 
     task = falcon_task()
     knowledge = (task / "context" / "knowledge.md").read_text(encoding="utf-8")
@@ -170,7 +171,7 @@ def test_a_falcon_knowledge_md_names_nothing_that_is_not_there(tmp_path: Path) -
 
 
 def test_a_wrong_name_in_a_falcon_knowledge_md_is_still_found(tmp_path: Path) -> None:
-    from datasolver.solver import prepare_task
+    from datasolver.solver.prepare import prepare_task
 
     task = falcon_task()
     knowledge = (task / "context" / "knowledge.md").read_text(encoding="utf-8")
@@ -241,7 +242,7 @@ RETQA = Path(__file__).resolve().parents[1].parent / "shared" / "tasks" / "dev" 
 
 
 def test_a_retqa_knowledge_md_keeps_its_real_finding_only(tmp_path: Path) -> None:
-    from datasolver.solver import prepare_task
+    from datasolver.solver.prepare import prepare_task
 
     if not (RETQA / "context" / "knowledge.md").is_file():
         pytest.skip(f"{RETQA} is absent (only present beside the project's own checkout)")

@@ -11,10 +11,10 @@ from click.testing import CliRunner
 
 from datasolver.ask import open_package
 from datasolver.cli import cli
-from datasolver.data import Catalog
+from datasolver.data import Catalog, ScratchLayout
 from datasolver.documents.cache import CACHE_ENV, NOT_EXTRACTED, document_tables
 from datasolver.pipeline.documents import prepare_task_documents
-from datasolver.solver import prepare_task
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.datafiles import write_task
 
 FARES = "# Fares\n\nPrices by class.\n\n| fare_id | class | price |\n|---|---|---|\n| 1 | Y | 120 |\n| 2 | J | 480 |\n"
@@ -74,7 +74,7 @@ def test_the_cache_is_reused_and_renewed_when_a_document_changes(tmp_path: Path,
 def test_commands_and_the_agent_see_the_same_tables(tmp_path: Path) -> None:
     task = _task(tmp_path)
     scratch = prepare_task(task, tmp_path / "scratch")
-    prepare_task_documents(scratch)  # the agent's path: no model, derived/ in the scratch copy
+    prepare_task_documents(ScratchLayout.of(scratch))  # the agent's path: no model, derived/ in the scratch copy
     with Catalog.open(scratch) as catalog:
         agent = [(i.name, i.rows) for i in catalog.tables()]
     listed = [tuple(line.split()[:3:2]) for line in _tables(task) if " rows " in line]

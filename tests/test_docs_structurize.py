@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from datasolver.documents import PrepareOptions, document_table_hints, prepare_documents_async
-from datasolver.documents.structurize import structurize_document, StructurizeLimits
+from datasolver.documents.structurize import StructurizeLimits, structurize_document
+from datasolver.data import ScratchLayout
 from datasolver.documents.errors import PlanError
 from datasolver.documents.structurize.sections import split_parts
 from datasolver.documents.structurize.workers import check_part_table
@@ -234,7 +235,7 @@ def test_the_pipelines_async_entry_structures_on_the_callers_loop_through_its_ga
 
     from datasolver.llm import NULL_TRACE, LLMClient, Usage
     from datasolver.pipeline.documents import prepare_task_documents_async
-    from datasolver.solver import prepare_task
+    from datasolver.solver.prepare import prepare_task
     from tests.helpers.solver import make_tiny_task
 
     task = make_tiny_task(tmp_path / "in")
@@ -252,7 +253,7 @@ def test_the_pipelines_async_entry_structures_on_the_callers_loop_through_its_ga
         settings = LLMSettings(base_url=server.base_url, api_key="test-key", model="fake-model", max_retries=0)
         usage = Usage()
         async with LLMClient(settings, NULL_TRACE, usage, request_gate=gate) as client:
-            report = await prepare_task_documents_async(scratch, client=client)
+            report = await prepare_task_documents_async(ScratchLayout.of(scratch), client=client)
         return report, usage
 
     with ScriptedServer(handler=make_handler(vote=["doc/report.md"])) as server:

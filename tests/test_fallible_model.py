@@ -12,14 +12,14 @@ import pytest
 
 from datasolver.agent import Limits, solve_task
 from datasolver.agent.solve import SolveOutcome
-from tests.helpers.agent import fake_client
-from datasolver.data import Catalog
+from tests.helpers.agent import fake_client, task_run
+from datasolver.data import Catalog, ScratchLayout
 from datasolver.examples import solver_handler
 from datasolver.examples.scripted import ScriptedAnswer
 from tests.helpers.mistakes import MISTAKES, mistake_for, right_answer
 from datasolver.llm import TraceWriter
 from datasolver.llm.fake import ScriptedModel
-from datasolver.solver import prepare_task
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import TINY_QUESTION, make_tiny_task
 
 AMOUNTS = "SELECT order_id, amount FROM orders WHERE city = 'Paris' ORDER BY order_id"
@@ -47,8 +47,8 @@ def solve(scratch: Path, answer: ScriptedAnswer, *, answer_checks: bool = True) 
     with ScriptedModel(handler=solver_handler([answer])) as server:
         async def go() -> SolveOutcome:
             async with fake_client(server, trace) as client:
-                return await solve_task(scratch, client, scratch.parent.parent / "out",
-                                        limits=Limits(max_attempts=1, answer_checks=answer_checks))
+                return await solve_task(task_run(scratch, client, scratch.parent.parent / "out",
+                                                 Limits(max_attempts=1, answer_checks=answer_checks)))
 
         outcome = asyncio.run(go())
     assert server.errors == []
@@ -107,7 +107,7 @@ def test_dev_tasks_whose_mistake_went_unnamed_end_at_one(dev_tasks: Path, tmp_pa
     scratch = prepare_task(dev_tasks / "input" / task_id, tmp_path / "scratch")
     if any(t.get("format") == "doc" for t in entry["tables"].values()):
         prepare_documents(scratch)
-        write_scaffold(scratch)
+        write_scaffold(ScratchLayout.of(scratch))
     with Catalog.open(scratch) as catalog:
         right = right_answer(catalog, entry["question"], entry["sql"])
     name, code = mistake_for(right, index)  # the benchmark's choice of mistake for this task

@@ -19,9 +19,10 @@ import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
-from datasolver.data import Catalog
+from datasolver.data import Catalog, ScratchLayout
 from datasolver.data.relation import MAX_CELL_BYTES, MAX_RESULT_BYTES
-from datasolver.solver import SolverToolbox, prepare_task
+from datasolver.solver import SolverToolbox
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import make_tiny_task
 from tests.helpers.datafiles import write_task
 
@@ -54,7 +55,7 @@ def test_the_first_rows_stop_at_the_byte_budget_and_say_so(tmp_path: Path) -> No
 
 def test_every_caller_says_the_rows_were_cut_by_the_budget(tmp_path: Path) -> None:
     root = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
-    with SolverToolbox(root) as box:
+    with SolverToolbox(ScratchLayout.of(root)) as box:
         explored = box.call("explore_data", {"query": _wide(30), "limit": 30})
     assert explored.ok and explored.text.splitlines()[0].startswith(f"rows: {FITTING} of 30 (truncated: the next row")
     shown = CliRunner().invoke(cli, ["sql", str(root), _wide(30), "--limit", "30", "--format", "json"])

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.solver import SolverToolbox, prepare_task
+from datasolver.data import ScratchLayout
+from datasolver.solver import SolverToolbox
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import call_json, make_tiny_task, set_query
 
 PEAK_CHILD = textwrap.dedent("""
@@ -38,7 +40,7 @@ def root(tmp_path: Path) -> Path:
 
 def forge(root: Path, log_line: str, result: str = "pd.DataFrame({'city': pd.Series([], dtype=str)})") -> None:
     """solver.py appends `log_line` to run_sql's log itself and answers `result`."""
-    with SolverToolbox(root) as box:
+    with SolverToolbox(ScratchLayout.of(root)) as box:
         edit = set_query(box, f"with open(QUERY_LOG, 'a', encoding='utf-8') as _log:\n"
                               f"    _log.write({log_line} + '\\n')\n"
                               f"result = {result}")
@@ -98,7 +100,7 @@ def test_the_checks_queries_stop_at_their_timeout_and_budget(root: Path, monkeyp
 
     joined = ", ".join(f"orders o{i}" for i in range(1, 21))
     forge(root, f"json.dumps({{'sql': \"SELECT o1.city FROM {joined} WHERE o1.city = 'Atlantis'\"}})")
-    with SolverToolbox(root, answer_checks=False) as box:
+    with SolverToolbox(ScratchLayout.of(root), answer_checks=False) as box:
         assert call_json(box, "run_solver", "{}").ok
     monkeypatch.setattr(model, "QUERY_TIMEOUT_S", 0.5)
     layout = ScratchLayout.of(root)
@@ -151,7 +153,7 @@ def test_a_32_mb_prediction_of_4000_columns_costs_the_parent_little(tmp_path: Pa
 
 
 def test_a_wide_answer_is_shown_in_part(root: Path) -> None:
-    with SolverToolbox(root) as box:
+    with SolverToolbox(ScratchLayout.of(root)) as box:
         set_query(box, "result = pd.DataFrame([[i for i in range(300)]] * 3, columns=[f'c{i}' for i in range(300)])")
         text = call_json(box, "run_solver", '{"show_rows": 2}').text
     assert text.splitlines()[0] == "OK", text
@@ -165,7 +167,7 @@ def test_a_linked_cache_folder_in_a_handed_over_scratch_is_refused(root: Path, t
     elsewhere.mkdir()
     (root / "cache").rmdir()
     (root / "cache").symlink_to(elsewhere, target_is_directory=True)
-    with SolverToolbox(root) as box:
+    with SolverToolbox(ScratchLayout.of(root)) as box:
         result = call_json(box, "explore_data", '{"query": "SELECT count(*) FROM orders"}')
         assert list(elsewhere.iterdir()) == [], "the parent's catalog was made in the link's target"
     assert not result.ok and "cache is a symlink or not a folder; refusing to keep the catalog there" in result.text

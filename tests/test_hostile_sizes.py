@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from datasolver.data import ScratchLayout
 from datasolver.data.input_files import FOLLOW_OUTSIDE_ENV
 
 from tests.helpers.datafiles import sqlite_file, write_task
@@ -315,11 +316,11 @@ def test_a_20_mb_knowledge_md_reaches_the_prompt_in_its_first_parts(tmp_path: Pa
     from datasolver.agent.assemble import build_messages
     from datasolver.agent.brief import gather_brief
     from datasolver.data import Catalog
-    from datasolver.solver import prepare_task
+    from datasolver.solver.prepare import prepare_task
     task = write_task(tmp_path / "in", files={"csv/t.csv": "id\n1\n", "knowledge.md": big_knowledge(20 << 20)})
     scratch = prepare_task(task, tmp_path / "scratch")
     with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
-        messages = build_messages(gather_brief(scratch, catalog))
+        messages = build_messages(gather_brief(ScratchLayout.of(scratch), catalog))
     prompt = "\n".join(str(m["content"]) for m in messages)
     assert len(prompt) < 40_000
     assert ("… (knowledge.md goes on: this is part 1–3 of 525, its first 24,000 of 4,194,304 characters read (the "
@@ -344,20 +345,21 @@ BRIEF_CHILD = textwrap.dedent("""
     from pathlib import Path
     from datasolver.agent.assemble import build_messages
     from datasolver.agent.brief import gather_brief
-    from datasolver.data import Catalog
-    from datasolver.solver import prepare_task
+    from datasolver.data import Catalog, ScratchLayout
+    from datasolver.solver.prepare import prepare_task
     scratch = prepare_task(Path(sys.argv[1]), Path(sys.argv[2]))
     with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
-        messages = build_messages(gather_brief(scratch, catalog))
+        messages = build_messages(gather_brief(ScratchLayout.of(scratch), catalog))
     print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, sum(len(str(m["content"])) for m in messages))
 """)
 
 
 def test_knowledge_md_in_parts_through_explore_data(tmp_path: Path) -> None:
-    from datasolver.solver import SolverToolbox, prepare_task
+    from datasolver.solver import SolverToolbox
+    from datasolver.solver.prepare import prepare_task
     task = write_task(tmp_path / "in", files={"csv/t.csv": "id\n1\n", "knowledge.md": big_knowledge(30_000) + "END\n"})
     scratch = prepare_task(task, tmp_path / "scratch")
-    with SolverToolbox(scratch) as toolbox:
+    with SolverToolbox(ScratchLayout.of(scratch)) as toolbox:
         first = toolbox.call("explore_data", {"query": "\\knowledge"}).text
         last = toolbox.call("explore_data", {"query": "\\knowledge 4"}).text
         past = toolbox.call("explore_data", {"query": "\\knowledge 5"})

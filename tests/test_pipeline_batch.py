@@ -103,14 +103,14 @@ def test_input_folder_bytes_are_unchanged_after_a_run(example_server, tmp_path):
 
 
 def test_a_task_that_raises_in_the_worker_is_recorded_and_the_batch_goes_on(example_server, tmp_path):
-    from datasolver.agent import solve_task
+    from datasolver.agent import SolveOutcome, TaskRun, solve_task
 
     input_dir = copy_examples(tmp_path)
 
-    async def flaky_solver(scratch, client, output_dir, **kwargs):
-        if scratch.name == "task_demo_sales":
+    async def flaky_solver(run: TaskRun) -> SolveOutcome:
+        if run.task.task_id == "task_demo_sales":
             raise RuntimeError("boom inside the worker")
-        return await solve_task(scratch, client, output_dir, **kwargs)
+        return await solve_task(run)
 
     summary = run_batch_sync(make_config(example_server, input_dir, tmp_path), solver=flaky_solver)
     records = {r.task_id: r for r in summary.tasks}
@@ -126,12 +126,12 @@ def test_a_task_that_raises_in_the_worker_is_recorded_and_the_batch_goes_on(exam
 
 
 def test_an_exception_after_the_agent_edited_solver_py_still_yields_the_fallback_answer(example_server, tmp_path):
-    from datasolver.agent import solve_task
+    from datasolver.agent import TaskRun, solve_task
 
     input_dir = copy_examples(tmp_path)
 
-    async def crash_after_solving(scratch, client, output_dir, **kwargs):
-        outcome = await solve_task(scratch, client, output_dir, **kwargs)
+    async def crash_after_solving(run: TaskRun):
+        outcome = await solve_task(run)
         outcome.prediction.unlink()  # as if the crash came before publishing
         raise OSError("disk hiccup")
 
@@ -205,7 +205,7 @@ def test_an_agent_that_ignores_its_deadline_is_stopped_and_the_fallback_runs(exa
     monkeypatch.setattr(task_module, "HARD_STOP_MARGIN_S", 0.0)
     input_dir = copy_examples(tmp_path)
 
-    async def hangs(scratch, client, output_dir, **kwargs):
+    async def hangs(run):
         await asyncio.sleep(3600)
 
     # Fractions of a second: the agent (which never returns) is stopped 0.2 s after its deadline.

@@ -12,10 +12,10 @@ import sys
 import pytest
 
 from datasolver import examples
-from datasolver.data import Catalog, discover_tasks
+from datasolver.data import Catalog, ScratchLayout, discover_tasks
 from datasolver.eval import score_files
 from datasolver.pipeline.documents import prepare_task_documents
-from datasolver.solver import prepare_task
+from datasolver.solver.prepare import prepare_task
 from datasolver.solver.answer_checks import AnswerContext, run_answer_checks
 
 REPO = examples.EXAMPLES_DIR.parents[2]
@@ -45,7 +45,7 @@ def test_the_sqlite_file_matches_its_source():
 @pytest.mark.parametrize("task_id", ["task_demo_library", "task_demo_sales", "task_demo_weather", "task_demo_video"])
 def test_scripted_sql_reproduces_gold(task_id, tmp_path):
     scratch = prepare_task(examples.input_dir() / task_id, tmp_path)
-    prepare_task_documents(scratch)  # the weather stations live in a Markdown document
+    prepare_task_documents(ScratchLayout.of(scratch))  # the weather stations live in a Markdown document
     answer = examples.demo_answers()[task_id]
     with Catalog.open(scratch, cache_dir=tmp_path / "cache") as catalog:
         frame = catalog.sql(answer.sql).df()

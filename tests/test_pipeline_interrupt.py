@@ -35,15 +35,15 @@ SCRIPT = textwrap.dedent(
     # A batch whose one task's solve runs a sandboxed program that sleeps far past the test's patience.
     token, marker = sys.argv[1], Path(sys.argv[2])
 
-    async def sleeper(scratch, client, output_dir, **kwargs):
+    async def sleeper(run):
         from datasolver.sandbox import SandboxLimits, run_sandboxed
-        work = Path(scratch) / "workdir"
+        work = run.layout.workdir
         # It holds `beat` open until it dies (a warm run's command line is the fork server's, so the
         # token alone cannot tell whether it still runs).
         code = (f"beat = open({str(work / 'beat')!r}, 'a'); open({str(work / 'started')!r}, 'w').write('x')\\n"
                 f"import time\\nwhile True:\\n    time.sleep(0.05)  # {token}")
         await asyncio.to_thread(run_sandboxed, [sys.executable, "-c", code], cwd=work, write_dirs=[work],
-                                log_dir=Path(scratch) / "tmp", limits=SandboxLimits(timeout_s=300))
+                                log_dir=run.layout.tmp, limits=SandboxLimits(timeout_s=300))
         raise AssertionError("the sandboxed run should have been stopped")
 
     import datasolver.pipeline.task as task_module

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from datasolver.agent import Limits
 from datasolver.llm import LLMSettings, ServerFacts
 from datasolver.pipeline.config import RunConfig
 from datasolver.pipeline.task import TaskSetup
 from datasolver.pipeline.votes import VotePolicy
+
+if TYPE_CHECKING:
+    from datasolver.agent import TaskRun
 
 
 def _config(tmp_path: Path, **changes) -> RunConfig:
@@ -93,3 +97,85 @@ def test_a_fallback_only_plan_gives_the_fallbacks_outcome_as_the_record(tmp_path
     assert (record.status, record.mode, record.prediction) == ("failed", "fallback_only", None)
     assert record.reason == "time budget spent; fallback run of the current solver.py: NO OUTPUT (`result` is still None)"
     assert record.error is None and not (tmp_path / "scratch" / task.task_id).exists()  # a temporary copy is removed
+
+
+def _recording_solver(received: list, returned: list | None = None):
+    """A solver that keeps the run it is given (and the outcome it returns) and answers with a
+    one-line prediction."""
+    from datasolver.agent import SolveOutcome
+
+    async def solve(run: TaskRun) -> SolveOutcome:
+        received.append(run)
+        target = run.output_dir / run.task.task_id / "prediction.csv"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("answer\n1\n", encoding="utf-8")
+        outcome = SolveOutcome(run.task.task_id, "solved", 2, 0, {}, 0.0, target, None)
+        (returned if returned is not None else []).append(outcome)
+        return outcome
+
+    return solve
+
+
+def _both_stages(task, setup, plan):
+    import asyncio
+
+    from datasolver.pipeline.task import prepare_stage, solve_stage
+
+    async def stages():
+        prepared = await prepare_stage(task, setup)
+        return prepared, await solve_stage(prepared, setup, plan)
+
+    return asyncio.run(stages())
+
+
+def test_the_solver_gets_the_one_run_the_pipeline_gathered(tmp_path: Path) -> None:
+    """The pipeline gathers the task's TaskRun once and hands it over as it is: the layout prepare
+    made and the Task discovery read (the same objects), a client whose trace and usage are the
+    task's, the task's limits; no solver rebuilds any of it from a path."""
+    import time
+
+    from datasolver.data import load_task
+    from datasolver.pipeline.budget import TaskPlan
+    from datasolver.pipeline.config import FAST_MAX_ATTEMPTS
+    from tests.helpers.solver import make_tiny_task
+
+    received: list = []
+    returned: list = []
+    task = load_task(make_tiny_task(tmp_path / "in"))
+    setup = dataclasses.replace(TaskSetup.from_config(_config(tmp_path, keep_scratch=True), scratch_root=tmp_path / "scratch"),
+                                solver=_recording_solver(received, returned))
+    plan = TaskPlan("fast", time.monotonic() + 60)
+    prepared, result = _both_stages(task, setup, plan)
+    (run,) = received
+    assert run.layout is prepared.layout and run.task is task
+    assert run.trace is prepared.trace and run.client.usage is prepared.usage
+    assert run.output_dir == setup.output_dir and dict(run.chat_options) == {}
+    assert run.limits.max_attempts == min(2, FAST_MAX_ATTEMPTS) and run.limits.deadline <= plan.deadline
+    assert result is returned[0]  # the solver's outcome, consumed as it is (no copy into another type)
+    assert (result.status, result.attempts) == ("solved", 2)
+    assert result.prediction == setup.output_dir / task.task_id / "prediction.csv"
+
+
+def test_each_voting_solve_gets_the_tasks_run_with_its_own_folder_and_temperature(tmp_path: Path) -> None:
+    import time
+
+    from datasolver.data import load_task
+    from datasolver.pipeline.budget import TaskPlan
+    from tests.helpers.solver import make_tiny_task
+
+    received: list = []
+    task = load_task(make_tiny_task(tmp_path / "in"))
+    setup = dataclasses.replace(TaskSetup.from_config(_config(tmp_path, keep_scratch=True), scratch_root=tmp_path / "scratch"),
+                                solver=_recording_solver(received))
+    prepared, result = _both_stages(task, setup, TaskPlan("full", time.monotonic() + 60))
+    assert len(received) == 2  # the second solve agrees with the first: no third
+    layout = prepared.layout
+    for number, run in enumerate(received, 1):
+        assert run.layout is layout and run.task is task and run.trace is prepared.trace
+        assert run.output_dir == layout.votes / f"solve_{number}"
+        assert dict(run.chat_options) == {"temperature": setup.votes.temperature_of(number)}
+    # The first solve may take a third of the time left, the second half of what is left then.
+    assert received[0].limits.deadline < received[1].limits.deadline
+    assert (result.status, result.attempts) == ("solved", 4)
+    assert result.prediction == setup.output_dir / task.task_id / "prediction.csv"
+    assert result.vote is not None and result.vote["how"] == "agreement"

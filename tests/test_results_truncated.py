@@ -12,11 +12,13 @@ import pytest
 from click.testing import CliRunner
 from mcp import Client
 
+from datasolver.data import ScratchLayout
 from datasolver.ask import AskToolbox, open_package
 from datasolver.ask.config import AskLimits
 from datasolver.cli import cli
 from datasolver.mcp_server import build_server
-from datasolver.solver import SolverToolbox, prepare_task
+from datasolver.solver import SolverToolbox
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import make_tiny_task
 from datasolver.solver.tools.explore_data import MAX_LIMIT
 from tests.helpers.mcp import texts
@@ -32,7 +34,7 @@ def data(tmp_path: Path) -> Path:
 
 def test_explore_data_says_truncated_and_keeps_its_cap(tmp_path: Path) -> None:
     root = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
-    with SolverToolbox(root) as box:
+    with SolverToolbox(ScratchLayout.of(root)) as box:
         cut = box.call("explore_data", {"query": "SELECT * FROM range(3)", "limit": 2})
         whole = box.call("explore_data", {"query": "SELECT * FROM range(3)", "limit": 3})
         asked_more = box.call("explore_data", {"query": "SELECT * FROM range(100000)", "limit": 10 ** 9})

@@ -15,6 +15,7 @@ import pytest
 
 from datasolver.sandbox import SandboxLimits, run_sandboxed
 from datasolver.sandbox.run import kernel_features, landlock_abi
+from datasolver.data import ScratchLayout
 
 needs_namespaces = pytest.mark.skipif(not kernel_features().get("namespaces"),
                                       reason="user namespaces are not available here")
@@ -95,7 +96,8 @@ def test_the_kernel_keyring_calls_are_refused(tmp_path: Path) -> None:
 @needs_landlock
 @pytest.mark.usefixtures("sandbox_path")
 def test_a_folder_link_in_the_scratch_folder_opens_nothing_beyond_it(tmp_path: Path) -> None:
-    from datasolver.solver import prepare_task, rerun_solver
+    from datasolver.solver import rerun_solver
+    from datasolver.solver.prepare import prepare_task
     from tests.helpers.solver import make_tiny_task
 
     outside = tmp_path / "outside"
@@ -113,7 +115,7 @@ def test_a_folder_link_in_the_scratch_folder_opens_nothing_beyond_it(tmp_path: P
         "print('GOT', got)\n"
         "result = pd.DataFrame({'got': got})"), 1)
     solver_py.write_text(code, encoding="utf-8")
-    run, _ = rerun_solver(root, tmp_path / "out")
+    run, _ = rerun_solver(ScratchLayout.of(root), tmp_path / "out")
     assert run.status == "OK", run.error or run.sandbox.stderr
     assert "GOT ['PermissionError', 'PermissionError', 'PermissionError']" in run.sandbox.stdout, run.sandbox.stdout
     assert any("zz left out of the read allow-list" in n and "a folder" in n for n in run.notes), run.notes
@@ -157,12 +159,13 @@ def test_planted_links_and_fifos_leak_nothing_and_hang_nothing_in_tool_and_solve
     from click.testing import CliRunner
 
     from datasolver.cli import cli
-    from datasolver.solver import SolverToolbox, prepare_task
+    from datasolver.solver import SolverToolbox
+    from datasolver.solver.prepare import prepare_task
     from tests.helpers.solver import make_tiny_task, set_query
 
     monkeypatch.setenv("DATASOLVER_DOOR_TOKEN", ENV_SECRET)
     root = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
-    with SolverToolbox(root) as box:
+    with SolverToolbox(ScratchLayout.of(root)) as box:
         set_query(box, planting_code(kind) + "result = run_sql('SELECT 1 AS one')")
         result = finishes(lambda: box.call("run_solver", {}))
         assert result.text.splitlines()[0] == "OK", result.text
@@ -215,12 +218,13 @@ def test_a_run_solver_call_never_outlives_the_tasks_deadline(tmp_path: Path) -> 
     import asyncio
 
     from datasolver.llm import ToolCall
-    from datasolver.solver import SolverToolbox, prepare_task
+    from datasolver.solver import SolverToolbox
+    from datasolver.solver.prepare import prepare_task
     from tests.helpers.solver import make_tiny_task, set_query
     from datasolver.toolkit import ToolRunner
 
     root = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
-    with SolverToolbox(root) as box:
+    with SolverToolbox(ScratchLayout.of(root)) as box:
         set_query(box, "import time\ntime.sleep(3600)")
         runner = ToolRunner(box, timeout_s=120, seconds_left=lambda: 1.5)
         outcome = finishes(lambda: asyncio.run(runner.run(ToolCall("c1", "run_solver", '{"timeout": 120}'))))
@@ -244,7 +248,8 @@ def test_the_parents_duckdb_has_a_memory_and_temp_share_and_refuses_huge_cells(t
     from datasolver.data import Catalog
     from datasolver.data.errors import CellTooLarge
     from datasolver.data.relation import MAX_CELL_BYTES
-    from datasolver.solver import SolverToolbox, prepare_task
+    from datasolver.solver import SolverToolbox
+    from datasolver.solver.prepare import prepare_task
     from tests.helpers.solver import make_tiny_task
 
     root = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
@@ -261,6 +266,6 @@ def test_the_parents_duckdb_has_a_memory_and_temp_share_and_refuses_huge_cells(t
         assert fine.rows == [(1, "x" * MAX_CELL_BYTES, [1, 2])] and fine.columns == ["n", "s", "l"]
         twice = catalog.query("SELECT 'a' AS x, 'b' AS x", limit=5)  # a name held twice keeps both
         assert twice.rows == [("a", "b")] and twice.columns == ["x", "x"]
-    with SolverToolbox(root) as box:
+    with SolverToolbox(ScratchLayout.of(root)) as box:
         result = box.call("explore_data", {"query": f"SELECT repeat('x', {4 * MAX_CELL_BYTES}) AS s"})
     assert result.kind == "failed" and "over the 1.0 MB a result cell may have" in result.text, result.text

@@ -14,7 +14,9 @@ import pytest
 
 from datasolver.sandbox import SandboxLimits, run_sandboxed
 from datasolver.sandbox.run import kernel_features
-from datasolver.solver import SolverToolbox, prepare_task
+from datasolver.data import ScratchLayout
+from datasolver.solver import SolverToolbox
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import call_json, make_tiny_task, set_query
 
 needs_seccomp = pytest.mark.skipif(not kernel_features().get("seccomp"), reason="no seccomp filter for this machine")
@@ -82,7 +84,7 @@ def test_a_32_bit_system_call_is_refused(tmp_path: Path) -> None:
 
 def test_solver_py_still_runs_under_the_allow_list(tmp_path: Path) -> None:
     root = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
-    with SolverToolbox(root) as box:
+    with SolverToolbox(ScratchLayout.of(root)) as box:
         set_query(box, "import socket\n"
                        "vsock = 'open'\n"
                        "try:\n    socket.socket(40, socket.SOCK_STREAM)\n"

@@ -1,7 +1,8 @@
 """The run path's hand-offs stay narrow: a run's trace is an object, never None (`NULL_TRACE` keeps
-nothing), so no caller branches on it; and no function from `datasolver run` to prediction.csv takes
+nothing), so no caller branches on it; no function from `datasolver run` to prediction.csv takes
 more than six parameters: typed objects travel (settings, limits, the task, its layout), not bags
-of loose arguments."""
+of loose arguments; and none takes "a layout or a path": the scratch layout prepare made (and
+checked) travels as it is, never rebuilt from a path on the way."""
 
 from __future__ import annotations
 
@@ -88,6 +89,33 @@ def wide_functions(source: str) -> list[tuple[int, str, int]]:
     return found
 
 
+def _union_members(node: ast.AST) -> set[str]:
+    """The names an annotation joins (`A | B`, `Union[A, B]`, `Optional[A]`, also written as a string)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            node = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return set()
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union_members(node.left) | _union_members(node.right)
+    if isinstance(node, ast.Subscript) and ast.unparse(node.value).split(".")[-1] in ("Union", "Optional"):
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return set().union(*(_union_members(part) for part in parts))
+    return {ast.unparse(node).split(".")[-1]}
+
+
+def layout_or_path(source: str) -> list[tuple[int, str]]:
+    """(line, what) of each parameter or field that takes a scratch layout or a path
+    (`ScratchLayout | Path`, `Path | ScratchLayout | str`, `Union[ScratchLayout, os.PathLike]`, …)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.arg, ast.AnnAssign)) and node.annotation is not None:
+            members = _union_members(node.annotation)
+            if "ScratchLayout" in members and members & {"Path", "PurePath", "str", "PathLike"}:
+                found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
 def _run_path_modules() -> list[Path]:
     names = {path: path.relative_to(PACKAGE).as_posix() for path in sorted(PACKAGE.rglob("*.py"))}
     return [path for path, name in names.items() if name.startswith(RUN_PATH) and name not in OTHER_COMMANDS]
@@ -122,6 +150,27 @@ def test_no_function_on_the_run_path_takes_more_than_six_parameters() -> None:
     found = [f"{path.relative_to(PACKAGE)}:{line} {name} ({count})" for path in _run_path_modules()
              for line, name, count in wide_functions(path.read_text(encoding="utf-8"))]
     assert found == []
+
+
+def test_no_function_on_the_run_path_takes_a_layout_or_a_path() -> None:
+    """The layout is made and checked once (prepare) and handed down as it is; only other commands'
+    entries (outside the run path) turn a folder's path into a layout, once."""
+    found = [f"{path.relative_to(PACKAGE)}:{line} {what}" for path in _run_path_modules()
+             for line, what in layout_or_path(path.read_text(encoding="utf-8"))]
+    assert found == []
+
+
+def test_the_layout_check_finds_each_way_of_writing_a_layout_or_a_path() -> None:
+    planted = '''
+def a(task_scratch_dir: ScratchLayout | Path, out: Path): ...
+def b(folder: "Path | ScratchLayout | str", layout: ScratchLayout): ...
+def c(folder: Union[ScratchLayout, os.PathLike], other: Optional[ScratchLayout]): ...
+def d(folder: data.ScratchLayout | pathlib.Path | None = None): ...
+class E:
+    root: ScratchLayout | str
+    layout: ScratchLayout | None
+'''
+    assert sorted(line for line, _ in layout_or_path(planted)) == [2, 3, 4, 5, 7]
 
 
 def test_the_run_path_is_where_the_run_goes() -> None:

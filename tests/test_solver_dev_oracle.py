@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from datasolver.data import ScratchLayout
 from datasolver.documents import prepare_documents
-from datasolver.solver import SolverToolbox, prepare_task, write_scaffold
+from datasolver.solver import SolverToolbox, write_scaffold
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import call_json, result_line_address
 from tests.helpers import devsets
 from tests.helpers.datafiles import gold_is_only_nulls
@@ -43,8 +45,8 @@ def test_oracle_sql_through_the_tools_scores_one(task_set: str | None, entry: di
     root = prepare_task(dev_tasks / "input" / entry["task_id"], tmp_path / "scratch")
     if any(t.get("format") == "doc" for t in entry["tables"].values()):
         prepare_documents(root)  # document tables into derived/
-        write_scaffold(root)  # so the query-area comment lists them
-    with SolverToolbox(root) as toolbox:
+        write_scaffold(ScratchLayout.of(root))  # so the query-area comment lists them
+    with SolverToolbox(ScratchLayout.of(root)) as toolbox:
         number, digest = result_line_address(toolbox)  # via read_solver
         # Newlines around the SQL: an oracle query may end with a double quote.
         code = 'result = run_sql("""\n' + entry["sql"] + '\n""")'

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.solver import SolverToolbox, prepare_task, restore_scaffold
+from datasolver.solver import SolverToolbox, restore_scaffold
+from datasolver.solver.prepare import prepare_task
 from datasolver.solver.scaffold import RESULT_LINE
+from datasolver.data import ScratchLayout
 from datasolver.solver.scaffold import QUERY_AREA_END, QUERY_AREA_START
 from datasolver.solver.hashline import line_hash, split_lines
 from tests.helpers.solver import call_json, make_tiny_task, result_line_address
@@ -17,7 +19,7 @@ from tests.helpers.solver import call_json, make_tiny_task, result_line_address
 @pytest.fixture
 def toolbox(tmp_path: Path):
     scratch = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
-    with SolverToolbox(scratch) as box:
+    with SolverToolbox(ScratchLayout.of(scratch)) as box:
         yield box
 
 
@@ -153,7 +155,7 @@ def test_restore_scaffold_undoes_edits_and_removes_prediction(toolbox) -> None:
     number, digest = result_line_address(toolbox)
     edit(toolbox, start_line=number, start_hash=digest, new_content="result = 3")
     toolbox.layout.prediction.write_text("x\n1\n", encoding="utf-8")
-    restore_scaffold(toolbox.layout.root)
+    restore_scaffold(toolbox.layout)
     assert toolbox.layout.solver_py.read_text(encoding="utf-8") == pristine
     assert not toolbox.layout.prediction.exists()
 

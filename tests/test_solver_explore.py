@@ -7,13 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.solver import SolverToolbox, prepare_task
+from datasolver.data import ScratchLayout
+from datasolver.solver import SolverToolbox, prepare_scratch
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import call_json, make_tiny_task
 
 
 @pytest.fixture
 def toolbox(tmp_path: Path):
-    with SolverToolbox(prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")) as box:
+    with SolverToolbox(prepare_scratch(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")) as box:
         yield box
 
 
@@ -85,7 +87,7 @@ def test_errors_are_values(toolbox) -> None:
 
 def test_catalog_is_opened_lazily_and_closed(tmp_path: Path) -> None:
     root = prepare_task(make_tiny_task(tmp_path / "input"), tmp_path / "scratch")
-    box = SolverToolbox(root)
+    box = SolverToolbox(ScratchLayout.of(root))
     # An open catalog keeps its DuckDB scratch folder in the task's cache/ (the parent's own).
     before = set(box.layout.cache.iterdir()) if box.layout.cache.exists() else set()
 

@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from datasolver.data import ScratchLayout
 from datasolver.sandbox import SandboxLimits, run_sandboxed
-from datasolver.solver import SolverToolbox, prepare_task, restore_scaffold
+from datasolver.solver import SolverToolbox, restore_scaffold
+from datasolver.solver.prepare import prepare_task
 from datasolver.sandbox.fork_server import ForkServer, current_fork_server, use_fork_server
 from datasolver.solver.runner import run_solver_script
 from tests.helpers.solver import make_tiny_task, set_query
@@ -201,12 +203,12 @@ def test_solver_py_runs_the_same_warm_and_cold(tmp_path: Path, fork_server: Fork
     outcomes = []
     for query in ("result = run_sql('SELECT city, SUM(amount) AS total FROM orders GROUP BY city ORDER BY 1')",
                   "result = run_sql('SELECT nope FROM orders')"):
-        restore_scaffold(root)
-        with SolverToolbox(root) as box:
+        restore_scaffold(ScratchLayout.of(root))
+        with SolverToolbox(ScratchLayout.of(root)) as box:
             set_query(box, query)
         for server in (None, fork_server):
             with use_fork_server(server):
-                run = run_solver_script(root, SandboxLimits(timeout_s=60))
+                run = run_solver_script(ScratchLayout.of(root), SandboxLimits(timeout_s=60))
             assert run.sandbox.warm == (server is not None)
             text = run.prediction.read_text(encoding="utf-8") if run.prediction else None
             outcomes.append((run.status, run.error, text))

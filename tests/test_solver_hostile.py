@@ -20,7 +20,9 @@ import pytest
 
 from datasolver.sandbox import SandboxLimits, run_sandboxed
 from datasolver.sandbox.run import kernel_features, landlock_abi
-from datasolver.solver import SolverToolbox, prepare_task, restore_scaffold
+from datasolver.data import ScratchLayout
+from datasolver.solver import SolverToolbox, restore_scaffold
+from datasolver.solver.prepare import prepare_task
 from datasolver.solver import runner as runner_module
 from datasolver.solver.prediction_check import HEAD_ROWS, check_prediction
 from datasolver.solver.solve import rerun_solver
@@ -98,13 +100,13 @@ def test_huge_output_is_kept_as_a_bounded_tail(tmp_path: Path) -> None:
 
 
 def test_symlinked_prediction_is_refused_not_read(root: Path, victim: Path, tmp_path: Path) -> None:
-    with SolverToolbox(root) as box:
+    with SolverToolbox(ScratchLayout.of(root)) as box:
         set_query(box, f"os.symlink({str(victim)!r}, PREDICTION)\nresult = None")
         result = call_json(box, "run_solver", "{}")
         assert result.text.splitlines()[0] == "FAILED", result.text
         assert "not a regular file" in result.text and SECRET not in result.text
         assert not os.path.lexists(box.layout.prediction)
-    run, published = rerun_solver(root, tmp_path / "out")
+    run, published = rerun_solver(ScratchLayout.of(root), tmp_path / "out")
     assert run.status == "FAILED" and published is None
     assert not (tmp_path / "out").exists()
 
@@ -116,7 +118,7 @@ def test_atomic_writes_ignore_a_planted_predictable_temp_name(root: Path, victim
     os.symlink(victim, layout.workdir / f".solver.pristine.py.{os.getpid()}.tmp")
     lines = read_lines(layout)
     write_lines(layout, lines + ["# edited"])
-    restore_scaffold(root)
+    restore_scaffold(ScratchLayout.of(root))
     assert victim.read_text(encoding="utf-8") == SECRET + "\n"
     assert layout.solver_py.is_file() and not layout.solver_py.is_symlink()
 
@@ -126,17 +128,17 @@ def test_a_symlinked_solver_py_is_neither_read_nor_written_through(root: Path, v
     layout.solver_py.unlink()
     layout.solver_py.symlink_to(victim)
     assert read_lines(layout) is None  # not the victim's lines
-    with SolverToolbox(root) as box:
+    with SolverToolbox(ScratchLayout.of(root)) as box:
         shown = call_json(box, "read_solver", "{}")
     assert SECRET not in shown.text
-    restore_scaffold(root)  # replaces the link itself
+    restore_scaffold(ScratchLayout.of(root))  # replaces the link itself
     assert not layout.solver_py.is_symlink()
     assert victim.read_text(encoding="utf-8") == SECRET + "\n"
 
 
 def test_a_prediction_over_the_cap_is_a_clear_failure(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runner_module, "PREDICTION_MAX_BYTES", 1000)
-    with SolverToolbox(root) as box:
+    with SolverToolbox(ScratchLayout.of(root)) as box:
         set_query(box, "result = pd.DataFrame({'x': range(1000)})")
         result = call_json(box, "run_solver", "{}")
     assert result.text.splitlines()[0] == "FAILED"
@@ -374,7 +376,7 @@ def test_solver_reads_its_context_but_not_gold_beside_the_input(tmp_path: Path) 
     gold = task / "gold.csv"
     gold.write_text("answer\n" + SECRET + "\n", encoding="utf-8")
     root = prepare_task(task, tmp_path / "scratch")
-    with SolverToolbox(root) as box:
+    with SolverToolbox(ScratchLayout.of(root)) as box:
         set_query(box, (
             "src = Path(os.path.realpath(TASK_DIR / 'context' / 'csv' / 'orders.csv'))\n"
             "result = pd.DataFrame({'gold': [open(src.parent.parent.parent / 'gold.csv').read()]})"

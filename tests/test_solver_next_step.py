@@ -9,14 +9,15 @@ from pathlib import Path
 import pytest
 
 from datasolver.data.terms import likeliest
-from datasolver.solver import SolverToolbox, prepare_task
+from datasolver.solver import SolverToolbox, prepare_scratch
+from datasolver.solver.prepare import prepare_task
 from datasolver.solver.scaffold import RESULT_LINE
 from tests.helpers.solver import call_json, make_paper_task, result_line_address, set_query
 
 
 @pytest.fixture
 def toolbox(tmp_path: Path):
-    with SolverToolbox(prepare_task(make_paper_task(tmp_path / "input"), tmp_path / "scratch")) as box:
+    with SolverToolbox(prepare_scratch(make_paper_task(tmp_path / "input"), tmp_path / "scratch")) as box:
         yield box
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.data import TaskError
-from datasolver.solver import prepare_task, restore_scaffold, write_scaffold
+from datasolver.data import ScratchLayout, TaskError
+from datasolver.solver import restore_scaffold, write_scaffold
+from datasolver.solver.prepare import prepare_task
 from datasolver.data.errors import ScratchError
 from datasolver.solver.scaffold import RESULT_LINE
 from datasolver.solver.scaffold import NO_RESULT_MARKER, QUERY_AREA_END, QUERY_AREA_START, SAVE_BLOCK_START
@@ -48,7 +49,7 @@ def test_the_input_is_never_written(task_input: Path, tmp_path: Path) -> None:
     before = snapshot(task_input)
     root = prepare_task(task_input, tmp_path / "scratch")
     prepare_task(task_input, tmp_path / "scratch")
-    restore_scaffold(root)
+    restore_scaffold(ScratchLayout.of(root))
     assert snapshot(task_input) == before
 
 
@@ -141,7 +142,7 @@ def test_prepare_again_refreshes_and_keeps_nothing_stale(task_input: Path, tmp_p
 
 def test_write_scaffold_lists_derived_tables(task_input: Path, tmp_path: Path) -> None:
     root = prepare_task(task_input, tmp_path / "scratch")
-    write_scaffold(root, table_names=["orders", "doc_people"])
+    write_scaffold(ScratchLayout.of(root), table_names=["orders", "doc_people"])
     assert "# Tables: orders, doc_people" in (root / "workdir" / "solver.py").read_text(encoding="utf-8")
     assert "doc_people" in (root / "workdir" / ".solver.pristine.py").read_text(encoding="utf-8")
 
@@ -155,6 +156,6 @@ def test_errors(tmp_path: Path) -> None:
     (task / "task.json").write_text(json.dumps({"task_id": "../escape", "question": "q"}), encoding="utf-8")
     with pytest.raises(TaskError, match="cannot name a folder"):
         prepare_task(task, tmp_path / "scratch")
-    with pytest.raises(ScratchError, match="datasolver prepare"):
-        restore_scaffold(tmp_path / "nothing")
+    with pytest.raises(ScratchError, match="datasolver prepare"):  # where a folder comes in, it is checked
+        ScratchLayout.of(tmp_path / "nothing").require()
     assert not (tmp_path / "escape").exists()

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from datasolver.sandbox.run import landlock_abi
-from datasolver.solver import SolverToolbox, prepare_task
+from datasolver.solver import SolverToolbox, prepare_scratch
+from datasolver.solver.prepare import prepare_task
 from datasolver.solver.scaffold import NO_RESULT_MARKER
+from datasolver.data import ScratchLayout
 from tests.helpers.solver import call_json, make_tiny_task, set_query
 
 # Every test runs cold and warm (forked from the fork server's zygote): tests/conftest.py.
@@ -26,7 +28,7 @@ def task_input(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def toolbox(tmp_path: Path, task_input: Path):
-    with SolverToolbox(prepare_task(task_input, tmp_path / "scratch")) as box:
+    with SolverToolbox(prepare_scratch(task_input, tmp_path / "scratch")) as box:
         yield box
 
 
@@ -77,7 +79,7 @@ def test_self_check_warnings(toolbox) -> None:
     set_query_again = 'result = run_sql("SELECT city FROM orders UNION ALL SELECT \'Paris\'")'
     from datasolver.solver import restore_scaffold
 
-    restore_scaffold(toolbox.layout.root)
+    restore_scaffold(toolbox.layout)
     set_query(toolbox, set_query_again)
     again = run(toolbox)
     assert again.value.names == ["duplicate_rows"]
@@ -91,14 +93,14 @@ def test_self_check_warnings(toolbox) -> None:
 ], ids=["duplicates", "all_null", "no_rows"])
 def test_each_fact_is_said_once_by_its_check_line(tmp_path: Path, task_input: Path, sql, check, warning) -> None:
     # The streaming self-check and the answer checks see the same facts; the CHECK line says them.
-    with SolverToolbox(prepare_task(task_input, tmp_path / "scratch")) as box:
+    with SolverToolbox(prepare_scratch(task_input, tmp_path / "scratch")) as box:
         set_query(box, f'result = run_sql("{sql}")')
         checked = run(box)
     assert checked.value.names == [check]
     assert checked.text.count(f"CHECK {check}:") == 1
     assert not [line for line in checked.text.splitlines() if line.startswith("- ") and warning in line], checked.text
     # With the answer checks off, the self-check still warns (the only one saying it).
-    with SolverToolbox(prepare_task(task_input, tmp_path / "bare"), answer_checks=False) as box:
+    with SolverToolbox(prepare_scratch(task_input, tmp_path / "bare"), answer_checks=False) as box:
         set_query(box, f'result = run_sql("{sql}")')
         bare = run(box)
     assert [line for line in bare.text.splitlines() if line.startswith("- ") and warning in line], bare.text
@@ -224,7 +226,7 @@ def test_memory_limit_is_enforced(tmp_path: Path, task_input: Path) -> None:
     from datasolver.sandbox.policy import GiB
 
     scratch = prepare_task(task_input, tmp_path / "scratch2")
-    with SolverToolbox(scratch, limits=SandboxLimits(memory_bytes=4 * GiB)) as box:
+    with SolverToolbox(ScratchLayout.of(scratch), limits=SandboxLimits(memory_bytes=4 * GiB)) as box:
         set_query(box, "blob = bytearray(6 * 1024**3)\nresult = None")
         result = run(box)
     assert result.text.splitlines()[:2] == ["FAILED", "MemoryError"]

@@ -25,7 +25,8 @@ from datasolver.llm import LLMSettings
 from datasolver.llm.fake import ScriptedModel
 from datasolver.pipeline import RunConfig, run_batch_sync
 from datasolver.pipeline.documents import prepare_task_documents
-from datasolver.solver import SolverToolbox, prepare_task
+from datasolver.solver import SolverToolbox
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import TINY_QUESTION, make_tiny_task
 
 # A task with a document: the documents stage writes tables, so the scaffold is written twice.
@@ -84,9 +85,9 @@ def test_a_scripted_run_opens_each_task_json_twice_a_parse_and_a_copy(
     # scratch folder for people. Nothing else opens either file: the Task travels.
     source = str(input_dir / DOC_TASK / "task.json")
     assert set(task_json_opens) == {source} and len(task_json_opens) <= 2  # at most a parse and a copy
-    # prepare makes the layout, and documents, scaffold, brief, toolbox, attempts and trace get it;
-    # the agent builds it again once at its entry (a solver's signature takes the scratch path).
-    assert sorted(layouts_from_paths) == ["prepare_scratch", "solve_task"]
+    # prepare makes the layout, and documents, scaffold, the solver's TaskRun (brief, toolbox,
+    # attempts) get it: no stage builds it again from the path.
+    assert layouts_from_paths == ["prepare_scratch"]
 
 
 def test_every_stage_takes_the_question_from_the_task_not_from_the_file(tmp_path: Path, task_json_opens) -> None:
@@ -94,17 +95,20 @@ def test_every_stage_takes_the_question_from_the_task_not_from_the_file(tmp_path
     task = dataclasses.replace(load_task(make_tiny_task(tmp_path / "input")), question=asked)
     task_json_opens.clear()
     scratch = prepare_task(task, tmp_path / "scratch")
-    prepare_task_documents(scratch, task=task)
+    prepare_task_documents(ScratchLayout.of(scratch), task=task)
     solver_py = ScratchLayout.of(scratch).solver_py.read_text(encoding="utf-8")
     assert asked in solver_py and TINY_QUESTION not in solver_py
-    with SolverToolbox(scratch, task=task) as toolbox:
+    with SolverToolbox(ScratchLayout.of(scratch), task=task) as toolbox:
         assert toolbox.context.task.question == asked  # what run_solver's answer checks are given
 
     # The scripted model knows the task by the Task's wording only.
     answer = ScriptedAnswer(task.task_id, "SELECT city, COUNT(*) AS orders FROM orders GROUP BY city ORDER BY city",
                             asked)
     with ScriptedModel(handler=solver_handler([answer])) as server:
-        outcome = asyncio.run(solve_task(scratch, fake_client(server), tmp_path / "out", task=task))
+        from datasolver.agent import TaskRun
+
+        run = TaskRun(task, ScratchLayout.of(scratch).require(), fake_client(server), tmp_path / "out")
+        outcome = asyncio.run(solve_task(run))
         first_prompt = str(server.requests[0])
     assert outcome.status == "solved", outcome.reason
     assert asked in first_prompt and TINY_QUESTION not in first_prompt

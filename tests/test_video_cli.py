@@ -46,7 +46,7 @@ def test_out_inside_the_input_is_refused(screencast, tmp_path) -> None:
 
 
 def test_a_prepared_scratch_gets_derived_video(screencast, tmp_path, monkeypatch) -> None:
-    from datasolver.solver import prepare_task
+    from datasolver.solver.prepare import prepare_task
 
     monkeypatch.setenv("DATASOLVER_CACHE_DIR", str(tmp_path / "cache"))
     task = write_task(tmp_path / "input", "task_v")

@@ -19,14 +19,14 @@ from datasolver.agent.assemble import build_messages
 from datasolver.agent.brief import gather_brief
 from datasolver.agent.video_judge import judge_video, majority, parse_vote
 from datasolver.cli import cli
-from datasolver.data import Catalog
+from datasolver.data import Catalog, ScratchLayout
 from datasolver.eval import score_files
 from datasolver.examples import solver_handler
 from datasolver.llm import LLMClient
 from datasolver.llm.fake import ScriptedServer, text
 from datasolver.pipeline import run_batch_sync
 from datasolver.pipeline.video import prepare_task_video
-from datasolver.solver import prepare_task
+from datasolver.solver.prepare import prepare_task
 from tests.helpers.pipeline import VIDEO_EXAMPLE, copy_examples, make_config, settings_for, snapshot
 from tests.helpers.videomedia import require_media_tools
 
@@ -86,9 +86,9 @@ def test_vision_sends_at_most_k_keyframes_as_data_urls(video_input: Path, tmp_pa
     from PIL import Image
 
     scratch = prepare_task(video_input / VIDEO_EXAMPLE, tmp_path / "scratch")
-    prepare_task_video(scratch)  # the module's cache: analysed by the run test or here
+    prepare_task_video(ScratchLayout.of(scratch))  # the module's cache: analysed by the run test or here
     with Catalog.open(scratch) as catalog:
-        brief = gather_brief(scratch, catalog)
+        brief = gather_brief(ScratchLayout.of(scratch), catalog)
     assert len(brief.video_frames) == 3
     plain = build_messages(brief, Limits())[1]["content"]
     assert isinstance(plain, str) and "amount | >= | 6000" in plain

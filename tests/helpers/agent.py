@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from datasolver.agent import Limits, solve_task
-from datasolver.agent.solve import SolveOutcome
-from datasolver.data import ScratchLayout
+from datasolver.agent.solve import SolveOutcome, TaskRun
+from datasolver.data import ScratchLayout, load_task
 from datasolver.llm import NULL_TRACE, LLMClient, LLMSettings, TraceWriter
 from datasolver.llm.fake import ScriptedModel, ScriptedServer, ToolCalls, tool_call
 from datasolver.solver.scaffold import RESULT_LINE
@@ -32,6 +32,13 @@ def fake_client(fake: str | ScriptedModel, trace: TraceWriter = NULL_TRACE, **se
     values.update(settings)
     connection = {"base_url": fake} if isinstance(fake, str) else fake.connection()
     return LLMClient(LLMSettings(**connection, api_key="test-key", model="fake-model", **values), trace)
+
+
+def task_run(task_scratch_dir: Path, client: LLMClient, output_dir: Path, limits: Limits = Limits(),
+             **fields: Any) -> TaskRun:
+    """The run the pipeline gathers, for a scratch folder a test prepared: its task, its checked layout."""
+    layout = ScratchLayout.of(task_scratch_dir).require()
+    return TaskRun(load_task(layout.root), layout, client, Path(output_dir), limits, **fields)
 
 
 def query_line(task_scratch_dir: Path) -> tuple[int, str]:
@@ -59,8 +66,8 @@ def solve_scripted(
     with face(script, handler, **(server_options or {})) as fake:
         async def go() -> SolveOutcome:
             async with fake_client(fake, trace, **settings) as client:
-                return await solve_task(task_scratch_dir, client, base / "out",
-                                        limits=limits if limits is not None else Limits(max_attempts=1))
+                return await solve_task(task_run(task_scratch_dir, client, base / "out",
+                                                 limits if limits is not None else Limits(max_attempts=1)))
 
         outcome = asyncio.run(go())
     assert fake.errors == [], fake.errors

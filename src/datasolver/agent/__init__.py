@@ -1,14 +1,18 @@
 """The agent room: the Solver Agent's prompt assembly, tool-calling loop, compaction and attempts.
 
-``solve_task`` is the entry point; the pipeline prepares the scratch dir and calls it per task.
+``solve_task`` is the entry point; the pipeline prepares the scratch dir, gathers a ``TaskRun`` and
+calls it per task.
 """
 
 from datasolver.agent.limits import Limits
-from datasolver.agent.solve import solve_task
+from datasolver.agent.solve import SolveOutcome, TaskRun, TaskSolver, solve_task
 from datasolver.agent.warm_up import warm_up
 
 __all__ = [
     "Limits",
+    "SolveOutcome",
+    "TaskRun",
+    "TaskSolver",
     "solve_task",
     "warm_up",
 ]

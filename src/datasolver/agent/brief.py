@@ -50,11 +50,10 @@ class TaskBrief:
         return {t.name: t.score for t in self.links.tables} if self.links is not None else {}
 
 
-def gather_brief(task_scratch_dir: ScratchLayout | Path, catalog: Catalog, limits: Limits = Limits(), *,
+def gather_brief(layout: ScratchLayout, catalog: Catalog, limits: Limits = Limits(), *,
                  task: Task | None = None) -> TaskBrief:
     """Take the question from `task` (without it, read the scratch's task.json), read knowledge.md,
     render the tree, profile the tables, collect doc hints."""
-    layout = ScratchLayout.of(task_scratch_dir, resolve=False)
     root = layout.root
     task = task if task is not None else load_task(root)
     files = catalog.files_of(layout.context)  # the scratch's knowledge.md, as the tools see it

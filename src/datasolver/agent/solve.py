@@ -17,8 +17,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-from collections.abc import Mapping
+from typing import Any, Protocol
+from collections.abc import Awaitable, Mapping
 
 from datasolver.agent.assemble import build_messages, build_system_prompt
 from datasolver.agent.brief import TaskBrief, gather_brief
@@ -42,7 +42,7 @@ from datasolver.agent.relevance import vote_table_relevance
 from datasolver.agent.video import pick_frames
 from datasolver.agent.video_judge import judge_video
 from datasolver.agent.tokens import estimate_tokens, estimate_tools_tokens
-from datasolver.data import Catalog, ScratchLayout, Task, load_task
+from datasolver.data import Catalog, ScratchLayout, Task
 from datasolver.clip import clip
 from datasolver.llm import LLMClient, TraceWriter, user_message
 from datasolver.llm.window import reply_tokens
@@ -102,20 +102,26 @@ class Held:
 
 @dataclass
 class SolveOutcome:
-    """The result of one task. ``prediction`` is `<output>/<task_id>/prediction.csv` when written."""
+    """The result of one task's solve, the agent's or, when the agent could not run or answer, the
+    pipeline's (its fallback run; why neither ran): the one outcome the pipeline's record is built
+    from. ``prediction`` is `<output>/<task_id>/prediction.csv` when written."""
 
     task_id: str
     status: TaskStatus  # solved | fallback | failed (never skipped: that is the pipeline's resume)
-    attempts: int  # attempts started
-    requests: int  # model requests sent, over all attempts
-    usage: dict[str, int]
-    seconds: float
-    prediction: Path | None
-    reason: str | None  # why it failed, or why the fallback was needed
+    attempts: int = 0  # attempts started
+    requests: int = 0  # model requests sent, over all attempts
+    usage: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    prediction: Path | None = None
+    reason: str | None = None  # why it failed, or why the fallback was needed
     attempt_results: list[AttemptResult] = field(default_factory=list)
+    error: str | None = None
+    """`ExceptionType: message` when the solve raised or overstayed (set by the caller that stopped it)."""
+    vote: dict[str, Any] | None = None
+    """The vote's record when the answer was chosen among several solves (the pipeline's `--votes`)."""
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready summary (for the pipeline's progress records)."""
+        """JSON-ready summary of the agent's part (its `solve_end` trace event)."""
         return {
             "task_id": self.task_id, "status": self.status, "attempts": self.attempts,
             "requests": self.requests, "usage": dict(self.usage), "seconds": round(self.seconds, 3),
@@ -126,46 +132,40 @@ class SolveOutcome:
 
 @dataclass(frozen=True)
 class TaskRun:
-    """What one solve of a task reads, gathered once by `solve_task` and never changed (what changes
-    lives on the session: attempts, the held answers, the fitted opening), as pydantic-ai keeps an
-    agent's dependencies apart from its state."""
+    """What one solve of a task reads, built once by the caller (the pipeline's `run_task`) and never
+    changed: what changes lives on the session (attempts, the held answers, the fitted opening), as
+    pydantic-ai keeps an agent's dependencies apart from its state. The layout is the one `prepare`
+    made and checked; the solve's trace is its client's."""
 
     task: Task
     layout: ScratchLayout
     client: LLMClient
-    limits: Limits
     output_dir: Path  # the accepted prediction is published to <output_dir>/<task_id>/
-    catalog: Catalog
-    chat_options: Mapping[str, Any]  # extra keywords for every `client.chat` call
+    limits: Limits = Limits()
+    chat_options: Mapping[str, Any] = field(default_factory=dict)  # extra keywords for every `client.chat` call
 
     @property
     def trace(self) -> TraceWriter:
-        """The solve's trace: its client's."""
+        """The solve's trace: its client's (`NULL_TRACE` when it keeps none)."""
         return self.client.trace
 
 
-async def solve_task(
-    task_scratch_dir: ScratchLayout | Path,
-    client: LLMClient,
-    output_dir: Path,
-    *,
-    limits: Limits = Limits(),
-    chat_options: Mapping[str, Any] | None = None,
-    task: Task | None = None,
-) -> SolveOutcome:
-    """Solve one prepared task. Raises only for programmer errors (e.g. an unprepared scratch dir).
+class TaskSolver(Protocol):
+    """How the pipeline calls a solver: `solve_task`, or a stand-in with its shape (tests, benchmarks)."""
 
-    The solve's trace is the client's (`client.trace`; `NULL_TRACE` when it keeps none).
-    ``task`` is the task's Task when the caller has it (the pipeline's, from discovery): the brief
-    and the answer checks take its question; without it the scratch's task.json is read once.
+    def __call__(self, run: TaskRun, /) -> Awaitable[SolveOutcome]: ...
 
-    ``chat_options`` are extra keywords for every ``client.chat`` call (e.g. ``enable_thinking``).
-    ``limits.answer_checks=False`` turns run_solver's answer checks off (only to measure what they bring).
+
+async def solve_task(run: TaskRun) -> SolveOutcome:
+    """Solve one prepared task. Raises only for programmer errors.
+
+    The brief and the answer checks take the run's task; the solve's trace is the client's.
+    ``run.chat_options`` are extra keywords for every ``client.chat`` call (e.g. ``enable_thinking``).
+    ``run.limits.answer_checks=False`` turns run_solver's answer checks off (only to measure what they bring).
     Blocking work (profiling, tools, solver runs) runs in threads, so many tasks can share a loop.
     """
     started = time.monotonic()
-    layout = ScratchLayout.of(task_scratch_dir).require()
-    trace = client.trace
+    client, layout, limits, trace = run.client, run.layout, run.limits, run.trace
     await client.learn_context_window()  # asks the server once per endpoint (shared facts)
     trace.event(EVENT_WINDOW, **client.facts.as_dict())
     # A query stops a little before the tool call's own timeout, so the model gets the catalog's
@@ -173,11 +173,9 @@ async def solve_task(
     catalog = await asyncio.to_thread(Catalog.open, layout.root, cache_dir=layout.own_cache(),
                                       timeout_s=limits.tool_timeout_s * QUERY_SHARE_OF_TOOL_TIMEOUT)
     try:
-        task = task if task is not None else await asyncio.to_thread(load_task, layout.root)
-        run = TaskRun(task, layout, client, limits, Path(output_dir), catalog, dict(chat_options or {}))
-        brief = await asyncio.to_thread(_gather_brief_in_turn, run)
+        brief = await asyncio.to_thread(_gather_brief_in_turn, run, catalog)
         evidence_hints = await _video_verdict(brief, run)
-        with SolverToolbox(layout, catalog=catalog, answer_checks=limits.answer_checks, task=task) as toolbox:
+        with SolverToolbox(layout, catalog=catalog, answer_checks=limits.answer_checks, task=run.task) as toolbox:
             session = _Session(run, brief, toolbox, evidence_hints)
             await session.fit()
             outcome = await session.solve()
@@ -195,9 +193,9 @@ async def solve_task(
 BRIEF_TURNS = threading.BoundedSemaphore(max(1, os.cpu_count() or 1))
 
 
-def _gather_brief_in_turn(run: TaskRun) -> TaskBrief:
+def _gather_brief_in_turn(run: TaskRun, catalog: Catalog) -> TaskBrief:
     with BRIEF_TURNS:
-        return gather_brief(run.layout, run.catalog, run.limits, task=run.task)
+        return gather_brief(run.layout, catalog, run.limits, task=run.task)
 
 
 async def _video_verdict(brief: TaskBrief, run: TaskRun) -> str:

@@ -24,7 +24,7 @@ class _Listing:
     table_bytes: int = 0
 
 
-def render_tree(task_scratch_dir: ScratchLayout | Path, max_lines: int = 120, described: Collection[Path] = (),
+def render_tree(layout: ScratchLayout, max_lines: int = 120, described: Collection[Path] = (),
                 shown: Collection[Path] = ()) -> str:
     """`context/` and `derived/` as an indented tree with file sizes (symlinks followed).
 
@@ -33,7 +33,6 @@ def render_tree(task_scratch_dir: ScratchLayout | Path, max_lines: int = 120, de
     list them twice; files in `shown` (whose content the prompt gives elsewhere: knowledge.md, the
     document-table manifest) are left out. A folder that holds nothing else is not shown.
     """
-    layout = ScratchLayout.of(task_scratch_dir, resolve=False)
     listing = _Listing(skip={os.path.normpath(p) for p in described}, hide={os.path.normpath(p) for p in shown})
     lines = listing.lines
     # The folders the model should see; workdir/ and tmp/ are the agent's own.

@@ -9,7 +9,7 @@ import click
 
 from datasolver.cli.input_options import follow_outside_links
 from datasolver.cli.output import shown
-from datasolver.data import load_task
+from datasolver.data import ScratchLayout, load_task
 from datasolver.data.input_files import read_prepared_record
 from datasolver.llm import LLMConfigError, LLMSettings
 from datasolver.pipeline import prepare_task_documents
@@ -67,7 +67,7 @@ def tool_command(task_scratch_dir: Path, tool_name: str, json_args: str, as_json
         raise click.ClickException(f"JSON_ARGS is not valid JSON: {exc}") from exc
     if not isinstance(args, dict):
         raise click.ClickException("JSON_ARGS must be a JSON object, e.g. '{}'")
-    with SolverToolbox(task_scratch_dir) as toolbox:
+    with SolverToolbox(ScratchLayout.of(task_scratch_dir).require()) as toolbox:
         if tool_name not in toolbox.names:
             raise click.ClickException(unknown_tool(tool_name, toolbox.names))
         result = toolbox.call(tool_name, args)
@@ -83,7 +83,7 @@ def solve_command(task_scratch_dir: Path, output_dir: Path | None) -> None:
     """Run the existing workdir/solver.py of a prepared task in the sandbox (no LLM) and print
     where prediction.csv is. Exits 1 when the run is FAILED or writes NO OUTPUT.
     """
-    run, path = rerun_solver(task_scratch_dir, output_dir)
+    run, path = rerun_solver(ScratchLayout.of(task_scratch_dir).require(), output_dir)
     if path is None:
         raise click.ClickException(shown(render_run(run, show_rows=0)))
     click.echo(path)

@@ -75,14 +75,11 @@ class ScratchLayout(TaskFolder):
     """Paths of one task scratch folder (`root` = `<scratch>/<task_id>`)."""
 
     @classmethod
-    def of(cls, task_scratch_dir: "ScratchLayout | Path | str", *, resolve: bool = True) -> "ScratchLayout":
-        """The layout handed down as it is, or one for a scratch folder's path (resolved, unless a
-        caller matches paths built from the path as given): so a function can take either, and the
-        pipeline's prepared layout travels instead of being rebuilt."""
-        if isinstance(task_scratch_dir, ScratchLayout):
-            return task_scratch_dir
-        path = Path(task_scratch_dir)
-        return cls(path.resolve() if resolve else path)
+    def of(cls, task_scratch_dir: Path | str) -> "ScratchLayout":
+        """The layout of a scratch folder's path (resolved): the one conversion, where a folder comes
+        in (prepare, a command given a scratch folder); `require()` checks it is prepared. From there
+        the layout travels as it is: no function on the run path takes a path in its place."""
+        return cls(Path(task_scratch_dir).resolve())
 
     @property
     def prepared_record(self) -> Path:

@@ -25,9 +25,7 @@ from datasolver.pipeline.resume import split_for_resume
 from datasolver.pipeline.summary import RunSummary, TaskRecord, load_summary, write_run_summary, write_summary
 from datasolver.pipeline.task import (
     PreparedTask,
-    SolveResult,
     TaskSetup,
-    TaskSolver,
     planned,
     prepare_stage,
     run_task,
@@ -50,7 +48,6 @@ __all__ = [
     "PipelineError",
     "RunConfigError",
     "PreparedTask",
-    "SolveResult",
     "Progress",
     "RichProgress",
     "RunConfig",
@@ -58,7 +55,6 @@ __all__ = [
     "TaskPlan",
     "TaskRecord",
     "TaskSetup",
-    "TaskSolver",
     "TimeBudget",
     "UnknownTasks",
     "default_input_dir",

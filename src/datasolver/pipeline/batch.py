@@ -22,7 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from datasolver.agent import Limits, warm_up
+from datasolver.agent import Limits, TaskSolver, warm_up
 from datasolver.data import DataError, Task, discover_tasks
 from datasolver.llm import LLMClient, ServerFacts
 from datasolver.llm.preflight import check_endpoint
@@ -33,7 +33,6 @@ from datasolver.pipeline.executor import BatchRun, Executor, LocalExecutor
 from datasolver.pipeline.progress import NullProgress, Progress
 from datasolver.pipeline.resume import split_for_resume
 from datasolver.pipeline.summary import RunSummary, TaskRecord, keep_earlier_summary, write_run_summary
-from datasolver.pipeline.task import TaskSolver
 from datasolver.sandbox import stop_all_runs
 from datasolver.sandbox.fork_server import ForkServer, current_fork_server, use_fork_server
 from datasolver.solver import SOLVER_PRELOAD, prediction_path

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import replace
-from pathlib import Path
 
 from datasolver.data import Task
 from datasolver.data.layout import ScratchLayout
@@ -25,7 +24,7 @@ DOCUMENTS_BUDGET_S = 300.0
 
 
 def prepare_task_documents(
-    task_scratch_dir: ScratchLayout | Path,
+    layout: ScratchLayout,
     *,
     task: Task | None = None,
     settings: LLMSettings | None = None,
@@ -44,17 +43,17 @@ def prepare_task_documents(
     if settings is not None:
         async def with_model(settings: LLMSettings) -> DocReport:
             async with LLMClient(settings, trace, usage) as client:
-                return await prepare_task_documents_async(task_scratch_dir, task=task, client=client, budget_s=budget_s)
+                return await prepare_task_documents_async(layout, task=task, client=client, budget_s=budget_s)
 
         return asyncio.run(with_model(settings))
-    report = prepare_documents(task_scratch_dir, options=_options(task, budget_s))
+    report = prepare_documents(layout, options=_options(task, budget_s))
     if report.tables:
-        write_scaffold(task_scratch_dir, task=task)
+        write_scaffold(layout, task=task)
     return report
 
 
 async def prepare_task_documents_async(
-    task_scratch_dir: ScratchLayout | Path,
+    layout: ScratchLayout,
     *,
     task: Task | None = None,
     client: LLMClient | None = None,
@@ -64,10 +63,10 @@ async def prepare_task_documents_async(
     threads, the model's requests (when a `client` is given: the caller's, with its trace, usage
     and request gate) on this loop."""
     if client is None:
-        return await asyncio.to_thread(prepare_task_documents, task_scratch_dir, task=task, budget_s=budget_s)
-    report = await prepare_documents_async(task_scratch_dir, options=replace(_options(task, budget_s), llm=client))
+        return await asyncio.to_thread(prepare_task_documents, layout, task=task, budget_s=budget_s)
+    report = await prepare_documents_async(layout, options=replace(_options(task, budget_s), llm=client))
     if report.tables:
-        await asyncio.to_thread(write_scaffold, task_scratch_dir, task=task)
+        await asyncio.to_thread(write_scaffold, layout, task=task)
     return report
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from datasolver.agent import TaskSolver
 from datasolver.data import Task
 from datasolver.errors import DatasolverError
 from datasolver.llm import ServerFacts
@@ -24,7 +25,7 @@ from datasolver.pipeline.budget import TaskPlan, TimeBudget
 from datasolver.pipeline.config import PREPARE_SHARE, RunConfig
 from datasolver.pipeline.progress import Progress
 from datasolver.pipeline.summary import TaskRecord
-from datasolver.pipeline.task import TaskSetup, TaskSolver, run_task
+from datasolver.pipeline.task import TaskSetup, run_task
 
 
 @dataclass

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from datasolver.agent import TaskSolver
 from datasolver.data import Task
 from datasolver.llm import LLMSettings, RequestGate, ServerFacts, redact_url
 from datasolver.llm.constants import ENV_API_KEY, ENV_API_URL
@@ -53,7 +54,7 @@ from datasolver.pipeline.config import PREPARE_SHARE, RunConfig
 from datasolver.pipeline.errors import PipelineError
 from datasolver.pipeline.executor import BatchRun, internal_error
 from datasolver.pipeline.summary import TaskRecord
-from datasolver.pipeline.task import TaskSetup, TaskSolver, planned, run_task
+from datasolver.pipeline.task import TaskSetup, planned, run_task
 from datasolver.request_slots import RequestSlots
 
 RAY_MISSING = "the Ray executor needs Ray: pip install 'datasolver[ray]'"

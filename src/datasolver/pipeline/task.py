@@ -4,8 +4,8 @@ Two stages, so a batch can prepare the next tasks while earlier ones wait on the
 `prepare_stage` (scratch copy, deterministic document tables: CPU and disk, no model) and
 `solve_stage` (model pass over narrative documents when allowed, then the agent under a deadline).
 `run_task` is both in a row, and both executors (local and Ray) call it with one `TaskSetup`. Each
-stage returns its outcome (`PreparedTask`, `SolveResult`) and `run_task` builds the task's one
-TaskRecord from them. Nothing here raises for a task's own trouble: every outcome, exceptions
+stage returns its outcome (`PreparedTask`; the solver's `SolveOutcome` as it is, or the pipeline's
+own when the agent could not run or answer) and `run_task` builds the task's one TaskRecord from them. Nothing here raises for a task's own trouble: every outcome, exceptions
 included, becomes that record. Blocking work goes to threads so the event loop keeps
 serving the other tasks' model requests.
 """
@@ -16,12 +16,13 @@ import asyncio
 import dataclasses
 import shutil
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from datasolver.agent import Limits, SolveOutcome, TaskRun, TaskSolver, solve_task
 from datasolver.data import Task
 from datasolver.data.layout import ScratchLayout
 from datasolver.llm import LLMClient, LLMSettings, RequestGate, ServerFacts, TraceWriter, Usage
@@ -39,29 +40,19 @@ from datasolver.pipeline.summary import TaskRecord
 from datasolver.pipeline.video import has_media, prepare_task_video
 from datasolver.pipeline.votes import VotePolicy, solve_by_vote
 from datasolver.sandbox import SandboxLimits, UnsafeFile, safe_files
-from datasolver.solver import TaskStatus, prepare_scratch, publish_prediction, run_fallback
+from datasolver.solver import prepare_scratch, publish_prediction, run_fallback
 
-if TYPE_CHECKING:
-    from datasolver.agent import Limits
-
-# `datasolver.agent.solve_task` or anything with its signature returning a SolveOutcome
-# (tests and benchmarks pass their own).
-TaskSolver = Callable[..., Awaitable[Any]]
 # The final solver.py is traced up to this size (a model may paste data into it).
 FINAL_SOLVER_MAX_CHARS = 60_000
 
 
 def default_solver() -> TaskSolver:
-    """`datasolver.agent.solve_task` (imported late: the agent is the heaviest room)."""
-    from datasolver.agent import solve_task
-
+    """The agent's `solve_task` (a setup without a solver of its own uses it)."""
     return solve_task
 
 
 def task_limits(base: Limits | None, plan: TaskPlan) -> Limits:
     """The agent's limits for this task: its deadline, and fewer attempts in fast mode."""
-    from datasolver.agent import Limits
-
     limits = base if base is not None else Limits()
     changes: dict[str, Any] = {"deadline": plan.deadline}
     if plan.mode == "fast":
@@ -112,8 +103,8 @@ class PreparedTask:
     trace: TraceWriter
     usage: Usage
     layout: ScratchLayout | None = None
-    """The scratch copy's layout, made once by prepare: documents, video, the fallback and the
-    votes take it; a solver gets its root (`TaskSolver`'s signature takes the scratch path)."""
+    """The scratch copy's layout, made and checked once by prepare: documents, video, the fallback
+    and the solver (inside its `TaskRun`) take it as it is."""
     error: str | None = None
     document_tables: int = 0
     untabled_documents: bool = False
@@ -121,22 +112,6 @@ class PreparedTask:
     passes_seconds: float = 0.0
     """Time the documents and video passes took; it is taken off the task's deadline."""
     seconds: float = 0.0
-
-
-@dataclass(frozen=True)
-class SolveResult:
-    """What the solve stage came to: the agent's outcome, the fallback's, or why neither ran."""
-
-    status: TaskStatus
-    reason: str | None = None
-    error: str | None = None
-    attempts: int = 0
-    prediction: Path | None = None
-    vote: dict[str, Any] | None = None
-
-    @classmethod
-    def failed(cls, error: str) -> SolveResult:
-        return cls("failed", reason=error, error=error)
 
 
 async def prepare_stage(task: Task, setup: TaskSetup, *, prepare_budget_s: float | None = None) -> PreparedTask:
@@ -162,7 +137,12 @@ async def prepare_stage(task: Task, setup: TaskSetup, *, prepare_budget_s: float
     return prepared
 
 
-async def solve_stage(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan) -> SolveResult:
+def _failed(task: Task, error: str) -> SolveOutcome:
+    """The outcome of a solve stage that could not run (the task's own trouble, or a bug here)."""
+    return SolveOutcome(task.task_id, "failed", reason=error, error=error)
+
+
+async def solve_stage(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan) -> SolveOutcome:
     """The model's part (or only the fallback run, as `plan` says); never raises for the task's trouble.
 
     Model requests go through ``setup.request_gate`` (the Ray executor's cluster-wide limit) and
@@ -170,16 +150,16 @@ async def solve_stage(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan) 
     (full mode only) the agent solves the task several times independently and the answer is voted
     (`datasolver.pipeline.votes`).
     """
-    layout, trace = prepared.layout, prepared.trace
-    if prepared.error is not None or layout is None:
-        return SolveResult.failed(prepared.error or "the task was not prepared")
+    trace = prepared.trace
+    if prepared.error is not None or prepared.layout is None:
+        return _failed(prepared.task, prepared.error or "the task was not prepared")
     try:
         if prepared.passes_seconds:
             plan = dataclasses.replace(plan, deadline=plan.deadline - prepared.passes_seconds)
         trace.event("solve_start", mode=plan.mode, plan_reason=plan.reason,
                     seconds_to_deadline=round(plan.deadline - time.monotonic(), 1))
         if plan.mode == "fallback_only":
-            return await _fallback(layout, setup.output_dir, plan.reason or "no time left for the model")
+            return await _fallback(prepared, setup.output_dir, plan.reason or "no time left for the model")
         if setup.doc_llm and prepared.untabled_documents:  # documents are read again: within the deadline's share
             await _documents(prepared, setup.settings, setup.request_gate,
                              budget_s=(plan.deadline - time.monotonic()) * PREPARE_SHARE)
@@ -187,7 +167,7 @@ async def solve_stage(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan) 
         policy = votes if votes is not None and plan.mode == "full" else VotePolicy()
         return await _agent(prepared, setup, plan, policy)
     except Exception as exc:  # a bug here must not stop the batch
-        return SolveResult.failed(f"{type(exc).__name__}: {exc}")
+        return _failed(prepared.task, f"{type(exc).__name__}: {exc}")
 
 
 # Entered around the solve stage; yields the task's plan (a batch plans a task when a worker frees up).
@@ -223,16 +203,16 @@ async def run_task(
         prepared = await prepare_stage(task, setup, prepare_budget_s=prepare_budget_s)
     async with solve_turn() as plan:
         started = time.monotonic()
-        result = SolveResult.failed("cancelled before the task ended")
+        outcome = _failed(task, "cancelled before the task ended")
         try:
-            result = await solve_stage(prepared, setup, plan)
+            outcome = await solve_stage(prepared, setup, plan)
         finally:
             usage = prepared.usage.as_dict()
             record = TaskRecord(
-                task.task_id, result.status, mode=plan.mode, attempts=result.attempts, requests=usage["requests"],
-                usage=usage, seconds=prepared.seconds + time.monotonic() - started, reason=result.reason,
-                error=result.error, prediction=str(result.prediction) if result.prediction is not None else None,
-                document_tables=prepared.document_tables, vote=result.vote,
+                task.task_id, outcome.status, mode=plan.mode, attempts=outcome.attempts, requests=usage["requests"],
+                usage=usage, seconds=prepared.seconds + time.monotonic() - started, reason=outcome.reason,
+                error=outcome.error, prediction=str(outcome.prediction) if outcome.prediction is not None else None,
+                document_tables=prepared.document_tables, vote=outcome.vote,
             )
             _close(prepared, record, keep_scratch=setup.keep_scratch)
     return record
@@ -293,34 +273,33 @@ async def _video(prepared: PreparedTask, budget_s: float | None) -> None:
          "notes": v.notes} for v in report.videos])
 
 
-async def _agent(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan, policy: VotePolicy) -> SolveResult:
-    """Run the agent under a hard stop; if it raises or overstays, run our own fallback."""
-    layout, trace, output_dir = prepared.layout, prepared.trace, setup.output_dir
+async def _agent(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan, policy: VotePolicy) -> SolveOutcome:
+    """Run the agent under a hard stop; if it raises or overstays, run our own fallback.
+
+    The task's `TaskRun` is gathered here, once: the prepared layout and task, a client whose trace is
+    the task's, the task's limits; the solver gets it as it is (the votes' solves a copy each, with
+    their own output folder, time share and temperature)."""
+    layout, trace = prepared.layout, prepared.trace
     assert layout is not None
     solve = setup.solver or default_solver()
-    agent_limits = task_limits(setup.limits, plan)
-    grace = policy.votes * (2 * agent_limits.tool_timeout_s) + HARD_STOP_MARGIN_S
     client = LLMClient(setup.settings, trace, prepared.usage, request_gate=setup.request_gate, facts=setup.facts)
+    run = TaskRun(prepared.task, layout, client, setup.output_dir, task_limits(setup.limits, plan))
+    grace = policy.votes * (2 * run.limits.tool_timeout_s) + HARD_STOP_MARGIN_S
 
-    async def solving() -> tuple[Any, dict[str, Any] | None]:
-        if policy.votes == 1:
-            return await solve(layout.root, client, output_dir, limits=agent_limits, task=prepared.task), None
-        return await _vote(prepared, solve, client, output_dir, agent_limits, policy)
+    async def solving() -> SolveOutcome:
+        return await solve(run) if policy.votes == 1 else await _vote(run, solve, policy)
 
     try:
-        outcome, vote = await asyncio.wait_for(solving(), timeout=max(plan.deadline - time.monotonic(), 0.0) + grace)
+        return await asyncio.wait_for(solving(), timeout=max(plan.deadline - time.monotonic(), 0.0) + grace)
     except asyncio.TimeoutError:
         error = f"hard stop: the agent was still running {grace:g}s after its deadline"
-        return await _fallback(layout, output_dir, error, error=error)
+        return await _fallback(prepared, setup.output_dir, error, error=error)
     except Exception as exc:  # a boundary: whatever the agent (or a test's solver) raised, the fallback answers
         error = f"{type(exc).__name__}: {exc}"
         trace.event("task_exception", error=error)
-        return await _fallback(layout, output_dir, f"agent raised {error}", error=error)
+        return await _fallback(prepared, setup.output_dir, f"agent raised {error}", error=error)
     finally:
         await client.aclose()
-    prediction = Path(outcome.prediction) if outcome.prediction is not None else None
-    return SolveResult(outcome.status, reason=outcome.reason, attempts=outcome.attempts, prediction=prediction,
-                       vote=vote)
 
 
 def _trace_final_solver(trace: TraceWriter, layout: ScratchLayout) -> None:
@@ -342,36 +321,35 @@ def _trace_final_solver(trace: TraceWriter, layout: ScratchLayout) -> None:
     trace.event("solver_final", code=code, note=note)
 
 
-async def _vote(
-    prepared: PreparedTask, solve: TaskSolver, client: LLMClient, output_dir: Path, limits: Limits,
-    policy: VotePolicy,
-) -> tuple[Any, dict[str, Any]]:
+async def _vote(run: TaskRun, solve: TaskSolver, policy: VotePolicy) -> SolveOutcome:
     """Independent solves into `<scratch>/votes/solve_<n>/`, voted; the chosen answer is published.
-    Returns the chosen solve's outcome and the vote's record.
+    Returns the chosen solve's outcome, with every solve's attempts and the vote's record.
 
-    Each solve gets an equal share of the time left for the solves that may still follow.
+    Each solve gets the task's run with its own output folder, temperature and an equal share of the
+    time left for the solves that may still follow.
     """
-    layout, trace, task_id = prepared.layout, prepared.trace, prepared.task.task_id
-    assert layout is not None
+    task_id = run.task.task_id
 
-    async def once(number: int, temperature: float, folder: Path) -> Any:
-        solve_limits = limits
+    async def once(number: int, temperature: float, folder: Path) -> SolveOutcome:
+        limits = run.limits
         if limits.deadline is not None:
             share = (limits.deadline - time.monotonic()) / (policy.votes - number + 1)
-            solve_limits = dataclasses.replace(limits, deadline=time.monotonic() + share)
-        return await solve(layout.root, client, folder, limits=solve_limits, task=prepared.task,
-                           chat_options={"temperature": temperature})
+            limits = dataclasses.replace(limits, deadline=time.monotonic() + share)
+        return await solve(dataclasses.replace(run, output_dir=folder, limits=limits,
+                                               chat_options={"temperature": temperature}))
 
-    vote = await solve_by_vote(once, policy, layout.votes, task_id, trace.event)
+    vote = await solve_by_vote(once, policy, run.layout.votes, task_id, run.trace.event)
     chosen = vote.outcomes[vote.chosen if vote.chosen is not None else -1]
     chosen.attempts = sum(o.attempts for o in vote.outcomes)
     if vote.chosen is not None and chosen.prediction is not None:
-        chosen.prediction = await asyncio.to_thread(publish_prediction, chosen.prediction, output_dir, task_id)
-    return chosen, vote.to_json()
+        chosen.prediction = await asyncio.to_thread(publish_prediction, chosen.prediction, run.output_dir, task_id)
+    chosen.vote = vote.to_json()
+    return chosen
 
 
-async def _fallback(layout: ScratchLayout, output_dir: Path, why: str, *, error: str | None = None) -> SolveResult:
+async def _fallback(prepared: PreparedTask, output_dir: Path, why: str, *, error: str | None = None) -> SolveOutcome:
     """The current solver.py, run once with no model (the agent raised, overstayed, or got no time)."""
-    done = await asyncio.to_thread(run_fallback, layout, output_dir, SandboxLimits(timeout_s=FALLBACK_TIMEOUT_S))
-    return SolveResult("fallback" if done.prediction is not None else "failed", reason=f"{why}; {done.note}",
-                       error=error, prediction=done.prediction)
+    assert prepared.layout is not None
+    done = await asyncio.to_thread(run_fallback, prepared.layout, output_dir, SandboxLimits(timeout_s=FALLBACK_TIMEOUT_S))
+    return SolveOutcome(prepared.task.task_id, "fallback" if done.prediction is not None else "failed",
+                        prediction=done.prediction, reason=f"{why}; {done.note}", error=error)

@@ -14,16 +14,15 @@ from datasolver.video import VideoOptions, VideoReport, analyze_path, default_ca
 from datasolver.video.outputs import TIMELINE_FILE, place
 
 
-def has_media(task_scratch_dir: ScratchLayout | Path) -> bool:
-    return bool(find_media(ScratchLayout.of(task_scratch_dir).root))
+def has_media(layout: ScratchLayout) -> bool:
+    return bool(find_media(layout.root))
 
 
-def prepare_task_video(task_scratch_dir: ScratchLayout | Path, *, budget_s: float | None = None, cache_dir: Path | None = None,
+def prepare_task_video(layout: ScratchLayout, *, budget_s: float | None = None, cache_dir: Path | None = None,
                        options: VideoOptions = VideoOptions()) -> VideoReport:
     """Timeline of every media file under context/, saved to derived/video/timeline.json. Blocking.
     (The video room takes a task folder or one media file, so it gets the scratch's root.)"""
-    task_scratch_dir = ScratchLayout.of(task_scratch_dir).root
-    placement = place(task_scratch_dir)
+    placement = place(layout.root)
     deadline = None if budget_s is None else time.monotonic() + budget_s
     report = analyze_path(placement.media, placement.out_dir, options=options, image_root=placement.image_root,
                           cache_dir=cache_dir if cache_dir is not None else default_cache_dir(), deadline=deadline)

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datasolver.agent import SolveOutcome
 from datasolver.eval import prediction_signature
 from datasolver.pipeline.errors import RunConfigError
 from datasolver.settings import check_settings, count, sampling_temperature
@@ -67,7 +68,7 @@ class VoteOutcome:
     solves: list[SolveRecord] = field(default_factory=list)
     chosen: int | None = None
     how: str = ""  # "agreement" | "majority" | "tie: fewer failed checks" | "tie: earliest" | "single" | "none"
-    outcomes: list[Any] = field(default_factory=list)  # the SolveOutcome of each solve
+    outcomes: list[SolveOutcome] = field(default_factory=list)  # each solve's outcome
 
     def votes(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -81,8 +82,8 @@ class VoteOutcome:
                 "chosen": None if self.chosen is None else self.solves[self.chosen].number, "how": self.how}
 
 
-# (solve number, temperature, output folder) -> SolveOutcome (datasolver.agent's, or alike)
-SolveOnce = Callable[[int, float, Path], Awaitable[Any]]
+# (solve number, temperature, output folder) -> that solve's outcome
+SolveOnce = Callable[[int, float, Path], Awaitable[SolveOutcome]]
 
 
 async def solve_by_vote(
@@ -135,10 +136,10 @@ def choose(solves: list[SolveRecord]) -> tuple[int | None, str]:
     return winners[0], "tie: fewer failed checks" if len(winners) < len(best) else "tie: earliest"
 
 
-def failed_checks(outcome: Any) -> int:
+def failed_checks(outcome: SolveOutcome) -> int:
     """Failed answer checks of the latest run of the solve's last attempt (0 when unknown)."""
-    attempts = getattr(outcome, "attempt_results", None) or []
-    return len(getattr(attempts[-1], "checks", []) or []) if attempts else 0
+    attempts = outcome.attempt_results
+    return len(attempts[-1].checks) if attempts else 0
 
 
 def _answer_key(prediction: Path | None) -> str | None:

@@ -1,6 +1,6 @@
 """The solver room: the solver.py scaffold, the four solver tools, and runs of solver.py (through datasolver.sandbox)."""
 
-from datasolver.solver.prepare import prepare_scratch, prepare_task, restore_scaffold, write_scaffold
+from datasolver.solver.prepare import prepare_scratch, restore_scaffold, write_scaffold
 from datasolver.solver.publish import STATUSES, TaskStatus, has_prediction, prediction_path, publish_prediction
 from datasolver.solver.run_report import render_run
 from datasolver.solver.runner import SOLVER_PRELOAD
@@ -18,7 +18,6 @@ __all__ = [
     "render_run",
     "rerun_solver",
     "prepare_scratch",
-    "prepare_task",
     "restore_scaffold",
     "run_fallback",
     "tool_schemas",

@@ -50,13 +50,12 @@ def prepare_scratch(task: Task | Path, scratch_root: Path, *, link_context: bool
     return layout
 
 
-def write_scaffold(task_scratch_dir: ScratchLayout | Path, table_names: list[str] | None = None, *, task: Task | None = None) -> Path:
+def write_scaffold(layout: ScratchLayout, table_names: list[str] | None = None, *, task: Task | None = None) -> Path:
     """(Re)write workdir/solver.py and its pristine copy; table names default to the catalog's.
 
     Call again after derived/ tables appear, so the query-area comment lists them. `task` is the
     task's Task when the caller has it; without it the scratch's task.json is read.
     """
-    layout = ScratchLayout.of(task_scratch_dir).require()
     task = task if task is not None else load_task(layout.root)
     if table_names is None:
         with Catalog.open(layout.root, cache_dir=layout.own_cache()) as catalog:
@@ -71,9 +70,8 @@ def write_scaffold(task_scratch_dir: ScratchLayout | Path, table_names: list[str
     return layout.solver_py
 
 
-def restore_scaffold(task_scratch_dir: ScratchLayout | Path) -> Path:
+def restore_scaffold(layout: ScratchLayout) -> Path:
     """Put the pristine solver.py back and delete any prediction (for the agent's retry loop)."""
-    layout = ScratchLayout.of(task_scratch_dir).require()
     if not safe_files.is_regular(layout.pristine):
         return write_scaffold(layout)
     try:

@@ -51,15 +51,13 @@ class SolverRun:
         return list(self.sandbox.notes)
 
 
-def run_solver_script(task_scratch_dir: Path | ScratchLayout, limits: SandboxLimits = SandboxLimits(),
+def run_solver_script(layout: ScratchLayout, limits: SandboxLimits = SandboxLimits(),
                       loaded_catalog: Path | None = None) -> SolverRun:
     """Run solver.py from the task scratch folder; a stale prediction never survives a run.
 
     `loaded_catalog` (a catalog's `loaded_file()`, inside the scratch folder) lets solver.py query
     the tables the caller already loaded instead of reading every file again on each run.
     """
-    layout = ScratchLayout.of(task_scratch_dir)
-    layout.require()
     if not safe_files.is_regular(layout.solver_py):
         raise ScratchError(f"{layout.solver_py} is missing; prepare the task again")
     clear_prediction(layout)

@@ -13,12 +13,11 @@ from datasolver.solver.runner import SolverRun, run_solver_script
 
 
 def rerun_solver(
-    task_scratch_dir: ScratchLayout | Path, output_root: Path | None = None, limits: SandboxLimits = SandboxLimits()
+    layout: ScratchLayout, output_root: Path | None = None, limits: SandboxLimits = SandboxLimits()
 ) -> tuple[SolverRun, Path | None]:
     """Run solver.py; when OK and `output_root` is given, publish the prediction to
     `<output_root>/<task_id>/prediction.csv`. Returns the run and the prediction's final path.
     """
-    layout = ScratchLayout.of(task_scratch_dir).require()
     run = run_solver_script(layout, limits)
     if run.status != "OK" or run.prediction is None:
         return run, None
@@ -44,12 +43,11 @@ class FallbackRun:
         return f"fallback run of {self.source}: {self.run.status} ({self.run.why_no_prediction})"
 
 
-def run_fallback(task_scratch_dir: ScratchLayout | Path, output_root: Path, limits: SandboxLimits, *, script: str | None = None,
+def run_fallback(layout: ScratchLayout, output_root: Path, limits: SandboxLimits, *, script: str | None = None,
                  source: str = "the current solver.py") -> FallbackRun:
     """The fallback after an agent (the agent's own, or the pipeline's when the agent raised or
     overstayed): write `script` (when given) into solver.py, run it once, publish when OK.
     Blocking; never raises for a failed run."""
-    layout = ScratchLayout.of(task_scratch_dir).require()
     if script is not None:
         safe_files.write_atomic(layout.solver_py, script)
     run, path = rerun_solver(layout, output_root, limits)

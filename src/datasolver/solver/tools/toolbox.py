@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from datasolver.data.layout import ScratchLayout
@@ -26,10 +25,10 @@ class SolverToolbox(Toolbox[ToolContext]):
     `task` is the task's Task when the caller has it; without it the scratch's task.json is read."""
 
     def __init__(
-        self, task_scratch_dir: ScratchLayout | Path, catalog: "Catalog | None" = None, limits: SandboxLimits | None = None,
+        self, layout: ScratchLayout, catalog: "Catalog | None" = None, limits: SandboxLimits | None = None,
         *, answer_checks: bool = True, task: Task | None = None,
     ) -> None:
-        self.layout = ScratchLayout.of(task_scratch_dir).require()
+        self.layout = layout
         self._catalog = catalog
         self._owns_catalog = catalog is None  # a catalog handed in belongs to the caller
         task = task if task is not None else load_task(self.layout.root)
