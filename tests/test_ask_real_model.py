@@ -51,17 +51,18 @@ def ask_cli(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: s
     return result, server
 
 
-def test_an_empty_object_is_no_answer_and_the_latest_result_with_rows_is_printed(
+def test_an_answer_that_names_the_latest_result_is_written_from_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The model ran the right query (@1: the two restaurants), then answered `{}`, which was printed as the
-    # answer. With the requests its recording has (the last one the forced final answer), `{}` is no answer:
-    # the program writes @1.
+    # The model answered `@latest` before any query (nothing is stored yet: it is told so), ran the right query
+    # (@1: the two restaurants), answered `@latest` again, then `{}`; `{}` was printed as the answer. Now
+    # the second `@latest` names @1 and the program writes @1's rows (`{}`, never reached, is no answer
+    # either: tests/test_ask_checks.py).
     result, server = ask_cli("restaurants_24_an_empty_object_as_the_answer", tmp_path, monkeypatch,
                              "--max-requests", "4")
-    assert (result.exit_code, result.stdout) == (0, "name: The Pasta House, The Sushi Bar\n")
-    assert result.stderr == ("note: the model's answer was no answer (`{}` says nothing); the answer is written from "
-                             "@1, the latest result with rows\n")
-    assert len(server.requests) == 4
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "name: The Pasta House, The Sushi Bar\n", "")
+    assert len(server.requests) == 3
+    assert server.requests[1]["messages"][-1]["content"].startswith(  # the first `@latest`: nothing stored yet
+        "No stored result backs your answer: nothing has been queried yet.")
 
 
 def test_none_is_sent_back_once_then_a_clear_no_answer_is_printed(
