@@ -11,8 +11,6 @@ from datasolver.cli.input_options import follow_outside_links
 from datasolver.cli.output import shown
 from datasolver.data import ScratchLayout, load_task
 from datasolver.data.input_files import read_prepared_record
-from datasolver.llm import LLMConfigError, LLMSettings
-from datasolver.pipeline import prepare_task_documents
 from datasolver.solver import SolverToolbox, prepare_scratch, render_run, rerun_solver
 from datasolver.toolkit import unknown_tool
 
@@ -35,6 +33,11 @@ def prepare_command(task_dir: Path, scratch_dir: Path, copy_context: bool, no_ll
     Markdown and PDF tables in context/doc always become tables; narrative documents are also
     structured by the model when MODEL_API_URL and MODEL_NAME are set (skip with --no-llm).
     """
+    # Here, not at the top: `tool`, `solve` and `doctor` start without the pipeline and the LLM SDK
+    # (`datasolver tool … run_solver` ~1.2 CPU-s less; benchmarks/README.md, suite_cpu).
+    from datasolver.llm import LLMConfigError, LLMSettings
+    from datasolver.pipeline import prepare_task_documents
+
     settings = None
     if not no_llm:
         try:

@@ -121,6 +121,7 @@ LOADED_ENV = "DATASOLVER_LOADED_CATALOG"  # how a sandboxed solver.py run learns
 STOP_REPEAT_S = 0.02  # how often a stopped operation's connections are interrupted again
 SMALL_SOURCE_BYTES = 16 << 20  # a cached table from a file smaller than this is written with small blocks
 SMALL_BLOCK_BYTES = 16384
+LOADING = "datasolver_loading"  # how the cache file a table is being loaded into is attached to the loader
 CLOSE_WAIT_S = 0.5  # close() waits this long for a running operation before removing the files anyway
 T = TypeVar("T")
 NAMES_LISTED = 10  # an unknown table's message lists this many names when none is close
@@ -561,8 +562,7 @@ class Catalog:
         itself is read straight from its file by the queries instead (scan_before_load)."""
         pending = [n for n in names if not self._entries[n].loaded and not self._entries[n].error]
         if scan:
-            fresh = [n for n in pending if not self._entries[n].scanned and self._scan_first(self._entries[n])]
-            if fresh:
+            if self._scan_first([self._entries[n] for n in pending if not self._entries[n].scanned]):
                 self._close_read_only()  # reopened with views over the files it now reads
             pending = [n for n in pending if not self._entries[n].scanned]
         if not pending:
@@ -571,17 +571,7 @@ class Catalog:
         self._close_read_only()
         private = []
         try:
-            for name in pending:
-                self._check_stopped()
-                entry = self._entries[name]
-                entry.scanned = None
-                self._set_activity(entry)
-                pending_entry = self._cache.begin(entry.source.path, entry.source.source_name, self._load_options) \
-                    if self._cache is not None else None
-                if pending_entry is None:
-                    private.append(entry)
-                    continue
-                self._load_into_cache(entry, pending_entry)
+            private = self._load_into_cache([self._entries[name] for name in pending])
             if private:
                 self._set_activity(private[0])
                 rw = self._loader(self._db_path, private)
@@ -598,17 +588,15 @@ class Catalog:
             with self._state:
                 self._activity = None
 
-    def _loader(self, path: Path, entries: list[_Entry], fresh: bool = False) -> duckdb.DuckDBPyConnection:
-        """A writable connection on `path` that may read only the files these entries' sources read
-        and the catalog's scratch folder; it is the one `interrupt()` stops while it exists. A
-        `fresh` file for one small table gets small blocks (a cached table of a few rows takes
-        ~45 KB on disk instead of DuckDB's 512 KB minimum)."""
+    def _loader(self, path: Path | str, entries: list[_Entry], folders: tuple[Path, ...] = ()) -> duckdb.DuckDBPyConnection:
+        """A writable connection on `path` that may read only the files these entries' sources read,
+        the catalog's scratch folder and `folders`; it is the one `interrupt()` stops while it exists."""
         config = self._config(OPEN_CONFIG)
-        if fresh and all(_size(e.source.path) < SMALL_SOURCE_BYTES for e in entries):
-            config["default_block_size"] = str(SMALL_BLOCK_BYTES)
+        if path == ":memory:":  # where it spills: its own scratch, never the working directory
+            config["temp_directory"] = str(self._dir / "loader.tmp")
         rw = duckdb.connect(str(path), config=config)
         try:
-            _confine(rw, [p for e in entries for p in e.source.reads], [self._dir], progress=True)
+            _confine(rw, [p for e in entries for p in e.source.reads], [self._dir, *folders], progress=True)
         except BaseException:
             rw.close()
             raise
@@ -616,17 +604,54 @@ class Catalog:
             self._rw = rw
         return rw
 
-    def _load_into_cache(self, entry: _Entry, pending: PendingEntry) -> None:
-        """Load one table into a fresh file of the table cache and put it into place."""
-        self._writing = pending  # close() removes it if an interrupted load cannot end in time
+    def _load_into_cache(self, entries: list[_Entry]) -> list[_Entry]:
+        """Load each table into a fresh file of the table cache and put it into place; returns those
+        the cache cannot take (to be loaded into the catalog's own file). One loader connection
+        serves them all, each table's file attached in turn: a DuckDB instance costs ~20 ms of CPU,
+        an attached file ~5 (listing the 80 dev tasks' ~1,000 tables: ~20 CPU-s less)."""
+        if self._cache is None:
+            return list(entries)
+        private: list[_Entry] = []
+        rw = None
         try:
-            rw = self._loader(pending.db, [entry], fresh=True)
-            try:
-                self._load_one(rw, entry, TABLE)
-            finally:
+            for entry in entries:
+                self._check_stopped()
+                entry.scanned = None
+                self._set_activity(entry)
+                pending = self._cache.begin(entry.source.path, entry.source.source_name, self._load_options)
+                if pending is None:
+                    private.append(entry)
+                    continue
+                if rw is None:
+                    rw = self._loader(":memory:", entries, (self._cache.root,))
+                self._load_attached(rw, entry, pending)
+        finally:
+            if rw is not None:
                 with self._state:
                     self._rw = None
                 rw.close()
+        return private
+
+    def _load_attached(self, rw: duckdb.DuckDBPyConnection, entry: _Entry, pending: PendingEntry) -> None:
+        """Load one table into `pending`'s fresh file, attached to the loader `rw`, and commit it. A
+        small table's file gets small blocks (a cached table of a few rows takes ~45 KB on disk
+        instead of DuckDB's 512 KB minimum)."""
+        self._writing = pending  # close() removes it if an interrupted load cannot end in time
+        blocks = f" (BLOCK_SIZE {SMALL_BLOCK_BYTES})" if _size(entry.source.path) < SMALL_SOURCE_BYTES else ""
+        try:
+            with self._state:  # attaching is not the load: an interrupt now would leave a DuckDB error
+                self._rw = None
+            rw.execute(f"ATTACH {sql_literal(str(pending.db))} AS {LOADING}{blocks}")
+            try:
+                rw.execute(f"USE {LOADING}")
+                with self._state:
+                    self._rw = rw
+                self._load_one(rw, entry, TABLE)
+            finally:
+                with self._state:  # off the interrupt list first, so the file is closed whole
+                    self._rw = None
+                rw.execute("USE memory")
+                rw.execute(f"DETACH {LOADING}")
             if not entry.loaded:  # unreadable: noted in entry.error
                 pending.abort()
                 return
@@ -639,25 +664,27 @@ class Catalog:
         finally:
             self._writing = None
 
-    def _scan_first(self, entry: _Entry) -> bool:
-        """Whether queries read this table straight from its file for now (scan_before_load): the
-        typed relation over it is kept in `entry.scanned`."""
-        if not self._scan_before_load or entry.source.scan is None:
+    def _scan_first(self, entries: list[_Entry]) -> bool:
+        """Whether queries read any of these tables straight from its file for now (scan_before_load):
+        the typed relation over each such table is kept in its `entry.scanned`. One probe connection
+        serves them all (a DuckDB instance costs ~20 ms of CPU)."""
+        scannable = [e for e in entries if self._scan_before_load and e.source.scan is not None]
+        if not scannable:
             return False
         probe = duckdb.connect(":memory:", config=self._config(OPEN_CONFIG))
         try:
-            _confine(probe, list(entry.source.reads), [])
+            _confine(probe, [p for e in scannable for p in e.source.reads], [])
             with self._state:
                 self._rw = probe
-            relation = entry.source.scan(probe)
+            for entry in scannable:
+                entry.scanned = entry.source.scan(probe)
         except duckdb.InterruptException:
             raise QueryInterrupted(_stopped_message(self._stopped or "interrupted")) from None
         finally:
             with self._state:
                 self._rw = None
             probe.close()
-        entry.scanned = relation
-        return relation is not None
+        return any(e.scanned is not None for e in scannable)
 
     def _load_one(self, rw: duckdb.DuckDBPyConnection, entry: _Entry, target: str) -> None:
         """Load one table into `rw` as `target` (and, in the catalog's own file, its aliases)."""
