@@ -34,9 +34,10 @@ def test_the_right_query_then_three_of_four_cities_without_populations_is_writte
 
 # -- issue 35's second run (ask 3 of 12): non-answers and "nothing matches" on the unchanged query -------------
 
-def ask_cli(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str):
-    """`datasolver ask TASK --no-direct-answer ARGS` as a person runs it, the recorded raw replies served
-    over HTTP in order (the client reads their written tool calls as it read the real server's)."""
+def ask_cli(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str, direct: bool = False):
+    """`datasolver ask TASK --no-direct-answer ARGS` (with `direct`, the direct path first) as a person runs
+    it, the recorded raw replies served over HTTP in order (the client reads their written tool calls as it
+    read the real server's)."""
     task = recorded_task(name)
     replies = recorded(name)["replies"]
     server = ScriptedServer([text(r["content"]) for r in replies]).start()
@@ -44,8 +45,8 @@ def ask_cli(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: s
         monkeypatch.setenv("MODEL_API_URL", server.base_url)
         monkeypatch.setenv("MODEL_NAME", "replay")
         monkeypatch.setenv("DATASOLVER_DOC_CACHE", str(tmp_path / "doc-cache"))
-        result = CliRunner().invoke(cli, ["ask", str(task), "--no-direct-answer", "--table-cache", "off", *args],
-                                    catch_exceptions=False)
+        result = CliRunner().invoke(cli, ["ask", str(task), "--direct-answer" if direct else "--no-direct-answer",
+                                          "--table-cache", "off", *args], catch_exceptions=False)
     finally:
         server.close()
     return result, server
@@ -107,3 +108,25 @@ def test_nothing_matches_on_the_unchanged_query_is_sent_back_while_requests_rema
                             limits=AskLimits(max_requests=3))
     assert (cursor.served, cursor.missing, cursor.unused) == (3, 0, 0)
     assert result.answer == "There are no rows that match the given conditions." and result.backed_by_query
+
+
+# -- stop 39 (ask4): the direct query whose filter or join found nothing, rewritten by the program ----------
+
+def test_a_month_written_otherwise_is_answered_with_the_month_the_data_spells(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The model wrote `时间(月份) = '2022-07'` (the data: '2022年07月'), a count of 0, then wrote it twice more
+    # and answered `@1`. The question linking found the month in that column: the program puts it in.
+    result, server = ask_cli("v2854_a_month_written_otherwise", tmp_path, monkeypatch, "--json", direct=True)
+    record = json.loads(result.stdout)
+    assert (record["answer"], record["path"], len(server.requests)) == ("地块数量: 4", "direct", 1)
+    assert any("时间(月份) = '2022-07' → '2022年07月'" in note for note in record["notes"])
+
+
+def test_a_join_that_pairs_nothing_is_answered_from_the_table_that_holds_the_developer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The model joined a land parcel's name to a housing project's name (0 rows) and kept the join in
+    # every repair; each table has rows for its own filters, so the program drops the join.
+    result, server = ask_cli("v1800_a_join_that_pairs_nothing", tmp_path, monkeypatch, "--json", direct=True)
+    record = json.loads(result.stdout)
+    assert (record["answer"], record["path"], len(server.requests)) == ("集团开发商: 华润置地有限公司", "direct", 1)
+    assert any("the join left out" in note for note in record["notes"])
