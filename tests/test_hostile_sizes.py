@@ -132,7 +132,7 @@ PREPARE_STAGE_CHILD = textwrap.dedent("""
     from datasolver.data import load_task
     from datasolver.documents import pdf
     from datasolver.llm import LLMSettings
-    from datasolver.pipeline import TaskSetup, prepare_stage
+    from datasolver.pipeline.task import TaskSetup, prepare_stage
     pdf.MAX_FORM_DRAWS = pdf.MAX_PAGE_CONTENT_BYTES = 10 ** 12  # caps lifted: only the task's deadline is left
     root = Path(sys.argv[2])
     setup = TaskSetup(scratch_root=root / "scratch", output_dir=root / "out", logs_dir=root / "logs",

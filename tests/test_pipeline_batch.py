@@ -12,7 +12,9 @@ from datasolver.eval import evaluate_dir
 from datasolver.examples import solver_handler
 from datasolver.examples.scripted import ScriptedAnswer
 from datasolver.llm.fake import ScriptedModel, delay, text
-from datasolver.pipeline import InputError, OutputError, UnknownTasks, load_summary, run_batch_sync
+from datasolver.pipeline import run_batch_sync
+from datasolver.pipeline.errors import InputError, OutputError, UnknownTasks
+from datasolver.pipeline.summary import load_summary
 from tests.helpers.pipeline import (
     add_task,
     answers_with,

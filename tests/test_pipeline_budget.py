@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from datasolver.agent import Limits
-from datasolver.pipeline import TaskPlan, TimeBudget, task_limits
+from datasolver.pipeline.budget import TaskPlan, TimeBudget
+from datasolver.pipeline.task import task_limits
 
 
 class Clock:

@@ -7,7 +7,9 @@ import re
 
 from rich.console import Console
 
-from datasolver.pipeline import LogProgress, RichProgress, TaskRecord, make_progress
+from datasolver.pipeline import make_progress
+from datasolver.pipeline.progress import LogProgress, RichProgress
+from datasolver.pipeline.summary import TaskRecord
 
 
 def _record(task_id, status, tokens, reason=None):

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.pipeline import load_summary, run_batch_sync
+from datasolver.pipeline import run_batch_sync
+from datasolver.pipeline.summary import load_summary
 from tests.helpers.pipeline import bearer_key, copy_examples, examples_server, make_config
 
 ray = pytest.importorskip("ray", reason="the Ray executor's tests need the optional 'ray' package")

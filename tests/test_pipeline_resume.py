@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from datasolver.data import discover_tasks
-from datasolver.pipeline import run_batch_sync, split_for_resume
+from datasolver.pipeline import run_batch_sync
+from datasolver.pipeline.resume import split_for_resume
 from datasolver.solver import has_prediction
 from datasolver.llm.fake import ScriptedModel
 from tests.helpers.pipeline import copy_examples, examples_server, make_config
