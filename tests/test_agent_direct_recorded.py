@@ -44,14 +44,16 @@ def test_two_projects_with_the_same_value_are_two_rows_not_duplicates(tmp_path: 
     assert score(outcome, "task_retqa_v2640") == 1.0
 
 
-def test_a_count_of_zero_from_a_date_written_otherwise_is_sent_back_with_the_datas_spelling(tmp_path: Path) -> None:
-    """v2854: `WHERE 时间(月份) = '2022-07'` counts 0 (the data writes '2022年07月'): not published;
-    the repair turn names the filter that matched nothing and the nearest existing value."""
-    fixed = text("```sql\nSELECT COUNT(*) FROM 南京市建邺区土地成交信息表 WHERE \"时间(月份)\" = '2022年07月'\n```")
-    outcome, server, events = run(tmp_path, "task_retqa_v2854", [reply("v2854_direct"), fixed])
-    repair = server.requests[1]["messages"][-1]["content"]
-    assert "CHECK empty_result: the answer is a count of 0" in repair
-    assert "'2022年07月'" in repair
+def test_a_count_of_zero_from_a_date_written_otherwise_is_rewritten_with_the_datas_spelling(tmp_path: Path) -> None:
+    """v2854: `WHERE 时间(月份) = '2022-07'` counts 0 (the data writes '2022年07月'): not published. Before
+    the repair request, the program puts in the month the question linking found in that column
+    (`data/rewrites.py`); that candidate passes the checks and is published: one request."""
+    outcome, server, events = run(tmp_path, "task_retqa_v2854", [reply("v2854_direct")])
+    assert len(server.requests) == 1
+    candidates = [e for e in events if e["event"] == "direct_candidate"]
+    assert [(c["source"], c["passes"]) for c in candidates] == [("direct", False), ("rewrite 1", True)]
+    assert "CHECK empty_result: the answer is a count of 0" in candidates[0]["blocking"][0]
+    assert "'2022-07' → '2022年07月'" in candidates[1]["rewritten"]
     assert (outcome.status, score(outcome, "task_retqa_v2854")) == ("solved", 1.0)
 
 

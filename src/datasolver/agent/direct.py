@@ -17,8 +17,10 @@ to the earliest. When none passes, the tool loop starts and learns what was trie
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,7 @@ EVENT_CANDIDATE = "direct_candidate"
 VIA_DIRECT = "direct"  # tool_call events' `via` for the calls made for a direct candidate
 ID_PREFIX = "direct_"
 REPORT_CHARS = 1_500  # of a failed candidate's run report, in the repair turn
+FOUND_NOTHING = "CHECK empty_result"  # the blocking line of a query that found nothing (no rows, NULLs, a 0)
 
 
 @dataclass
@@ -93,6 +96,9 @@ class DirectPath:
     chat_options: dict[str, Any] = field(default_factory=dict)
     outcome: DirectOutcome = field(default_factory=DirectOutcome)
     seconds_per_sample: float | None = None  # measured on the first reply: what one more query costs
+    rewrites: Callable[[], list[tuple[str, str]]] = lambda: []
+    """The program's rewrites of the last query run, when it found nothing (`data/rewrites.py`): tried
+    before the repair request, each a candidate like the model's."""
 
     async def run(self) -> DirectOutcome:
         """The direct query, a repair when it fails, then samples while time allows; the chosen
@@ -101,6 +107,10 @@ class DirectPath:
         first = await self._ask(messages, "direct", temperature=None)
         if first is not None and first.passes:
             return await self._choose(first, "the direct query passed the answer checks")
+        if first is not None and any(line.startswith(FOUND_NOTHING) for line in first.blocking):
+            rewritten = await self._rewritten()
+            if rewritten is not None:
+                return rewritten
         if first is not None and self._time_for_one_more():
             repair = await self._ask(self._repair_messages(messages, first), "repair", temperature=None)
             if repair is not None and repair.passes:
@@ -118,6 +128,19 @@ class DirectPath:
             return await self._choose(chosen, how)
         self._event(chosen=None, how=how)
         return self.outcome
+
+    async def _rewritten(self) -> DirectOutcome | None:
+        """The program's rewrites of the query that found nothing, each run as a candidate (no request);
+        the first that passes the answer checks is chosen."""
+        for number, (sql, how) in enumerate(await asyncio.to_thread(self.rewrites), 1):
+            if any(same_query(c.sql, sql) for c in self.outcome.candidates):
+                continue
+            candidate = await self._try(sql, f"rewrite {number}")
+            self.outcome.candidates.append(candidate)
+            self._event(**candidate.as_dict(), rewritten=how)
+            if candidate.passes:
+                return await self._choose(candidate, f"the program's rewrite passed the answer checks ({how})")
+        return None
 
     def _messages(self) -> list[dict[str, Any]]:
         """The loop's opening with the direct instruction after the task message (same prefix)."""

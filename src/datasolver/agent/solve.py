@@ -43,6 +43,8 @@ from datasolver.agent.video import pick_frames
 from datasolver.agent.video_judge import judge_video
 from datasolver.agent.tokens import estimate_tokens, estimate_tools_tokens
 from datasolver.data import Catalog, ScratchLayout, Task
+from datasolver.data.empty_result import explain_empty
+from datasolver.data.rewrites import rewrites_of_nothing_found
 from datasolver.clip import clip
 from datasolver.llm import LLMClient, TraceWriter, user_message
 from datasolver.llm.window import reply_tokens
@@ -75,6 +77,7 @@ EVENT_HELD_PUBLISHED = "held_answer_published"  # at the end: the held answer wi
 EVENT_WINDOW = "context_window"  # what is known of the server's window as the task starts
 RELEVANCE_VOTES = 3  # votes on table relevance, asked only when the first prompt is over its budget
 QUERY_SHARE_OF_TOOL_TIMEOUT = 0.9
+REWRITE_QUERY_TIMEOUT_S = 5.0  # each query of the diagnosis behind the program's rewrites
 EVENT_VIDEO_JUDGE = "video_judge"
 # With a known context window the whole opening may take this share of the compaction threshold;
 # the rest is room for tool results and the model's turns.
@@ -356,13 +359,24 @@ class _Session:
         self._event(EVENT_ATTEMPT_START, attempt=0, temperature=self.task_run.client.settings.temperature, direct=True)
         before = self.task_run.client.usage.requests
         path = DirectPath(self.opening, self.run.tools, self.task_run.client, self.run.runner, self.task_run.limits,
-                          self.task_run.layout.prediction, self.task_run.trace, dict(self.task_run.chat_options))
+                          self.task_run.layout.prediction, self.task_run.trace, dict(self.task_run.chat_options),
+                          rewrites=self._rewrites_of_last_query)
         outcome = await path.run()
         self.direct_requests = self.task_run.client.usage.requests - before
         self._event(EVENT_ATTEMPT_END, attempt=0, direct=True, requests=outcome.requests,
                     candidates=len(outcome.candidates), chosen=outcome.chosen.source if outcome.chosen else None,
                     how=outcome.how, prediction=safe_files.is_regular(self.task_run.layout.prediction))
         return outcome
+
+    def _rewrites_of_last_query(self) -> list[tuple[str, str]]:
+        """The program's rewrites (`data/rewrites.py`) of the last query solver.py ran, which found nothing:
+        the SQL that ran (after the data layer's repairs), diagnosed for a join that pairs nothing."""
+        sql = _last_query(self.task_run.layout)
+        if sql is None:
+            return []
+        catalog = self.toolbox.catalog
+        diagnosis = explain_empty(catalog, sql, timeout_s=REWRITE_QUERY_TIMEOUT_S)
+        return rewrites_of_nothing_found(sql, catalog, self.brief.links, diagnosis)
 
     async def _attempt(self, number: int) -> AttemptResult:
         await asyncio.to_thread(restore_scaffold, self.task_run.layout)

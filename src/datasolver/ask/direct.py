@@ -31,8 +31,8 @@ from datasolver.ask.prompts import render_prompt
 from datasolver.ask.toolbox import AskToolbox, FinalAnswer, result_answer
 from datasolver.clip import clip
 from datasolver.data import DataError
-from datasolver.data.empty_result import one_table_query
-from datasolver.data.linking import QuestionLinks, respell_filters
+from datasolver.data.linking import QuestionLinks
+from datasolver.data.rewrites import rewrites_of_nothing_found
 from datasolver.llm import LLMClient, LLMError, system_message, user_message
 from datasolver.llm.text_calls import reply_query, same_query
 
@@ -152,22 +152,13 @@ class DirectAnswer:
         return tried
 
     def _respelled(self, tried: DirectTry) -> DirectTry | None:
-        """The query whose filters found nothing, rewritten by the program, no request spent: first with
-        the filter values the question linking found in those columns (`data/linking.respell_filters`),
-        then, for a join, over the one table that holds what it selects, with that table's own filters
-        (`data/empty_result.one_table_query`). The first that answers is taken; None when none does."""
+        """The query whose filters found nothing, rewritten by the program (`data/rewrites.py`: the linked
+        filter values put in; a join that pairs nothing answered from one table), no request spent. The
+        first that answers is taken; None when none does."""
         if tried.handle is None:
             return None
-        candidates: list[tuple[str, str]] = []
-        respelled = respell_filters(tried.handle.sql, self.links) if self.links is not None else None
-        if respelled is not None:
-            candidates.append((respelled[0], f"the filter values the question names were put in "
-                                             f"({'; '.join(respelled[1])})"))
-        diagnosis = self.checks.diagnoses.get(tried.handle.sql)
-        alone = (one_table_query(tried.handle.sql, self.package.catalog)
-                 if diagnosis is not None and diagnosis.join_pairs_nothing else None)
-        if alone is not None:
-            candidates.append(alone)
+        candidates = rewrites_of_nothing_found(tried.handle.sql, self.package.catalog, self.links,
+                                               self.checks.diagnoses.get(tried.handle.sql))
         for sql, how in candidates:
             if any(same_query(t.sql, sql) for t in self.outcome.tries):
                 continue

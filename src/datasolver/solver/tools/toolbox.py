@@ -47,6 +47,11 @@ class SolverToolbox(Toolbox[ToolContext]):
         offset, limit = (area[0], area[1] - area[0] + 1) if area is not None else (1, MAX_LIMIT)
         return read_solver(self.context, offset=offset, limit=limit).text
 
+    @property
+    def catalog(self) -> "Catalog":
+        """The catalog the tools query (opened on first use)."""
+        return self._open_catalog()
+
     def _open_catalog(self) -> "Catalog":
         if self._catalog is None:
             from datasolver.data import Catalog
