@@ -14,7 +14,7 @@ query that fails or is stopped leaves its filter out and says why in `notes`.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -244,49 +244,22 @@ class _Prober:
         """For a SELECT that joins catalog tables: each table counted alone, with the WHERE filters whose
         columns are all its own (qualified by its alias, or unqualified and in it only); and the joins'
         conditions. ("", []) for a query that is no plain join of catalog tables."""
-        select = self.tree
-        joins = select.args.get("joins") or [] if isinstance(select, exp.Select) else []
-        source = select.args.get("from_") if isinstance(select, exp.Select) else None
-        if not joins or source is None:
+        resolved = _joined_tables(self.tree, self.catalog, self._columns)
+        if resolved is None:
             return "", []
-        tables = [source.this, *(join.this for join in joins)]
-        if not all(isinstance(t, exp.Table) for t in tables):
-            return "", []
-        resolved: list[tuple[str, str, set[str]]] = []  # alias, catalog table, its columns
-        for table in tables:
-            try:
-                name = self.catalog.resolve(table.name)
-            except DataError:
-                return "", []
-            resolved.append((table.alias_or_name, name, {c.casefold() for c in self._columns(name)}))
-        where = select.args.get("where")
-        parts = _conjuncts(where.this) if where is not None else []
+        parts = _where_parts(self.tree)
         sides = []
         for alias, name, columns in resolved:
-            own = [p for p in parts if self._only_on(p, alias, columns, resolved)]
+            own = [p for p in parts if _only_on(p, alias, columns, resolved)]
             condition = " AND ".join(p.sql(dialect="duckdb") for p in own)
             count = self._int(f"SELECT count(*) FROM {quote_ident(name)} AS {quote_ident(alias)}"
                               + (f" WHERE {condition}" if condition else ""))
             if count is None:
                 return "", []
             sides.append(JoinSide(alias, name, count, tuple(p.sql(dialect="duckdb") for p in own)))
-        on = " AND ".join(f"`{j.args['on'].sql(dialect='duckdb')}`" for j in joins if j.args.get("on") is not None)
+        on = " AND ".join(f"`{j.args['on'].sql(dialect='duckdb')}`" for j in self.tree.args["joins"]
+                          if j.args.get("on") is not None)
         return on or "(no ON condition)", sides
-
-    @staticmethod
-    def _only_on(part: exp.Expression, alias: str, columns: set[str], resolved: list[tuple[str, str, set[str]]]) -> bool:
-        """Whether every column of the filter is this table's (its alias, or unqualified and no other's)."""
-        found = list(part.find_all(exp.Column))
-        if not found or any(True for _ in part.find_all(exp.Subquery)):
-            return False
-        for column in found:
-            if column.table:
-                if column.table.casefold() != alias.casefold():
-                    return False
-            elif column.name.casefold() not in columns or any(
-                    column.name.casefold() in other for a, _, other in resolved if a != alias):
-                return False
-        return True
 
     def _rows(self, sql: str, limit: int) -> list[tuple] | None:
         """The first rows of `sql` under the timeout, or None (with a note) when it failed or time is up."""
@@ -352,6 +325,51 @@ class _Prober:
         except DataError:
             return set()
         return set(probe.columns)
+
+
+# -- the tables of a join -------------------------------------------------------------------------
+
+Joined = tuple[str, str, set[str]]  # a joined table: its alias, the catalog table, its columns (case-folded)
+
+
+def _joined_tables(tree: exp.Expression | None, catalog: Catalog,
+                   columns_of: Callable[[str], Iterable[str]]) -> list[Joined] | None:
+    """The tables of a SELECT that joins catalog tables (FROM and every JOIN a plain table), with the
+    columns `columns_of` gives; None for any other query."""
+    if not isinstance(tree, exp.Select) or not tree.args.get("joins") or tree.args.get("from_") is None:
+        return None
+    tables = [tree.args["from_"].this, *(join.this for join in tree.args["joins"])]
+    if not all(isinstance(t, exp.Table) for t in tables):
+        return None
+    resolved = []
+    for table in tables:
+        try:
+            name = catalog.resolve(table.name)
+            columns = {c.casefold() for c in columns_of(name)}
+        except DataError:
+            return None
+        resolved.append((table.alias_or_name, name, columns))
+    return resolved
+
+
+def _where_parts(select: exp.Expression) -> list[exp.Expression]:
+    where = select.args.get("where")
+    return _conjuncts(where.this) if where is not None else []
+
+
+def _only_on(part: exp.Expression, alias: str, columns: set[str], resolved: list[Joined]) -> bool:
+    """Whether every column of `part` is this joined table's (its alias, or unqualified and no other's)."""
+    found = list(part.find_all(exp.Column))
+    if not found or any(True for _ in part.find_all(exp.Subquery)):
+        return False
+    for column in found:
+        if column.table:
+            if column.table.casefold() != alias.casefold():
+                return False
+        elif column.name.casefold() not in columns or any(
+                column.name.casefold() in other for a, _, other in resolved if a != alias):
+            return False
+    return True
 
 
 # -- the SQL tree ---------------------------------------------------------------------------------
@@ -464,29 +482,18 @@ def one_table_query(sql: str, catalog: Catalog) -> tuple[str, str] | None:
     have one), and a note saying what was dropped; None when no such table or the SQL is no plain join. A candidate for
     a join that paired nothing (`EmptyDiagnosis.join_sides`): whoever runs it decides by its rows."""
     tree = _parse(sql)
-    if not isinstance(tree, exp.Select) or not tree.args.get("joins") or tree.args.get("from_") is None:
+    resolved = _joined_tables(tree, catalog, lambda name: catalog.column_names(name, load=False) or [])
+    if resolved is None:
         return None
-    tables = [tree.args["from_"].this, *(join.this for join in tree.args["joins"])]
-    if not all(isinstance(t, exp.Table) for t in tables):
-        return None
-    resolved = []
-    for table in tables:
-        try:
-            name = catalog.resolve(table.name)
-            columns = {c.casefold() for c in catalog.column_names(name, load=False) or []}
-        except DataError:
-            return None
-        resolved.append((table.alias_or_name, name, columns))
-    where = tree.args.get("where")
-    parts = _conjuncts(where.this) if where is not None else []
+    parts = _where_parts(tree)
     used = [*tree.expressions, *(tree.args["group"].expressions if tree.args.get("group") else []),
             *(tree.args["order"].expressions if tree.args.get("order") else [])]
     if not any(True for e in used for _ in e.find_all(exp.Column)):
         return None  # `count(*)` over a join: which table's rows it counts is the question itself
     for alias, name, columns in resolved:
-        if not all(_Prober._only_on(e, alias, columns, resolved) for e in used if any(True for _ in e.find_all(exp.Column))):
+        if not all(_only_on(e, alias, columns, resolved) for e in used if any(True for _ in e.find_all(exp.Column))):
             continue
-        own = [p for p in parts if _Prober._only_on(p, alias, columns, resolved)]
+        own = [p for p in parts if _only_on(p, alias, columns, resolved)]
         if not own:
             continue  # the table's every row: no answer to a question that filters
         dropped = [p.sql(dialect="duckdb") for p in parts if not any(p is o for o in own)]
