@@ -93,8 +93,7 @@ class AnswerChecks:
         self.question = question
         self.sent: set[CheckName] = set()
         self.diagnosed: dict[str, str] = {}  # the SQL of each empty result diagnosed → its diagnosis
-        self.zero_counts: dict[str, EmptyDiagnosis] = {}  # the SQL of each count of 0 → why it is 0
-        self.diagnoses: dict[str, EmptyDiagnosis] = {}  # the SQL of each result diagnosed → the diagnosis
+        self.diagnoses: dict[str, EmptyDiagnosis] = {}  # the SQL of each result diagnosed → the diagnosis (once)
         self.empty_repeats = 0
 
     @property
@@ -177,13 +176,12 @@ class AnswerChecks:
         """Why a result has no rows (or only NULLs, or is a count of 0 over filters that match nothing),
         in the `@N` names the model knows: the data room's diagnosis (each filter dropped in turn, the
         nearest existing values); and its notes."""
-        diagnosis = self.zero_counts.get(empty.sql) if empty.rows == 1 else None
-        if diagnosis is None:
-            diagnosis = explain_empty(self.handles.catalog, empty.sql, null_rows=0 if empty.rows == 0 else empty.rows,
-                                      timeout_s=CHECK_TIMEOUT_S)
+        if empty.sql not in self.diagnoses:  # (a count of 0 was diagnosed when it was found)
+            self.diagnoses[empty.sql] = explain_empty(self.handles.catalog, empty.sql, timeout_s=CHECK_TIMEOUT_S,
+                                                      null_rows=0 if empty.rows == 0 else empty.rows)
+        diagnosis = self.diagnoses[empty.sql]
         text = self._readable(diagnosis.message())
         self.diagnosed[empty.sql] = text
-        self.diagnoses[empty.sql] = diagnosis
         return text, list(diagnosis.notes)
 
     def without_answer(self, why: str, out: Checked | None = None) -> Checked:
@@ -224,10 +222,10 @@ class AnswerChecks:
         nothing, not a true 0. Diagnosed once per SQL (the diagnosis runs queries)."""
         if not counts_zero(handle.sql, handle.sample):
             return False
-        if handle.sql not in self.zero_counts:
-            self.zero_counts[handle.sql] = explain_empty(self.handles.catalog, handle.sql, zero_count=True,
-                                                         timeout_s=CHECK_TIMEOUT_S)
-        return bool(self.zero_counts[handle.sql].empty_selects)
+        if handle.sql not in self.diagnoses:
+            self.diagnoses[handle.sql] = explain_empty(self.handles.catalog, handle.sql, zero_count=True,
+                                                       timeout_s=CHECK_TIMEOUT_S)
+        return bool(self.diagnoses[handle.sql].empty_selects)
 
     def _results(self, backing: Handle, notes: list[str]) -> dict[int, QueryResult]:
         """The first rows of the answer's result and of the latest others (a failed read is noted)."""
