@@ -31,6 +31,7 @@ from datasolver.clip import clip
 from datasolver.eval import prediction_signature
 from datasolver.llm import NULL_TRACE, LLMClient, LLMError, ToolCall, TraceWriter, user_message
 from datasolver.llm.text_calls import reply_query, same_query
+from datasolver.solver.answer_checks import check_names_in
 from datasolver.solver.tools import written_query_calls
 from datasolver.toolkit import ToolRunner
 
@@ -39,7 +40,7 @@ EVENT_CANDIDATE = "direct_candidate"
 VIA_DIRECT = "direct"  # tool_call events' `via` for the calls made for a direct candidate
 ID_PREFIX = "direct_"
 REPORT_CHARS = 1_500  # of a failed candidate's run report, in the repair turn
-FOUND_NOTHING = "CHECK empty_result"  # the blocking line of a query that found nothing (no rows, NULLs, a 0)
+FOUND_NOTHING = "empty_result"  # the check of a query that found nothing (no rows, NULLs, a count of 0 of no rows)
 
 
 @dataclass
@@ -107,7 +108,7 @@ class DirectPath:
         first = await self._ask(messages, "direct", temperature=None)
         if first is not None and first.passes:
             return await self._choose(first, "the direct query passed the answer checks")
-        if first is not None and any(line.startswith(FOUND_NOTHING) for line in first.blocking):
+        if first is not None and FOUND_NOTHING in check_names_in("\n".join(first.blocking)):
             rewritten = await self._rewritten()
             if rewritten is not None:
                 return rewritten

@@ -141,17 +141,17 @@ class DirectAnswer:
             return None
         earlier = next((t for t in self.outcome.tries if same_query(t.sql, sql)), None)
         tried = (DirectTry(sql, source, earlier.handle, earlier.problem, repeats=earlier.source) if earlier is not None
-                 else self._run(sql, source))  # (a repeat is not respelled again: its first try was)
+                 else self._run(sql, source))  # (a repeat is not rewritten again: its first try was)
         self.outcome.tries.append(tried)
         self._event(**tried.as_dict(), **({"repeated": earlier.source} if earlier is not None else {}))
-        respelled = self._respelled(tried) if tried.empty else None
-        if respelled is not None:
-            self.outcome.tries.append(respelled)
-            self._event(**respelled.as_dict())
-            return respelled
+        rewritten = self._rewritten(tried) if tried.empty else None
+        if rewritten is not None:
+            self.outcome.tries.append(rewritten)
+            self._event(**rewritten.as_dict())
+            return rewritten
         return tried
 
-    def _respelled(self, tried: DirectTry) -> DirectTry | None:
+    def _rewritten(self, tried: DirectTry) -> DirectTry | None:
         """The query whose filters found nothing, rewritten by the program (`data/rewrites.py`: the linked
         filter values put in; a join that pairs nothing answered from one table), no request spent. The
         first that answers is taken; None when none does."""
