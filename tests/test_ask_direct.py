@@ -11,6 +11,7 @@ import pytest
 
 from datasolver.llm.fake import text, tool_call
 from tests.helpers.askcli import invoke, scripted_model_env
+from tests.helpers.datafiles import land_and_price
 
 
 @pytest.fixture
@@ -191,10 +192,7 @@ def test_a_month_written_otherwise_is_put_in_as_the_data_spells_it_without_a_req
 def test_a_join_that_pairs_nothing_is_answered_from_the_one_table_that_holds_the_answer(tmp_path: Path, model) -> None:
     # The real 1.5B model joined a land parcel's name to a housing project's name (benchmark task v1800)
     # and wrote that join again in every repair; the developer is in the price table alone.
-    folder = tmp_path / "data"
-    folder.mkdir()
-    (folder / "land.csv").write_text("地块名称,城市区域\n地块A,武昌区\n", encoding="utf-8")
-    (folder / "price.csv").write_text("项目名称,集团开发商\n武汉长江中心,华润置地有限公司\n其他,某公司\n", encoding="utf-8")
+    folder = land_and_price(tmp_path)
     server = model([sql("SELECT DISTINCT T2.集团开发商 FROM land AS T1 JOIN price AS T2 ON T1.地块名称 = T2.项目名称 "
                         "WHERE T1.城市区域 = '武昌区' AND T2.项目名称 = '武汉长江中心'")])
     record = json.loads(invoke("ask", str(folder), "请问这个项目是由哪家公司开发的？", "--json").output)
@@ -205,10 +203,7 @@ def test_a_join_that_pairs_nothing_is_answered_from_the_one_table_that_holds_the
 
 def test_a_join_emptied_by_a_filter_is_not_answered_from_one_table(tmp_path: Path, model) -> None:
     # Dropping the other table's filter would answer another question: here the filter is the fault.
-    folder = tmp_path / "data"
-    folder.mkdir()
-    (folder / "land.csv").write_text("地块名称,城市区域\n武汉长江中心,武昌区\n", encoding="utf-8")
-    (folder / "price.csv").write_text("项目名称,集团开发商\n武汉长江中心,华润置地有限公司\n", encoding="utf-8")
+    folder = land_and_price(tmp_path, parcel="武汉长江中心")
     join = ("SELECT DISTINCT T2.集团开发商 FROM land AS T1 JOIN price AS T2 ON T1.地块名称 = T2.项目名称 "
             "WHERE T1.城市区域 = '{}' AND T2.项目名称 = '武汉长江中心'")
     server = model([sql(join.format("汉阳区")), sql(join.format("武昌区"))])

@@ -112,21 +112,17 @@ def test_nothing_matches_on_the_unchanged_query_is_sent_back_while_requests_rema
 
 # -- stop 39 (ask4): the direct query whose filter or join found nothing, rewritten by the program ----------
 
-def test_a_month_written_otherwise_is_answered_with_the_month_the_data_spells(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("name", "answer", "rewritten"), [
     # The model wrote `时间(月份) = '2022-07'` (the data: '2022年07月'), a count of 0, then wrote it twice more
     # and answered `@1`. The question linking found the month in that column: the program puts it in.
-    result, server = ask_cli("v2854_a_month_written_otherwise", tmp_path, monkeypatch, "--json", direct=True)
-    record = json.loads(result.stdout)
-    assert (record["answer"], record["path"], len(server.requests)) == ("地块数量: 4", "direct", 1)
-    assert any("时间(月份) = '2022-07' → '2022年07月'" in note for note in record["notes"])
-
-
-def test_a_join_that_pairs_nothing_is_answered_from_the_table_that_holds_the_developer(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ("v2854_a_month_written_otherwise", "地块数量: 4", "时间(月份) = '2022-07' → '2022年07月'"),
     # The model joined a land parcel's name to a housing project's name (0 rows) and kept the join in
     # every repair; each table has rows for its own filters, so the program drops the join.
-    result, server = ask_cli("v1800_a_join_that_pairs_nothing", tmp_path, monkeypatch, "--json", direct=True)
+    ("v1800_a_join_that_pairs_nothing", "集团开发商: 华润置地有限公司", "the join left out"),
+])
+def test_a_direct_query_that_found_nothing_is_rewritten_by_the_program_and_answers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, answer: str, rewritten: str) -> None:
+    result, server = ask_cli(name, tmp_path, monkeypatch, "--json", direct=True)
     record = json.loads(result.stdout)
-    assert (record["answer"], record["path"], len(server.requests)) == ("集团开发商: 华润置地有限公司", "direct", 1)
-    assert any("the join left out" in note for note in record["notes"])
+    assert (record["answer"], record["path"], len(server.requests)) == (answer, "direct", 1)
+    assert any(rewritten in note for note in record["notes"])

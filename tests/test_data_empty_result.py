@@ -11,6 +11,7 @@ import pytest
 
 from datasolver.data import Catalog
 from datasolver.data.empty_result import FilterProbe, explain_empty
+from tests.helpers.datafiles import land_and_price
 
 
 @pytest.fixture(scope="module")
@@ -113,10 +114,7 @@ def test_counts_zero_is_one_row_of_zero_counts_from_a_query_that_counts() -> Non
 def test_a_join_that_pairs_nothing_is_told_apart_from_a_filter(tmp_path) -> None:
     # As the real 1.5B model wrote it (benchmark task v1800): each table has the row its filter asks
     # for, but the join key pairs a land parcel's name with a housing project's name: nothing.
-    folder = tmp_path / "data"
-    folder.mkdir()
-    (folder / "land.csv").write_text("地块名称,城市区域\n地块A,武昌区\n", encoding="utf-8")
-    (folder / "price.csv").write_text("项目名称,集团开发商\n武汉长江中心,华润置地有限公司\n", encoding="utf-8")
+    folder = land_and_price(tmp_path)
     sql = ("SELECT DISTINCT T2.集团开发商 FROM land AS T1 JOIN price AS T2 ON T1.地块名称 = T2.项目名称 "
            "WHERE T1.城市区域 = '武昌区' AND T2.项目名称 = '武汉长江中心'")
     with Catalog.open(folder) as cat:
@@ -137,10 +135,7 @@ def test_a_join_that_pairs_nothing_is_told_apart_from_a_filter(tmp_path) -> None
 def test_one_table_query_keeps_the_table_that_holds_what_is_selected_with_its_own_filters(tmp_path) -> None:
     from datasolver.data.empty_result import one_table_query
 
-    folder = tmp_path / "data"
-    folder.mkdir()
-    (folder / "land.csv").write_text("地块名称,城市区域\n地块A,武昌区\n", encoding="utf-8")
-    (folder / "price.csv").write_text("项目名称,集团开发商\n武汉长江中心,华润置地有限公司\n", encoding="utf-8")
+    folder = land_and_price(tmp_path)
     join = "FROM land AS T1 JOIN price AS T2 ON T1.地块名称 = T2.项目名称"
     with Catalog.open(folder) as cat:
         assert one_table_query(f"SELECT DISTINCT T2.集团开发商 {join} WHERE T1.城市区域 = 'x' AND T2.项目名称 = 'y' "

@@ -102,3 +102,14 @@ def xlsx_file(sheets: dict[str, list[list[object]]]):
                 z.writestr(f"xl/worksheets/sheet{i}.xml", sheet_xml(sheets[name]))
 
     return write
+
+
+def land_and_price(root: Path, parcel: str = "地块A") -> Path:
+    """A data folder whose two tables a join pairs wrongly (the real 1.5B model's v1800): `land` (a parcel's
+    name and district) and `price` (housing projects and their developers). A parcel named like the
+    project makes the join pair them."""
+    folder = root / "data"
+    folder.mkdir()
+    (folder / "land.csv").write_text(f"地块名称,城市区域\n{parcel},武昌区\n", encoding="utf-8")
+    (folder / "price.csv").write_text("项目名称,集团开发商\n武汉长江中心,华润置地有限公司\n其他,某公司\n", encoding="utf-8")
+    return folder
