@@ -98,3 +98,19 @@ def test_error_streak_resets_on_success_and_on_another_error() -> None:
     streak = ErrorStreak()
     assert [streak.see(False, "a"), streak.see(False, "a"), streak.see(False, "b"), streak.see(True, "ok"),
             streak.see(False, "b")] == [1, 2, 1, 0, 1]
+
+
+def test_when_the_last_edited_solver_fails_the_fallback_goes_on_to_the_last_explore_query(scratch: Path) -> None:
+    """A fallback that fails is not the end while a later source may answer: the last edited solver.py
+    errs, so the last explore query that returned rows is run and published, and the reason says both."""
+    script = [explore("SELECT DISTINCT city FROM orders ORDER BY city"),
+              edit_query_turn(scratch, 'result = run_sql("SELECT nope FROM orders")'), tool_call("run_solver", {}),
+              text("The cities are Lyon, Nice and Paris."), text("Lyon, Nice and Paris.")]
+    outcome, _, events = solve(scratch, script, Limits(max_attempts=1))
+    assert outcome.status == "fallback"
+    assert outcome.reason.startswith("attempt 1 ended (answered with prose) without prediction.csv; "
+                                     "fallback run of the last edited solver.py: FAILED")
+    assert outcome.reason.endswith("; fallback ran the last explore query that returned rows")
+    assert outcome.prediction.read_text(encoding="utf-8") == "city\nLyon\nNice\nParis\n"
+    fallbacks = [(e["source"], e["status"]) for e in events if e["event"] == "fallback"]
+    assert fallbacks == [("the last edited solver.py", "FAILED"), ("the last explore query that returned rows", "OK")]

@@ -412,39 +412,51 @@ class _Session:
         return [*self.opening[:-1], user_message(f"{last['content'].rstrip()}\n\n{line}")]
 
     async def _fallback(self, reason: str) -> SolveOutcome:
-        """Run the last edited solver.py once, else the last explore query that returned rows
-        through the scaffold (`datasolver.solver.run_fallback`: published when it writes one)."""
-        script, source = await asyncio.to_thread(self._fallback_script)
-        if script is None:
+        """Run the fallback scripts in turn until one publishes (`_fallback_scripts`); each run is
+        `datasolver.solver.run_fallback`. All of them share one tool timeout (a later script gets what
+        the earlier ones left), so the fallback costs what one run did before and the pipeline's hard
+        stop (two tool timeouts past the deadline) is not what ends it."""
+        scripts = await asyncio.to_thread(self._fallback_scripts)
+        if not scripts:
             self._event(EVENT_FALLBACK, ran=False, reason=reason)
             return self._outcome(FAILED, None, f"{reason}; fallback skipped: solver.py was never edited "
                                                "and no explore query returned rows")
-        sandbox = SandboxLimits(timeout_s=float(self.task_run.limits.tool_timeout_s))
-        done = await asyncio.to_thread(run_fallback, self.task_run.layout, self.task_run.output_dir, sandbox,
-                                       script=script, source=source)
-        self._event(EVENT_FALLBACK, ran=True, source=source, status=done.run.status,
-                    report=render_run(done.run, self_check=False, show_rows=0)[:2000])
-        if done.prediction is not None:
-            self._event(EVENT_PUBLISHED, attempt=None, path=str(done.prediction))
-            return self._outcome(FALLBACK, done.prediction, f"{reason}; {done.note}")
-        return self._outcome(FAILED, None, f"{reason}; {done.note}")
+        ends, notes = time.monotonic() + float(self.task_run.limits.tool_timeout_s), []
+        for script, source in scripts:
+            left = ends - time.monotonic()
+            if notes and left < 1.0:
+                break
+            sandbox = SandboxLimits(timeout_s=max(left, 1.0))
+            done = await asyncio.to_thread(run_fallback, self.task_run.layout, self.task_run.output_dir, sandbox,
+                                           script=script, source=source)
+            self._event(EVENT_FALLBACK, ran=True, source=source, status=done.run.status,
+                        report=render_run(done.run, self_check=False, show_rows=0)[:2000])
+            notes.append(done.note)
+            if done.prediction is not None:
+                self._event(EVENT_PUBLISHED, attempt=None, path=str(done.prediction))
+                return self._outcome(FALLBACK, done.prediction, "; ".join([reason, *notes]))
+        return self._outcome(FAILED, None, "; ".join([reason, *notes]))
 
-    def _fallback_script(self) -> tuple[str | None, str]:
-        """(script, where it came from): the current solver.py if edited, else the last edited one
-        of an earlier attempt, else the scaffold answering with the last explore query that
-        returned rows."""
+    def _fallback_scripts(self) -> list[tuple[str, str]]:
+        """(script, where it came from), in the order they are tried: the held answer with the fewest
+        failed checks, the last edited solver.py (the current one if edited, else an earlier
+        attempt's), the scaffold answering with the last explore query that returned rows."""
         self._remember_edits()
+        scripts: list[tuple[str, str]] = []
         if self.held:  # answers that ran OK but failed checks: the one with the fewest failed checks
             best = min(self.held, key=lambda h: len(h.blocking))
             self._event(EVENT_HELD_PUBLISHED, source=best.source, checks=best.blocking)
-            return best.code, f"the answer of {best.source} (held back for: {'; '.join(best.blocking)[:300]})"
+            scripts.append((best.code, f"the answer of {best.source} (held back for: "
+                                       f"{'; '.join(best.blocking)[:300]})"))
         if self.last_edited is not None:
-            return self.last_edited, "the last edited solver.py"
-        query = self.run.last_rows_query
-        pristine = _read(self.task_run.layout.pristine)
-        if query is None or pristine is None:
-            return None, ""
-        return with_query(pristine, query), "the last explore query that returned rows"
+            scripts.append((self.last_edited, "the last edited solver.py"))
+        query, pristine = self.run.last_rows_query, _read(self.task_run.layout.pristine)
+        if query is not None and pristine is not None:
+            scripts.append((with_query(pristine, query), "the last explore query that returned rows"))
+        unique: dict[str, str] = {}  # a script runs once, at its first place
+        for script, source in scripts:
+            unique.setdefault(script, source)
+        return list(unique.items())
 
     def _pristine(self) -> str:
         return _read(self.task_run.layout.pristine) or ""
