@@ -130,6 +130,8 @@ _MISSING_TABLE = re.compile(r"Table with name (.+?) does not exist")
 # or not (`Referenced column "x" not found`).
 _MISSING_COLUMN = re.compile(r'does not have a column named "((?:[^"]|"")+)"|Referenced column "((?:[^"]|"")+)" not found')
 HOMES_SHOWN = 4  # tables named as holding a column the query looked for elsewhere
+_SYNTAX_NEAR = re.compile(r'syntax error at or near "((?:[^"]|"")+)"')
+PIECE_COLUMNS_SHOWN = 3  # column names offered for a word that is a piece of them
 
 
 SkippedSource = LoadNote  # the name callers knew for a note on a file that could not be read
@@ -409,7 +411,8 @@ class Catalog:
         if missing and missing.group(1).lower() not in {n.lower() for n in unloaded or []}:
             name = missing.group(1)
             return UnknownTable(f"no table named {name!r}.{self._nearest_hint(name)}")
-        message = compact_error(exc, sql) + quoted_value_hint(sql, str(exc)) + self._column_home_hint(str(exc))
+        message = (compact_error(exc, sql) + quoted_value_hint(sql, str(exc)) + self._column_home_hint(str(exc))
+                   + self._column_piece_hint(str(exc), sql))
         if unloaded:
             message += f" (could not load: {', '.join(unloaded)})"
         return QueryError(message, sql, unloaded=unloaded)
@@ -421,13 +424,39 @@ class Catalog:
         missing = _MISSING_COLUMN.search(error)
         if missing is None:
             return ""
-        column = (missing.group(1) or missing.group(2)).replace('""', '"').casefold()
+        name = (missing.group(1) or missing.group(2)).replace('""', '"')
         homes = [n for n in self.names()
-                 if any(c.casefold() == column for c in self.column_names(n, load=False) or [])]
+                 if any(c.casefold() == name.casefold() for c in self.column_names(n, load=False) or [])]
         if not homes:
             return ""
         more = f" and {len(homes) - HOMES_SHOWN} more" if len(homes) > HOMES_SHOWN else ""
-        return f" (a column of that name is in table {', '.join(homes[:HOMES_SHOWN])}{more})"
+        # The missing name is said again: after DuckDB's "Candidate bindings", "a column of that name"
+        # was read by the real 1.5B model as the candidate's home, and it moved the candidate there.
+        return f" (the column \"{name}\" is in table {', '.join(homes[:HOMES_SHOWN])}{more}, not where the query looked)"
+
+    def _column_piece_hint(self, error: str, sql: str) -> str:
+        """For a syntax error at a word that is a piece of column names (a name split in two or half
+        translated: the real 1.5B model wrote `GROUP 开发商` for 集团开发商, and repeated it after the
+        bare syntax error): those columns, of the tables the query names (of every table when it
+        names none; known without loading). "" when the word is a keyword, a whole column, or in none."""
+        near = _SYNTAX_NEAR.search(error)
+        if near is None:
+            return ""
+        piece = near.group(1).replace('""', '"').casefold()
+        if len(piece) < 2 or piece in _keywords():
+            return ""
+        tables = self.names()
+        named = [n for n in tables if n.casefold() in sql.casefold()]
+        columns = dict.fromkeys(c for n in named or tables for c in self.column_names(n, load=False) or [])
+        if any(c.casefold() == piece for c in columns):
+            return ""
+        holding = [c for c in columns if piece in c.casefold()]
+        if not holding:
+            return ""
+        shown = ", ".join(f'"{c}"' for c in holding[:PIECE_COLUMNS_SHOWN])
+        more = f" and {len(holding) - PIECE_COLUMNS_SHOWN} more" if len(holding) > PIECE_COLUMNS_SHOWN else ""
+        return (f' (hint: "{near.group(1)}" is part of the column name {shown}{more}; write a name whole, '
+                "in double quotes when it has spaces or symbols)")
 
     def column_names(self, name: str, *, load: bool = True, timeout_s: float | None = None) -> list[str] | None:
         """A table's column names: from what is known without loading (the file's header, SQLite's
@@ -1122,3 +1151,10 @@ def _has_bracket_list_column(rel: duckdb.DuckDBPyRelation) -> bool:
         str(t).endswith("[]") and name.startswith(("list_value(", "main.list_value("))
         for name, t in zip(rel.columns, rel.types)
     )
+
+
+@functools.cache
+def _keywords() -> frozenset[str]:
+    """DuckDB's SQL keywords, case-folded: a syntax error at one is not a piece of a column name."""
+    with duckdb.connect() as connection:
+        return frozenset(row[0].casefold() for row in connection.execute("SELECT keyword_name FROM duckdb_keywords()").fetchall())
