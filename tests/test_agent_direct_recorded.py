@@ -57,11 +57,29 @@ def test_a_count_of_zero_from_a_date_written_otherwise_is_rewritten_with_the_dat
     assert (outcome.status, score(outcome, "task_retqa_v2854")) == ("solved", 1.0)
 
 
-def test_a_misspelt_query_repeated_by_the_repair_is_outvoted_by_two_samples(tmp_path: Path) -> None:
-    """v1800: `SELECT DISTINCT GROUP 开发商 …` fails; the repair writes it again (not run again); two
-    samples at a higher temperature agree on `集团开发商`, and that answer is published."""
+def test_a_column_name_split_in_two_is_written_whole_by_the_program_before_any_repair(tmp_path: Path) -> None:
+    """v1800: `SELECT DISTINCT GROUP 开发商 …` does not parse (the model wrote 集团开发商 half translated).
+    The error's hint names the column, but the real model wrote the same query again in its repair turn
+    and in two of three samples (stop 41's run); so before the repair request the program writes the
+    name whole in place of the piece and the word beside it (`data/rewrites.py`), and that candidate
+    passes the checks: one request, the right answer."""
+    outcome, server, events = run(tmp_path, "task_retqa_v1800", [reply("v1800_direct")])
+    assert len(server.requests) == 1
+    candidates = [e for e in events if e["event"] == "direct_candidate"]
+    assert [(c["source"], c["passes"]) for c in candidates] == [("direct", False), ("rewrite 1", True)]
+    assert candidates[1]["sql"].startswith('SELECT DISTINCT "集团开发商" FROM')
+    assert 'the column name "集团开发商" written whole for `GROUP 开发商`' in candidates[1]["rewritten"]
+    assert (outcome.status, score(outcome, "task_retqa_v1800")) == ("solved", 1.0)
+
+
+def test_when_no_rewrite_passes_two_samples_outvote_the_repeated_repair(tmp_path: Path) -> None:
+    """v1800 again, with the rewrite finding nothing to do (the same replies, the program's rewrites
+    turned off): the repair writes the failed query again (not run again); two samples at a higher
+    temperature agree on `集团开发商`, and that answer is published."""
     script = [reply("v1800_direct"), reply("v1800_repair"), reply("v1800_sample_1"), reply("v1800_sample_2")]
-    outcome, server, events = run(tmp_path, "task_retqa_v1800", script)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("datasolver.agent.solve.rewrites_of_error", lambda sql, error, catalog: [])
+        outcome, server, events = run(tmp_path, "task_retqa_v1800", script)
     candidates = [e for e in events if e["event"] == "direct_candidate"]
     assert [(c["source"], c["passes"]) for c in candidates] == [
         ("direct", False), ("repair", False), ("sample 1", True), ("sample 2", True)]

@@ -210,3 +210,16 @@ def test_a_join_emptied_by_a_filter_is_not_answered_from_one_table(tmp_path: Pat
     record = json.loads(invoke("ask", str(folder), "请问这个项目是由哪家公司开发的？", "--json").output)
     assert (record["answer"], record["usage"]["requests"]) == ("集团开发商: 华润置地有限公司", 2)
     assert "without `T1.城市区域 = '汉阳区'`: 1 rows" in server.requests[1]["messages"][-1]["content"]
+
+
+def test_a_column_name_split_in_two_is_written_whole_without_a_request(tmp_path: Path, model) -> None:
+    # The real 1.5B model half translated 集团开发商 as `GROUP 开发商` (benchmark task v1800) and wrote it
+    # again after the hint named the column; the program writes the name whole and the query answers.
+    folder = land_and_price(tmp_path)
+    server = model([sql("SELECT DISTINCT GROUP 开发商 FROM price WHERE 项目名称 = '武汉长江中心'")])
+    record = json.loads(invoke("ask", str(folder), "请问武汉长江中心是由哪家公司开发的？", "--json").output)
+    assert (record["answer"], record["path"], record["usage"]["requests"]) == ("集团开发商: 华润置地有限公司", "direct", 1)
+    assert len(server.requests) == 1
+    assert any(n.startswith('the query failed; the column name "集团开发商" written whole for `GROUP 开发商`, and ')
+               for n in record["notes"])
+    assert record["evidence_sql"] == ["SELECT DISTINCT \"集团开发商\" FROM price WHERE 项目名称 = '武汉长江中心'"]

@@ -8,6 +8,7 @@ from datasolver.data import Catalog, QueryError, UnknownTable, render_result
 from datasolver.data.errors import ReadOnlyViolation
 from datasolver.data.profile import render_profiles
 from datasolver.data.input_files import mark_prepared
+from datasolver.data.rewrites import rewrites_of_error, whole_column_names
 from tests.helpers.datafiles import sqlite_file, write_task
 
 
@@ -411,6 +412,13 @@ def test_a_syntax_error_at_a_piece_of_a_column_name_names_the_whole_column(tmp_p
         assert str(info.value).endswith('(hint: "开发商" is part of the column name "集团开发商"; write a name whole, '
                                         "in double quotes when it has spaces or symbols)")
         assert "开发商编号" not in str(info.value)  # a column of a table the query does not name
+        # The model wrote it again after that hint (stop 41's run): the program's rewrite writes the name
+        # whole in place of the piece and the word beside it, the one variant that parses; it runs.
+        written = "SELECT DISTINCT GROUP 开发商 FROM price WHERE 项目名称 = '长江中心'"
+        rewrites = rewrites_of_error(written, str(info.value), cat)
+        assert rewrites == [("SELECT DISTINCT \"集团开发商\" FROM price WHERE 项目名称 = '长江中心'",
+                             'the column name "集团开发商" written whole for `GROUP 开发商`')]
+        assert cat.query(rewrites[0][0]).rows == [("乙公司",)]
 
     task = write_task(tmp_path, "task_words", "?", files={"csv/t.csv": "group_name,name\na,b\n"})
     with Catalog.open(task) as cat:
@@ -420,3 +428,18 @@ def test_a_syntax_error_at_a_piece_of_a_column_name_names_the_whole_column(tmp_p
                 cat.query(sql)
             assert "syntax error at or near" in str(info.value)
             assert "is part of the column name" not in str(info.value)
+            assert rewrites_of_error(sql, str(info.value), cat) == []
+
+
+def test_a_name_written_whole_never_touches_strings_quoted_names_or_words_across_a_comma() -> None:
+    piece, columns = "开发商", ["集团开发商"]
+    # the piece inside a string, a quoted name and a comment stays; only the bare word is replaced
+    sql = "SELECT GROUP 开发商, '开发商' AS \"开发商\" FROM price -- 开发商"
+    assert whole_column_names(sql, piece, columns) == [
+        ("SELECT \"集团开发商\", '开发商' AS \"开发商\" FROM price -- 开发商",
+         'the column name "集团开发商" written whole for `GROUP 开发商`')]
+    # a word across a comma is another column: never joined with the piece
+    assert whole_column_names("SELECT name, 开发商 GROUP FROM price", piece, columns) == [
+        ("SELECT name, \"集团开发商\" FROM price", 'the column name "集团开发商" written whole for `开发商 GROUP`')]
+    # nothing that parses: no rewrite
+    assert whole_column_names("SELECT GROUP GROUP 开发商 FROM", piece, columns) == []

@@ -97,9 +97,10 @@ class DirectPath:
     chat_options: dict[str, Any] = field(default_factory=dict)
     outcome: DirectOutcome = field(default_factory=DirectOutcome)
     seconds_per_sample: float | None = None  # measured on the first reply: what one more query costs
-    rewrites: Callable[[], list[tuple[str, str]]] = lambda: []
-    """The program's rewrites of the last query run, when it found nothing (`data/rewrites.py`): tried
-    before the repair request, each a candidate like the model's."""
+    rewrites: Callable[[Candidate], list[tuple[str, str]]] = lambda failed: []
+    """The program's rewrites of a failed candidate (`data/rewrites.py`: of the query that ran, when it
+    found nothing; of the query written, when it failed at a piece of a column name): tried before the
+    repair request, each a candidate like the model's."""
 
     async def run(self) -> DirectOutcome:
         """The direct query, a repair when it fails, then samples while time allows; the chosen
@@ -108,8 +109,8 @@ class DirectPath:
         first = await self._ask(messages, "direct", temperature=None)
         if first is not None and first.passes:
             return await self._choose(first, "the direct query passed the answer checks")
-        if first is not None and FOUND_NOTHING in check_names_in("\n".join(first.blocking)):
-            rewritten = await self._rewritten()
+        if first is not None and (not first.ok or FOUND_NOTHING in check_names_in("\n".join(first.blocking))):
+            rewritten = await self._rewritten(first)
             if rewritten is not None:
                 return rewritten
         if first is not None and self._time_for_one_more():
@@ -130,10 +131,10 @@ class DirectPath:
         self._event(chosen=None, how=how)
         return self.outcome
 
-    async def _rewritten(self) -> DirectOutcome | None:
-        """The program's rewrites of the query that found nothing, each run as a candidate (no request);
-        the first that passes the answer checks is chosen."""
-        for number, (sql, how) in enumerate(await asyncio.to_thread(self.rewrites), 1):
+    async def _rewritten(self, failed: Candidate) -> DirectOutcome | None:
+        """The program's rewrites of the query that failed or found nothing, each run as a candidate
+        (no request); the first that passes the answer checks is chosen."""
+        for number, (sql, how) in enumerate(await asyncio.to_thread(self.rewrites, failed), 1):
             if any(same_query(c.sql, sql) for c in self.outcome.candidates):
                 continue
             candidate = await self._try(sql, f"rewrite {number}")

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Mapping
 from datasolver.agent.assemble import build_messages, build_system_prompt
 from datasolver.agent.brief import TaskBrief, gather_brief
 from datasolver.agent.conversation import Conversation
-from datasolver.agent.direct import DirectOutcome, DirectPath
+from datasolver.agent.direct import Candidate, DirectOutcome, DirectPath
 from datasolver.agent.fit import first_prompt_tokens, fit_brief
 from datasolver.agent.learnt import Learnt
 from datasolver.agent.limits import Limits
@@ -44,7 +44,7 @@ from datasolver.agent.video_judge import judge_video
 from datasolver.agent.tokens import estimate_tokens, estimate_tools_tokens
 from datasolver.data import Catalog, ScratchLayout, Task
 from datasolver.data.empty_result import explain_empty
-from datasolver.data.rewrites import rewrites_of_nothing_found
+from datasolver.data.rewrites import rewrites_of_error, rewrites_of_nothing_found
 from datasolver.clip import clip
 from datasolver.llm import LLMClient, TraceWriter, user_message
 from datasolver.llm.window import reply_tokens
@@ -360,7 +360,7 @@ class _Session:
         before = self.task_run.client.usage.requests
         path = DirectPath(self.opening, self.run.tools, self.task_run.client, self.run.runner, self.task_run.limits,
                           self.task_run.layout.prediction, self.task_run.trace, dict(self.task_run.chat_options),
-                          rewrites=self._rewrites_of_last_query)
+                          rewrites=self._rewrites_of)
         outcome = await path.run()
         self.direct_requests = self.task_run.client.usage.requests - before
         self._event(EVENT_ATTEMPT_END, attempt=0, direct=True, requests=outcome.requests,
@@ -368,13 +368,16 @@ class _Session:
                     how=outcome.how, prediction=safe_files.is_regular(self.task_run.layout.prediction))
         return outcome
 
-    def _rewrites_of_last_query(self) -> list[tuple[str, str]]:
-        """The program's rewrites (`data/rewrites.py`) of the last query solver.py ran, which found nothing:
-        the SQL that ran (after the data layer's repairs), diagnosed for a join that pairs nothing."""
+    def _rewrites_of(self, failed: Candidate) -> list[tuple[str, str]]:
+        """The program's rewrites (`data/rewrites.py`) of a direct candidate: of a query that failed, the
+        query as written, by its error; of one that found nothing, the last query solver.py ran (after
+        the data layer's repairs), diagnosed for a join that pairs nothing."""
+        catalog = self.toolbox.catalog
+        if not failed.ok:
+            return rewrites_of_error(failed.sql, failed.report, catalog)
         sql = _last_query(self.task_run.layout)
         if sql is None:
             return []
-        catalog = self.toolbox.catalog
         diagnosis = explain_empty(catalog, sql, timeout_s=REWRITE_QUERY_TIMEOUT_S)
         return rewrites_of_nothing_found(sql, catalog, self.brief.links, diagnosis)
 

@@ -32,7 +32,7 @@ from datasolver.ask.toolbox import AskToolbox, FinalAnswer, result_answer
 from datasolver.clip import clip
 from datasolver.data import DataError
 from datasolver.data.linking import QuestionLinks
-from datasolver.data.rewrites import rewrites_of_nothing_found
+from datasolver.data.rewrites import rewrites_of_error, rewrites_of_nothing_found
 from datasolver.llm import LLMClient, LLMError, system_message, user_message
 from datasolver.llm.text_calls import reply_query, same_query
 
@@ -58,7 +58,7 @@ class DirectTry:
     """One query of the direct path and what running it gave."""
 
     sql: str
-    source: str  # direct | repair | respelled (the program rewrote a query whose filters found nothing)
+    source: str  # direct | repair | respelled (the program rewrote a query that found nothing or failed)
     handle: Handle | None = None
     problem: str | None = None  # why it is no answer (an error, no rows and why); None when it answered
     repeats: str | None = None  # the source of the earlier try whose query this one wrote again
@@ -144,7 +144,8 @@ class DirectAnswer:
                  else self._run(sql, source))  # (a repeat is not rewritten again: its first try was)
         self.outcome.tries.append(tried)
         self._event(**tried.as_dict(), **({"repeated": earlier.source} if earlier is not None else {}))
-        rewritten = self._rewritten(tried) if tried.empty else None
+        failed = tried.handle is None and tried.problem is not None and tried.repeats is None
+        rewritten = self._rewritten(tried) if tried.empty or failed else None
         if rewritten is not None:
             self.outcome.tries.append(rewritten)
             self._event(**rewritten.as_dict())
@@ -152,19 +153,23 @@ class DirectAnswer:
         return tried
 
     def _rewritten(self, tried: DirectTry) -> DirectTry | None:
-        """The query whose filters found nothing, rewritten by the program (`data/rewrites.py`: the linked
-        filter values put in; a join that pairs nothing answered from one table), no request spent. The
+        """The query whose filters found nothing, or that failed, rewritten by the program
+        (`data/rewrites.py`: the linked filter values put in; a join that pairs nothing answered from one
+        table; a column name written whole where a piece of it did not parse), no request spent. The
         first that answers is taken; None when none does."""
-        if tried.handle is None:
-            return None
-        candidates = rewrites_of_nothing_found(tried.handle.sql, self.package.catalog, self.links,
-                                               self.checks.diagnoses.get(tried.handle.sql))
+        if tried.handle is not None:
+            candidates = rewrites_of_nothing_found(tried.handle.sql, self.package.catalog, self.links,
+                                                   self.checks.diagnoses.get(tried.handle.sql))
+            failed = f"{tried.handle.ref} found nothing"
+        else:
+            candidates = rewrites_of_error(tried.sql, tried.problem or "", self.package.catalog)
+            failed = "the query failed"
         for sql, how in candidates:
             if any(same_query(t.sql, sql) for t in self.outcome.tries):
                 continue
             fixed = self._run(sql, "respelled")
             if fixed.problem is None:
-                self.outcome.notes.append(f"{tried.handle.ref} found nothing; {how}, and "
+                self.outcome.notes.append(f"{failed}; {how}, and "
                                           f"{fixed.handle.ref if fixed.handle else 'that'} answers")
                 return fixed
         return None

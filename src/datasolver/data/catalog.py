@@ -435,28 +435,37 @@ class Catalog:
         return f" (the column \"{name}\" is in table {', '.join(homes[:HOMES_SHOWN])}{more}, not where the query looked)"
 
     def _column_piece_hint(self, error: str, sql: str) -> str:
+        """For a syntax error at a piece of column names (`split_column`): those columns, named in a
+        hint. "" when the error is another."""
+        split = self.split_column(error, sql)
+        if split is None:
+            return ""
+        piece, holding = split
+        shown = ", ".join(f'"{c}"' for c in holding[:PIECE_COLUMNS_SHOWN])
+        more = f" and {len(holding) - PIECE_COLUMNS_SHOWN} more" if len(holding) > PIECE_COLUMNS_SHOWN else ""
+        return (f' (hint: "{piece}" is part of the column name {shown}{more}; write a name whole, '
+                "in double quotes when it has spaces or symbols)")
+
+    def split_column(self, error: str, sql: str) -> tuple[str, list[str]] | None:
         """For a syntax error at a word that is a piece of column names (a name split in two or half
         translated: the real 1.5B model wrote `GROUP 开发商` for 集团开发商, and repeated it after the
-        bare syntax error): those columns, of the tables the query names (of every table when it
-        names none; known without loading). "" when the word is a keyword, a whole column, or in none."""
+        bare syntax error): the word as the error quotes it and the columns holding it, of the tables
+        the query names (of every table when it names none; known without loading). None when the
+        word is a keyword, a whole column, or in none."""
         near = _SYNTAX_NEAR.search(error)
         if near is None:
-            return ""
-        piece = near.group(1).replace('""', '"').casefold()
+            return None
+        word = near.group(1).replace('""', '"')
+        piece = word.casefold()
         if len(piece) < 2 or piece in _keywords():
-            return ""
+            return None
         tables = self.names()
         named = [n for n in tables if n.casefold() in sql.casefold()]
         columns = dict.fromkeys(c for n in named or tables for c in self.column_names(n, load=False) or [])
         if any(c.casefold() == piece for c in columns):
-            return ""
+            return None
         holding = [c for c in columns if piece in c.casefold()]
-        if not holding:
-            return ""
-        shown = ", ".join(f'"{c}"' for c in holding[:PIECE_COLUMNS_SHOWN])
-        more = f" and {len(holding) - PIECE_COLUMNS_SHOWN} more" if len(holding) > PIECE_COLUMNS_SHOWN else ""
-        return (f' (hint: "{near.group(1)}" is part of the column name {shown}{more}; write a name whole, '
-                "in double quotes when it has spaces or symbols)")
+        return (word, holding) if holding else None
 
     def column_names(self, name: str, *, load: bool = True, timeout_s: float | None = None) -> list[str] | None:
         """A table's column names: from what is known without loading (the file's header, SQLite's
