@@ -205,3 +205,25 @@ def test_long_decimal_ranges_are_rounded_outward_and_stay_bounds() -> None:
     wide = [TableProfile(f"m{i}", 38, "csv/t.csv", [ColumnProfile("share", "DOUBLE", 0, 38, lo, lo, hi)])
             for i, (lo, hi) in enumerate([("35.9876794773503", "40.5"), ("30.25", "53.9751945668015")])]
     assert "  share DOUBLE, ≤38 distinct, 30.25 .. 53.98" in render_group(group_by_schema(wide)[0])
+
+
+def test_the_strongly_linked_tables_keep_their_columns_whatever_the_budget(tmp_path: Path) -> None:
+    """dev-en atis_6 ("average cost of round-trip fares from LAX to ORD for each airline"): on the CPU
+    benchmark server the prefill budget was 953 tokens, and only `airport` (linked first, by its values)
+    kept its columns; the real 1.5B model guessed `fare_cost` for the folded `fare` table's
+    round_trip_cost. The question linking links airport, fare and city strongly (each at least
+    LINKED_SHARE of the best score): those three are never folded, the weakly linked rest are."""
+    from datasolver.agent.fit import KEPT_LINKED_UNITS
+    from tests.helpers.paths import SHARED
+
+    task = SHARED / "tasks" / "dev-en" / "input" / "task_en_atis_6"
+    if not task.is_dir():
+        pytest.skip("../shared/tasks/dev-en is absent (a user's clone)")
+    scratch = prepare_task(task, tmp_path / "scratch")
+    with Catalog.open(scratch, cache_dir=scratch / "tmp") as catalog:
+        brief = gather_brief(ScratchLayout.of(scratch), catalog)
+    fitted = fit_brief(brief, 953)
+    kept = [name for name in brief.digest.names() if name not in fitted.folded]
+    assert kept == ["airport", "fare", "city"] and KEPT_LINKED_UNITS == 3
+    assert "round_trip_cost BIGINT" in fitted.tables
+    assert {"flight", "airline", "aircraft"} <= set(fitted.folded)

@@ -11,7 +11,7 @@ from pathlib import Path
 from datasolver.agent import Limits, solve_task
 from datasolver.agent.assemble import build_system_prompt
 from datasolver.agent.tokens import estimate_tokens
-from datasolver.agent.solve import PREFILL_SHARE, prefill_budget
+from datasolver.agent.solve import KNOWLEDGE_CUT_NOTE, PREFILL_SHARE, prefill_budget
 from tests.helpers.agent import edit_query_turn, fake_client, task_run
 from datasolver.llm import TraceWriter
 from datasolver.llm.fake import ScriptedModel, text, tool_call
@@ -73,7 +73,9 @@ def test_a_slow_server_gets_a_first_prompt_it_reads_in_a_share_of_the_deadline(t
     [fitted] = [e for e in traces[1].read() if e["event"] == "prompt_fitted"]
     assert fitted["prefill_rate"] is not None and abs(fitted["prefill_rate"] - rate) < 0.1
     assert fitted["budget"] <= prefill_budget(rate, seconds) and fitted["tokens_after"] < fitted["tokens_before"]
-    assert fitted["folded"] and fitted["votes"] is None  # folded by word overlap: no relevance votes
+    assert fitted["votes"] is None  # no relevance votes on a slow server
+    # Both tables hold the cities the question counts (linked strongly): kept whole; knowledge.md is cut.
+    assert fitted["folded"] == [] and KNOWLEDGE_CUT_NOTE in bodies[3]["messages"][1]["content"]
     # Every request offered the solver tools (no vote requests), three per task.
     assert len(bodies) == 6 and all(b.get("tools") for b in bodies)
 

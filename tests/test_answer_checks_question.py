@@ -1,5 +1,5 @@
 """Question-shape answer checks (solver/answer_checks/question.py): a range of years answered with
-one row, "which of A or B" answered with both, a ratio answered with a count."""
+one row, "which of A or B" answered with both, a ratio answered with a count; and two columns computed by the same expression."""
 
 from __future__ import annotations
 
@@ -48,3 +48,29 @@ def test_which_one_of_two_answered_with_both(question: str, rows: list, flagged:
 ])
 def test_a_ratio_answered_with_a_count(question: str, sql: str, flagged: bool) -> None:
     assert ("ratio_count" in names(question, sql, ["v"], [["3"]])) is flagged
+
+
+@pytest.mark.parametrize("sql, columns, flagged", [
+    # As the real 1.5B model answered dev-en advising_7 ("How many course offerings have a final exam and
+    # how many do not?"): one count under two names.
+    ("SELECT COUNT(*) AS \"有最终考试的课程数量\", COUNT(*) AS \"没有最终考试的课程数量\" FROM course_offering "
+     "WHERE has_final_exam = TRUE", ["有最终考试的课程数量", "没有最终考试的课程数量"], True),
+    ("SELECT count(*) FILTER (WHERE has_final_exam) AS yes, count(*) FILTER (WHERE NOT has_final_exam) AS no "
+     "FROM course_offering", ["yes", "no"], False),
+    ("SELECT has_final_exam, count(offering_id) AS n FROM course_offering GROUP BY has_final_exam",
+     ["has_final_exam", "n"], False),
+    ("SELECT name, name AS again FROM t", ["name", "again"], True),
+    ("SELECT * FROM t", ["a", "b"], False),
+])
+def test_two_columns_computed_by_the_same_expression(sql: str, columns: list, flagged: bool) -> None:
+    found = names("How many course offerings have a final exam and how many do not?", sql, columns, [["3", "3"]])
+    assert ("same_expression" in found) is flagged
+
+
+def test_the_same_expression_line_names_both_columns_and_what_to_do() -> None:
+    report = run_answer_checks(AnswerContext("How many have a final exam and how many do not?", "", [
+        "SELECT COUNT(*) AS yes, COUNT(*) AS no FROM course_offering WHERE has_final_exam = TRUE"],
+        ["yes", "no"], [["3", "3"]]))
+    [line] = [f.line() for f in report.findings if f.name == "same_expression"]
+    assert line.startswith("CHECK same_expression: columns 'yes' and 'no' are the same expression `COUNT(*)`")
+    assert "FILTER (WHERE" in line and "GROUP BY" in line

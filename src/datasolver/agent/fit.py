@@ -24,6 +24,13 @@ from datasolver.agent.tokens import estimate_tokens
 # Sized for a 32k-token context window (Limits.prompt_budget): the rules and tool schemas come on
 # top, and the conversation needs most of the window for tool results and the model's own turns.
 DEFAULT_PROMPT_BUDGET = Limits().prompt_budget
+# The units never folded: the most relevant one, and up to this many in all when the question linking
+# links each strongly (a table scored at least LINKED_SHARE of the best table's score). The linking puts
+# every gold table in its top 3 on 95% of the dev tasks (benchmarks/linking.py); on a slow server a budget
+# of ~950 tokens once kept only the first, and the real 1.5B model guessed the columns of the folded
+# second (`fare_cost` for fare's round_trip_cost; the one-shot prompt shows every table in full).
+KEPT_LINKED_UNITS = 3
+LINKED_SHARE = 0.4
 
 
 def first_prompt_tokens(brief: TaskBrief, evidence_hints: str = "") -> int:
@@ -64,11 +71,23 @@ def fit_brief(
         return first_prompt_tokens(candidate, evidence_hints) <= budget_tokens
 
     candidate = folded(0)
-    # The shortest prefix of the units that fits; the most relevant unit is never folded: a prompt
-    # still over budget is cut in knowledge.md instead (a small model that saw no table's columns
-    # guessed the table: 7 of 7 folded on a slow server, the answer read a neighbouring month's table).
-    for count in range(1, len(units)):
+    # The shortest prefix of the units that fits; the most relevant unit, and the strongly linked ones
+    # (`kept_units`), are never folded: a prompt still over budget is cut in knowledge.md instead (a small
+    # model that saw no table's columns guessed the table: 7 of 7 folded on a slow server, the answer
+    # read a neighbouring month's table).
+    for count in range(1, len(units) - kept_units(units, brief.link_scores()) + 1):
         if fits(candidate):
             return candidate
         candidate = folded(count)
     return candidate
+
+
+def kept_units(units: list[tuple[str, ...]], link_scores: Mapping[str, float]) -> int:
+    """How many of the most relevant `units` are never folded: 1, or up to KEPT_LINKED_UNITS when
+    that many hold a table the question linking links strongly (LINKED_SHARE of the best score)."""
+    best = max(link_scores.values(), default=0.0)
+    if best <= 0:
+        return min(1, len(units))
+    strong = {name for name, score in link_scores.items() if score >= LINKED_SHARE * best}
+    linked = sum(1 for unit in units if strong.intersection(unit))
+    return min(len(units), max(1, min(KEPT_LINKED_UNITS, linked)))

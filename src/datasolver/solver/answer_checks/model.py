@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 CHECK_NAMES = (
     "helper_column",
     "constant_column",
+    "same_expression",
     "duplicate_rows",
     "empty_result",
     "all_null_column",

@@ -25,6 +25,7 @@ Check = Callable[[AnswerContext], list[CheckFinding]]
 ANSWER_CHECKS: tuple[tuple[str, Check], ...] = (
     ("helper_column", shape.helper_column),
     ("constant_column", shape.constant_column),
+    ("same_expression", shape.same_expression),
     ("duplicate_rows", shape.duplicate_rows),
     ("empty_result", queries.empty_result),
     ("all_null_column", shape.all_null_column),

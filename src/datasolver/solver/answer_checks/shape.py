@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from sqlglot import exp
+
+from datasolver.clip import clip
 from datasolver.solver.answer_checks.model import AnswerContext, CheckFinding
 from datasolver.solver.answer_checks.words import QUANTITY_WORDS, RANK_WORDS, mentions, quoted_values
 from datasolver.solver.prediction_check import is_null
@@ -80,6 +83,30 @@ def constant_column(ctx: AnswerContext) -> list[CheckFinding]:
                 f"column {name!r} is {value!r} in all {len(ctx.rows)} row(s){ctx.sample_note('seen')}, the value "
                 f"the question names{typed}: "
                 "it repeats the question's filter. Drop it unless the question asks for it.")))
+    return found
+
+
+def same_expression(ctx: AnswerContext) -> list[CheckFinding]:
+    """Two answer columns the final SELECT computes by the same expression (aliases aside): they hold
+    the same values in every row. The real 1.5B model answered "how many course offerings have a final
+    exam and how many do not?" with `COUNT(*) AS a, COUNT(*) AS b … WHERE has_final_exam = TRUE`."""
+    parsed = ctx.parsed
+    if parsed is None:
+        return []
+    first_of: dict[str, str] = {}
+    found = []
+    for name, expr in parsed.outputs().items():
+        if name not in ctx.columns or expr.find(exp.Star) is expr:
+            continue
+        key = expr.sql(dialect="duckdb", normalize=True)
+        if key not in first_of:
+            first_of[key] = name
+            continue
+        found.append(CheckFinding("same_expression", (
+            f"columns {first_of[key]!r} and {name!r} are the same expression `{clip(expr.sql(dialect='duckdb'), 120)}`, "
+            "so they hold the same values in every row; two columns of an answer are two different things the "
+            "question asks for. Give each its own condition (`count(*) FILTER (WHERE …)`, a CASE), or GROUP BY "
+            "the column whose values tell them apart (one row per value); otherwise drop one.")))
     return found
 
 

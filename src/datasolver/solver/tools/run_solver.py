@@ -35,7 +35,7 @@ def run_solver(
     followed by a check of its contents and warnings).
 
     Args:
-        self_check: After OK, show shape, column names, non-null counts and first rows. Failed answer checks are always shown, one `CHECK <name>: …` line each (helper or constant columns, duplicate rows, an empty result and which filter emptied it, all-NULL columns, a LIMIT that cut a tie, typed-in values, numbers with units, early rounding, one row for a range of periods, both of two when one is asked, a count for a ratio).
+        self_check: After OK, show shape, column names, non-null counts and first rows. Failed answer checks are always shown, one `CHECK <name>: …` line each (helper or constant columns, two columns computed alike, duplicate rows, an empty result and which filter emptied it, all-NULL columns, a LIMIT that cut a tie, typed-in values, numbers with units, early rounding, one row for a range of periods, both of two when one is asked, a count for a ratio).
         show_rows: How many rows of prediction.csv to show after OK.
         timeout: Wall-clock seconds before the run is killed (fractions allowed; at most 600).
     """
