@@ -62,29 +62,29 @@ def whole_column_names(sql: str, piece: str, columns: list[str]) -> list[tuple[s
     dot or a bracket), and strings, quoted names and comments are never touched."""
     tokens = significant(tokenize(sql))
     found: list[tuple[str, str]] = []
-    for column in columns:
-        for i, token in enumerate(tokens):
-            if token.kind != "word" or token.text.casefold() != piece.casefold():
-                continue
-            spans = [(i, i)]
-            if i > 0 and tokens[i - 1].kind == "word" and not sql[tokens[i - 1].end:token.start].strip():
-                spans.append((i - 1, i))
-            if (i + 1 < len(tokens) and tokens[i + 1].kind == "word"
-                    and not sql[token.end:tokens[i + 1].start].strip()):
-                spans.append((i, i + 1))
-            for first, last in spans:
-                start, end = tokens[first].start, tokens[last].end
-                variant = sql[:start] + quote_ident(column) + sql[end:]
-                if _parses(variant) and variant not in (v for v, _ in found):
-                    written = sql[start:end]
-                    found.append((variant, f'the column name "{column}" written whole for `{written}`'))
+    with duckdb.connect() as parser:  # one private parser for every variant (nothing runs on it)
+        for column in columns:
+            for i, token in enumerate(tokens):
+                if token.kind != "word" or token.text.casefold() != piece.casefold():
+                    continue
+                spans = [(i, i)]
+                if i > 0 and tokens[i - 1].kind == "word" and not sql[tokens[i - 1].end:token.start].strip():
+                    spans.append((i - 1, i))
+                if (i + 1 < len(tokens) and tokens[i + 1].kind == "word"
+                        and not sql[token.end:tokens[i + 1].start].strip()):
+                    spans.append((i, i + 1))
+                for first, last in spans:
+                    start, end = tokens[first].start, tokens[last].end
+                    variant = sql[:start] + quote_ident(column) + sql[end:]
+                    if _parses(parser, variant) and variant not in (v for v, _ in found):
+                        written = sql[start:end]
+                        found.append((variant, f'the column name "{column}" written whole for `{written}`'))
     return found
 
 
-def _parses(sql: str) -> bool:
-    with duckdb.connect() as parser:
-        try:
-            parser.extract_statements(sql)
-        except duckdb.Error:
-            return False
+def _parses(parser: duckdb.DuckDBPyConnection, sql: str) -> bool:
+    try:
+        parser.extract_statements(sql)
+    except duckdb.Error:
+        return False
     return True
