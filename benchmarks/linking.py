@@ -49,6 +49,15 @@ def gold_filter_values(sql: str) -> list[str]:
     return list(dict.fromkeys(values))
 
 
+def gold_columns(sql: str) -> set[str]:
+    """Column names the oracle SQL reads (normalized)."""
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except sqlglot.errors.ParseError:
+        return set()
+    return {normalize(column.name) for column in tree.find_all(exp.Column)}
+
+
 def value_found(links: QuestionLinks, value: str) -> bool:
     key = normalize(value)
     return any(normalize(hit.value) == key or (key in normalize(hit.value)) for hit in links.values)
@@ -82,6 +91,9 @@ def measure(split: str, top: int, scratch: Path) -> list[dict[str, Any]]:
             "tables_in_top": gold <= set(links.top(top)), "filters": filters,
             "filters_found": [v for v in filters if value_found(links, v)],
             "lookalikes": list(links.lookalikes), "gold_folded": sorted(gold & set(links.lookalikes)),
+            "column_parts": sorted({(c, run) for _, c, run in links.column_parts}),
+            "column_parts_in_gold": sorted({c for _, c, _ in links.column_parts
+                                            if normalize(c) in gold_columns(entry["sql"])}),
             "index_values": index.size, "cpu_s": round(seconds, 3), "question": task.question,
         })
     return rows
@@ -109,6 +121,10 @@ def main() -> int:
                   f"a gold table among the look-alikes: {sum(bool(r['gold_folded']) for r in rows)}; "
                   f"CPU {sum(r['cpu_s'] for r in rows):.1f} s (index + linking), "
                   f"values indexed per task up to {max(r['index_values'] for r in rows)}")
+            parts = [c for r in rows for c, _ in r["column_parts"]]
+            print(f"  columns linked by a part of their name: {len(parts)} in "
+                  f"{sum(bool(r['column_parts']) for r in rows)} tasks; read by the oracle SQL: "
+                  f"{sum(len(r['column_parts_in_gold']) for r in rows)}")
             if args.show_misses:  # never the held-out tasks' questions: nobody reads those while tuning
                 hidden = {task for _, task in HELDOUT}
                 for r in rows:

@@ -78,10 +78,36 @@ def test_when_no_rewrite_passes_two_samples_outvote_the_repeated_repair(tmp_path
     temperature agree on `集团开发商`, and that answer is published."""
     script = [reply("v1800_direct"), reply("v1800_repair"), reply("v1800_sample_1"), reply("v1800_sample_2")]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("datasolver.agent.solve.rewrites_of_error", lambda sql, error, catalog: [])
+        patch.setattr("datasolver.agent.solve.rewrites_of_error", lambda *args: [])
         outcome, server, events = run(tmp_path, "task_retqa_v1800", script)
     candidates = [e for e in events if e["event"] == "direct_candidate"]
     assert [(c["source"], c["passes"]) for c in candidates] == [
         ("direct", False), ("repair", False), ("sample 1", True), ("sample 2", True)]
     assert candidates[1]["repeated"] == "direct"
     assert (outcome.status, score(outcome, "task_retqa_v1800")) == ("solved", 1.0)
+
+
+def test_a_column_taken_from_the_wrong_table_of_a_join_is_rewritten_to_the_column_the_question_names(
+        tmp_path: Path) -> None:
+    """v1800 (this stop's run of the fixed 12): `SELECT DISTINCT T2.所属集团 … ON T1.地块名称 = T2.项目名称`
+    fails (T2, the price table, has no 所属集团; DuckDB offers its 集团开发商), and the real model wrote it
+    again in its repair turn and two of three samples: 450 s, no answer. The program's rewrites
+    (`data/rewrites.moved_columns`): the column the question linking links (the question's 开发 in
+    集团开发商) first; that query runs and finds nothing (the join pairs a plot's name with a project's
+    name), so its own rewrite answers from the one table that holds what it selects: one request."""
+    outcome, server, events = run(tmp_path, "task_retqa_v1800", [reply("v1800_binder_direct")])
+    assert len(server.requests) == 1
+    candidates = [e for e in events if e["event"] == "direct_candidate"]
+    assert [(c["source"], c["ok"], c["passes"]) for c in candidates] == [
+        ("direct", False, False), ("rewrite 1", True, False), ("rewrite 2", True, True)]
+    assert "T2.集团开发商, the column of" in candidates[1]["rewritten"]
+    assert (outcome.status, score(outcome, "task_retqa_v1800")) == ("solved", 1.0)
+
+
+def test_an_answer_from_the_land_table_passes_its_checks_and_is_kept(tmp_path: Path) -> None:
+    """v1800 (stop 41's run): `SELECT DISTINCT T1.所属集团 FROM land AS T1 JOIN price AS T2 …` reads the
+    land buyer (所属集团) where the gold reads the developer (集团开发商). The query runs and passes every
+    check, so it is published: a wrong answer no check can see (pinned here so a change to it is seen)."""
+    outcome, server, events = run(tmp_path, "task_retqa_v1800", [reply("v1800_land_direct")])
+    assert (outcome.status, len(server.requests)) == ("solved", 1)
+    assert score(outcome, "task_retqa_v1800") == 0.0

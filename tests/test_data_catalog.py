@@ -9,6 +9,7 @@ from datasolver.data.errors import ReadOnlyViolation
 from datasolver.data.profile import render_profiles
 from datasolver.data.input_files import mark_prepared
 from datasolver.data.rewrites import rewrites_of_error, whole_column_names
+from datasolver.data.linking import QuestionLinks
 from tests.helpers.datafiles import sqlite_file, write_task
 
 
@@ -443,3 +444,28 @@ def test_a_name_written_whole_never_touches_strings_quoted_names_or_words_across
         ("SELECT name, \"集团开发商\" FROM price", 'the column name "集团开发商" written whole for `开发商 GROUP`')]
     # nothing that parses: no rewrite
     assert whole_column_names("SELECT GROUP GROUP 开发商 FROM", piece, columns) == []
+
+
+def test_a_column_looked_for_in_the_wrong_table_of_a_join_is_rewritten_both_ways(tmp_path):
+    # As the real 1.5B model wrote it (fixed task v1800, this stop's run): T2 (price) lacks 所属集团, which
+    # T1 (land) has; DuckDB offers T2's 集团开发商. The model wrote the same query 4 times after the hint.
+    task = write_task(tmp_path, "task_moved", "?", files={
+        "csv/land.csv": "项目名称,所属集团\n长江中心,甲集团\n",
+        "csv/price.csv": "项目名称,集团开发商\n长江中心,乙公司\n"})
+    written = 'SELECT DISTINCT T2.所属集团 FROM land AS T1 JOIN price AS T2 ON T1.项目名称 = T2."项目名称" WHERE T2.项目名称 = \'长江中心\''
+    with Catalog.open(task) as cat:
+        with pytest.raises(QueryError) as info:
+            cat.query(written)
+        rewrites = rewrites_of_error(written, str(info.value), cat)
+        assert [sql.split(" FROM ")[0] for sql, _ in rewrites] == [
+            "SELECT DISTINCT T1.所属集团", 'SELECT DISTINCT T2."集团开发商"']
+        assert rewrites[0][1] == "所属集团 taken from land, the query's table that has it"
+        assert rewrites[1][1] == "T2.集团开发商, the column of price DuckDB offers, for T2.所属集团"
+        assert [cat.query(sql).rows for sql, _ in rewrites] == [[("甲集团",)], [("乙公司",)]]
+        # when the question linking links the offered column, it goes first
+        links = QuestionLinks("由哪家公司开发？", columns=(("price", "集团开发商"),))
+        assert rewrites_of_error(written, str(info.value), cat, links)[0][0].startswith('SELECT DISTINCT T2."集团开发商"')
+        # another error: no rewrite
+        with pytest.raises(QueryError) as info:
+            cat.query("SELECT T1.nothing FROM land AS T1")
+        assert rewrites_of_error("SELECT T1.nothing FROM land AS T1", str(info.value), cat) == []

@@ -176,6 +176,32 @@ def test_a_column_named_with_an_abbreviation_is_linked_by_the_word(tmp_path: Pat
         in links.render()  # "titles" names `title` too (the stems "titl" and "title" compared without the e)
 
 
+def test_a_question_word_inside_one_column_name_links_that_column_and_its_table_leads(tmp_path: Path) -> None:
+    # "由哪家公司开发" asks for 集团开发商 (the developer), not the land table's 所属集团 (the buyer of the
+    # land): a dev question the real 1.5B model answered from the land table, listed first on a tie.
+    question = "请问武汉市武昌区的武汉长江中心是由哪家公司开发的？"
+    task = write_task(tmp_path, "task_dev", question, files={
+        "csv/武汉市武昌区土地成交信息表.csv": "项目名称,所属集团,成交日期,成交总价\n武汉长江中心,华夏幸福,2020年12月31日,9\n",
+        "csv/武汉市武昌区2022年07月商品房成交价格表.csv": PRICE_COLUMNS + "武汉长江中心,40000,华润置地\n",
+        "csv/武汉市江汉区2022年07月商品房成交价格表.csv": PRICE_COLUMNS + "江汉一号,30000,万科\n",
+    })
+    with Catalog.open(task) as catalog:
+        links = link_question(catalog, question)
+    assert links.top(1) == ["武汉市武昌区2022年07月商品房成交价格表"]
+    assert ("武汉市武昌区2022年07月商品房成交价格表", "集团开发商") in links.columns
+    assert ("武汉市武昌区土地成交信息表", "所属集团") not in links.columns
+    assert {(c, run) for _, c, run in links.column_parts} == {("集团开发商", "开发")}
+    assert "column 集团开发商 has the question's 开发 in its name" in links.render().splitlines()[1]
+    # a word inside several column names links none of them (成交 is in 成交均价, 成交日期, 成交总价)
+    with Catalog.open(task) as catalog:
+        links = link_question(catalog, "武汉长江中心何时成交？")
+    assert not [c for t, c in links.columns if c.startswith("成交")]
+    # a word of a name's form links nothing: "所属地块" is not a question about 所属集团
+    with Catalog.open(task) as catalog:
+        links = link_question(catalog, "武汉长江中心所属地块的成交总价是多少？")
+    assert "所属集团" not in {c for _, c in links.columns}
+
+
 def test_respell_filters_puts_in_the_one_value_the_linking_found_in_that_column() -> None:
     from datasolver.data.linking import QuestionLinks, ValueHit, respell_filters
 

@@ -131,17 +131,25 @@ class DirectPath:
         self._event(chosen=None, how=how)
         return self.outcome
 
-    async def _rewritten(self, failed: Candidate) -> DirectOutcome | None:
+    async def _rewritten(self, failed: Candidate, depth: int = 0) -> DirectOutcome | None:
         """The program's rewrites of the query that failed or found nothing, each run as a candidate
-        (no request); the first that passes the answer checks is chosen."""
+        (no request); the first that passes the answer checks is chosen. A rewrite of a failed query that
+        runs and finds nothing has its own rewrites tried too (once: the column taken from the right
+        table, then the join that pairs nothing answered from one table)."""
         for number, (sql, how) in enumerate(await asyncio.to_thread(self.rewrites, failed), 1):
             if any(same_query(c.sql, sql) for c in self.outcome.candidates):
                 continue
-            candidate = await self._try(sql, f"rewrite {number}")
+            source = f"rewrite {number}" if depth == 0 else f"rewrite {len(self.outcome.candidates)}"
+            candidate = await self._try(sql, source)
             self.outcome.candidates.append(candidate)
             self._event(**candidate.as_dict(), rewritten=how)
             if candidate.passes:
                 return await self._choose(candidate, f"the program's rewrite passed the answer checks ({how})")
+            if (depth == 0 and not failed.ok and candidate.ok
+                    and FOUND_NOTHING in check_names_in("\n".join(candidate.blocking))):
+                chosen = await self._rewritten(candidate, depth + 1)
+                if chosen is not None:
+                    return chosen
         return None
 
     def _messages(self) -> list[dict[str, Any]]:

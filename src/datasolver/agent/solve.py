@@ -374,7 +374,7 @@ class _Session:
         the data layer's repairs), diagnosed for a join that pairs nothing."""
         catalog = self.toolbox.catalog
         if not failed.ok:
-            return rewrites_of_error(failed.sql, failed.report, catalog)
+            return rewrites_of_error(failed.sql, failed.report, catalog, self.brief.links)
         sql = _last_query(self.task_run.layout)
         if sql is None:
             return []

@@ -162,7 +162,7 @@ class DirectAnswer:
                                                    self.checks.diagnoses.get(tried.handle.sql))
             failed = f"{tried.handle.ref} found nothing"
         else:
-            candidates = rewrites_of_error(tried.sql, tried.problem or "", self.package.catalog)
+            candidates = rewrites_of_error(tried.sql, tried.problem or "", self.package.catalog, self.links)
             failed = "the query failed"
         for sql, how in candidates:
             if any(same_query(t.sql, sql) for t in self.outcome.tries):

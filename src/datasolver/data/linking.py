@@ -437,6 +437,7 @@ class QuestionLinks:
     tables: tuple[TableLink, ...] = ()  # every table, best linked first
     values: tuple[ValueHit, ...] = ()
     columns: tuple[tuple[str, str], ...] = ()  # (table, column) whose name the question uses
+    column_parts: tuple[tuple[str, str, str], ...] = ()  # (table, column, the question's run in its name)
     lookalikes: tuple[str, ...] = ()  # same columns as a linked table, linked by nothing
     notes: tuple[str, ...] = ()
 
@@ -498,8 +499,10 @@ def link_question(catalog: Catalog, question: str, index: ValueIndex | None = No
     scores: dict[str, float] = {}
     reasons: dict[str, list[str]] = {}
     col_hits: list[tuple[str, str]] = []
+    part_hits: list[tuple[str, str, str]] = []
     mismatched: set[str] = set()
     name_weight: dict[str, float] = {}
+    in_names = _column_parts(norm_q, columns, [normalize(h.value) for h in hits])
     for name in names:
         score, why = 0.0, []
         name_months, name_years = month_keys(name), year_keys(name)
@@ -527,9 +530,14 @@ def link_question(catalog: Catalog, question: str, index: ValueIndex | None = No
             name_weight[name] = weight
             why.append("its name shares " + ", ".join(sorted(_readable_terms(name, norm_q, named))))
         meanings = described[name].meanings if name in described else {}
+        partly = []
         for column in columns[name]:
             if _column_named(column, norm_q) or _meaning_named(meanings.get(normalize(column), ""), norm_q):
                 col_hits.append((name, column))
+            elif column in in_names:
+                col_hits.append((name, column))
+                partly.append(column)
+                part_hits.append((name, column, in_names[column]))
         if name in described:
             shared = _text_terms(described[name].text) & q_terms
             weight = KNOWLEDGE_WEIGHT * sum(text_idf.get(t, 0.0) for t in shared)
@@ -539,7 +547,10 @@ def link_question(catalog: Catalog, question: str, index: ValueIndex | None = No
         used = [c for t, c in col_hits if t == name]
         if used:
             score += 0.5 * min(len(used), 4)
-            why.append("the question uses column " + ", ".join(used[:SHOWN_COLUMNS]))
+        whole = [c for c in used if c not in partly]
+        if whole:
+            why.append("the question uses column " + ", ".join(whole[:SHOWN_COLUMNS]))
+        why += [f"column {c} has the question's {in_names[c]} in its name" for c in partly[:SHOWN_COLUMNS]]
         mine = list(dict.fromkeys(h for h in hits if h.table == name))
         if mine:
             spread = {h: len(index.tables_with(normalize(h.value))) or 1 for h in mine}
@@ -556,8 +567,8 @@ def link_question(catalog: Catalog, question: str, index: ValueIndex | None = No
     valued = {h.table for h in hits}
     lookalikes = _lookalikes(ranked, scores, index, catalog, mismatched, name_weight, valued)
     tables = tuple(TableLink(n, round(scores[n], 3), tuple(reasons[n])) for n in ranked)
-    return QuestionLinks(question, literals, tables, tuple(hits), tuple(col_hits), tuple(lookalikes),
-                         tuple(index.notes))
+    return QuestionLinks(question, literals, tables, tuple(hits), tuple(col_hits), tuple(part_hits),
+                         tuple(lookalikes), tuple(index.notes))
 
 
 def _types(catalog: Catalog, name: str) -> list[tuple[str, str]]:
@@ -650,12 +661,17 @@ def _readable_terms(name: str, norm_q: str, terms: set[str]) -> list[str]:
 def _column_named(column: str, norm_q: str) -> bool:
     """The question uses the column's name: its CJK base (units and brackets dropped) occurs in
     it, or every word of a Latin name does (stems, `_` and camelCase split)."""
-    base = re.sub(r"[(（\[].*?[)）\]]", "", normalize(column)).strip()
+    base = _name_base(column)
     if _CJK.search(base):
         return len(base) >= MIN_CJK_CHARS and base in norm_q
     words = _column_words(re.sub(r"[(（\[].*?[)）\]]", "", column))
     return (bool(words) and {_no_final_e(w) for w in words} <= {_no_final_e(w) for w in _latin_stems(norm_q)}
             and not words <= {"id", "name"})
+
+
+def _name_base(name: str) -> str:
+    """A column name or meaning normalized, its bracketed units dropped (`成交价(万元)` → 成交价)."""
+    return re.sub(r"[(（\[].*?[)）\]]", "", normalize(name)).strip()
 
 
 def _no_final_e(stem: str) -> str:
@@ -760,8 +776,45 @@ def _text_idf(described: dict[str, TableText], names: Sequence[str]) -> dict[str
 
 def _meaning_named(meaning: str, norm_q: str) -> bool:
     """The question uses a column's meaning as knowledge.md gives it (a CJK term of 2+ characters)."""
-    base = re.sub(r"[(（\[].*?[)）\]]", "", normalize(meaning)).strip()
+    base = _name_base(meaning)
     return bool(_CJK.search(base)) and len(base) >= MIN_CJK_CHARS and base in norm_q
+
+
+# Words of a column name's form, not its content: "所属地块" (the plot it belongs to) does not ask for 所属集团.
+_CJK_FORM_WORDS = frozenset("所属 是否 名称 信息 数据 情况 类型 编号".split())
+
+
+def _column_parts(norm_q: str, columns: dict[str, list[str]], values: Sequence[str]) -> dict[str, str]:
+    """Column names holding a CJK run of the question (2+ characters) that no other column name holds,
+    when the question does not use the whole name: "由哪家公司开发" has 开发 of 集团开发商. A run inside a
+    value the question names (a project, a place) does not count. {column: the run}"""
+    bases = {c: _name_base(c) for cols in columns.values() for c in cols}
+    out: dict[str, str] = {}
+    for column, base in bases.items():
+        if not _CJK.search(base) or base in norm_q:
+            continue
+        for run in _cjk_runs_in(base, norm_q):
+            if run in _CJK_FORM_WORDS or any(run in v for v in values):
+                continue
+            if [c for c, b in bases.items() if run in b] == [column]:
+                out[column] = run
+                break
+    return out
+
+
+def _cjk_runs_in(base: str, norm_q: str) -> list[str]:
+    """The longest runs of CJK characters (2+) of `base` that occur in `norm_q`, left to right."""
+    runs, i = [], 0
+    while i < len(base):
+        j = i
+        while j < len(base) and _CJK.match(base[j]) and base[i:j + 1] in norm_q:
+            j += 1
+        if j - i >= MIN_CJK_CHARS:
+            runs.append(base[i:j])
+            i = j
+        else:
+            i += 1
+    return runs
 
 
 def _compound_parts(name: str, q_terms: set[str]) -> set[str]:

@@ -13,14 +13,18 @@ Each rewrite is only a candidate: whoever runs it keeps it when it answers and p
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import duckdb
+import sqlglot
+from sqlglot import exp
 
 from datasolver.data.empty_result import EmptyDiagnosis, one_table_query
 from datasolver.data.linking import QuestionLinks, respell_filters
 from datasolver.data.names import quote_ident
-from datasolver.data.sql_tokens import significant, tokenize
+from datasolver.data.errors import DataError
+from datasolver.data.sql_tokens import Token, significant, tokenize, unquote
 
 if TYPE_CHECKING:
     from datasolver.data.catalog import Catalog
@@ -44,14 +48,125 @@ def rewrites_of_nothing_found(sql: str, catalog: Catalog, links: QuestionLinks |
 SPLIT_COLUMNS_TRIED = 3  # columns holding the piece, each tried in its place
 
 
-def rewrites_of_error(sql: str, error: str, catalog: Catalog) -> list[tuple[str, str]]:
+def rewrites_of_error(sql: str, error: str, catalog: Catalog,
+                      links: QuestionLinks | None = None) -> list[tuple[str, str]]:
     """(SQL, what was rewritten) for `sql`, a query that failed with `error`: `whole_column_names`
-    when the error is a syntax error at a piece of a column name. [] otherwise."""
+    when the error is a syntax error at a piece of a column name; `moved_columns` when a column was
+    looked for in a table of the query that lacks it. [] otherwise."""
     split = catalog.split_column(error, sql)
-    if split is None:
+    if split is not None:
+        piece, columns = split
+        return whole_column_names(sql, piece, columns[:SPLIT_COLUMNS_TRIED])
+    return moved_columns(sql, error, catalog, links)
+
+
+_NOT_IN_TABLE = re.compile(r'Table "((?:[^"]|"")+)" does not have a column named "((?:[^"]|"")+)"')
+_QUOTED = re.compile(r'\s*[:,]?\s*"((?:[^"]|"")+)"')
+
+
+def moved_columns(sql: str, error: str, catalog: Catalog,
+                  links: QuestionLinks | None = None) -> list[tuple[str, str]]:
+    """`sql` with `alias.column`, which DuckDB did not find in that alias's table, rewritten two ways:
+    the column taken from the query's other table that has it (`T1.所属集团`), and the alias's own
+    column DuckDB offers in its place ("Candidate bindings"). The column the question linking links
+    (the question's 开发 in 集团开发商) goes first, else the moved one. [] when the error is another or
+    the column is in no other table of the query."""
+    missing = _NOT_IN_TABLE.search(error)
+    if missing is None:
         return []
-    piece, columns = split
-    return whole_column_names(sql, piece, columns[:SPLIT_COLUMNS_TRIED])
+    alias, column = (g.replace('""', '"') for g in missing.groups())
+    tables = _query_tables(sql, catalog)
+    table = tables.get(alias.casefold())
+    if table is None:
+        return []
+    own = {c.casefold(): c for c in catalog.column_names(table, load=False) or []}
+    offered = [_bare(name, tables) for name in _offered(error)]
+    offered = [own[c.casefold()] for c in offered if c.casefold() in own]
+    homes = [a for a, t in tables.items() if a != alias.casefold()
+             and any(c.casefold() == column.casefold() for c in catalog.column_names(t, load=False) or [])]
+    if not homes:  # a column no table of the query has: DuckDB's offer is a guess by spelling alone
+        return []
+    found: list[tuple[str, str]] = []
+    for home in homes[:1]:
+        variant = _requalified(sql, alias, column, home_alias=_written_alias(sql, home), new_column=None)
+        if variant is not None:
+            found.append((variant, f"{column} taken from {tables[home]}, the query's table that has it"))
+    for name in offered[:1]:
+        variant = _requalified(sql, alias, column, home_alias=None, new_column=name)
+        if variant is not None:
+            found.append((variant, f"{alias}.{name}, the column of {table} DuckDB offers, for {alias}.{column}"))
+    linked = {c.casefold() for t, c in (links.columns if links is not None else ()) if t == table}
+    if offered and offered[0].casefold() in linked:
+        found.sort(key=lambda f: 0 if f[1].startswith(f"{alias}.{offered[0]}") else 1)
+    return found
+
+
+def _offered(error: str) -> list[str]:
+    """The names after DuckDB's "Candidate bindings:", in its order."""
+    at = error.find("Candidate bindings:")
+    if at < 0:
+        return []
+    names, i = [], at + len("Candidate bindings:")
+    while (quoted := _QUOTED.match(error, i)) is not None:
+        names.append(quoted.group(1).replace('""', '"'))
+        i = quoted.end()
+    return names
+
+
+def _bare(name: str, tables: dict[str, str]) -> str:
+    """A candidate binding without its `alias.` or `table.` prefix."""
+    head, dot, rest = name.partition(".")
+    return rest if dot and (head.casefold() in tables or head.casefold() in {t.casefold() for t in tables.values()}) else name
+
+
+def _query_tables(sql: str, catalog: Catalog) -> dict[str, str]:
+    """{alias or name, case-folded: catalog table} for each catalog table the query reads."""
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except sqlglot.errors.ParseError:
+        return {}
+    found: dict[str, str] = {}
+    for table in tree.find_all(exp.Table):
+        try:
+            name = catalog.resolve(table.name)
+        except DataError:
+            continue
+        found[table.alias_or_name.casefold()] = name
+    return found
+
+
+def _written_alias(sql: str, alias: str) -> str:
+    """`alias` (case-folded) as the query writes it."""
+    for token in significant(tokenize(sql)):
+        if _unquoted(token).casefold() == alias:
+            return token.text
+    return quote_ident(alias)
+
+
+def _requalified(sql: str, alias: str, column: str, *, home_alias: str | None, new_column: str | None) -> str | None:
+    """`sql` with each `alias.column` (bare or double-quoted parts) given another alias or another column;
+    None when the query has no such reference."""
+    tokens = significant(tokenize(sql))
+    out, last, changed = [], 0, False
+    for i in range(len(tokens) - 2):
+        first, dot, name = tokens[i], tokens[i + 1], tokens[i + 2]
+        if (dot.text == "." and first.kind in _NAMES and name.kind in _NAMES
+                and _unquoted(first).casefold() == alias.casefold() and _unquoted(name).casefold() == column.casefold()):
+            if home_alias is not None:
+                out += [sql[last:first.start], home_alias]
+                last = first.end
+            else:
+                out += [sql[last:name.start], quote_ident(new_column or column)]
+                last = name.end
+            changed = True
+    return "".join(out) + sql[last:] if changed else None
+
+
+_NAMES = ("word", "ident", "backtick")
+
+
+def _unquoted(token: Token) -> str:
+    return unquote(token) if token.kind in ("ident", "backtick") else token.text
 
 
 def whole_column_names(sql: str, piece: str, columns: list[str]) -> list[tuple[str, str]]:
