@@ -7,7 +7,9 @@ sometimes decided cheaply: the value the question linking found in the filtered 
 (`linking.respell_filters`), or, for a join whose tables each have rows for their own filters, the
 one table that holds what the query selects (`empty_result.one_table_query`). A query that failed to
 parse at a piece of a column name (the model wrote `GROUP 开发商` for the column 集团开发商, and wrote it
-again after the hint named the column) has the name written whole in its place (`whole_column_names`).
+again after the hint named the column) has the name written whole in its place (`whole_column_names`);
+one that looked for a column in the wrong table of a join (`T2.所属集团`, which T1 has) is tried with
+the column taken from its table and with the column DuckDB offers in T2 (`moved_columns`).
 Each rewrite is only a candidate: whoever runs it keeps it when it answers and passes its checks.
 """
 
