@@ -13,6 +13,8 @@ from datasolver.agent import Limits
 from tests.helpers.agent import solve_scripted
 from datasolver.eval import score_files
 from datasolver.llm.fake import text
+from datasolver.data import ScratchLayout, load_task
+from datasolver.pipeline import prepare_task_documents
 from datasolver.solver.prepare import prepare_task
 from tests.helpers.paths import DEV_TASKS
 
@@ -24,15 +26,22 @@ def reply(key: str):
     return text(RECORDED[key]["reply"])
 
 
+def tasks_of(task: str) -> Path:
+    """dev (Chinese) or dev-en (English, `task_en_…`)."""
+    return DEV_TASKS.parent / ("dev-en" if task.startswith("task_en_") else "dev")
+
+
 def run(tmp_path: Path, task: str, script, **limits):
-    scratch = prepare_task(DEV_TASKS / "input" / task, tmp_path / "scratch")
+    """The task prepared as `datasolver run` prepares it (its documents' tables written too), then solved."""
+    scratch = prepare_task(tasks_of(task) / "input" / task, tmp_path / "scratch")
+    prepare_task_documents(ScratchLayout.of(scratch), task=load_task(tasks_of(task) / "input" / task), settings=None)
     outcome, server, events = solve_scripted(scratch, script, limits=Limits(
         max_attempts=1, send_backs=0, direct_answer=True, **limits))
     return outcome, server, events
 
 
 def score(outcome, task: str) -> float:
-    return score_files(outcome.prediction, DEV_TASKS.parent / "dev" / "output" / task / "gold.csv").score
+    return score_files(outcome.prediction, tasks_of(task) / "output" / task / "gold.csv").score
 
 
 def test_two_projects_with_the_same_value_are_two_rows_not_duplicates(tmp_path: Path) -> None:
@@ -100,7 +109,7 @@ def test_a_column_taken_from_the_wrong_table_of_a_join_is_rewritten_to_the_colum
     candidates = [e for e in events if e["event"] == "direct_candidate"]
     assert [(c["source"], c["ok"], c["passes"]) for c in candidates] == [
         ("direct", False, False), ("rewrite 1", True, False), ("rewrite 2", True, True)]
-    assert "T2.集团开发商, the column of" in candidates[1]["rewritten"]
+    assert "T2.集团开发商, the column of" in candidates[1]["rewritten"] and "the question names" in candidates[1]["rewritten"]
     assert (outcome.status, score(outcome, "task_retqa_v1800")) == ("solved", 1.0)
 
 
@@ -111,3 +120,20 @@ def test_an_answer_from_the_land_table_passes_its_checks_and_is_kept(tmp_path: P
     outcome, server, events = run(tmp_path, "task_retqa_v1800", [reply("v1800_land_direct")])
     assert (outcome.status, len(server.requests)) == ("solved", 1)
     assert score(outcome, "task_retqa_v1800") == 0.0
+
+
+def test_the_column_duckdb_offers_by_spelling_alone_is_not_taken(tmp_path: Path) -> None:
+    """dev-en academic_7 (this stop's second run of the fixed 12): `… JOIN cite AS T2 … ORDER BY
+    T2.citation_num` fails (citation_num is publication's). Taken from publication, the join repeats the
+    top title 3 times (`duplicate_rows` blocks); DuckDB's offer for T2, `citing`, is a guess by spelling
+    that the question does not name, and once published a wrong answer (0.00) that passed every check.
+    It is not tried: the model gets its repair turn."""
+    script = [reply("academic_7_binder_direct"), text("```sql\nSELECT title FROM publication ORDER BY "
+                                                        "reference_num DESC LIMIT 3\n```")]
+    outcome, server, events = run(tmp_path, "task_en_academic_7", script)
+    candidates = [e for e in events if e["event"] == "direct_candidate"]
+    assert [(c["source"], c["ok"], c["passes"]) for c in candidates] == [
+        ("direct", False, False), ("rewrite 1", True, False), ("repair", True, True)]
+    assert "citation_num taken from publication" in candidates[1]["rewritten"]
+    assert not any('"citing"' in c["sql"] for c in candidates)
+    assert len(server.requests) == 2 and score(outcome, "task_en_academic_7") == 1.0
