@@ -134,8 +134,8 @@ class DirectPath:
     async def _rewritten(self, failed: Candidate, depth: int = 0) -> DirectOutcome | None:
         """The program's rewrites of the query that failed or found nothing, each run as a candidate
         (no request); the first that passes the answer checks is chosen. A rewrite of a failed query that
-        runs and finds nothing has its own rewrites tried too (once: the column taken from the right
-        table, then the join that pairs nothing answered from one table)."""
+        runs and finds nothing has its own rewrites tried too, once (v1800: the offered column put in a
+        join that pairs nothing, then answered from the one table that holds it)."""
         for number, (sql, how) in enumerate(await asyncio.to_thread(self.rewrites, failed), 1):
             if any(same_query(c.sql, sql) for c in self.outcome.candidates):
                 continue
