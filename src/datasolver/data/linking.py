@@ -530,13 +530,11 @@ def link_question(catalog: Catalog, question: str, index: ValueIndex | None = No
             name_weight[name] = weight
             why.append("its name shares " + ", ".join(sorted(_readable_terms(name, norm_q, named))))
         meanings = described[name].meanings if name in described else {}
-        partly = []
         for column in columns[name]:
             if _column_named(column, norm_q) or _meaning_named(meanings.get(normalize(column), ""), norm_q):
                 col_hits.append((name, column))
             elif column in in_names:
                 col_hits.append((name, column))
-                partly.append(column)
                 part_hits.append((name, column, in_names[column]))
         if name in described:
             shared = _text_terms(described[name].text) & q_terms
@@ -547,6 +545,7 @@ def link_question(catalog: Catalog, question: str, index: ValueIndex | None = No
         used = [c for t, c in col_hits if t == name]
         if used:
             score += 0.5 * min(len(used), 4)
+        partly = [c for t, c, _ in part_hits if t == name]
         whole = [c for c in used if c not in partly]
         if whole:
             why.append("the question uses column " + ", ".join(whole[:SHOWN_COLUMNS]))

@@ -82,26 +82,26 @@ def moved_columns(sql: str, error: str, catalog: Catalog,
     table = tables.get(alias.casefold())
     if table is None:
         return []
-    own = {c.casefold(): c for c in catalog.column_names(table, load=False) or []}
-    offered = [_bare(name, tables) for name in _offered(error)]
-    offered = [own[c.casefold()] for c in offered if c.casefold() in own]
     homes = [a for a, t in tables.items() if a != alias.casefold()
              and any(c.casefold() == column.casefold() for c in catalog.column_names(t, load=False) or [])]
     if not homes:  # a column no table of the query has: DuckDB's offer is a guess by spelling alone
         return []
     found: list[tuple[str, str]] = []
-    for home in homes[:1]:
-        variant = _requalified(sql, alias, column, home_alias=_written_alias(sql, home), new_column=None)
-        if variant is not None:
-            found.append((variant, f"{column} taken from {tables[home]}, the query's table that has it"))
+    home = homes[0]
+    variant = _requalified(sql, alias, column, home_alias=_written_alias(sql, home), new_column=None)
+    if variant is not None:
+        found.append((variant, f"{column} taken from {tables[home]}, the query's table that has it"))
     # DuckDB's offer is a guess by spelling (dev-en academic_7: `citing` for citation_num, a wrong answer
     # that passed every check): taken only when the question linking links that column, and then first.
+    own = {c.casefold(): c for c in catalog.column_names(table, load=False) or []}
     linked = {c.casefold() for t, c in (links.columns if links is not None else ()) if t == table}
-    for name in [n for n in offered if n.casefold() in linked][:1]:
-        variant = _requalified(sql, alias, column, home_alias=None, new_column=name)
+    offered = [own[key] for key in (_bare(name, tables).casefold() for name in _offered(error))
+               if key in own and key in linked]
+    if offered:
+        variant = _requalified(sql, alias, column, home_alias=None, new_column=offered[0])
         if variant is not None:
-            found.insert(0, (variant, f"{alias}.{name}, the column of {table} DuckDB offers and the question names, "
-                                      f"for {alias}.{column}"))
+            found.insert(0, (variant, f"{alias}.{offered[0]}, the column of {table} DuckDB offers and the question "
+                                      f"names, for {alias}.{column}"))
     return found
 
 
