@@ -21,8 +21,10 @@ both: requests (cancelled ones included), prompt and completion tokens from each
 and llama.cpp's `timings` (tokens prefilled vs served from the prompt cache, prefill and generation
 milliseconds). Each prediction is scored with the official metric (datasolver's `eval` scorer).
 
-Per task and in total: score, answered (a prediction.csv) or not, requests, prompt / completion /
-cached tokens, prefill seconds, wall seconds. Results are written after every task
+Per task, and per difficulty (easy / medium / hard, and all) for each harness beside the others of
+the same run: score, answered (a prediction.csv) or not, requests, prompt / completion / cached
+tokens, prefill seconds, wall seconds. `--tasks mix` and `--tasks unread` are issue 46's mixed sets
+of 24 (7 easy, 12 medium, 5 hard); the unread one is not to be opened before it is measured. Results are written after every task
 (`results.json`, `results.md`, `requests.jsonl`: one line per request with the model's reply), so
 a run cut short keeps what it measured; `--resume` skips pairs already done in the same folder.
 
@@ -88,6 +90,44 @@ HELDOUT: list[tuple[str, str]] = [
     ("dev-en", "task_en_academic_11"), ("dev-en", "task_en_advising_1"), ("dev-en", "task_en_advising_13"),
     ("dev-en", "task_en_atis_27"), ("dev-en", "task_en_geography_5"), ("dev-en", "task_en_restaurants_12"),
 ]
+# Issue 46's mixed sets (benchmarks/README.md, "Issue 46: the mixed sets", says how they were drawn):
+# `--tasks mix` for tuning; `--tasks unread`, drawn before the work, is never opened by anyone
+# developing (not its folders, questions or gold) until it is measured.
+DIFFICULTIES = ("easy", "medium", "hard")
+MIX_FIXED: dict[str, list[str]] = {
+    "easy": ["dev/task_retqa_v2450", "dev-en/task_en_academic_7", "dev/task_retqa_v1800", "dev/task_retqa_v2640",
+             "dev/task_retqa_v256", "dev/task_retqa_v2854", "dev-en/task_en_restaurants_24"],
+    "medium": ["dev/task_falcon_84", "dev/task_falcon_414", "dev/task_retqa_v250", "dev-en/task_en_atis_8",
+               "dev/task_retqa_v1053", "dev-en/task_en_restaurants_16", "dev/task_falcon_11", "dev-en/task_en_yelp_6",
+               "dev-en/task_en_advising_9", "dev/task_retqa_v3345", "dev-en/task_en_advising_7",
+               "dev/task_retqa_v429"],
+    "hard": ["dev-en/task_en_scholar_10", "dev/task_falcon_233", "dev/task_falcon_496", "dev/task_retqa_v198",
+             "dev/task_falcon_420"],
+}
+MIX_UNREAD: dict[str, list[str]] = {
+    "easy": ["dev/task_retqa_v2846", "dev/task_retqa_v3119", "dev/task_retqa_v610", "dev/task_retqa_v1626",
+             "dev/task_retqa_v364", "dev-en/task_en_atis_11", "dev/task_retqa_v3239"],
+    "medium": ["dev-en/task_en_geography_19", "dev-en/task_en_advising_12", "dev-en/task_en_atis_6",
+               "dev-en/task_en_restaurants_22", "dev-en/task_en_geography_3", "dev-en/task_en_advising_23",
+               "dev/task_retqa_v60", "dev/task_retqa_v3299", "dev-en/task_en_atis_9", "dev-en/task_en_scholar_6",
+               "dev/task_retqa_v2691", "dev-en/task_en_atis_18"],
+    "hard": ["dev/task_falcon_317", "dev/task_falcon_372", "dev-en/task_en_academic_0", "dev/task_falcon_261",
+             "dev/task_retqa_v3233"],
+}
+
+
+def interleaved(mix: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """A mix's tasks as (split, task), spread so that any prefix holds each difficulty in about its
+    share: the i-th of n tasks of a difficulty sits at (i + 0.5) / n, ties in DIFFICULTIES order."""
+    placed = [((i + 0.5) / len(ids), DIFFICULTIES.index(level), entry)
+              for level, ids in mix.items() for i, entry in enumerate(ids)]
+    return [tuple(entry.split("/", 1)) for _, _, entry in sorted(placed)]  # type: ignore[misc]
+
+
+MIXES = {"mix": MIX_FIXED, "unread": MIX_UNREAD}
+# The difficulty the mixes were drawn by (task.json's `difficulty`); other tasks' is read at scoring.
+KNOWN_DIFFICULTY = {entry.split("/", 1)[1]: level for mix in MIXES.values()
+                    for level, ids in mix.items() for entry in ids}
 HARNESSES = ("datasolver", "oneshot", *text_answers.TEXT_HARNESSES, "kit")
 GRACE_S = 240  # past the deadline before a harness process is killed (datasolver's fallback, start-up)
 CHAT_PATH = "/v1/chat/completions"
@@ -435,34 +475,65 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]]) -> str:
              *(f"- `{r['command']}` (started {r['started']}, deadline {r['deadline']:.0f} s per task, load before "
                f"{r['load_before']}{', finished ' + r['finished'] if r.get('finished') else ''})" for r in meta["runs"]),
              "",
-             "| harness | task | score | answered | requests (cancelled) | prompt + completion tokens | "
-             "cached | prefill s | seconds | status |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "| harness | task | difficulty | score | answered | requests (cancelled) | prompt + completion tokens | "
+             "cached | prefill s | seconds | status |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     scored = [r for r in rows if r["harness"] not in text_answers.TEXT_HARNESSES]  # text answers: their own tables
     for r in scored:
         lines.append(
-            f"| {r['harness']} | {r['task']} | {r['score']:.2f} | {'yes' if r['answered'] else 'no'} | "
+            f"| {r['harness']} | {r['task']} | {r.get('difficulty', 'unknown')} | {r['score']:.2f} | "
+            f"{'yes' if r['answered'] else 'no'} | "
             f"{r['requests']} ({r['cancelled']}) | {r['prompt_tokens']:,} + {r['completion_tokens']:,} | "
             f"{r['cached_tokens']:,} | {r['prefill_s']:.0f} | {r['seconds']:.0f} | {str(r['status'])[:60]} |")
-    lines += ["", "| harness | tasks | mean score | right (1.0) | answered | requests | prompt + completion tokens | "
-                  "median first-request tokens | seconds | median s per task |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
-    for harness in HARNESSES:
-        mine = [r for r in scored if r["harness"] == harness]
-        if mine:
+    lines += ["", "Per difficulty, each harness beside the others of the same run (per task: the mean, "
+                  "seconds also the median):", "",
+              "| difficulty | harness | tasks | mean score | right (1.0) | answered | seconds per task (median) | "
+              "requests per task | prompt tokens per task | cached per task | median first-request tokens |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for level, mine_of in by_difficulty(scored):
+        for harness in HARNESSES:
+            mine = [r for r in mine_of if r["harness"] == harness]
+            if not mine:
+                continue
             firsts = [r["first_prompt_tokens"] for r in mine if r.get("first_prompt_tokens")]
+            n = len(mine)
             lines.append(
-                f"| {harness} | {len(mine)} | {sum(r['score'] for r in mine) / len(mine):.3f} | "
-                f"{sum(r['score'] >= 0.999 for r in mine)} | "
-                f"{sum(r['answered'] for r in mine)} | {sum(r['requests'] for r in mine)} | "
-                f"{sum(r['prompt_tokens'] for r in mine):,} + {sum(r['completion_tokens'] for r in mine):,} | "
-                f"{statistics.median(firsts) if firsts else 0:,.0f} | "
-                f"{sum(r['seconds'] for r in mine):.0f} | {statistics.median(r['seconds'] for r in mine):.0f} |")
+                f"| {level} | {harness} | {n} | {sum(r['score'] for r in mine) / n:.3f} | "
+                f"{sum(r['score'] >= 0.999 for r in mine)} | {sum(r['answered'] for r in mine)} | "
+                f"{sum(r['seconds'] for r in mine) / n:.0f} ({statistics.median(r['seconds'] for r in mine):.0f}) | "
+                f"{sum(r['requests'] for r in mine) / n:.1f} | {sum(r['prompt_tokens'] for r in mine) / n:,.0f} | "
+                f"{sum(r['cached_tokens'] for r in mine) / n:,.0f} | "
+                f"{statistics.median(firsts) if firsts else 0:,.0f} |")
     lines += text_answers.markdown(rows)
+    texts = [r for r in rows if r["harness"] in text_answers.TEXT_HARNESSES]
+    if texts:
+        lines += ["", "| difficulty | harness | tasks | every gold value | mean Jaccard | answered | "
+                      "seconds per task (median) | requests per task | prompt tokens per task | cached per task |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for level, mine_of in by_difficulty(texts):
+            for harness in text_answers.TEXT_HARNESSES:
+                mine = [r for r in mine_of if r["harness"] == harness]
+                if not mine:
+                    continue
+                n = len(mine)
+                lines.append(
+                    f"| {level} | {harness} | {n} | {sum(r['contains_gold'] for r in mine)} | "
+                    f"{sum(r['jaccard'] for r in mine) / n:.3f} | {sum(r['answered'] for r in mine)} | "
+                    f"{sum(r['seconds'] for r in mine) / n:.0f} ({statistics.median(r['seconds'] for r in mine):.0f}) | "
+                    f"{sum(r['requests'] for r in mine) / n:.1f} | {sum(r['prompt_tokens'] for r in mine) / n:,.0f} | "
+                    f"{sum(r.get('cached_tokens', 0) for r in mine) / n:,.0f} |")
     unattributed = meta.get("unattributed") or {}
     if any(unattributed.values()):
         lines += ["", "Requests that quote no task's question (document structuring): " +
                   ", ".join(f"{h} {n}" for h, n in unattributed.items() if n)]
     return "\n".join(lines) + "\n"
+
+
+def by_difficulty(rows: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """("all", every row), then each difficulty present with its rows (easy, medium, hard, then others)."""
+    levels = [r.get("difficulty", "unknown") for r in rows]
+    order = [*DIFFICULTIES, *sorted(set(levels) - set(DIFFICULTIES))]
+    return [("all", rows), *((level, [r for r in rows if r.get("difficulty", "unknown") == level])
+                             for level in order if level in levels)]
 
 
 def load_average() -> str:
@@ -471,11 +542,14 @@ def load_average() -> str:
 
 
 def pick_tasks(spec: str | None) -> list[tuple[str, str]]:
-    """All of TASKS, its first N (`--tasks 6`), or the named ones (`--tasks ID,ID`)."""
+    """All of TASKS, its first N (`--tasks 6`), a named set (`heldout`, `mix`, `unread`), or the named
+    tasks (`--tasks ID,ID`)."""
     if not spec:
         return list(TASKS)
     if spec == "heldout":
         return list(HELDOUT)
+    if spec in MIXES:
+        return interleaved(MIXES[spec])
     if spec.isdigit():
         return TASKS[:int(spec)]
     known = {task: (split, task) for split, task in TASKS}
@@ -492,13 +566,22 @@ def pick_tasks(spec: str | None) -> list[tuple[str, str]]:
     return found
 
 
+def difficulty_of(split: str, task: str) -> str:
+    """A task's difficulty: the mix's, else task.json's `difficulty` ("unknown" when it says none)."""
+    if task in KNOWN_DIFFICULTY:
+        return KNOWN_DIFFICULTY[task]
+    meta = _read_json(SHARED_TASKS / split / "input" / task / "task.json") or {}
+    return str(meta.get("difficulty") or "unknown")
+
+
 def result_row(harness: str, split: str, task: str, ran: dict[str, Any], seconds: float, requests_log: Path,
                load_before: str) -> dict[str, Any]:
     """One scored row: the official metric on the prediction, the proxy's counts for the pair."""
     prediction: Path = ran.pop("prediction")
     gold = SHARED_TASKS / split / "output" / task / "gold.csv"
     scored = score_files(prediction, gold) if prediction.is_file() else None
-    row = {"harness": harness, "task": task, "split": split, "score": scored.score if scored else 0.0,
+    row = {"harness": harness, "task": task, "split": split, "difficulty": difficulty_of(split, task),
+           "score": scored.score if scored else 0.0,
            "score_reason": scored.reason if scored else "no prediction", "answered": prediction.is_file(),
            "seconds": round(float(seconds), 1), "load_before": load_before, "load_after": load_average(),
            **request_totals(requests_log, harness, task), **ran}
@@ -513,7 +596,8 @@ def text_row(harness: str, split: str, task: str, ran: dict[str, Any], seconds: 
     """One text answer scored (every gold value contained, Jaccard), with the proxy's counts for the pair."""
     answer = str(ran.get("answer") or "")
     scored = text_answers.score_answer(answer, SHARED_TASKS / split / "output" / task / "gold.csv")
-    row = {"harness": harness, "task": task, "split": split, "answered": bool(answer.strip()), **scored,
+    row = {"harness": harness, "task": task, "split": split, "difficulty": difficulty_of(split, task),
+           "answered": bool(answer.strip()), **scored,
            "seconds": round(float(seconds), 1), "load_before": load_before, "load_after": load_average(),
            **request_totals(requests_log, harness, task), **ran}
     print(f"{harness:<12} {task:<24} gold {row['contains_gold']!s:<5} jaccard {row['jaccard']:.2f} "
@@ -539,8 +623,9 @@ def main() -> None:
     parser.add_argument("--harness", default="datasolver,oneshot",
                         help="comma-separated: datasolver, oneshot, ask, oneshot_text, kit (default "
                         "datasolver,oneshot)")
-    parser.add_argument("--tasks", help="N (the first N of the fixed list), ID,ID, or heldout (issue 31's 12 "
-                        "held-out tasks) (default: all 12 of the fixed list)")
+    parser.add_argument("--tasks", help="N (the first N of the fixed list), ID,ID, heldout (issue 31's 12 "
+                        "held-out tasks), mix (issue 46's fixed mixed set: 7 easy, 12 medium, 5 hard) or unread "
+                        "(issue 46's unread mixed set, same shape) (default: all 12 of the fixed list)")
     parser.add_argument("--deadline", type=float, default=600.0, help="seconds per task, both harnesses (default 600)")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help=f"what the setup script made (default {DEFAULT_CACHE})")
     parser.add_argument("--server-url", help="an already running llama-server (root URL) instead of starting one")

@@ -128,3 +128,57 @@ def test_oneshot_repairs_once_on_an_error_and_the_prediction_is_datasolvers(tmp_
     assert "The query failed" in sent[1][-1]["content"] and "# Tables" in sent[0][-1]["content"]
     gold = EXAMPLES / "output" / "task_demo_sales" / "gold.csv"
     assert score_files(ran["prediction"], gold).score == 1.0
+
+
+# -- issue 46's mixed sets -------------------------------------------------------------------------
+# Only the ids are read here: the unread mix's folders, questions and gold are never opened.
+
+
+def test_the_two_mixes_are_24_tasks_of_the_drawn_shape_and_apart_from_each_other_and_the_easy_sets() -> None:
+    bench = load_bench()
+    fixed12 = {f"{split}/{task}" for split, task in bench.TASKS}
+    heldout = {f"{split}/{task}" for split, task in bench.HELDOUT}
+    for mix in (bench.MIX_FIXED, bench.MIX_UNREAD):
+        assert {level: len(ids) for level, ids in mix.items()} == {"easy": 7, "medium": 12, "hard": 5}
+    fixed = {e for ids in bench.MIX_FIXED.values() for e in ids}
+    unread = {e for ids in bench.MIX_UNREAD.values() for e in ids}
+    assert len(fixed) == len(unread) == 24 and not fixed & unread
+    assert set(bench.MIX_FIXED["easy"]) <= fixed12  # the fixed mix's easy tasks: from the fixed 12
+    assert not (fixed - set(bench.MIX_FIXED["easy"])) & (fixed12 | heldout)
+    assert not unread & (fixed12 | heldout)
+
+
+@pytest.mark.parametrize("name", ["mix", "unread"])
+def test_a_mix_is_interleaved_so_any_prefix_mixes_the_difficulties(name: str) -> None:
+    bench = load_bench()
+    chosen = bench.pick_tasks(name)
+    mix = bench.MIXES[name]
+    assert sorted(f"{s}/{t}" for s, t in chosen) == sorted(e for ids in mix.values() for e in ids)
+    levels = [bench.KNOWN_DIFFICULTY[task] for _, task in chosen]
+    assert set(levels[:5]) == {"easy", "medium", "hard"}
+    for n in range(1, len(levels) + 1):  # each difficulty within one task of its share of any prefix
+        for level, ids in mix.items():
+            assert abs(levels[:n].count(level) - n * len(ids) / len(levels)) <= 1.0
+    assert bench.difficulty_of(*chosen[0]) == levels[0]  # from the mix, no task.json read
+
+
+def test_every_figure_of_the_markdown_is_split_per_difficulty_beside_the_one_shot() -> None:
+    bench = load_bench()
+    common = {"answered": True, "cancelled": 0, "completion_tokens": 10, "prefill_s": 1.0, "status": "solved",
+              "first_prompt_tokens": 900}
+    rows = [{**common, "harness": h, "task": f"t{i}", "difficulty": level, "score": score, "seconds": secs,
+             "requests": req, "prompt_tokens": 1000 * req, "cached_tokens": 500 * req}
+            for i, (h, level, score, secs, req) in enumerate([
+                ("datasolver", "easy", 1.0, 60, 1), ("oneshot", "easy", 0.0, 30, 1),
+                ("datasolver", "hard", 0.5, 200, 8), ("oneshot", "hard", 1.0, 40, 2),
+                ("datasolver", "hard", 0.0, 100, 4)])]
+    meta = {"model": "m", "runs": [{"command": "x", "started": "now", "deadline": 450, "load_before": "0"}]}
+    text = bench.markdown(meta, rows)
+    table = {tuple(cell.strip() for cell in line.strip("|").split("|")[:3]): line
+             for line in text.splitlines() if line.startswith("| ")}
+    assert ("hard", "datasolver", "2") in table and ("hard", "oneshot", "1") in table
+    assert ("easy", "datasolver", "1") in table and ("all", "datasolver", "3") in table
+    assert not any(key[0] == "medium" for key in table)  # no rows, no line
+    hard = [c.strip() for c in table[("hard", "datasolver", "2")].strip("|").split("|")]
+    # mean score, right, answered, seconds per task (median), requests, prompt and cached tokens per task
+    assert hard[3:10] == ["0.250", "0", "2", "150 (150)", "6.0", "6,000", "3,000"]
