@@ -66,8 +66,10 @@ def test_the_fallback_runs_the_last_explore_query_that_returned_rows(scratch: Pa
 
 
 def test_the_same_error_twice_is_named_and_three_times_ends_the_attempt(scratch: Path) -> None:
-    bad = explore("SELECT nope FROM orders")
-    script = [bad, bad, bad, text("never sent")]
+    # Three different queries with the same error (the same query again is answered from memory:
+    # tests/test_agent_converge.py).
+    script = [explore("SELECT nope FROM orders"), explore("SELECT nope FROM orders LIMIT 5"),
+              explore("SELECT nope FROM orders LIMIT 6"), text("never sent")]
     outcome, server, events = solve(scratch, script, Limits(max_attempts=1))
     result = outcome.attempt_results[0]
     assert (result.ended, result.requests, outcome.status) == ("repeated_error", 3, "failed")

@@ -4,11 +4,12 @@
 calls it per task.
 """
 
-from datasolver.agent.limits import Limits
+from datasolver.agent.limits import STALL_ROUNDS, Limits
 from datasolver.agent.solve import SolveOutcome, TaskRun, TaskSolver, solve_task
 from datasolver.agent.warm_up import warm_up
 
 __all__ = [
+    "STALL_ROUNDS",
     "Limits",
     "SolveOutcome",
     "TaskRun",

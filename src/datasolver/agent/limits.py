@@ -10,6 +10,7 @@ from datasolver.agent.errors import LimitsError
 from datasolver.settings import amount, check_settings, count, seconds, setting, switch
 
 
+STALL_ROUNDS = 2  # `datasolver run`'s stall_rounds (issue 46: a hard task ends when it stops improving)
 WINDOW_MARGIN_SHARE = 20  # 5% of a known window is kept free for the token estimate's error
 
 
@@ -52,6 +53,10 @@ class Limits:
     attempt_temperature_step: float = amount(
         0.3, "temperature added per attempt from attempt 2 (`--attempt-temperature-step`)", least=0)
     max_temperature: float = amount(1.0, "the rise stops here", least=0)
+    stall_rounds: int = count(
+        0, "rounds in a row without progress (no new query with rows, no answer check newly passed, no other new "
+        "successful call) that end the attempts and publish the best candidate by the checks; 0: never (`datasolver "
+        f"run` gives {STALL_ROUNDS} with the direct answer)", least=0)
     tool_result_chars: int = count(12_000, "one tool result in the history; longer ones are clipped")
     findings_chars: int = count(8_000, "the compacted summary of older turns")
     profile_max_rows: int = count(500_000, "larger tables are listed without a profile (no load)")

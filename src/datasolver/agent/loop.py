@@ -16,6 +16,20 @@ is expected, a model that does not think gets a capped reply length. A context-l
 never re-sent unchanged: the history shrinks by at least the ratio the error states, or the
 attempt ends naming both numbers.
 
+Three rules keep the loop converging (issue 46):
+
+    repeated query   a query the model sent before (`same_query`: spacing, case and a final semicolon
+                     aside) is not run again: the model gets the earlier result with a note naming
+                     what to change (the table or join path after an error, the filter value after no
+                     rows), and the round counts as no progress
+    null call        a call with no name and no arguments (`is_null_call`) is dropped: a reply of only
+                     such calls is a reply without a call; a reply that writes a tool result again has
+                     its written query read from its own text, never from the echo
+    stall            `Limits.stall_rounds` rounds in a row without progress (`made_progress`: no new
+                     query with rows, no answer check newly passed, no other new successful call; a
+                     reply without a call is no progress) end the attempt as `stalled`: the solve then
+                     publishes the best candidate by the checks (`datasolver run` turns it on)
+
 The loop names no tool: how it reacts to one tool's calls is the tools' room's two callbacks
 around each call (`toolkit.CallHooks`, run by the ToolRunner: they start what the tools want warm
 and annotate each outcome with how a cut result reads on, what to change when its error repeats,
@@ -54,7 +68,7 @@ from datasolver.llm import (
     assistant_message,
     user_message,
 )
-from datasolver.llm.text_calls import ID_PREFIX, without_echoed_results, written_query
+from datasolver.llm.text_calls import ID_PREFIX, is_null_call, query_key, without_echoed_results, written_query
 from datasolver.llm.window import reply_tokens
 from datasolver.data import QueryResult
 from datasolver.solver.answer_checks import CheckReport
@@ -69,6 +83,8 @@ MODEL_ERROR = "model_error"  # the endpoint failed after the client's retries (a
 TOKEN_BUDGET = "token_budget"  # the task's token budget is spent
 CONTEXT_OVERFLOW = "context_overflow"  # the request cannot be made to fit the server's window
 REPEATED_ERROR = "repeated_error"  # the same tool error REPEATS_TO_STOP times in a row
+STALLED = "stalled"  # Limits.stall_rounds rounds in a row without progress
+REPEATED_QUERY = "repeated_query"  # the kind of an outcome answered from a query's earlier result
 
 # Trace events of the loop (the strings are what trace.jsonl holds: replays and reports read them).
 EVENT_COMPACTION = "compaction"
@@ -81,6 +97,9 @@ EVENT_ANSWER_CHECKS = "answer_checks"
 EVENT_MUST_SUBMIT = "must_submit"
 EVENT_ERROR_REPEATS = "repeated_error"  # a tool error seen REPEATS_TO_WARN times or more: the model is told
 EVENT_QUERY_ADOPTED = "query_adopted"
+EVENT_REPEATED_QUERY = "repeated_query"  # a query sent before, answered from its earlier result
+EVENT_NULL_CALLS = "null_calls"  # calls that call nothing, dropped from a reply
+EVENT_STALLED = "stalled"  # the attempt stopped improving
 VIA_WRITTEN = "written"  # a call made for the model from the query its reply wrote (tool_call events' `via`)
 CUT_OFF = "length"  # the finish_reason of a reply stopped by the output token limit
 # After a context-length 400, aim this far below the stated ratio (our estimate is not the
@@ -118,12 +137,35 @@ class AttemptResult:
     cap_lifted: bool = False  # a reply was cut off: no tool_reply_tokens cap for the rest of the attempt
     last_capped: bool = False  # the latest request asked for at most tool_reply_tokens
     error_streak: ErrorStreak = field(default_factory=ErrorStreak, repr=False)
+    repeated_queries: int = 0  # queries sent before, answered from their earlier result
+    null_calls: int = 0  # calls that called nothing, dropped
+    stalled_rounds: int = 0  # rounds in a row without progress, at the end
+    progressed: bool = False  # the current round made progress
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out.pop("error_streak")
         out.pop("last_capped")
+        out.pop("progressed")
         return out
+
+
+@dataclass
+class SentQuery:
+    """A query the model sent, as it was answered: the result it saw, what to change on a repeat."""
+
+    text: str
+    change: str
+    times: int = 1
+
+
+# What a repeat of a query should change, by how the query went the first time.
+CHANGE_AFTER_ERROR = ("change the table or the join path: the column the error names may live in another "
+                      "table (join that table by its key), or spell the name the error shows")
+CHANGE_AFTER_NO_ROWS = ("change a filter value (use a value that exists in that column, as the result says) or "
+                        "drop the filter that empties the result")
+CHANGE_AFTER_ROWS = ("if these rows do not answer the question, change the table, the join path or a filter "
+                     "value; if they do, put the query into solver.py and run it")
 
 
 @dataclass
@@ -143,6 +185,10 @@ class AttemptRun:
     thinks: bool | None = None  # whether the model's replies carry reasoning (learnt from its first reply)
     learnt: Learnt = field(default_factory=Learnt)  # what every attempt so far found out, for the next one
     last_rows_query: str | None = None  # the latest query that returned rows (any attempt)
+    sent_query: Callable[[ToolCall], str | None] | None = None  # the SQL a call sends to the data, if any
+    sent: dict[str, SentQuery] = field(default_factory=dict)  # query_key -> how it was answered (any attempt)
+    rows_keys: set[str] = field(default_factory=set)  # query_key of every query that returned rows
+    fewest_blocking: int | None = None  # the fewest failed answer checks of an OK run so far (any attempt)
     started: float = field(default_factory=time.monotonic)  # when solving the task began
 
     def event(self, kind: str, **fields: Any) -> None:
@@ -174,6 +220,10 @@ async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> Attem
     state = AttemptResult(number)
     tools_tokens = estimate_tools_tokens(run.tools)
     while True:
+        if state.requests and stalled(run, state):
+            state.ended = STALLED
+            run.event(EVENT_STALLED, attempt=number, rounds=state.stalled_rounds, requests=state.requests)
+            return state
         if state.requests >= run.limits.max_requests_per_attempt:
             state.ended = REQUEST_CAP
             return state
@@ -225,6 +275,34 @@ async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> Attem
             state.ended, state.final_text = ANSWERED, result.content
             return state
         await run_tools(conv, calls, run, state)
+
+
+def stalled(run: AttemptRun, state: AttemptResult) -> bool:
+    """The round just ended: count it, and say whether `Limits.stall_rounds` rounds in a row made no
+    progress (`made_progress`)."""
+    state.stalled_rounds = 0 if state.progressed else state.stalled_rounds + 1
+    state.progressed = False
+    return bool(run.limits.stall_rounds) and state.stalled_rounds >= run.limits.stall_rounds
+
+
+def made_progress(run: AttemptRun, outcome: ToolOutcome, rows_query: str | None, blocking: int | None) -> bool:
+    """Whether one outcome is progress: a query that returned rows for the first time, an OK run of the
+    answer with fewer failed checks than any before (the first OK run too), or another new successful
+    call (an edit, a read, a schema look-up). Not progress: a failed call, a repeated query, a query
+    that found no rows or rows seen before, a run of the answer no better than the best so far."""
+    if rows_query is not None:
+        key = query_key(rows_query)
+        new = key not in run.rows_keys
+        run.rows_keys.add(key)
+        return new
+    if outcome.submits:
+        if blocking is None:
+            return False
+        if run.fewest_blocking is None or blocking < run.fewest_blocking:
+            run.fewest_blocking = blocking
+            return True
+        return False
+    return outcome.ok and outcome.kind != REPEATED_QUERY and not isinstance(outcome.value, QueryResult)
 
 
 def reply_kind(reply: str) -> str:
@@ -344,8 +422,14 @@ async def shrink_to_fit(
 
 
 def record_answer(conv: Conversation, result: ChatResult, run: AttemptRun, state: AttemptResult) -> list[ToolCall]:
-    """Append the answer to the history; return its tool calls (native, or read from its text)."""
+    """Append the answer to the history; return its tool calls (native, or read from its text), less the
+    calls that call nothing (`is_null_call`)."""
     calls = list(result.tool_calls)
+    nulls = sum(map(is_null_call, calls))
+    if nulls:
+        calls = [c for c in calls if not is_null_call(c)]
+        state.null_calls += nulls
+        run.event(EVENT_NULL_CALLS, attempt=state.number, request_id=result.request_id, count=nulls, left=len(calls))
     if result.text_form:
         run.event(EVENT_TEXT_TOOL_CALLS, attempt=state.number, request_id=result.request_id,
                   form=result.text_form, names=[c.name for c in calls])
@@ -356,9 +440,39 @@ def record_answer(conv: Conversation, result: ChatResult, run: AttemptRun, state
 async def run_tools(conv: Conversation, calls: list[ToolCall], run: AttemptRun, state: AttemptResult) -> None:
     """Step 3: run the calls in order (an edit then a run must see each other) and append results."""
     for call in calls:
-        outcome = await run.runner.run(call)
+        outcome = repeated_query(call, run, state) or await run_new(call, run)
         if not take_outcome(conv, call, outcome, run, state):
             return  # the loop ends the attempt before the next request
+
+
+async def run_new(call: ToolCall, run: AttemptRun) -> ToolOutcome:
+    """Run a call not answered from memory; remember how a query it sent was answered."""
+    outcome = await run.runner.run(call)
+    query = run.sent_query(call) if run.sent_query is not None else None
+    if query is not None:
+        value = outcome.value
+        change = (CHANGE_AFTER_ERROR if not outcome.ok else
+                  CHANGE_AFTER_NO_ROWS if isinstance(value, QueryResult) and value.total_rows == 0 else CHANGE_AFTER_ROWS)
+        run.sent[query_key(query)] = SentQuery(outcome.text, change)
+    return outcome
+
+
+def repeated_query(call: ToolCall, run: AttemptRun, state: AttemptResult) -> ToolOutcome | None:
+    """A call sending a query the model sent before (in any attempt): not run again, answered with the
+    earlier result after a note that names what to change; None for any other call."""
+    query = run.sent_query(call) if run.sent_query is not None else None
+    earlier = run.sent.get(query_key(query)) if query is not None else None
+    if earlier is None:
+        return None
+    earlier.times += 1
+    state.repeated_queries += 1
+    times = f" ({earlier.times - 1} time{'s' if earlier.times > 2 else ''} already)"
+    text = render_prompt("repeated_query", times=times, change=earlier.change).strip() + "\n" + earlier.text
+    run.trace.tool_call(call.id, call.name, call.arguments_raw, repairs=[], error=None, via=call.via)
+    run.trace.tool_result(call.id, call.name, text, ok=False, latency_s=0.0)
+    run.event(EVENT_REPEATED_QUERY, attempt=state.number, call_id=call.id, query=clip(query or "", 500),
+              times=earlier.times)
+    return ToolOutcome(call.id, call.name, text, False, REPEATED_QUERY, [], arguments=call.arguments_raw)
 
 
 def take_outcome(conv: Conversation, call: ToolCall, outcome: ToolOutcome, run: AttemptRun,
@@ -371,13 +485,18 @@ def take_outcome(conv: Conversation, call: ToolCall, outcome: ToolOutcome, run: 
     state.tool_calls += 1
     state.tool_kinds[outcome.kind] = state.tool_kinds.get(outcome.kind, 0) + 1
     rows_query = returned_rows(outcome)
+    blocking = None
     if outcome.submits:
         state.run_ok = outcome.ok
         note_checks(run, state, outcome)
+        blocking = len(state.check_lines) if outcome.ok else None
     elif rows_query:
         run.last_rows_query = rows_query
     run.learnt.see(outcome, rows_query)
-    repeats = state.error_streak.see(outcome.ok, outcome.text)
+    if made_progress(run, outcome, rows_query, blocking):
+        state.progressed = True
+    # A repeated query is no error of the call: the stall rule, not the error streak, counts it.
+    repeats = 0 if outcome.kind == REPEATED_QUERY else state.error_streak.see(outcome.ok, outcome.text)
     if repeats >= REPEATS_TO_WARN:
         outcome.text += repetition_note(outcome.kind, outcome.on_repeat, repeats)
         run.event(EVENT_ERROR_REPEATS, attempt=state.number, name=outcome.name, error_kind=outcome.kind,
@@ -394,13 +513,21 @@ async def adopt_written_query(conv: Conversation, result: ChatResult, run: Attem
     solver.py and run it are made, else the model sees the error and solver.py stays as it was.
     The reply is recorded as having made those calls, so the history, the trace and a replay
     show them. False when the reply wrote no query (or the loop has no such calls)."""
-    query = written_query(result.content)
+    query = written_query(without_echoed_results(result.content))  # never the query of an echoed result
     if query is None or run.written_query is None:
         return False
     plan = run.written_query(query)
     ids = (f"{ID_PREFIX}written_{result.request_id}_{n}" for n in range(1, 2 + len(plan.adopt)))
     probe = ToolCall(next(ids), plan.probe[0], json.dumps(plan.probe[1]), via=VIA_WRITTEN)
-    tested = await run.runner.run(probe)
+    repeat = repeated_query(probe, run, state)
+    if repeat is not None:  # sent before: its earlier result, nothing put into solver.py
+        state.adopted += 1
+        run.event(EVENT_QUERY_ADOPTED, attempt=state.number, request_id=result.request_id, query=query[:2000],
+                  ran=False, repeated=True, calls=[probe.name])
+        conv.messages[-1] = assistant_message(result.content, [probe])
+        take_outcome(conv, probe, repeat, run, state)
+        return True
+    tested = await run_new(probe, run)
     if tested.ok:
         calls = [ToolCall(next(ids), name, json.dumps(args), via=VIA_WRITTEN) for name, args in plan.adopt]
     else:

@@ -31,6 +31,7 @@ from datasolver.agent.loop import (
     ANSWERED,
     CONTEXT_OVERFLOW,
     DEADLINE,
+    STALLED,
     TOKEN_BUDGET,
     AttemptResult,
     AttemptRun,
@@ -59,7 +60,7 @@ from datasolver.solver import (
 )
 from datasolver.solver.answer_checks import read_query_log
 from datasolver.solver.scaffold import with_query
-from datasolver.solver.tools import SOLVER_HOOKS, written_query_calls
+from datasolver.solver.tools import SOLVER_HOOKS, sent_query, written_query_calls
 from datasolver.toolkit import ToolRunner
 
 SOLVED: TaskStatus = "solved"
@@ -248,7 +249,7 @@ class _Session:
         self.run = AttemptRun(client, runner, toolbox.schemas(), limits, self._solver_view, client.usage,
                               runner.trace, dict(task_run.chat_options), started=limits.clock(),
                               has_prediction=lambda: safe_files.is_regular(layout.prediction),
-                              written_query=written_query_calls)
+                              written_query=written_query_calls, sent_query=sent_query)
         self.run.learnt = Learnt(tuple(brief.digest.names()) if brief.digest is not None else ())
 
     async def fit(self) -> None:
@@ -316,6 +317,13 @@ class _Session:
                 reason = f"deadline passed before attempt {number}"
                 break
             result = await self._attempt(number)
+            if result.ended == STALLED:  # it stopped improving: the best candidate by the checks, now
+                reason = (f"attempt {number} stopped improving ({result.stalled_rounds} rounds without a new query "
+                          "with rows or a newly passed check)")
+                if await asyncio.to_thread(self._stalled_answer, result, number):
+                    path = await self._publish(number)
+                    return self._outcome(SOLVED, path, reason)
+                break
             if result.error is None and safe_files.is_regular(self.task_run.layout.prediction):
                 if self._hold(result, number):
                     reason = f"attempt {number}'s answer failed answer checks ({', '.join(result.checks)})"
@@ -333,6 +341,18 @@ class _Session:
                 break
             await asyncio.to_thread(self._remember_edits)
         return await self._fallback(reason or "no attempt was made")
+
+    def _stalled_answer(self, result: AttemptResult, number: int) -> bool:
+        """A stalled attempt's prediction.csv: True when it passed its checks (published as it is); one
+        with failed checks joins the held answers, so the fallback weighs it against the others."""
+        if not safe_files.is_regular(self.task_run.layout.prediction):
+            return False
+        if not result.check_lines:
+            return True
+        code = _read(self.task_run.layout.solver_py)
+        if code is not None:
+            self.held.append(Held(f"attempt {number}", code, list(result.check_lines)))
+        return False
 
     def _hold(self, result: AttemptResult, number: int) -> bool:
         """Whether an attempt's answer, whose checks still fail, is held back: attempts and time remain."""

@@ -154,7 +154,7 @@ def run_command(
     settings = resolve_settings(api_url, api_key, model, tool_mode=tool_mode, context_window=context_window,
                                 max_tokens=max_tokens)
     output = output_dir or default_output_dir()
-    from datasolver.agent import Limits
+    from datasolver.agent import STALL_ROUNDS, Limits
 
     agent = Limits()  # a flag left out keeps the agent's own default
     limits = Limits(
@@ -162,7 +162,7 @@ def run_command(
         attempt_temperature_step=_given(attempt_temperature_step, agent.attempt_temperature_step),
         tool_reply_tokens=_given(tool_reply_tokens, agent.tool_reply_tokens) or None,  # 0: no cap
         task_token_budget=task_token_budget, vision=vision, vision_images=vision_images, video_judges=video_judges,
-        direct_answer=direct_answer, hold_flagged=direct_answer,
+        direct_answer=direct_answer, hold_flagged=direct_answer, stall_rounds=STALL_ROUNDS if direct_answer else 0,
     )
     config = RunConfig(
         input_dir=input_dir or default_input_dir(), output_dir=output,

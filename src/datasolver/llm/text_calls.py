@@ -368,7 +368,34 @@ def same_query(a: str, b: str) -> bool:
     """Two queries that differ only in spacing, the case of their words or a final semicolon. The
     text inside quotes is compared as written: `= 'North'` after `= 'north'` is the fix an empty
     result asks for, not the same query."""
-    return _query_key(a) == _query_key(b)
+    return query_key(a) == query_key(b)
+
+
+def query_key(sql: str) -> str:
+    """The form `same_query` compares: equal keys, the same query."""
+    return _query_key(sql)
+
+
+_NULL_NAMES = ("", "null", "none")
+
+
+def is_null_call(call: ToolCall) -> bool:
+    """A call that calls nothing: no name (blank, `null`, `None`) and no arguments (blank, `null`,
+    `{}`, or an object whose every value is empty, as `{"name": null, "arguments": null}`). Small
+    models send it between turns (a native call with a null function, `<tool_call>null</tool_call>`);
+    it is a reply without a call, not an unknown tool."""
+    if (call.name or "").strip().lower() not in _NULL_NAMES:
+        return False
+    raw = (call.arguments_raw or "").strip()
+    if raw.lower() in _NULL_NAMES:
+        return True
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return False
+    if isinstance(value, dict):
+        return all(v in (None, "", {}, []) for v in value.values())
+    return value in (None, "", [], {})
 
 
 _QUOTED = re.compile(r"('(?:[^']|'')*'|\"(?:[^\"]|\"\")*\")")

@@ -99,6 +99,7 @@ class RunConfig:
             # The Solver's switches that decide which requests are sent (a replay must send the same).
             "direct_answer": self.limits.direct_answer if self.limits else None,
             "hold_flagged": self.limits.hold_flagged if self.limits else None,
+            "stall_rounds": self.limits.stall_rounds if self.limits else None,
             "workers": self.workers, "task_timeout_s": self.task_timeout_s, "time_budget_s": self.time_budget_s,
         }
 

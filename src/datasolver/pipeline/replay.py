@@ -177,6 +177,8 @@ def replay_run(
     kept = as_dict(recorded.get("settings"))
     limits = None
     switches = {name: kept[name] for name in ("direct_answer", "hold_flagged") if isinstance(kept.get(name), bool)}
+    if isinstance(kept.get("stall_rounds"), int) and not isinstance(kept["stall_rounds"], bool):
+        switches["stall_rounds"] = kept["stall_rounds"]
     if as_int(kept.get("max_attempts")) > 0 or switches:
         from datasolver.agent import Limits
 

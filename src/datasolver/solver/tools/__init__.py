@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datasolver.solver.tools.base import ToolContext
 from datasolver.solver.tools.registry import (
-    SOLVER_HOOKS, SOLVER_TOOLS, WrittenQueryCalls, tool_schemas, written_query_calls,
+    SOLVER_HOOKS, SOLVER_TOOLS, WrittenQueryCalls, sent_query, tool_schemas, written_query_calls,
 )
 from datasolver.solver.tools.toolbox import SolverToolbox
 from datasolver.toolkit import ResultKind, Tool, ToolResult
@@ -18,6 +18,7 @@ __all__ = [
     "ToolContext",
     "ToolResult",
     "WrittenQueryCalls",
+    "sent_query",
     "tool_schemas",
     "written_query_calls",
 ]

@@ -99,6 +99,18 @@ def written_query_calls(query: str) -> WrittenQueryCalls:
                              (("edit_solver", {"sql": query}), ("run_solver", {})))
 
 
+def sent_query(call: ToolCall) -> str | None:
+    """The SQL query a call sends to the data (explore_data's `query`; a `\\` command is no query),
+    or None: the loop answers a query sent before from what it returned then."""
+    if call.name != explore_data.__name__:
+        return None
+    args = _raw_arguments(call)
+    query = args.get("query") if args is not None else None
+    if not isinstance(query, str) or not query.strip() or query.lstrip().startswith("\\"):
+        return None
+    return query
+
+
 def tool_schemas() -> list[dict]:
     """OpenAI function-calling entries for the four tools, in registry order."""
     return [tool.schema() for tool in SOLVER_TOOLS]
