@@ -4,11 +4,13 @@
 calls it per task.
 """
 
+from datasolver.agent.confidence import FALLBACK_CONFIDENCE
 from datasolver.agent.limits import STALL_ROUNDS, Limits
 from datasolver.agent.solve import SolveOutcome, TaskRun, TaskSolver, solve_task
 from datasolver.agent.warm_up import warm_up
 
 __all__ = [
+    "FALLBACK_CONFIDENCE",
     "STALL_ROUNDS",
     "Limits",
     "SolveOutcome",

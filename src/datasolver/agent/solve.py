@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Mapping
 
 from datasolver.agent.assemble import build_messages, build_system_prompt
 from datasolver.agent.brief import TaskBrief, gather_brief
+from datasolver.agent.confidence import AnswerEvidence, confidence
 from datasolver.agent.conversation import Conversation
 from datasolver.agent.direct import Candidate, DirectOutcome, DirectPath
 from datasolver.agent.fit import first_prompt_tokens, fit_brief
@@ -75,6 +76,7 @@ EVENT_SOLVE_END = "solve_end"
 EVENT_PROMPT_FITTED = "prompt_fitted"
 EVENT_HELD = "answer_held"  # an answer with failed checks, not published while time remains
 EVENT_HELD_PUBLISHED = "held_answer_published"  # at the end: the held answer with the fewest failed checks
+EVENT_CONFIDENCE = "confidence"  # the published answer's label and what it was read from
 EVENT_WINDOW = "context_window"  # what is known of the server's window as the task starts
 RELEVANCE_VOTES = 3  # votes on table relevance, asked only when the first prompt is over its budget
 QUERY_SHARE_OF_TOOL_TIMEOUT = 0.9
@@ -123,6 +125,8 @@ class SolveOutcome:
     """`ExceptionType: message` when the solve raised or overstayed (set by the caller that stopped it)."""
     vote: dict[str, Any] | None = None
     """The vote's record when the answer was chosen among several solves (the pipeline's `--votes`)."""
+    confidence: str | None = None
+    """high | medium | low for a published answer (`agent.confidence`), None without one."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready summary of the agent's part (its `solve_end` trace event)."""
@@ -130,7 +134,7 @@ class SolveOutcome:
             "task_id": self.task_id, "status": self.status, "attempts": self.attempts,
             "requests": self.requests, "usage": dict(self.usage), "seconds": round(self.seconds, 3),
             "prediction": str(self.prediction) if self.prediction else None, "reason": self.reason,
-            "attempt_results": [a.as_dict() for a in self.attempt_results],
+            "attempt_results": [a.as_dict() for a in self.attempt_results], "confidence": self.confidence,
         }
 
 
@@ -241,6 +245,8 @@ class _Session:
         self.opening = build_messages(brief, limits, evidence_hints, client.context_window)
         self.results: list[AttemptResult] = []
         self.direct_requests = 0  # requests of the direct path (attempt 0)
+        self.direct_ran = 0  # 1 once the direct path ran (a repair round before the loop)
+        self.label: str | None = None  # the published answer's confidence
         self.held: list[Held] = []  # answers held back over failed checks (`Limits.hold_flagged`)
         self.last_edited: str | None = None  # solver.py at the end of the latest attempt that changed it
         runner = ToolRunner(toolbox, task_run.trace, hooks=SOLVER_HOOKS,
@@ -307,6 +313,9 @@ class _Session:
             direct = await self._direct()
             if direct.chosen is not None and safe_files.is_regular(self.task_run.layout.prediction):
                 path = await self._publish(0)
+                chosen = direct.chosen
+                agreeing = sum(c.passes and c.signature == chosen.signature for c in direct.candidates)
+                self._evidence(AnswerEvidence(direct.candidates.index(chosen), True, agreeing=max(agreeing, 1)))
                 return self._outcome(SOLVED, path, None)
             self.run.learnt.rejected += direct.lessons()
             self.held += [Held(f"the direct path ({c.source})", with_query(self._pristine(), c.sql), c.blocking)
@@ -322,6 +331,7 @@ class _Session:
                           "with rows or a newly passed check)")
                 if await asyncio.to_thread(self._stalled_answer, result, number):
                     path = await self._publish(number)
+                    self._evidence(self._loop_evidence(result, number))
                     return self._outcome(SOLVED, path, reason)
                 break
             if result.error is None and safe_files.is_regular(self.task_run.layout.prediction):
@@ -329,6 +339,7 @@ class _Session:
                     reason = f"attempt {number}'s answer failed answer checks ({', '.join(result.checks)})"
                     continue
                 path = await self._publish(number)
+                self._evidence(self._loop_evidence(result, number))
                 return self._outcome(SOLVED, path, None)
             reason = _why_rejected(result)
             if result.ended == DEADLINE:
@@ -341,6 +352,15 @@ class _Session:
                 break
             await asyncio.to_thread(self._remember_edits)
         return await self._fallback(reason or "no attempt was made")
+
+    def _loop_evidence(self, result: AttemptResult, number: int) -> AnswerEvidence:
+        """A loop answer: a repair round per attempt, one more when the direct path failed before it."""
+        return AnswerEvidence(number + self.direct_ran, not result.check_lines)
+
+    def _evidence(self, evidence: AnswerEvidence) -> None:
+        self.label = confidence(evidence)
+        self._event(EVENT_CONFIDENCE, label=self.label, repair_rounds=evidence.repair_rounds,
+                    checks_pass=evidence.checks_pass, fallback=evidence.fallback, agreeing=evidence.agreeing)
 
     def _stalled_answer(self, result: AttemptResult, number: int) -> bool:
         """A stalled attempt's prediction.csv: True when it passed its checks (published as it is); one
@@ -382,6 +402,7 @@ class _Session:
                           self.task_run.layout.prediction, self.task_run.trace, dict(self.task_run.chat_options),
                           rewrites=self._rewrites_of)
         outcome = await path.run()
+        self.direct_ran = 1
         self.direct_requests = self.task_run.client.usage.requests - before
         self._event(EVENT_ATTEMPT_END, attempt=0, direct=True, requests=outcome.requests,
                     candidates=len(outcome.candidates), chosen=outcome.chosen.source if outcome.chosen else None,
@@ -457,6 +478,7 @@ class _Session:
             notes.append(done.note)
             if done.prediction is not None:
                 self._event(EVENT_PUBLISHED, attempt=None, path=str(done.prediction))
+                self._evidence(AnswerEvidence(len(self.results) + self.direct_ran, False, fallback=True))
                 return self._outcome(FALLBACK, done.prediction, "; ".join([reason, *notes]))
         return self._outcome(FAILED, None, "; ".join([reason, *notes]))
 
@@ -508,6 +530,7 @@ class _Session:
             usage=self.task_run.client.usage.since(self.usage_at_start),
             seconds=0.0,
             prediction=prediction, reason=reason, attempt_results=list(self.results),
+            confidence=self.label if prediction is not None else None,
         )
 
     def _event(self, kind: str, **fields: Any) -> None:

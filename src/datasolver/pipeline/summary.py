@@ -43,6 +43,8 @@ class TaskRecord:
     document_tables: int = 0
     vote: dict[str, Any] | None = None
     """With `--votes N > 1`: every solve (status, signature, failed checks), the votes, the chosen one."""
+    confidence: str | None = None
+    """high | medium | low for the published answer (the agent's `confidence`), None without one."""
 
     @property
     def tokens(self) -> int:

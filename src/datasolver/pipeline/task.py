@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from datasolver.agent import Limits, SolveOutcome, TaskRun, TaskSolver, solve_task
+from datasolver.agent import FALLBACK_CONFIDENCE, Limits, SolveOutcome, TaskRun, TaskSolver, solve_task
 from datasolver.data import Task
 from datasolver.data.layout import ScratchLayout
 from datasolver.llm import LLMClient, LLMSettings, RequestGate, ServerFacts, TraceWriter, Usage
@@ -212,7 +212,7 @@ async def run_task(
                 task.task_id, outcome.status, mode=plan.mode, attempts=outcome.attempts, requests=usage["requests"],
                 usage=usage, seconds=prepared.seconds + time.monotonic() - started, reason=outcome.reason,
                 error=outcome.error, prediction=str(outcome.prediction) if outcome.prediction is not None else None,
-                document_tables=prepared.document_tables, vote=outcome.vote,
+                document_tables=prepared.document_tables, vote=outcome.vote, confidence=outcome.confidence,
             )
             _close(prepared, record, keep_scratch=setup.keep_scratch)
     return record
@@ -352,4 +352,5 @@ async def _fallback(prepared: PreparedTask, output_dir: Path, why: str, *, error
     assert prepared.layout is not None
     done = await asyncio.to_thread(run_fallback, prepared.layout, output_dir, SandboxLimits(timeout_s=FALLBACK_TIMEOUT_S))
     return SolveOutcome(prepared.task.task_id, "fallback" if done.prediction is not None else "failed",
-                        prediction=done.prediction, reason=f"{why}; {done.note}", error=error)
+                        prediction=done.prediction, reason=f"{why}; {done.note}", error=error,
+                        confidence=FALLBACK_CONFIDENCE if done.prediction is not None else None)
