@@ -9,6 +9,8 @@ process, on the same file and query:
   exits (it loads the table into the cache after printing);
 - `datasolver sql` again on the unchanged folder (the table cache answers);
 - `datasolver sql --table-cache off` (the file read straight each time, nothing kept);
+- the whole table exported: DuckDB's own `COPY … TO` beside `datasolver sql --csv FILE` and a piped
+  `datasolver sql --format csv` (both with the table cache filled);
 - the same query over MCP (`build_server`, default --query-timeout) with an empty table cache;
 - `datasolver tables` (a load of the whole table) stopped by SIGINT one second in.
 
@@ -141,6 +143,14 @@ def main() -> None:
     row("datasolver sql, next invocation again", measured(sql, env=env))
     row("datasolver sql --table-cache off", measured([*sql[:4], "--table-cache", "off", *sql[4:]], env=env))
     row("duckdb read_csv (again)", measured(duck))
+    # The whole table exported: DuckDB's COPY beside `sql --csv FILE` (table cache warm) and a piped --format csv.
+    copy = [py, "-c", "import duckdb, sys; duckdb.sql(sys.argv[1])",
+            f"COPY (SELECT * FROM read_csv('{path}')) TO '{args.work / 'copy.csv'}' (HEADER)"]
+    row("duckdb COPY TO csv (whole table)", measured(copy))
+    row("datasolver sql --csv FILE (whole table)", measured([*sql[:4], "--csv", str(args.work / "out.csv"),
+                                                            "SELECT * FROM big"], env=env))
+    row("datasolver sql --format csv | (whole table)", measured([*sql[:4], "--format", "csv", "SELECT * FROM big"],
+                                                                env=env))
     shutil.rmtree(cache, ignore_errors=True)
     mcp = subprocess.run([py, "-c", MCP_CHILD, str(folder), str(args.work / "mcp-cache"), query],
                          capture_output=True, text=True, env=env)

@@ -134,3 +134,28 @@ def test_missing_model_with_json_gives_the_json_error_shape(data: Path) -> None:
     record = json.loads(result.output)
     assert result.exit_code == 1 and record["ok"] is False and record["error"] == "LLMConfigError"
     assert record["message"] == NO_MODEL
+
+
+def test_ask_against_a_dead_endpoint_says_so_at_once_and_exits_1(data: Path, tmp_path: Path) -> None:
+    """Issue 45: `ask` said "Cannot reach …" only after 15-19 s of silent retries. Now, as `run`
+    does, a line at once, a short wait for an interactive command (1 s, --preflight-wait for more),
+    then `Error:` naming the URL and exit 1. A real process on a loopback port nothing listens on."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as probe:  # a free port, closed again: connections to it are refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MODEL_", "DATASOLVER_PREFLIGHT"))}
+    env |= {"MODEL_API_URL": f"http://127.0.0.1:{port}/v1", "MODEL_NAME": "m", "MODEL_API_KEY": "k",
+            "DATASOLVER_TABLE_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-m", "datasolver", "ask", str(data), "Which region sold most?"],
+                          capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 1 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith(f"note: the model server at http://127.0.0.1:{port}/v1 does not answer yet")
+    assert lines[0].endswith("waiting up to 1s for it")
+    assert lines[-1].startswith(f"Error: cannot reach the model server at http://127.0.0.1:{port}/v1")
+    assert "--preflight-wait" in lines[-1]

@@ -48,6 +48,20 @@ def test_information_schema_columns_and_describe_give_the_types(task: Path) -> N
     assert [row[:2] for row in described] == [["region", "VARCHAR"], ["amount", "DOUBLE"]]
 
 
+@pytest.mark.parametrize("cache", ["off", "on"])
+def test_show_tables_lists_each_table_once_and_no_alias(task: Path, tmp_path: Path, cache: str) -> None:
+    """Issue 45: SHOW TABLES listed the `df_` aliases beside the tables (14 names for 7 tables).
+    The aliases stay queryable, and information_schema marks them as views."""
+    setting = "off" if cache == "off" else str(tmp_path / "cache")
+    for sql in ("SHOW TABLES", "show tables;", "PRAGMA show_tables"):
+        shown = CliRunner().invoke(cli, ["sql", "--table-cache", setting, str(task), sql])
+        assert shown.exit_code == 0 and shown.stdout == "name\npeople\nsales\n", (sql, shown.output)
+    every = CliRunner().invoke(cli, ["sql", "--table-cache", setting, str(task), "SHOW ALL TABLES"])
+    assert [line.split("\t")[2] for line in every.stdout.splitlines()[1:]] == ["people", "sales"]
+    alias = CliRunner().invoke(cli, ["sql", "--table-cache", setting, str(task), "SELECT count(*) FROM df_sales"])
+    assert alias.stdout == "count_star()\n2\n"
+
+
 @pytest.mark.parametrize("sql", ["SHOW ALL TABLES", "DESCRIBE", "SHOW"])
 def test_show_all_tables_and_a_bare_describe_list_every_table_with_its_columns(task: Path, sql: str) -> None:
     rows = {row[2]: (row[3], row[4]) for row in _rows(task, sql)}  # database, schema, name, columns, types, temporary

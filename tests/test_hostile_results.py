@@ -59,7 +59,8 @@ def test_every_caller_says_the_rows_were_cut_by_the_budget(tmp_path: Path) -> No
         explored = box.call("explore_data", {"query": _wide(30), "limit": 30})
     assert explored.ok and explored.text.splitlines()[0].startswith(f"rows: {FITTING} of 30 (truncated: the next row")
     shown = CliRunner().invoke(cli, ["sql", str(root), _wide(30), "--limit", "30", "--format", "json"])
-    assert shown.exit_code == 0, shown.output
+    assert shown.exit_code == 1, shown.output  # a cap that remains is an error naming --csv FILE (issue 45)
+    assert "Write the whole result with --csv FILE" in shown.stderr
     record = json.loads(shown.stdout)
     assert (len(record["rows"]), record["row_count"], record["truncated"]) == (FITTING, 30, True)
     assert "the next row would bring the rows shown past 16.0 MB" in shown.stderr
@@ -81,7 +82,8 @@ def test_the_huge_cells_door_stays_under_a_gigabyte(tmp_path: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", child, str(report), "sql", str(task), _wide(500), "--limit", "500"],
                           capture_output=True, text=True, timeout=300, env={**os.environ})
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode == 1, done.stderr[-2000:]  # cut by the budget, not by --limit: an error
+    assert "Write the whole result with --csv FILE" in done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "i\ta\tb\tc\td" and len(lines) == 1 + FITTING
     assert done.stderr.startswith(f"rows: {FITTING} of 500 (truncated: the next row would bring the rows shown past")

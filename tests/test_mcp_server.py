@@ -155,3 +155,25 @@ def test_task_folder_with_allow_write_edits_and_runs_solver_in_scratch(tmp_path:
         asyncio.run(main())
         assert (server.scratch / "workdir" / "prediction.csv").is_file()
     assert folder_digest(task) == before
+
+
+def test_a_misspelt_argument_is_named_and_list_tables_says_not_read_once(data: Path) -> None:
+    """Issue 45: `{"sq": …}` got "sql: Field required" without naming `sq`; and a file not read was
+    listed as `not read: x.csv: not read: it is a link …`."""
+    outside = data.parent / "outside.csv"
+    outside.write_text("a\n1\n", encoding="utf-8")
+    (data / "linked.csv").symlink_to(outside)
+    with build_server(data) as server:
+        async def main() -> None:
+            async with Client(server.mcp) as client:
+                bad = await client.call_tool("query", {"sq": "SELECT 1"})
+                assert bad.is_error and json.loads(texts(bad)) == {
+                    "ok": False, "error": "retry",
+                    "message": "invalid arguments for query: unknown argument 'sq' (did you mean 'sql'?); "
+                               "query takes: sql"}
+                listed = texts(await client.call_tool("list_tables", {}))
+                unread = [line for line in listed.splitlines() if "linked.csv" in line]
+                assert len(unread) == 1 and unread[0].startswith("not read: linked.csv: it is a link")
+                assert unread[0].count("not read") == 1
+
+        asyncio.run(main())

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import inspect
 import json
 import os
@@ -346,15 +347,29 @@ class _DataMCP(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         _SESSION.set(_session_of(context))  # this call's task only: which session's results it uses
-        names = [tool.name for tool in await self.list_tools()]
-        if name not in names:
-            return _error_result("retry", unknown_tool(name, names))
+        tools = {tool.name: tool for tool in await self.list_tools()}
+        if name not in tools:
+            return _error_result("retry", unknown_tool(name, list(tools)))
+        known = list((tools[name].input_schema or {}).get("properties", {}))
+        unknown = [key for key in arguments or {} if key not in known]
+        if unknown:  # pydantic would drop it and say only that the right one is missing
+            return _error_result("retry", _unknown_arguments(name, unknown, known))
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if not isinstance(exc.__cause__, ValidationError):
                 raise
             return _error_result("retry", f"invalid arguments for {name}: {compact_validation(exc.__cause__)}")
+
+
+def _unknown_arguments(tool: str, unknown: list[str], known: list[str]) -> str:
+    """`invalid arguments for query: unknown argument 'sq' (did you mean 'sql'?); query takes: sql`."""
+    said = []
+    for key in unknown:
+        near = difflib.get_close_matches(key, known, n=1, cutoff=0.5)
+        said.append(f"unknown argument {key!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
+    takes = ", ".join(known) if known else "no arguments"
+    return f"invalid arguments for {tool}: {'; '.join(said)}; {tool} takes: {takes}"
 
 
 def _session_of(context: Any) -> str | None:

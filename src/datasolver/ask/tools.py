@@ -61,7 +61,8 @@ def table_overview(package: DataPackage, with_graphs: bool = True) -> str:
         lines += [f"  note: {note.reason}" for note in catalog.load_notes([info.name])]
     for graph in package.graphs if with_graphs else []:
         lines.append(f"knowledge graph {graph.describe()}")
-    lines += [f"not read: {item.line()}" for item in catalog.skipped]
+    # A reason may start with "not read:" itself (a link, a device): said once.
+    lines += [f"not read: {item.path}: {item.reason.removeprefix('not read: ')}" for item in catalog.skipped]
     return "\n".join(lines) if lines else "(no tables)"
 
 

@@ -10,6 +10,7 @@ import click
 
 from datasolver.clip import clip
 from datasolver.data import TableCache
+from datasolver.ask.service import ASK_PREFLIGHT_WAIT_S
 from datasolver.ask import AskConfig, AskLimits, ask_data, load_golden, require_question, run_golden
 from datasolver.cli.input_options import encoding_option, follow_outside_links, table_cache_option
 from datasolver.cli.output import shown
@@ -57,12 +58,19 @@ def _with_model_options(func):
 @click.option("--timeout", "query_timeout", type=click.FloatRange(min=0, min_open=True),
               default=AskLimits().query_timeout_s, show_default=True, metavar="SECONDS",
               help="Stop any one query of the analyst after this long (the model is told and can try a cheaper one).")
+@click.option("--preflight-wait", type=click.FloatRange(min=0, min_open=True), default=ASK_PREFLIGHT_WAIT_S,
+              show_default=True, metavar="SECONDS", envvar="DATASOLVER_PREFLIGHT_WAIT",
+              help="While the tables load, the model endpoint is checked (its model list and a one-token request); "
+                   "a server that cannot be reached is waited for this long, said at once on stderr, then the "
+                   "command exits 1 naming the URL. Give more for a server that is starting "
+                   "[env DATASOLVER_PREFLIGHT_WAIT].")
 @encoding_option
 @table_cache_option
 @_with_model_options
-def ask_command(data_dir: Path, question: str | None, as_json: bool, query_timeout: float, encoding: str | None,
-                table_cache: str | None, api_url: str | None, api_key: str | None, model: str | None, review: bool,
-                direct_answer: bool, max_requests: int, symmetric: tuple[str, ...], trace_path: Path | None) -> None:
+def ask_command(data_dir: Path, question: str | None, as_json: bool, query_timeout: float, preflight_wait: float,
+                encoding: str | None, table_cache: str | None, api_url: str | None, api_key: str | None,
+                model: str | None, review: bool, direct_answer: bool, max_requests: int, symmetric: tuple[str, ...],
+                trace_path: Path | None) -> None:
     """Answer QUESTION in text from the tables of DATA_DIR (a task folder or any folder of CSV /
     JSON / SQLite / documents). Without QUESTION a task folder's own question is asked.
 
@@ -74,7 +82,9 @@ def ask_command(data_dir: Path, question: str | None, as_json: bool, query_timeo
             require_question(question)
         result = ask_data(data_dir, question, settings=resolve_settings(api_url, api_key, model),
                           config=_config(review, max_requests, direct_answer, query_timeout), trace_path=trace_path,
-                          symmetric=symmetric, encoding=encoding, table_cache=TableCache.from_setting(table_cache))
+                          symmetric=symmetric, encoding=encoding, table_cache=TableCache.from_setting(table_cache),
+                          preflight_wait_s=preflight_wait,
+                          on_wait=lambda text: click.echo(f"note: {printable(text)}", err=True))
     except DatasolverError as exc:
         if not as_json:
             raise  # the CLI's one handler prints it

@@ -10,11 +10,14 @@ import click
 from datasolver.cli.input_options import encoding_option, follow_outside_links, table_cache_option
 from datasolver.cli.load_progress import run_catalog_work
 from datasolver.data import Catalog, TableCache, render_notes
+from datasolver.data.errors import ResultTooLarge
 from datasolver.data.results import FORMATS, QueryResult, format_result, listing_json, rewrites_note
 from datasolver.documents.cache import CACHE_ENV, document_tables
 from datasolver.terminal import printable
 
 DEFAULT_SQL_TIMEOUT_S = 300.0
+TERMINAL_ROWS = 50  # rows shown on a terminal (and beside --csv FILE) when no --limit is given
+WHOLE = 1 << 62  # "no limit" for `Relation.fetch`
 STDIN = "-"
 
 _doc_cache_option = click.option(
@@ -131,8 +134,10 @@ def read_query(query: str | None, query_file: Path | None) -> str:
 @click.option("--file", "query_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Read the query from this file (UTF-8) instead of QUERY.")
 @follow_outside_links
-@click.option("--limit", default=50, show_default=True, type=click.IntRange(min=0),
-              help="Rows to print; a result with more says so (`rows: 50 of 1200 (truncated)`).")
+@click.option("--limit", default=None, type=click.IntRange(min=0),
+              help=f"Rows to print; a result with more says so (`rows: 50 of 1200 (truncated)`). Default: "
+                   f"{TERMINAL_ROWS} on a terminal without --format (and beside --csv FILE); with --format or "
+                   "in a pipe, the whole result.")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default=None,
               help="How the rows are printed: table (aligned; the default on a terminal), tsv (the default in a "
                    "pipe; NULL is \\N, a tab, newline or backslash in a value is \\t, \\n, \\\\), csv (NULL an empty "
@@ -150,13 +155,17 @@ def sql_command(task_dir: Path, query: str | None, query_file: Path | None, limi
                 csv_path: Path | None, timeout: float, doc_cache: str | None, encoding: str | None,
                 table_cache: str | None) -> None:
     """Run read-only SQL (DuckDB dialect; common PostgreSQL / MySQL / T-SQL / SQLite slips are repaired)
-    over every table of TASK_DIR and print the first rows: an aligned table on a terminal (ending with
-    the row count), tab-separated values in a pipe, or --format's choice. The rewrites applied, the
-    row count of a result cut at --limit, and what loading said about the tables the query read (the
-    encoding chosen, rows skipped, columns left as text: `note:` lines) go to stderr; --format json
-    holds the notes in its object instead. With --csv the query runs once: the rows shown are the
-    first of those written. Tables in documents (Markdown / PDF tables) are queryable under the
-    names `datasolver tables` lists.
+    over every table of TASK_DIR and print the rows: the first 50 as an aligned table on a terminal
+    (ending with the row count); the whole result as tab-separated values in a pipe, or in --format's
+    choice (--limit N for fewer). CSV and TSV stream a result of any size; a result too large for a
+    format held in memory (json, table, markdown: 16 MiB of rows) prints what fits and exits 1,
+    naming --csv FILE. CSV writes each value as it is (escaped for display only on a terminal). The
+    rewrites applied, the row count of a result cut at --limit, and what loading said about the
+    tables the query read (the encoding chosen, rows skipped, columns left as text: `note:` lines) go
+    to stderr; --format json holds the notes in its object instead. With --csv the query runs once:
+    the rows shown are the first of those written; a result of numbers, text, dates and booleans is
+    written by DuckDB's own CSV writer. Tables in documents (Markdown / PDF tables) are queryable
+    under the names `datasolver tables` lists.
 
     A table not in the table cache yet is read straight from its file where DuckDB can (a UTF-8
     CSV, Parquet), and loaded into the cache after the rows are printed (with --format json, before:
@@ -180,6 +189,9 @@ def sql_command(task_dir: Path, query: str | None, query_file: Path | None, limi
     whole_csv_out = csv_path is not None and str(csv_path) == STDIN
     if whole_csv_out and output_format not in (None, "csv"):
         raise click.UsageError("--csv - prints the full result as CSV; leave out --format, or give --csv a file")
+    if limit is None and (csv_path is not None or (terminal and output_format is None)):
+        limit = TERMINAL_ROWS
+    streamed = whole_csv_out or (limit is None and fmt in ("csv", "tsv"))  # the whole result, written as it comes
     with document_tables(task_dir, cache=doc_cache) as docs, \
             Catalog.open(task_dir, timeout_s=timeout or None, extra_derived=docs.extra_derived, encoding=encoding,
                          table_cache=TableCache.from_setting(table_cache),
@@ -187,18 +199,20 @@ def sql_command(task_dir: Path, query: str | None, query_file: Path | None, limi
         relation = catalog.sql(query)
 
         def run() -> QueryResult:
-            if whole_csv_out:
-                return relation.to_csv(sys.stdout, visible_controls=terminal)
+            if streamed:
+                return relation.write(sys.stdout, "csv" if whole_csv_out else fmt, visible_controls=terminal)
             if csv_path is not None:
                 return relation.to_csv(csv_path, limit)
-            return relation.fetch(limit)
+            return relation.fetch(WHOLE if limit is None else limit)
 
         result = run_catalog_work(catalog, run)
         unread = catalog.unread_summary()
         folder_notes = [unread] if unread else []
         result.notes = result.notes + folder_notes  # --format json holds them (its tables were loaded first)
-        if not whole_csv_out:
-            click.echo(format_result(result, fmt, terminal=terminal), nl=False)  # cells escaped, separators kept
+        if not streamed:
+            # Cells escaped where the format shows them, separators kept; `color` keeps an escape
+            # sequence that a CSV cell holds in a pipe (click.echo would strip it off a terminal).
+            click.echo(format_result(result, fmt, terminal=terminal), nl=False, color=True)
             if fmt != "table" and result.truncated:  # the table ends with its count line
                 click.echo(result.count_line(), err=True)
         if result.rewrites:
@@ -211,6 +225,11 @@ def sql_command(task_dir: Path, query: str | None, query_file: Path | None, limi
             # a table read straight from its file has its notes once it is loaded
             for line in render_notes(relation.load_notes() + folder_notes):
                 click.echo(printable(line), err=True)
+        if result.byte_budget is not None and result.truncated and csv_path is None:
+            raise ResultTooLarge(
+                f"only the first {len(result.rows)} of {result.total_rows} rows were printed: --format {fmt} holds "
+                f"at most {result.byte_budget >> 20} MiB of rows in memory. Write the whole result with "
+                "--csv FILE (or --format csv / tsv, which stream it), or select fewer or narrower columns")
 
 
 COMMANDS = [tables_command, sql_command]

@@ -907,7 +907,7 @@ class Catalog:
             if text != sql:
                 check_read_only(text, self._reader())  # a rewrite must pass the same guard
             self._check_stopped(sql)
-            conn = self._names_mirror() if listing else self._reader()
+            conn = self._names_mirror(text) if listing else self._reader()
             try:
                 rel = conn.sql(text)
                 if rel is None:
@@ -950,16 +950,20 @@ class Catalog:
         outside a string: it then runs on `_names_mirror`, which lists what the catalog holds."""
         if not lists_the_catalog(sql):
             return False
-        if not any(e.stored is not None or (e.scanned and not e.loaded) for e in self._entries.values()):
+        if not _TABLES_LISTING.match(sql) and not any(
+                e.stored is not None or (e.scanned and not e.loaded) for e in self._entries.values()):
             return False
         names = {t.text.strip('"`').lower() for t in tokenize(sql) if t.kind in ("word", "ident", "backtick")}
         return not any(name in self._lookup for name in names)
 
-    def _names_mirror(self) -> duckdb.DuckDBPyConnection:
+    def _names_mirror(self, sql: str) -> duckdb.DuckDBPyConnection:
         """An in-memory database that DuckDB's listings (SHOW TABLES, DESCRIBE, information_schema,
         duckdb_tables(), sqlite_master) read as they read a catalog without a table cache: each table
         an empty table with its columns and types, each alias a view of it, each session view a temp
-        view. Only for SQL that lists: it holds no rows (`_lists_names_only`)."""
+        view. Only for SQL that lists: it holds no rows (`_lists_names_only`). SHOW TABLES and its
+        kin list the tables alone (the aliases were every name again: 14 names for 7 tables); the
+        aliases stay views in information_schema and duckdb_views(), marked as such."""
+        with_aliases = not _TABLES_LISTING.match(sql)
         reader = self._reader()
         mirror = duckdb.connect(":memory:", config=self._config(OPEN_CONFIG))
         try:
@@ -968,10 +972,10 @@ class Catalog:
                     continue
                 columns = ", ".join(f"{quote_ident(c)} {t}" for c, t in _column_types(reader, entry.name))
                 mirror.execute(f"CREATE TABLE {quote_ident(entry.name)} ({columns})")
-                for alias in entry.aliases:
+                for alias in entry.aliases if with_aliases else ():
                     mirror.execute(f"CREATE VIEW {quote_ident(alias)} AS SELECT * FROM {quote_ident(entry.name)}")
-            for name, sql in self._session_views.items():
-                mirror.execute(f"CREATE TEMP VIEW {quote_ident(name)} AS {sql}")
+            for name, view in self._session_views.items():
+                mirror.execute(f"CREATE TEMP VIEW {quote_ident(name)} AS {view}")
             _confine(mirror, [], [])
         except BaseException:
             mirror.close()
@@ -1153,6 +1157,10 @@ class _ScanFailed(Exception):
 
 class _BracketListResult(duckdb.Error):
     """A T-SQL `[column]` ran as a DuckDB list literal; treated as a failure so repair quotes it."""
+
+
+# The listings of tables by name (not information_schema, which marks an alias as a VIEW).
+_TABLES_LISTING = re.compile(r"\s*(SHOW(\s+ALL)?\s+TABLES|PRAGMA\s+show_tables|SHOW|DESCRIBE)\s*;?\s*\Z", re.IGNORECASE)
 
 
 def _has_bracket_list_column(rel: duckdb.DuckDBPyRelation) -> bool:

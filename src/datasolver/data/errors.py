@@ -54,5 +54,9 @@ class QueryInterrupted(QueryError):
     """A query or its table load was stopped (timeout or `Catalog.interrupt()`); the catalog stays usable."""
 
 
+class ResultTooLarge(DataError):
+    """A whole result asked for in a format held in memory is past the byte budget of its rows."""
+
+
 class CellTooLarge(QueryError):
     """A result cell is over the size a fetched cell may have; refused before it became a Python value."""

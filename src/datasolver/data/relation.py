@@ -12,20 +12,23 @@ What `fetch` brings into the process is bounded in DuckDB before any value is fe
 
 from __future__ import annotations
 
+import io
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, TextIO, TypeVar
+from typing import TYPE_CHECKING, BinaryIO, Callable, Literal, TextIO, TypeVar
 
 import duckdb
 
 from datasolver import safe_write
+from datasolver.data.csv_source import sql_literal
 from datasolver.data.errors import CellTooLarge
 from datasolver.data.load_notes import LoadNote
 from datasolver.data.names import quote_ident
-from datasolver.data.results import QueryResult, write_csv
+from datasolver.data.results import QueryResult, write_csv, write_tsv
 from datasolver.sizes import human_size
 
 if TYPE_CHECKING:
@@ -44,7 +47,12 @@ MAX_CELL_ITEMS = 100_000  # elements of a LIST/ARRAY or MAP cell
 # the one that would bring the total past this.
 MAX_RESULT_BYTES = 16 << 20
 FIXED_CELL_BYTES = 8
-EXPORT_BATCH_ROWS = 1024  # rows fetched at a time when a whole result is written out
+EXPORT_BATCH_ROWS = 1024  # rows fetched at a time when a whole result is written out through Python
+ARROW_BATCH_ROWS = 122_880  # rows of one Arrow batch when DuckDB writes a whole result (its row group)
+COPY_CHUNK_BYTES = 1 << 20
+# Types whose every value DuckDB's CSV writer writes as `results.sql_text` does.
+_AS_SHOWN = re.compile(r"^(U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|FLOAT|DOUBLE|DECIMAL\(\d+,\s*\d+\)|VARCHAR|BOOLEAN|"
+                       r"DATE|TIME|UUID)$")
 Runner = Callable[[str, Callable[[duckdb.DuckDBPyRelation], T]], "RepairOutcome[T]"]
 
 
@@ -78,20 +86,34 @@ class Relation:
 
     def to_csv(self, target: Path | str | TextIO, preview_rows: int = 0, *, visible_controls: bool = False) -> QueryResult:
         """Write the whole result as CSV (the `csv` format of `results.format_result`: NULL an empty
-        field, the empty text `""`, booleans true/false) to a path or an open text stream, and return
-        its first `preview_rows` rows with the true count, so a caller that also shows rows does not
-        run the query twice. The rows come EXPORT_BATCH_ROWS at a time and are spooled to a
-        temporary file, so a query that fails half-way (and is repaired and run again) never leaves
-        half a result in `target`; a path is replaced in one step by a new file (`safe_write`),
-        so a link standing there is replaced, never written through."""
-        spool = self._output(lambda rel: _spool_csv(rel, preview_rows, visible_controls))
+        field, the empty text `""`, booleans true/false) to a path or an open text stream: `write`."""
+        return self.write(target, "csv", preview_rows, visible_controls=visible_controls)
+
+    def write(self, target: Path | str | TextIO, fmt: Literal["csv", "tsv"] = "csv", preview_rows: int = 0, *,
+              visible_controls: bool = False) -> QueryResult:
+        """Write the whole result as CSV or TSV (`results.format_result`'s formats) to a path or an
+        open text stream, and return its first `preview_rows` rows with the true count, so a caller
+        that also shows rows does not run the query twice.
+
+        The rows are spooled to a private temporary file first, so a query that fails half-way (and
+        is repaired and run again) never leaves half a result in `target`; a path is replaced in one
+        step by a new file (`safe_write`), so a link standing there is replaced, never written
+        through. A CSV whose every column DuckDB writes as `sql_text` does (numbers, text, dates,
+        booleans; more than one column; values as they are) is written by DuckDB's own CSV writer
+        from the result's Arrow batches (a 1.7 M-row result: seconds, not tens of seconds); any
+        other result comes EXPORT_BATCH_ROWS rows at a time through Python."""
+        spool = self._output(lambda rel: _spool(rel, fmt, preview_rows, visible_controls))
         with spool.file:
             spool.file.seek(0)
             if isinstance(target, (str, Path)):  # a new file renamed over the name: never through a link
-                with safe_write.replacing_text(Path(target)) as out:
-                    shutil.copyfileobj(spool.file, out)
+                with safe_write.replacing(Path(target)) as out:
+                    shutil.copyfileobj(spool.file, out, COPY_CHUNK_BYTES)
+            elif getattr(target, "buffer", None) is not None:
+                target.flush()
+                shutil.copyfileobj(spool.file, target.buffer, COPY_CHUNK_BYTES)
+                target.buffer.flush()
             else:
-                shutil.copyfileobj(spool.file, target)
+                shutil.copyfileobj(io.TextIOWrapper(spool.file, encoding="utf-8", newline=""), target)
         result = spool.result
         result.rewrites, result.sql = list(self.rewrites), self.final_sql or self.sql
         result.notes = self.load_notes()
@@ -193,10 +215,12 @@ def _guarded_rows(head: duckdb.DuckDBPyRelation, columns: list[str], types: list
     return kept, len(fetched), more
 
 
-def _spool_csv(rel: duckdb.DuckDBPyRelation, preview_rows: int, visible_controls: bool) -> _Spool:
-    """Every row of `rel` as CSV in a temporary file, the first `preview_rows` rows kept (within
-    MAX_RESULT_BYTES of text) and the rows counted as they are written."""
+def _spool(rel: duckdb.DuckDBPyRelation, fmt: str, preview_rows: int, visible_controls: bool) -> _Spool:
+    """Every row of `rel` as CSV or TSV in a private temporary file (bytes, UTF-8), the first
+    `preview_rows` rows kept (within MAX_RESULT_BYTES of text) and the rows counted."""
     columns, types = list(rel.columns), [str(t) for t in rel.types]
+    if fmt == "csv" and not visible_controls and len(columns) > 1 and all(_duckdb_writes_as_shown(t) for t in types):
+        return _spool_by_duckdb(rel, columns, types, preview_rows)
     preview: list[tuple] = []
     held = 0
     budget_cut = False
@@ -213,12 +237,72 @@ def _spool_csv(rel: duckdb.DuckDBPyRelation, preview_rows: int, visible_controls
                     preview.append(row)
             yield row
 
-    file = tempfile.TemporaryFile("w+", encoding="utf-8", newline="")
+    file = tempfile.TemporaryFile("w+b")
     try:
-        count = write_csv(file, columns, rows(), visible_controls=visible_controls)
+        text = io.TextIOWrapper(file, encoding="utf-8", newline="")
+        if fmt == "csv":
+            count = write_csv(text, columns, rows(), visible_controls=visible_controls)
+        else:
+            count = write_tsv(text, columns, rows())
+        text.flush()
+        text.detach()
     except BaseException:
         file.close()
         raise
+    result = QueryResult(columns=columns, types=types, rows=preview, total_rows=count,
+                         byte_budget=MAX_RESULT_BYTES if budget_cut else None)
+    return _Spool(file, result)
+
+
+def _duckdb_writes_as_shown(type_name: str) -> bool:
+    """Whether DuckDB's CSV writer writes a value of this type as `results.sql_text` does (not a
+    timestamp: DuckDB cuts a fraction's trailing zeros; not an interval, a BLOB or a nested value)."""
+    return bool(_AS_SHOWN.match(type_name))
+
+
+def _spool_by_duckdb(rel: duckdb.DuckDBPyRelation, columns: list[str], types: list[str],
+                     preview_rows: int) -> _Spool:
+    """`_spool` by DuckDB's CSV writer: the query's Arrow batches read by a private in-memory
+    DuckDB (the catalog's connection may touch no file) that writes them into a private temporary
+    folder. The first rows are kept as Arrow and turned into Python values by DuckDB, as `fetch`
+    gives them."""
+    import pyarrow as pa
+
+    reader = rel.to_arrow_reader(ARROW_BATCH_ROWS)
+    head: list[pa.RecordBatch] = []
+    held = 0
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        nonlocal held
+        for batch in reader:
+            if held < preview_rows:
+                head.append(batch.slice(0, preview_rows - held))
+                held += min(batch.num_rows, preview_rows - held)
+            yield batch
+
+    stream = pa.RecordBatchReader.from_batches(reader.schema, batches())
+    with tempfile.TemporaryDirectory(prefix="datasolver-export-") as folder:
+        out = Path(folder) / "result.csv"
+        writer = duckdb.connect(":memory:")
+        try:
+            writer.register("result_batches", stream)
+            names = ", ".join(f"{quote_ident(f'column{i}')} AS {quote_ident(c)}"
+                              for i, c in enumerate(columns))
+            count = writer.execute(
+                f"COPY (SELECT {names} FROM (SELECT * FROM result_batches) AS r"
+                f"({', '.join(quote_ident(f'column{i}') for i in range(len(columns)))})) "
+                f"TO {sql_literal(str(out))} (FORMAT csv, HEADER true)").fetchall()[0][0]
+            first = writer.from_arrow(pa.Table.from_batches(head, reader.schema)).fetchall() if head else []
+        finally:
+            writer.close()
+        file = open(out, "rb")  # noqa: SIM115 - the caller closes it; the folder goes, the open file stays
+    preview, size, budget_cut = [], 0, False
+    for row in first:
+        size += sum(len(v) if isinstance(v, (str, bytes)) else FIXED_CELL_BYTES for v in row)
+        if size > MAX_RESULT_BYTES:
+            budget_cut = True
+            break
+        preview.append(row)
     result = QueryResult(columns=columns, types=types, rows=preview, total_rows=count,
                          byte_budget=MAX_RESULT_BYTES if budget_cut else None)
     return _Spool(file, result)
@@ -228,5 +312,5 @@ def _spool_csv(rel: duckdb.DuckDBPyRelation, preview_rows: int, visible_controls
 class _Spool:
     """A whole result written as CSV to a temporary file, and its first rows."""
 
-    file: TextIO
+    file: BinaryIO
     result: QueryResult

@@ -222,9 +222,9 @@ def format_result(result: QueryResult, fmt: Format, *, terminal: bool = False) -
     if fmt == "table":
         return _table(result)
     if fmt == "tsv":
-        lines = ["\t".join(_tsv_escape(c) for c in result.columns)]
-        lines += ["\t".join(TSV_NULL if v is None else _tsv_escape(sql_text(v)) for v in row) for row in result.rows]
-        return "\n".join(lines) + "\n"
+        out = io.StringIO()
+        write_tsv(out, result.columns, result.rows)
+        return out.getvalue()
     if fmt == "csv":
         out = io.StringIO()
         write_csv(out, result.columns, result.rows, visible_controls=terminal)
@@ -254,6 +254,16 @@ def write_csv(stream: TextIO, columns: list[str], rows: Iterable[tuple[Any, ...]
     count = 0
     for row in rows:
         stream.write(",".join(null if v is None else _csv_field(sql_text(v), visible_controls) for v in row) + "\n")
+        count += 1
+    return count
+
+
+def write_tsv(stream: TextIO, columns: list[str], rows: Iterable[tuple[Any, ...]]) -> int:
+    """Write a header and `rows` as TSV (`format_result`'s tsv) to `stream`; the number of rows."""
+    stream.write("\t".join(_tsv_escape(c) for c in columns) + "\n")
+    count = 0
+    for row in rows:
+        stream.write("\t".join(TSV_NULL if v is None else _tsv_escape(sql_text(v)) for v in row) + "\n")
         count += 1
     return count
 
