@@ -32,7 +32,7 @@ from typing import Literal
 from collections.abc import Sequence
 
 from datasolver.ask.answer import drop_restated_lead, without_call_markup
-from datasolver.ask.asked import asked_count, asks_for_many, names_column
+from datasolver.ask.asked import names_column
 from datasolver.ask.coverage import coverage, stray_values
 from datasolver.ask.handles import Handle
 from datasolver.ask.prompts import render_prompt
@@ -43,6 +43,7 @@ from datasolver.llm.text_calls import same_query
 from datasolver.data import DataError, QueryResult
 from datasolver.data.empty_result import EmptyDiagnosis, counts_zero, explain_empty
 from datasolver.data.names import quote_ident
+from datasolver.data.question_shape import QuestionShape, read_question
 
 NO_QUERY_NOTE = "no query backed this answer: the model answered without a stored result; check it against the data"
 UNBACKED_MARK = "[unbacked: no query result holds this answer]"
@@ -88,9 +89,10 @@ class Checked:
 class AnswerChecks:
     """The checks of one question's final answers (each send-back at most once per question)."""
 
-    def __init__(self, toolbox: AskToolbox, question: str) -> None:
+    def __init__(self, toolbox: AskToolbox, question: str, shape: QuestionShape | None = None) -> None:
         self.toolbox = toolbox
         self.question = question
+        self.shape = shape if shape is not None else read_question(question)  # what it asks for, read once
         self.sent: set[CheckName] = set()
         self.diagnosed: dict[str, str] = {}  # the SQL of each empty result diagnosed → its diagnosis
         self.diagnoses: dict[str, EmptyDiagnosis] = {}  # the SQL of each result diagnosed → the diagnosis (once)
@@ -240,12 +242,12 @@ class AnswerChecks:
 
     def _write_whole_list(self, out: Checked, backing: Handle, result: QueryResult) -> None:
         """`partial_list`: the answer names part of a result the question wants whole; write the result."""
-        if not asks_for_many(self.question) or not 0 < backing.rows <= len(result.rows):
+        if not self.shape.asks_many or not 0 < backing.rows <= len(result.rows):
             return
         named = coverage(out.final.text, result)
         if not named.rows_named:
             return
-        asked = asked_count(self.question)
+        asked = self.shape.count
         rows_dropped = len(named.rows_named) < backing.rows and (asked is None or backing.rows <= asked)
         columns = [c for c in result.columns if c in named.columns_named or names_column(self.question, c)]
         columns_dropped = any(c not in named.columns_named for c in columns)

@@ -9,8 +9,8 @@ the `query` tool runs it (a stored result `@1`, through the data layer's dialect
 guard), under the answer checks' evidence rules: an error or an empty result is no answer (the empty
 one diagnosed by the data room, each filter dropped in turn and the nearest existing values), and gets
 a repair turn, as does a result of more rows than an answer spells out (`answer_rows`) when the question
-asks for one value (`asked.asks_for_many`): up to `DIRECT_REPAIRS` repair turns, each in the same
-conversation (a query written again is told so). When a query returns rows, the program writes the answer
+asks for one value (its shape, `data/question_shape.py`): up to `DIRECT_REPAIRS` repair turns, each in
+the same conversation (a query written again is told so). When a query returns rows, the program writes the answer
 from the result (a list as its rows, one value as the value, after the column names), so no value is
 re-typed by the model.
 When no query of these answers, the tool loop starts and is told what was tried (the results stay
@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from datasolver.ask.asked import asks_for_many
 from datasolver.ask.checks import AnswerChecks
 from datasolver.ask.config import AskConfig
 from datasolver.ask.handles import Handle
@@ -190,7 +189,7 @@ class DirectAnswer:
             diagnosis, notes = self.checks.why_empty(empty)
             self.outcome.notes += notes
             return DirectTry(sql, source, handle, problem=f"{handle.ref}: {diagnosis}", empty=True)  # no rows, NULLs, 0
-        if handle.rows > self.config.limits.answer_rows and not asks_for_many(self.question):
+        if handle.rows > self.config.limits.answer_rows and not self.checks.shape.asks_many:
             return DirectTry(sql, source, handle, problem=(
                 f"{handle.ref} has {handle.rows} rows, but the question asks for one value (or a few): aggregate, "
                 "filter or limit in the query so that its rows are the answer"))
