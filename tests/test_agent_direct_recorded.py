@@ -56,7 +56,7 @@ def test_two_projects_with_the_same_value_are_two_rows_not_duplicates(tmp_path: 
 def test_a_count_of_zero_from_a_date_written_otherwise_is_rewritten_with_the_datas_spelling(tmp_path: Path) -> None:
     """v2854: `WHERE 时间(月份) = '2022-07'` counts 0 (the data writes '2022年07月'): not published. Before
     the repair request, the program puts in the month the question linking found in that column
-    (`data/rewrites.py`); that candidate passes the checks and is published: one request."""
+    (`rules/respelled_filter.py`); that candidate passes the checks and is published: one request."""
     outcome, server, events = run(tmp_path, "task_retqa_v2854", [reply("v2854_direct")])
     assert len(server.requests) == 1
     candidates = [e for e in events if e["event"] == "direct_candidate"]
@@ -70,7 +70,7 @@ def test_a_column_name_split_in_two_is_written_whole_by_the_program_before_any_r
     """v1800: `SELECT DISTINCT GROUP 开发商 …` does not parse (the model wrote 集团开发商 half translated).
     The error's hint names the column, but the real model wrote the same query again in its repair turn
     and in two of three samples (stop 41's run); so before the repair request the program writes the
-    name whole in place of the piece and the word beside it (`data/rewrites.py`), and that candidate
+    name whole in place of the piece and the word beside it (`rules/whole_column_name.py`), and that candidate
     passes the checks: one request, the right answer."""
     outcome, server, events = run(tmp_path, "task_retqa_v1800", [reply("v1800_direct")])
     assert len(server.requests) == 1
@@ -87,7 +87,7 @@ def test_when_no_rewrite_passes_two_samples_outvote_the_repeated_repair(tmp_path
     temperature agree on `集团开发商`, and that answer is published."""
     script = [reply("v1800_direct"), reply("v1800_repair"), reply("v1800_sample_1"), reply("v1800_sample_2")]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("datasolver.agent.solve.rewrites_of_error", lambda *args: [])
+        patch.setattr("datasolver.agent.solve.apply_on_error", lambda *args: [])
         outcome, server, events = run(tmp_path, "task_retqa_v1800", script)
     candidates = [e for e in events if e["event"] == "direct_candidate"]
     assert [(c["source"], c["passes"]) for c in candidates] == [
@@ -101,7 +101,7 @@ def test_a_column_taken_from_the_wrong_table_of_a_join_is_rewritten_to_the_colum
     """v1800 (this stop's run of the fixed 12): `SELECT DISTINCT T2.所属集团 … ON T1.地块名称 = T2.项目名称`
     fails (T2, the price table, has no 所属集团; DuckDB offers its 集团开发商), and the real model wrote it
     again in its repair turn and two of three samples: 450 s, no answer. The program's rewrites
-    (`data/rewrites.moved_columns`): the column the question linking links (the question's 开发 in
+    (`rules/moved_column.py`): the column the question linking links (the question's 开发 in
     集团开发商) first; that query runs and finds nothing (the join pairs a plot's name with a project's
     name), so its own rewrite answers from the one table that holds what it selects: one request."""
     outcome, server, events = run(tmp_path, "task_retqa_v1800", [reply("v1800_binder_direct")])
@@ -110,6 +110,7 @@ def test_a_column_taken_from_the_wrong_table_of_a_join_is_rewritten_to_the_colum
     assert [(c["source"], c["ok"], c["passes"]) for c in candidates] == [
         ("direct", False, False), ("rewrite 1", True, False), ("rewrite 2", True, True)]
     assert "T2.集团开发商, the column of" in candidates[1]["rewritten"] and "the question names" in candidates[1]["rewritten"]
+    assert [c.get("rule") for c in candidates] == [None, "moved_column", "one_table"]  # the trace names each rule
     assert (outcome.status, score(outcome, "task_retqa_v1800")) == ("solved", 1.0)
 
 

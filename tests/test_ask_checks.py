@@ -12,7 +12,8 @@ import pytest
 
 from datasolver.ask import Analyst, AskConfig, AskLimits, open_package
 from datasolver.ask.checks import NO_QUERY_NOTE, UNBACKED_MARK
-from datasolver.ask.asked import asked_count, asks_for_many, names_column
+from datasolver.ask.asked import names_column
+from datasolver.data.question_shape import asked_count, asks_for_many
 from datasolver.ask.coverage import coverage, numbers_in, stray_values
 from datasolver.ask.render import answer_data
 from datasolver.data import QueryResult
@@ -329,3 +330,17 @@ def test_what_is_no_answer(answer: str, why: str | None) -> None:
     ours = ["No stored result backs your answer: nothing has been queried yet. Run query first.",
             "Your answer rests on @1: no rows. Nearest existing values: '2022年07月, 2022年10月 are the months'"]
     assert non_answer(answer, ours) == why
+
+
+def test_the_analysts_checks_are_a_named_table_in_order_and_docs_ask_lists_each() -> None:
+    from typing import get_args
+
+    from datasolver.ask.checks import ASK_CHECKS, CheckName
+
+    names = [name for name, _ in ASK_CHECKS]
+    assert names == ["non_answer", "no_result", "empty_result", "stray_values", "partial_list"]
+    assert set(names) == set(get_args(CheckName))
+    assert all(check.__name__ == f"check_{name}" for name, check in ASK_CHECKS)
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "ask.md").read_text(encoding="utf-8")
+    rows = [line.split("|")[1].strip().strip("`") for line in doc.splitlines() if line.startswith("| `")]
+    assert [row for row in rows if row in names] == names

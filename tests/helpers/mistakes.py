@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from datasolver.data import Catalog
 from datasolver.data.names import quote_ident, quote_literal
-from datasolver.solver.answer_checks.words import RANK_WORDS, ROUNDING_WORDS, mentions
+from datasolver.data.question_shape import RANK_WORDS, ROUNDING_WORDS, mentions
 from datasolver.solver.scaffold import query_code
 
 _NUMERIC = ("INT", "DOUBLE", "FLOAT", "DECIMAL", "REAL", "NUMERIC")

@@ -31,6 +31,7 @@ from datasolver.clip import clip
 from datasolver.eval import prediction_signature
 from datasolver.llm import NULL_TRACE, LLMClient, LLMError, ToolCall, TraceWriter, user_message
 from datasolver.llm.text_calls import reply_query, same_query
+from datasolver.rules import Rewrite
 from datasolver.solver.answer_checks import check_names_in
 from datasolver.solver.tools import written_query_calls
 from datasolver.toolkit import ToolRunner
@@ -97,8 +98,8 @@ class DirectPath:
     chat_options: dict[str, Any] = field(default_factory=dict)
     outcome: DirectOutcome = field(default_factory=DirectOutcome)
     seconds_per_sample: float | None = None  # measured on the first reply: what one more query costs
-    rewrites: Callable[[Candidate], list[tuple[str, str]]] = lambda failed: []
-    """The program's rewrites of a failed candidate (`data/rewrites.py`: of the query that ran, when it
+    rewrites: Callable[[Candidate], list[Rewrite]] = lambda failed: []
+    """The program's rewrites of a failed candidate (`datasolver.rules`: of the query that ran, when it
     found nothing; of the query written, when it failed at a piece of a column name): tried before the
     repair request, each a candidate like the model's."""
 
@@ -136,13 +137,14 @@ class DirectPath:
         (no request); the first that passes the answer checks is chosen. A rewrite of a failed query that
         runs and finds nothing has its own rewrites tried too, once (v1800: the offered column put in a
         join that pairs nothing, then answered from the one table that holds it)."""
-        for number, (sql, how) in enumerate(await asyncio.to_thread(self.rewrites, failed), 1):
+        for number, rewrite in enumerate(await asyncio.to_thread(self.rewrites, failed), 1):
+            sql, how = rewrite.sql, rewrite.reason
             if any(same_query(c.sql, sql) for c in self.outcome.candidates):
                 continue
             source = f"rewrite {number}" if depth == 0 else f"rewrite {len(self.outcome.candidates)}"
             candidate = await self._try(sql, source)
             self.outcome.candidates.append(candidate)
-            self._event(**candidate.as_dict(), rewritten=how)
+            self._event(**candidate.as_dict(), rewritten=how, rule=rewrite.rule)
             if candidate.passes:
                 return await self._choose(candidate, f"the program's rewrite passed the answer checks ({how})")
             if (depth == 0 and not failed.ok and candidate.ok

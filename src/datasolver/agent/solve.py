@@ -46,10 +46,11 @@ from datasolver.agent.video_judge import judge_video
 from datasolver.agent.tokens import estimate_tokens, estimate_tools_tokens
 from datasolver.data import Catalog, ScratchLayout, Task
 from datasolver.data.empty_result import explain_empty
-from datasolver.data.rewrites import rewrites_of_error, rewrites_of_nothing_found
+from datasolver.data.duck_errors import parse_duck_error
 from datasolver.clip import clip
 from datasolver.llm import LLMClient, TraceWriter, user_message
 from datasolver.llm.window import reply_tokens
+from datasolver.rules import Rewrite, RuleContext, apply_on_empty, apply_on_error
 from datasolver.sandbox import SandboxLimits, UnsafeFile, safe_files
 from datasolver.solver import (
     SolverToolbox,
@@ -409,18 +410,18 @@ class _Session:
                     how=outcome.how, prediction=safe_files.is_regular(self.task_run.layout.prediction))
         return outcome
 
-    def _rewrites_of(self, failed: Candidate) -> list[tuple[str, str]]:
-        """The program's rewrites (`data/rewrites.py`) of a direct candidate: of a query that failed, the
+    def _rewrites_of(self, failed: Candidate) -> list[Rewrite]:
+        """The program's rewrites (`datasolver.rules`) of a direct candidate: of a query that failed, the
         query as written, by its error; of one that found nothing, the last query solver.py ran (after
         the data layer's repairs), diagnosed for a join that pairs nothing."""
         catalog = self.toolbox.catalog
         if not failed.ok:
-            return rewrites_of_error(failed.sql, failed.report, catalog, self.brief.links)
+            return apply_on_error(failed.sql, parse_duck_error(failed.report), RuleContext(catalog, self.brief.links))
         sql = _last_query(self.task_run.layout)
         if sql is None:
             return []
         diagnosis = explain_empty(catalog, sql, timeout_s=REWRITE_QUERY_TIMEOUT_S)
-        return rewrites_of_nothing_found(sql, catalog, self.brief.links, diagnosis)
+        return apply_on_empty(sql, RuleContext(catalog, self.brief.links, diagnosis))
 
     async def _attempt(self, number: int) -> AttemptResult:
         await asyncio.to_thread(restore_scaffold, self.task_run.layout)

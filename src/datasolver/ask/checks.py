@@ -1,6 +1,8 @@
 """The analyst's answer checks: what the program verifies before an answer is given.
 
-In order, on every final answer:
+A named table, `ASK_CHECKS` (like the Solver's `solver/answer_checks/run.ANSWER_CHECKS`): one
+function per check, in order, on every final answer; the first that decides the answer ends them,
+and `AnswerChecks.send_once` is the send-back policy they share.
 
 1. `no_result`: no stored result backs it (the model answered without querying). Sent back once
    ("query first"); after that it is given marked unbacked, never as if it were backed.
@@ -29,10 +31,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from datasolver.ask.answer import drop_restated_lead, without_call_markup
-from datasolver.ask.asked import asked_count, asks_for_many, names_column
+from datasolver.ask.asked import names_column
 from datasolver.ask.coverage import coverage, stray_values
 from datasolver.ask.handles import Handle
 from datasolver.ask.prompts import render_prompt
@@ -43,6 +45,7 @@ from datasolver.llm.text_calls import same_query
 from datasolver.data import DataError, QueryResult
 from datasolver.data.empty_result import EmptyDiagnosis, counts_zero, explain_empty
 from datasolver.data.names import quote_ident
+from datasolver.data.question_shape import QuestionShape, read_question
 
 NO_QUERY_NOTE = "no query backed this answer: the model answered without a stored result; check it against the data"
 UNBACKED_MARK = "[unbacked: no query result holds this answer]"
@@ -88,9 +91,10 @@ class Checked:
 class AnswerChecks:
     """The checks of one question's final answers (each send-back at most once per question)."""
 
-    def __init__(self, toolbox: AskToolbox, question: str) -> None:
+    def __init__(self, toolbox: AskToolbox, question: str, shape: QuestionShape | None = None) -> None:
         self.toolbox = toolbox
         self.question = question
+        self.shape = shape if shape is not None else read_question(question)  # what it asks for, read once
         self.sent: set[CheckName] = set()
         self.diagnosed: dict[str, str] = {}  # the SQL of each empty result diagnosed → its diagnosis
         self.diagnoses: dict[str, EmptyDiagnosis] = {}  # the SQL of each result diagnosed → the diagnosis (once)
@@ -102,69 +106,22 @@ class AnswerChecks:
 
     def check(self, final: FinalAnswer, *, can_send_back: bool, ours: Sequence[str] = ()) -> Checked:
         """Check one final answer; `can_send_back` is False when no request is left to answer again;
-        `ours` is the text we sent the model (the rules, the send-backs), which is never an answer."""
-        out = Checked(final)
-        backing = final.data if final.data is not None else (final.evidence[0] if final.evidence else None)
-        why = non_answer(final.text, ours)
-        if why is not None:
-            diagnosis = ""
-            latest = self.handles.latest()
-            empty = self.empty_in(latest) if latest is not None else None
-            if empty is not None and "empty_result" not in self.sent:
-                text, notes = self.why_empty(empty)
-                out.notes += notes
-                diagnosis = "\n" + render_prompt("empty_result", ref=empty.ref, diagnosis=text).strip()
-            if self._send(out, "non_answer", can_send_back, render_prompt("non_answer", why=why,
-                                                                          diagnosis=diagnosis).strip(), why):
-                if diagnosis:
-                    self.sent.add("empty_result")
-                return out
-            return self.without_answer(f"the model's answer was no answer ({why})", out)
-        if backing is None:
-            if self._send(out, "no_result", can_send_back, render_prompt("query_first").strip(), "no stored result"):
-                return out
-            out.unbacked = NO_QUERY_NOTE
-            out.events.append(CheckEvent("no_result", "unbacked", "no stored result"))
-            return out
-        empty = self.empty_in(backing)
-        if empty is not None:
-            before = next((d for sql, d in self.diagnosed.items() if same_query(sql, empty.sql)), None)
-            if (before is not None and "empty_result" in self.sent and can_send_back
-                    and self.empty_repeats < EMPTY_REPEATS):  # "nothing matches" on the query, unchanged
-                self.empty_repeats += 1
-                out.send_back = render_prompt("empty_unchanged", ref=empty.ref, diagnosis=before).strip()
-                out.events.append(CheckEvent("empty_result", "sent_back", f"{empty.ref} unchanged: {before}"))
-                return out
-            diagnosis, notes = self.why_empty(empty)
-            out.notes += notes
-            message = render_prompt("empty_result", ref=empty.ref, diagnosis=diagnosis).strip()
-            if self._send(out, "empty_result", can_send_back, message, f"{empty.ref}: {diagnosis}"):
-                return out
-            return out
-        results = self._results(backing, out.notes)
-        own = final.template if final.template is not None else final.text
-        stored = self.handles.handles
-        stray = stray_values(own, self.question, list(results.values()), counts=[h.rows for h in stored],
-                             sql=[h.sql for h in stored])
-        if stray:
-            shown = ", ".join(stray[:10])
-            copy = ("Then call final_answer again." if backing.rows == 0 else
-                    f"If {backing.ref} ({backing.rows} rows: {', '.join(backing.columns)}) answers the question, copy "
-                    f'this call: final_answer {{"answer": "{{DATA}}", "data": "{backing.ref}"}}')
-            message = render_prompt("stray_values", values=shown, copy=copy).strip()
-            if self._send(out, "stray_values", can_send_back, message, shown):
-                return out
-            out.unbacked = f"no stored result holds {shown} of this answer"
-            out.events.append(CheckEvent("stray_values", "unbacked", shown))
-            return out
-        if final.template is None and backing.index in results:
-            self._write_whole_list(out, backing, results[backing.index])
-        if out.final is final:  # the model's own words: without a lead-in that restates the question
-            out.final = replace(final, text=drop_restated_lead(final.text, self.question))
-        return out
+        `ours` is the text we sent the model (the rules, the send-backs), which is never an answer.
+
+        The checks of `ASK_CHECKS` run in order; the first that decides the answer (sends it back,
+        rewrites it as no answer, or gives it unbacked) ends them."""
+        answer = Answering(final, Checked(final), can_send_back, ours)
+        for _name, check in ASK_CHECKS:
+            if check(self, answer):
+                return answer.out
+        if answer.out.final is final:  # the model's own words: without a lead-in that restates the question
+            answer.out.final = replace(final, text=drop_restated_lead(final.text, self.question))
+        return answer.out
 
     # ------------------------------------------------------------------ the checks' parts
-    def _send(self, out: Checked, check: CheckName, can_send_back: bool, message: str, detail: str) -> bool:
+    def send_once(self, out: Checked, check: CheckName, can_send_back: bool, message: str, detail: str) -> bool:
+        """The send-back policy: `message` goes back to the model when `check` has not sent one back for
+        this question and a request is left; True when it does."""
         if check in self.sent or not can_send_back:
             return False
         self.sent.add(check)
@@ -227,7 +184,7 @@ class AnswerChecks:
                                                        timeout_s=CHECK_TIMEOUT_S)
         return bool(self.diagnoses[handle.sql].empty_selects)
 
-    def _results(self, backing: Handle, notes: list[str]) -> dict[int, QueryResult]:
+    def results_of(self, backing: Handle, notes: list[str]) -> dict[int, QueryResult]:
         """The first rows of the answer's result and of the latest others (a failed read is noted)."""
         wanted = [backing] + [h for h in reversed(self.handles.handles) if h.index != backing.index][:CHECK_RESULTS]
         out = {}
@@ -238,14 +195,14 @@ class AnswerChecks:
                 notes.append(f"answer check could not read {handle.ref}: {exc}")
         return out
 
-    def _write_whole_list(self, out: Checked, backing: Handle, result: QueryResult) -> None:
+    def write_whole_list(self, out: Checked, backing: Handle, result: QueryResult) -> None:
         """`partial_list`: the answer names part of a result the question wants whole; write the result."""
-        if not asks_for_many(self.question) or not 0 < backing.rows <= len(result.rows):
+        if not self.shape.asks_many or not 0 < backing.rows <= len(result.rows):
             return
         named = coverage(out.final.text, result)
         if not named.rows_named:
             return
-        asked = asked_count(self.question)
+        asked = self.shape.count
         rows_dropped = len(named.rows_named) < backing.rows and (asked is None or backing.rows <= asked)
         columns = [c for c in result.columns if c in named.columns_named or names_column(self.question, c)]
         columns_dropped = any(c not in named.columns_named for c in columns)
@@ -271,6 +228,132 @@ class AnswerChecks:
         return text
 
 
+@dataclass
+class Answering:
+    """One final answer on its way through the checks: the answer, its outcome so far, whether a
+    send-back is possible, and the text we sent the model; the results its values are looked up in,
+    read once by the first check that needs them."""
+
+    final: FinalAnswer
+    out: Checked
+    can_send_back: bool
+    ours: Sequence[str]
+    results: dict[int, QueryResult] | None = None
+
+    @property
+    def backing(self) -> Handle | None:
+        """The stored result the answer rests on: its data, else its first evidence."""
+        final = self.final
+        return final.data if final.data is not None else (final.evidence[0] if final.evidence else None)
+
+
+AskCheck = Callable[[AnswerChecks, Answering], bool]
+"""One answer check: True when it decided the answer's outcome (the checks after it do not run)."""
+
+
+def check_non_answer(checks: AnswerChecks, answer: Answering) -> bool:
+    """An answer that is no answer: sent back once (with why the latest result is empty, when it is);
+    after that the latest result with rows is written into the answer, or `[no answer: why]`."""
+    out = answer.out
+    why = non_answer(answer.final.text, answer.ours)
+    if why is None:
+        return False
+    diagnosis = ""
+    latest = checks.handles.latest()
+    empty = checks.empty_in(latest) if latest is not None else None
+    if empty is not None and "empty_result" not in checks.sent:
+        text, notes = checks.why_empty(empty)
+        out.notes += notes
+        diagnosis = "\n" + render_prompt("empty_result", ref=empty.ref, diagnosis=text).strip()
+    message = render_prompt("non_answer", why=why, diagnosis=diagnosis).strip()
+    if checks.send_once(out, "non_answer", answer.can_send_back, message, why):
+        if diagnosis:
+            checks.sent.add("empty_result")
+        return True
+    checks.without_answer(f"the model's answer was no answer ({why})", out)
+    return True
+
+
+def check_no_result(checks: AnswerChecks, answer: Answering) -> bool:
+    """No stored result backs the answer: sent back once ("query first"); after that given unbacked."""
+    if answer.backing is not None:
+        return False
+    out = answer.out
+    message = render_prompt("query_first").strip()
+    if checks.send_once(out, "no_result", answer.can_send_back, message, "no stored result"):
+        return True
+    out.unbacked = NO_QUERY_NOTE
+    out.events.append(CheckEvent("no_result", "unbacked", "no stored result"))
+    return True
+
+
+def check_empty_result(checks: AnswerChecks, answer: Answering) -> bool:
+    """The answer rests on an empty result (no rows, only NULLs, a count of 0 over filters that match
+    nothing): sent back once with why; "nothing matches" on the same query, unchanged, again (at most
+    `EMPTY_REPEATS` times); after that the answer is given."""
+    backing, out = answer.backing, answer.out
+    empty = checks.empty_in(backing) if backing is not None else None
+    if empty is None:
+        return False
+    before = next((d for sql, d in checks.diagnosed.items() if same_query(sql, empty.sql)), None)
+    if (before is not None and "empty_result" in checks.sent and answer.can_send_back
+            and checks.empty_repeats < EMPTY_REPEATS):  # "nothing matches" on the query, unchanged
+        checks.empty_repeats += 1
+        out.send_back = render_prompt("empty_unchanged", ref=empty.ref, diagnosis=before).strip()
+        out.events.append(CheckEvent("empty_result", "sent_back", f"{empty.ref} unchanged: {before}"))
+        return True
+    diagnosis, notes = checks.why_empty(empty)
+    out.notes += notes
+    message = render_prompt("empty_result", ref=empty.ref, diagnosis=diagnosis).strip()
+    checks.send_once(out, "empty_result", answer.can_send_back, message, f"{empty.ref}: {diagnosis}")
+    return True
+
+
+def check_stray_values(checks: AnswerChecks, answer: Answering) -> bool:
+    """Values of the answer that no stored result holds, nor the question: sent back once; after that
+    given unbacked."""
+    backing, out, final = answer.backing, answer.out, answer.final
+    if backing is None:
+        return False
+    answer.results = results = checks.results_of(backing, out.notes)
+    own = final.template if final.template is not None else final.text
+    stored = checks.handles.handles
+    stray = stray_values(own, checks.question, list(results.values()), counts=[h.rows for h in stored],
+                         sql=[h.sql for h in stored])
+    if not stray:
+        return False
+    shown = ", ".join(stray[:10])
+    copy = ("Then call final_answer again." if backing.rows == 0 else
+            f"If {backing.ref} ({backing.rows} rows: {', '.join(backing.columns)}) answers the question, copy "
+            f'this call: final_answer {{"answer": "{{DATA}}", "data": "{backing.ref}"}}')
+    message = render_prompt("stray_values", values=shown, copy=copy).strip()
+    if checks.send_once(out, "stray_values", answer.can_send_back, message, shown):
+        return True
+    out.unbacked = f"no stored result holds {shown} of this answer"
+    out.events.append(CheckEvent("stray_values", "unbacked", shown))
+    return True
+
+
+def check_partial_list(checks: AnswerChecks, answer: Answering) -> bool:
+    """The question asks for several values and the answer names part of its result: the program
+    writes the result into the answer (never a send-back; the checks after it still run)."""
+    backing, results = answer.backing, answer.results or {}
+    if answer.final.template is None and backing is not None and backing.index in results:
+        checks.write_whole_list(answer.out, backing, results[backing.index])
+    return False
+
+
+ASK_CHECKS: tuple[tuple[CheckName, AskCheck], ...] = (
+    ("non_answer", check_non_answer),
+    ("no_result", check_no_result),
+    ("empty_result", check_empty_result),
+    ("stray_values", check_stray_values),
+    ("partial_list", check_partial_list),
+)
+"""The analyst's answer checks, in the order they run on every final answer (the Solver's are
+`solver/answer_checks/run.ANSWER_CHECKS`); what each sends back once is `AnswerChecks.send_once`'s rule."""
+
+
 def non_answer(text: str, ours: Sequence[str] = ()) -> str | None:
     """Why an answer is no answer, or None: empty (or only tool-call markup), a placeholder reply
     (`{}`, `[]`, `None`, `null` …), or text we sent the model (it opens as one of `ours` opens: a
@@ -286,4 +369,5 @@ def non_answer(text: str, ours: Sequence[str] = ()) -> str | None:
     return None
 
 
-__all__ = ["NO_ANSWER_MARK", "NO_QUERY_NOTE", "UNBACKED_MARK", "AnswerChecks", "CheckEvent", "Checked", "non_answer"]
+__all__ = ["ASK_CHECKS", "NO_ANSWER_MARK", "NO_QUERY_NOTE", "UNBACKED_MARK", "AnswerChecks", "CheckEvent", "Checked",
+           "non_answer"]

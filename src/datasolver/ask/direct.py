@@ -9,8 +9,8 @@ the `query` tool runs it (a stored result `@1`, through the data layer's dialect
 guard), under the answer checks' evidence rules: an error or an empty result is no answer (the empty
 one diagnosed by the data room, each filter dropped in turn and the nearest existing values), and gets
 a repair turn, as does a result of more rows than an answer spells out (`answer_rows`) when the question
-asks for one value (`asked.asks_for_many`): up to `DIRECT_REPAIRS` repair turns, each in the same
-conversation (a query written again is told so). When a query returns rows, the program writes the answer
+asks for one value (its shape, `data/question_shape.py`): up to `DIRECT_REPAIRS` repair turns, each in
+the same conversation (a query written again is told so). When a query returns rows, the program writes the answer
 from the result (a list as its rows, one value as the value, after the column names), so no value is
 re-typed by the model.
 When no query of these answers, the tool loop starts and is told what was tried (the results stay
@@ -19,10 +19,9 @@ stored, as @N).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from datasolver.ask.asked import asks_for_many
 from datasolver.ask.checks import AnswerChecks
 from datasolver.ask.config import AskConfig
 from datasolver.ask.handles import Handle
@@ -32,9 +31,10 @@ from datasolver.ask.toolbox import AskToolbox, FinalAnswer, result_answer
 from datasolver.clip import clip
 from datasolver.data import DataError
 from datasolver.data.linking import QuestionLinks
-from datasolver.data.rewrites import rewrites_of_error, rewrites_of_nothing_found
+from datasolver.data.duck_errors import parse_duck_error
 from datasolver.llm import LLMClient, LLMError, system_message, user_message
 from datasolver.llm.text_calls import reply_query, same_query
+from datasolver.rules import RuleContext, apply_on_empty, apply_on_error
 
 EVENT_DIRECT = "ask_direct"
 DIRECT_TABLES = 4  # tables described with columns, types and sample rows (the best linked first)
@@ -63,6 +63,7 @@ class DirectTry:
     problem: str | None = None  # why it is no answer (an error, no rows and why); None when it answered
     repeats: str | None = None  # the source of the earlier try whose query this one wrote again
     empty: bool = False  # its problem is a result with nothing in it (no rows, NULLs, a count of 0 of no rows)
+    rule: str | None = None  # the rule that rewrote the query (`datasolver.rules`), when the program did
 
     def lesson(self) -> str:
         """One line for the tool loop's opening: the query, its result and why it was no answer."""
@@ -72,7 +73,8 @@ class DirectTry:
     def as_dict(self) -> dict[str, Any]:
         return {"source": self.source, "sql": clip(self.sql, 2000),
                 "result": self.handle.ref if self.handle is not None else None,
-                "rows": self.handle.rows if self.handle is not None else None, "problem": self.problem}
+                "rows": self.handle.rows if self.handle is not None else None, "problem": self.problem,
+                **({"rule": self.rule} if self.rule is not None else {})}
 
 
 @dataclass
@@ -154,20 +156,22 @@ class DirectAnswer:
 
     def _rewritten(self, tried: DirectTry) -> DirectTry | None:
         """The query whose filters found nothing, or that failed, rewritten by the program
-        (`data/rewrites.py`: the linked filter values put in; a join that pairs nothing answered from one
+        (`datasolver.rules`: the linked filter values put in; a join that pairs nothing answered from one
         table; a column name written whole where a piece of it did not parse), no request spent. The
-        first that answers is taken; None when none does."""
+        first that answers is taken, named by its rule; None when none does."""
+        catalog = self.package.catalog
         if tried.handle is not None:
-            candidates = rewrites_of_nothing_found(tried.handle.sql, self.package.catalog, self.links,
-                                                   self.checks.diagnoses.get(tried.handle.sql))
+            candidates = apply_on_empty(tried.handle.sql, RuleContext(catalog, self.links,
+                                                                      self.checks.diagnoses.get(tried.handle.sql)))
             failed = f"{tried.handle.ref} found nothing"
         else:
-            candidates = rewrites_of_error(tried.sql, tried.problem or "", self.package.catalog, self.links)
+            candidates = apply_on_error(tried.sql, parse_duck_error(tried.problem or ""), RuleContext(catalog, self.links))
             failed = "the query failed"
-        for sql, how in candidates:
+        for rewrite in candidates:
+            sql, how = rewrite.sql, rewrite.reason
             if any(same_query(t.sql, sql) for t in self.outcome.tries):
                 continue
-            fixed = self._run(sql, "respelled")
+            fixed = replace(self._run(sql, "respelled"), rule=rewrite.rule)
             if fixed.problem is None:
                 self.outcome.notes.append(f"{failed}; {how}, and "
                                           f"{fixed.handle.ref if fixed.handle else 'that'} answers")
@@ -185,7 +189,7 @@ class DirectAnswer:
             diagnosis, notes = self.checks.why_empty(empty)
             self.outcome.notes += notes
             return DirectTry(sql, source, handle, problem=f"{handle.ref}: {diagnosis}", empty=True)  # no rows, NULLs, 0
-        if handle.rows > self.config.limits.answer_rows and not asks_for_many(self.question):
+        if handle.rows > self.config.limits.answer_rows and not self.checks.shape.asks_many:
             return DirectTry(sql, source, handle, problem=(
                 f"{handle.ref} has {handle.rows} rows, but the question asks for one value (or a few): aggregate, "
                 "filter or limit in the query so that its rows are the answer"))

@@ -100,7 +100,7 @@ class Analyst:
         usage_before = self.client.usage.as_dict()
         toolbox = AskToolbox(self.package, self.config.limits)
         notes = list(cleaned.notes) + list(self.package.notes)
-        checks = AnswerChecks(toolbox, cleaned.text)
+        checks = AnswerChecks(toolbox, cleaned.text, cleaned.shape)
         self._event("ask_question", question=cleaned.text, original=cleaned.original, notes=cleaned.notes)
         links = self._links(cleaned.text, notes)
         direct = DirectOutcome()

@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from datasolver.ask.errors import EmptyQuestion
+from datasolver.data.question_shape import QuestionShape, read_question
 
 _INVISIBLE = re.compile(r"[\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\ufeff\u00ad]")
 _LABEL = re.compile(r"^(?:question|q|query|ask|问题|问)\s*[:：]\s*", re.IGNORECASE)
@@ -29,6 +31,12 @@ class CleanQuestion:
     text: str
     original: str
     notes: list[str] = field(default_factory=list)
+
+    @cached_property
+    def shape(self) -> QuestionShape:
+        """What the cleaned question asks for, read once (`data/question_shape.py`) and carried to the
+        answer checks and the direct path."""
+        return read_question(self.text)
 
 
 def clean_question(raw: str | None) -> CleanQuestion:

@@ -37,8 +37,9 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 import duckdb
 
 from datasolver.data.csv_source import sql_literal
-from datasolver.data.duck_errors import compact_error
+from datasolver.data.duck_errors import compact_error, parse_duck_error
 from datasolver.data.encoding import check_codec
+from datasolver.data.error_hints import error_hints
 from datasolver.data.errors import DataError, QueryError, QueryInterrupted, SourceSkipped, SourceStopped, UnknownTable
 from datasolver.data.files import ContextFiles, list_context_files
 from datasolver.data.guard import check_read_only, lists_the_catalog, locked_connection_config
@@ -53,7 +54,6 @@ from datasolver.data.sources import Registration, Source, register_derived, regi
 from datasolver.data.sql_repair import (
     RepairOutcome,
     execute_with_repair,
-    quoted_value_hint,
     unwrap_statement,
     widen_float_casts,
 )
@@ -125,13 +125,6 @@ LOADING = "datasolver_loading"  # how the cache file a table is being loaded int
 CLOSE_WAIT_S = 0.5  # close() waits this long for a running operation before removing the files anyway
 T = TypeVar("T")
 NAMES_LISTED = 10  # an unknown table's message lists this many names when none is close
-_MISSING_TABLE = re.compile(r"Table with name (.+?) does not exist")
-# A column DuckDB did not find: qualified by a table or alias (`T2.x`: "… does not have a column named "x"")
-# or not (`Referenced column "x" not found`).
-_MISSING_COLUMN = re.compile(r'does not have a column named "((?:[^"]|"")+)"|Referenced column "((?:[^"]|"")+)" not found')
-HOMES_SHOWN = 4  # tables named as holding a column the query looked for elsewhere
-_SYNTAX_NEAR = re.compile(r'syntax error at or near "((?:[^"]|"")+)"')
-PIECE_COLUMNS_SHOWN = 3  # column names offered for a word that is a piece of them
 
 
 SkippedSource = LoadNote  # the name callers knew for a note on a file that could not be read
@@ -407,65 +400,15 @@ class Catalog:
         """DuckDB's error as the engine's: a table DuckDB does not know (it would suggest its own
         system tables, since the catalog's tables load lazily) is UnknownTable with the nearest
         names, as `resolve` says it; anything else is a QueryError."""
-        missing = _MISSING_TABLE.search(str(exc)) if isinstance(exc, duckdb.CatalogException) else None
-        if missing and missing.group(1).lower() not in {n.lower() for n in unloaded or []}:
-            name = missing.group(1)
+        duck = parse_duck_error(exc)
+        missing = duck.missing_table if isinstance(exc, duckdb.CatalogException) else None
+        if missing and missing.lower() not in {n.lower() for n in unloaded or []}:
+            name = missing
             return UnknownTable(f"no table named {name!r}.{self._nearest_hint(name)}")
-        message = (compact_error(exc, sql) + quoted_value_hint(sql, str(exc)) + self._column_home_hint(str(exc))
-                   + self._column_piece_hint(str(exc), sql))
+        message = compact_error(exc, sql) + error_hints(duck, sql, self)
         if unloaded:
             message += f" (could not load: {', '.join(unloaded)})"
         return QueryError(message, sql, unloaded=unloaded)
-
-    def _column_home_hint(self, error: str) -> str:
-        """For a column DuckDB did not find where the query looked: the tables that have it (known
-        without loading), so a query that took the column from the wrong table of a join says where
-        it is. "" when none has it or the error is another."""
-        missing = _MISSING_COLUMN.search(error)
-        if missing is None:
-            return ""
-        name = (missing.group(1) or missing.group(2)).replace('""', '"')
-        homes = [n for n in self.names()
-                 if any(c.casefold() == name.casefold() for c in self.column_names(n, load=False) or [])]
-        if not homes:
-            return ""
-        more = f" and {len(homes) - HOMES_SHOWN} more" if len(homes) > HOMES_SHOWN else ""
-        # The missing name is said again: after DuckDB's "Candidate bindings", "a column of that name"
-        # was read by the real 1.5B model as the candidate's home, and it moved the candidate there.
-        return f" (the column \"{name}\" is in table {', '.join(homes[:HOMES_SHOWN])}{more}, not where the query looked)"
-
-    def _column_piece_hint(self, error: str, sql: str) -> str:
-        """For a syntax error at a piece of column names (`split_column`): those columns, named in a
-        hint. "" when the error is another."""
-        split = self.split_column(error, sql)
-        if split is None:
-            return ""
-        piece, holding = split
-        shown = ", ".join(f'"{c}"' for c in holding[:PIECE_COLUMNS_SHOWN])
-        more = f" and {len(holding) - PIECE_COLUMNS_SHOWN} more" if len(holding) > PIECE_COLUMNS_SHOWN else ""
-        return (f' (hint: "{piece}" is part of the column name {shown}{more}; write a name whole, '
-                "in double quotes when it has spaces or symbols)")
-
-    def split_column(self, error: str, sql: str) -> tuple[str, list[str]] | None:
-        """For a syntax error at a word that is a piece of column names (a name split in two or half
-        translated: the real 1.5B model wrote `GROUP 开发商` for 集团开发商, and repeated it after the
-        bare syntax error): the word as the error quotes it and the columns holding it, of the tables
-        the query names (of every table when it names none; known without loading). None when the
-        word is a keyword, a whole column, or in none."""
-        near = _SYNTAX_NEAR.search(error)
-        if near is None:
-            return None
-        word = near.group(1).replace('""', '"')
-        piece = word.casefold()
-        if len(piece) < 2 or piece in _keywords():
-            return None
-        tables = self.names()
-        named = [n for n in tables if n.casefold() in sql.casefold()]
-        columns = dict.fromkeys(c for n in named or tables for c in self.column_names(n, load=False) or [])
-        if any(c.casefold() == piece for c in columns):
-            return None
-        holding = [c for c in columns if piece in c.casefold()]
-        return (word, holding) if holding else None
 
     def column_names(self, name: str, *, load: bool = True, timeout_s: float | None = None) -> list[str] | None:
         """A table's column names: from what is known without loading (the file's header, SQLite's
@@ -1168,10 +1111,3 @@ def _has_bracket_list_column(rel: duckdb.DuckDBPyRelation) -> bool:
         str(t).endswith("[]") and name.startswith(("list_value(", "main.list_value("))
         for name, t in zip(rel.columns, rel.types)
     )
-
-
-@functools.cache
-def _keywords() -> frozenset[str]:
-    """DuckDB's SQL keywords, case-folded: a syntax error at one is not a piece of a column name."""
-    with duckdb.connect() as connection:
-        return frozenset(row[0].casefold() for row in connection.execute("SELECT keyword_name FROM duckdb_keywords()").fetchall())

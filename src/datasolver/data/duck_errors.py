@@ -1,4 +1,6 @@
-"""DuckDB errors → one short, actionable line for the model.
+"""DuckDB errors: parsed once into a typed value (`parse_duck_error` → `DuckError`), and shown as one
+short, actionable line for the model (`compact_error`). This is the one module that reads DuckDB's
+message text; every other module takes the facts from a `DuckError`.
 
 DuckDB messages are several lines: ``<Kind> Error: <what>``, hints (``Did you mean``,
 ``Candidate bindings``, long ``Candidate functions`` lists), then a ``LINE n: <sql>`` echo
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 
 from datasolver.clip import clip
 
@@ -19,6 +22,84 @@ _CONTEXT = 24  # characters of SQL shown either side of the offending token
 
 _LINE = re.compile(r"^LINE (\d+): ?")
 _CARETS = re.compile(r"^\s*\^+\s*$")
+
+MAX_PARSED_CHARS = 20_000  # of a message parsed (DuckDB's facts come first; a longer tail is an echo)
+MAX_CANDIDATES = 50  # DuckDB's candidate bindings kept, in its order
+
+_KIND = re.compile(r"\b([A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*)*) Error: ")  # "Binder Error: ", after "QueryError: " too
+KIND_SEARCHED = 200  # characters at the message's start searched for its kind
+_MISSING_TABLE = re.compile(r"Table with name (.+?) does not exist")
+# A column DuckDB did not find: qualified by a table or alias (`T2.x`: 'Table "T2" does not have a column
+# named "x"') or not ('Referenced column "x" not found').
+_NOT_IN_TABLE = re.compile(r'Table "((?:[^"]|"")+)" does not have a column named "((?:[^"]|"")+)"')
+_MISSING_COLUMN = re.compile(r'does not have a column named "((?:[^"]|"")+)"|Referenced column "((?:[^"]|"")+)" not found')
+_SYNTAX_NEAR = re.compile(r'syntax error at or near "((?:[^"]|"")+)"')
+_CANDIDATES = "Candidate bindings:"
+_QUOTED = re.compile(r'\s*[:,]?\s*"((?:[^"]|"")+)"')
+_ECHO = re.compile(r"^LINE (\d+): ?", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class DuckError:
+    """What a DuckDB error message says, read once (from DuckDB's own text or `compact_error`'s line)."""
+
+    message: str  # the text parsed (at most MAX_PARSED_CHARS)
+    kind: str = ""  # "Binder", "Parser", "Catalog", "Conversion", … ("" when the text names none)
+    missing_column: str | None = None  # a column DuckDB did not find
+    qualifier: str | None = None  # the table or alias it was looked for in (`T2` of `T2.x`); None when bare
+    missing_table: str | None = None  # a table DuckDB does not know (as the query wrote it)
+    candidates: tuple[str, ...] = ()  # DuckDB's "Candidate bindings", in its order
+    near: str | None = None  # the token of a syntax error ("syntax error at or near …")
+    line: int | None = None  # the LINE of DuckDB's echo of the query
+    column: int | None = None  # the caret's display column in that echoed line (0-based)
+
+    @property
+    def unqualified_column(self) -> str | None:
+        """The missing column when DuckDB looked for it bare ('Referenced column "x" not found')."""
+        return self.missing_column if self.qualifier is None else None
+
+
+def parse_duck_error(message: str | BaseException) -> DuckError:
+    """The facts of a DuckDB error message (or exception); a message with none gives only its text."""
+    text = str(message)[:MAX_PARSED_CHARS]
+    kind = _KIND.search(text[:KIND_SEARCHED])
+    column = qualifier = None
+    if (not_in := _NOT_IN_TABLE.search(text)) is not None:
+        qualifier = not_in.group(1).replace('""', '"')
+    if (missing := _MISSING_COLUMN.search(text)) is not None:
+        column = (missing.group(1) or missing.group(2)).replace('""', '"')
+        if missing.group(1) is None:
+            qualifier = None
+    table = _MISSING_TABLE.search(text)
+    near = _SYNTAX_NEAR.search(text)
+    line, caret = _echo_position(text)
+    return DuckError(text, kind.group(1) if kind else "", column, qualifier, table.group(1) if table else None,
+                     _candidates(text), near.group(1).replace('""', '"') if near else None, line, caret)
+
+
+def _candidates(text: str) -> tuple[str, ...]:
+    """The names after DuckDB's "Candidate bindings:", in its order."""
+    at = text.find(_CANDIDATES)
+    if at < 0:
+        return ()
+    names: list[str] = []
+    i = at + len(_CANDIDATES)
+    while len(names) < MAX_CANDIDATES and (quoted := _QUOTED.match(text, i)) is not None:
+        names.append(quoted.group(1).replace('""', '"'))
+        i = quoted.end()
+    return tuple(names)
+
+
+def _echo_position(text: str) -> tuple[int | None, int | None]:
+    """(line, caret column) of DuckDB's `LINE n: <sql>` echo and the caret line under it."""
+    echo = _ECHO.search(text)
+    if echo is None:
+        return None, None
+    rest = text[echo.end():].split("\n", 2)
+    carets = rest[1] if len(rest) > 1 else ""
+    if not _CARETS.match(carets):
+        return int(echo.group(1)), None
+    return int(echo.group(1)), max(carets.index("^") - len(echo.group(0)), 0)
 
 
 def compact_error(exc: BaseException, sql: str | None = None) -> str:

@@ -219,7 +219,7 @@ def quote_text_values(sql: str, columns: Iterable[str], text_columns: Iterable[s
         key = squash_whitespace(unquote(tok)).casefold()
         if key in known or key in aliases or _qualified(sig, k):
             continue
-        other = _compared_column(sig, k)
+        other = compared_column(sig, k)
         if other is not None and squash_whitespace(other).casefold() in text:
             values.add(tok.start)
     if not values:
@@ -263,7 +263,7 @@ def _comparison_at(sig: list[Token], start: int, end: int) -> bool:
     return " ".join(p.text.lower() for p in parts) in _COMPARISONS
 
 
-def _compared_column(sig: list[Token], k: int) -> str | None:
+def compared_column(sig: list[Token], k: int) -> str | None:
     """The column the value at sig[k] is compared with: `col = v`, `v = col`, `col [NOT] IN (…, v, …)`."""
     for size in (2, 1):
         if _comparison_at(sig, k - size, k) and (column := _column_at(sig, k - size - 1)) is not None:
@@ -279,25 +279,6 @@ def _compared_column(sig: list[Token], k: int) -> str | None:
     if j >= 1 and sig[j].text == "(" and sig[j - 1].text.lower() == "in":
         return _column_at(sig, j - 2 - (1 if j >= 2 and sig[j - 2].text.lower() == "not" else 0))
     return None
-
-
-_MISSING_COLUMN = re.compile(r'Referenced column "((?:[^"]|"")+)" not found')
-
-
-def quoted_value_hint(sql: str, error: str) -> str:
-    """A hint for DuckDB's "Referenced column "x" not found" when `"x"` is written double-quoted and
-    compared with a column, as a value would be: double quotes make a name, a text value goes in
-    single quotes. '' when it does not apply."""
-    missing = _MISSING_COLUMN.search(error)
-    if missing is None:
-        return ""
-    name = missing.group(1).replace('""', '"')
-    sig = significant(tokenize(sql))
-    if not any(t.kind == "ident" and unquote(t) == name and _compared_column(sig, k) is not None
-               for k, t in enumerate(sig)):
-        return ""
-    literal = "'" + name.replace("'", "''") + "'"
-    return f" (hint: \"{name}\" in double quotes is a column name; a text value is written in single quotes: {literal})"
 
 
 # --------------------------------------------------------------------------- stage 3

@@ -6,6 +6,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from datasolver.data.errors import TaskError
@@ -13,6 +14,7 @@ from datasolver.data.files import ContextFiles, list_context_files
 from datasolver.data.input_files import InputScope, read_capped
 from datasolver.data.layout import TaskFolder
 from datasolver.data.names import natural_key
+from datasolver.data.question_shape import QuestionShape, read_question
 from datasolver.sizes import human_size
 
 DIFFICULTIES = ("easy", "medium", "hard", "extreme")
@@ -50,6 +52,12 @@ class Task:
     question: str
     dir: Path
     difficulty: str | None = None
+
+    @cached_property
+    def shape(self) -> QuestionShape:
+        """What the question's wording asks for, read once (`data/question_shape.py`) and carried
+        with the task to the answer checks."""
+        return read_question(self.question)
 
     @property
     def folder(self) -> TaskFolder:

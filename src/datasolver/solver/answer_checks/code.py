@@ -6,7 +6,6 @@ import ast
 
 from datasolver.solver.answer_checks.model import AnswerContext, CheckFinding
 from datasolver.solver.answer_checks.queries import text_cells_not_in_data
-from datasolver.solver.answer_checks.words import ROUNDING_WORDS, mentions
 from datasolver.solver.scaffold import QUERY_AREA_END, QUERY_AREA_START
 
 _FRAME_MAKERS = {"DataFrame", "Series", "dict", "list", "tuple"}
@@ -33,7 +32,7 @@ def literal_answer(ctx: AnswerContext) -> list[CheckFinding]:
 
 
 def early_rounding(ctx: AnswerContext) -> list[CheckFinding]:
-    if mentions(ctx.question, ROUNDING_WORDS):
+    if ctx.shape.rounding:
         return []
     found = []
     if ctx.parsed is not None:

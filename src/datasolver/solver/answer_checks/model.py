@@ -10,6 +10,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from datasolver.data.errors import QueryInterrupted
+from datasolver.data.question_shape import QuestionShape, read_question
 from datasolver.solver.answer_checks.sqlshape import MAX_SQL_CHARS, ParsedSql, parse_sql, sql_refusal
 from datasolver.solver.prediction_check import is_null
 from datasolver.untrusted_json import BadJSON, parse_object
@@ -73,7 +74,9 @@ class AnswerContext:
     """One OK run: the question, solver.py, the SQL run_sql executed, the prediction as scored.
 
     `rows` may be the first rows of a larger answer (a sample): `total_rows` then says how many
-    there are, and `non_null` (per column, over all rows) keeps the NULL checks exact.
+    there are, and `non_null` (per column, over all rows) keeps the NULL checks exact. `shape` is
+    what the question asks for, read once (`data/question_shape.py`): the task's, or read here when
+    none is given.
     """
 
     question: str
@@ -86,6 +89,11 @@ class AnswerContext:
     total_rows: int | None = None
     non_null: list[int] | None = None
     deadline: float | None = None  # time.monotonic() past which no check query runs (CHECKS_BUDGET_S)
+    shape: QuestionShape = None  # type: ignore[assignment]  # filled from `question` when not given
+
+    def __post_init__(self) -> None:
+        if self.shape is None:
+            self.shape = read_question(self.question)
 
     @property
     def n_rows(self) -> int:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from datasolver.data.layout import ScratchLayout
+from datasolver.data.question_shape import QuestionShape
 from datasolver.sandbox import UnsafeFile, safe_files
 from datasolver.solver.answer_checks import code, queries, question, shape
 from datasolver.solver.answer_checks.model import CHECKS_BUDGET_S, AnswerContext, CheckFinding, read_query_log
@@ -74,8 +75,9 @@ def run_answer_checks(ctx: AnswerContext) -> CheckReport:
 
 
 def answer_context(layout: ScratchLayout, question: str, prediction: PredictionCheck,
-                   catalog: Catalog | None) -> AnswerContext:
-    """The context of the run that just wrote `prediction` in `layout`, for the task asking `question`.
+                   catalog: Catalog | None, shape: QuestionShape | None = None) -> AnswerContext:
+    """The context of the run that just wrote `prediction` in `layout`, for the task asking `question`
+    (whose `shape`, read once, the task carries: `Task.shape`; read here when not given).
 
     solver.py wrote workdir/ and tmp/: its code and run_sql's log are read capped, never followed,
     and the log's lines as untrusted JSON (the launcher's facts pipe is closed before solver.py
@@ -93,12 +95,13 @@ def answer_context(layout: ScratchLayout, question: str, prediction: PredictionC
         total_rows=prediction.n_rows,
         non_null=list(prediction.non_null),
         deadline=time.monotonic() + CHECKS_BUDGET_S,
+        shape=shape,
     )
 
 
 def check_answer(layout: ScratchLayout, question: str, prediction: PredictionCheck,
-                 catalog: Catalog | None) -> CheckReport:
-    return run_answer_checks(answer_context(layout, question, prediction, catalog))
+                 catalog: Catalog | None, shape: QuestionShape | None = None) -> CheckReport:
+    return run_answer_checks(answer_context(layout, question, prediction, catalog, shape))
 
 
 def _read_log_tail(layout: ScratchLayout, notes: list[str]) -> str:

@@ -9,7 +9,6 @@ from sqlglot import exp
 
 from datasolver.clip import clip
 from datasolver.solver.answer_checks.model import AnswerContext, CheckFinding
-from datasolver.solver.answer_checks.words import QUANTITY_WORDS, RANK_WORDS, mentions, quoted_values
 from datasolver.solver.prediction_check import is_null
 
 _HELPER_NAME = re.compile(
@@ -25,7 +24,7 @@ def helper_column(ctx: AnswerContext) -> list[CheckFinding]:
     found = []
     parsed = ctx.parsed
     outputs = parsed.outputs() if parsed else {}
-    asks_rank = mentions(ctx.question, RANK_WORDS)
+    asks_rank = ctx.shape.rank
     for index, name in enumerate(ctx.columns):
         key = name.strip().lower()
         if not asks_rank and (not key or _HELPER_NAME.match(key) or (parsed is not None and parsed.is_rank_column(name))):
@@ -38,7 +37,7 @@ def helper_column(ctx: AnswerContext) -> list[CheckFinding]:
                 f"column {name!r} holds 0..n-1 or 1..n in row order ({len(ctx.rows)} rows{ctx.sample_note('checked')}) "
                 "and does not come "
                 "from the SQL: a leaked index or row number. Drop it.")))
-    if parsed is not None and parsed.top_limit() is not None and not mentions(ctx.question, QUANTITY_WORDS):
+    if parsed is not None and parsed.top_limit() is not None and not ctx.shape.quantity:
         for name in parsed.sorted_aggregates():
             if name in ctx.columns and len(ctx.columns) > 1:
                 found.append(CheckFinding("helper_column", (
@@ -54,7 +53,7 @@ def constant_column(ctx: AnswerContext) -> list[CheckFinding]:
     parsed = ctx.parsed
     filters = parsed.equality_filters() if parsed else []
     outputs = parsed.outputs() if parsed else {}
-    quoted = quoted_values(ctx.question)
+    quoted = ctx.shape.quoted
     found = []
     for index, name in enumerate(ctx.columns):
         first = ctx.rows[0][index] if index < len(ctx.rows[0]) else ""

@@ -45,7 +45,7 @@ def run_solver(
     report = prediction = None
     if run.status == "OK" and run.prediction is not None and ctx.answer_checks:
         prediction = check_prediction(run.prediction, answer_checked=True)
-        report = check_answer(ctx.layout, ctx.task.question, prediction, ctx.open_catalog())
+        report = check_answer(ctx.layout, ctx.task.question, prediction, ctx.open_catalog(), ctx.task.shape)
     text = render_run(run, self_check=self_check, show_rows=min(show_rows, MAX_SHOW_ROWS), checks=report,
                       prediction=prediction)
     if run.status == "NO OUTPUT":

@@ -1,0 +1,72 @@
+"""The rules' one shape: a rule is a named function of one stage; what it proposes carries its name.
+
+A stage is a tuple of rules applied in order (`rules/stages.py`), as sqlglot's optimizer is a tuple
+of passes behind one function type. A rule returns (SQL, reason) pairs; the stage's apply function
+stamps each with the rule's name (its function's `__name__`), so a transcript says which rule
+changed what. Each rule module states its input bound as a named constant and holds to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from datasolver.data.duck_errors import DuckError
+from datasolver.data.empty_result import EmptyDiagnosis
+from datasolver.data.error_hints import Schema
+from datasolver.data.linking import QuestionLinks
+
+if TYPE_CHECKING:
+    from datasolver.data.catalog import Catalog
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A query the program wrote in place of one that failed or found nothing: only a candidate,
+    kept by whoever runs it when it answers and passes its checks."""
+
+    sql: str
+    reason: str  # what was rewritten, for the model and the transcript
+    rule: str  # the name of the rule that wrote it
+
+
+@dataclass(frozen=True)
+class Hint:
+    """A line the program adds to an error, with the rule that wrote it."""
+
+    text: str
+    rule: str
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    """What a rule may read besides the query: the task's catalog, the question's links, and, for
+    a query that found nothing, why (`data.empty_result.explain_empty`)."""
+
+    catalog: Catalog
+    links: QuestionLinks | None = None
+    diagnosis: EmptyDiagnosis | None = None
+
+
+class OnError(Protocol):
+    """A rule of the on-error stage: (query, its parsed error, context) → (SQL, reason) rewrites."""
+
+    __name__: str
+
+    def __call__(self, sql: str, error: DuckError, context: RuleContext) -> list[tuple[str, str]]: ...
+
+
+class OnEmpty(Protocol):
+    """A rule of the on-empty stage: (query that found nothing, context) → (SQL, reason) rewrites."""
+
+    __name__: str
+
+    def __call__(self, sql: str, context: RuleContext) -> list[tuple[str, str]]: ...
+
+
+class HintRule(Protocol):
+    """A rule of the hints stage: (parsed error, query, schema) → text added to the error ("" when none)."""
+
+    __name__: str
+
+    def __call__(self, error: DuckError, sql: str, schema: Schema) -> str: ...

@@ -1,0 +1,32 @@
+"""The stages: one tuple of named rules each, applied in order by one function per stage.
+
+`ON_ERROR`: a query that failed, with its parsed DuckDB error. `ON_EMPTY`: a query whose filters
+found nothing. `HINTS`: the text the engine adds to a failed query's error; these run inside the
+engine (`data/error_hints.py`, `ENGINE_HINTS`), whose message carries them to every caller, so the
+tuple here names them and `docs/rules.md` lists them with the others. Every result carries the name
+of the rule that made it, for the transcript.
+"""
+
+from __future__ import annotations
+
+from datasolver.data.duck_errors import DuckError
+from datasolver.data.error_hints import ENGINE_HINTS
+from datasolver.rules.moved_column import moved_column
+from datasolver.rules.one_table import one_table
+from datasolver.rules.protocol import HintRule, OnEmpty, OnError, Rewrite, RuleContext
+from datasolver.rules.respelled_filter import respelled_filter
+from datasolver.rules.whole_column_name import whole_column_name
+
+ON_ERROR: tuple[OnError, ...] = (whole_column_name, moved_column)
+ON_EMPTY: tuple[OnEmpty, ...] = (respelled_filter, one_table)
+HINTS: tuple[HintRule, ...] = ENGINE_HINTS
+
+
+def apply_on_error(sql: str, error: DuckError, context: RuleContext) -> list[Rewrite]:
+    """The rewrites of `sql`, a query that failed with `error`, in the order to try, each named by its rule."""
+    return [Rewrite(new, reason, rule.__name__) for rule in ON_ERROR for new, reason in rule(sql, error, context)]
+
+
+def apply_on_empty(sql: str, context: RuleContext) -> list[Rewrite]:
+    """The rewrites of `sql`, a query whose filters found nothing, in the order to try, each named by its rule."""
+    return [Rewrite(new, reason, rule.__name__) for rule in ON_EMPTY for new, reason in rule(sql, context)]
