@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 
 import duckdb
 
+from datasolver.data.compressed import table_stem
 from datasolver.data.csv_source import sql_literal
 from datasolver.data.duck_errors import compact_error
 from datasolver.data.encoding import check_codec
@@ -130,6 +131,7 @@ _MISSING_TABLE = re.compile(r"Table with name (.+?) does not exist")
 # or not (`Referenced column "x" not found`).
 _MISSING_COLUMN = re.compile(r'does not have a column named "((?:[^"]|"")+)"|Referenced column "((?:[^"]|"")+)" not found')
 HOMES_SHOWN = 4  # tables named as holding a column the query looked for elsewhere
+_NOT_READ = re.compile(r"^not (?:read|loaded): ")  # a reason said after "x was not read: "
 _SYNTAX_NEAR = re.compile(r'syntax error at or near "((?:[^"]|"")+)"')
 PIECE_COLUMNS_SHOWN = 3  # column names offered for a word that is a piece of them
 
@@ -286,7 +288,7 @@ class Catalog:
         return catalog
 
     def _assign_names(self, sources: list[Source]) -> None:
-        namings = assign_table_names([(source.source_name, source.path.stem) for source in sources])
+        namings = assign_table_names([(source.source_name, table_stem(source.path)) for source in sources])
         for source, naming in zip(sources, namings):
             self._entries[naming.name] = _Entry(naming.name, source, list(naming.aliases))
             self._lookup[naming.name.lower()] = naming.name
@@ -388,7 +390,19 @@ class Catalog:
         found = self._lookup.get(key) or self._lookup.get(canonical_name(key))
         if found and not self._entries[found].error:
             return found
-        raise UnknownTable(f"no table named {name!r}.{self._nearest_hint(key)}")
+        raise UnknownTable(f"no table named {name!r}.{self._unread_hint(key) or self._nearest_hint(key)}")
+
+    def _unread_hint(self, name: str) -> str:
+        """` csv/x.csv.gz was not read: <why>.` for the files that would have made table `name`
+        (a file skipped, or a table that failed to load); "" when none."""
+        key = canonical_name(name.strip().strip('"`[]'))
+        with self._lock:
+            found = [(e.source.relpath, e.error) for e in self._entries.values() if e.error and e.name == key]
+            found += [(n.path, n.reason) for n in self._skipped if canonical_name(table_stem(Path(n.path))) == key]
+        if not found:
+            return ""
+        said = [f"{path} was not read: {_NOT_READ.sub('', reason or '')}" for path, reason in found[:HOMES_SHOWN]]
+        return " " + "; ".join(said) + "."
 
     def _nearest_hint(self, key: str) -> str:
         """` Nearest: a, b.` — the canonical names closest to `key`; when none is close, the first
@@ -410,7 +424,9 @@ class Catalog:
         missing = _MISSING_TABLE.search(str(exc)) if isinstance(exc, duckdb.CatalogException) else None
         if missing and missing.group(1).lower() not in {n.lower() for n in unloaded or []}:
             name = missing.group(1)
-            return UnknownTable(f"no table named {name!r}.{self._nearest_hint(name)}")
+            return UnknownTable(f"no table named {name!r}.{self._unread_hint(name) or self._nearest_hint(name)}")
+        if missing and (unread := self._unread_hint(missing.group(1))):
+            return QueryError(f"table {missing.group(1)!r} could not be loaded:{unread}", sql, unloaded=unloaded)
         message = (compact_error(exc, sql) + quoted_value_hint(sql, str(exc)) + self._column_home_hint(str(exc))
                    + self._column_piece_hint(str(exc), sql))
         if unloaded:

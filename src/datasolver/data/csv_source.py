@@ -24,6 +24,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
+from datasolver.data.compressed import read_head
 from datasolver.data.encoding import head_codec
 from datasolver.data.errors import SourceSkipped, SourceStopped
 from datasolver.data.names import unique_names
@@ -114,9 +115,7 @@ def looks_binary(head: bytes) -> bool:
 def read_csv_header(path: Path, codec: str | None = None) -> CsvHead:
     """The encoding guess, delimiter and column names from the file's head only: cheap, for
     registration (the load decides the encoding on the whole file). `codec` skips the guess."""
-    with open(path, "rb") as fh:
-        head = fh.read(SNIFF_BYTES)
-        whole = len(head) < SNIFF_BYTES or not fh.read(1)
+    head, whole = read_head(path, SNIFF_BYTES)  # decompressed for `x.csv.gz`
     if looks_binary(head):
         raise SourceSkipped("binary data (NUL bytes), not a text CSV")
     codec = codec or head_codec(head, whole)

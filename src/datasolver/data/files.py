@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from datasolver.data.compressed import compression, format_suffix
 from datasolver.data.input_files import InputScope, read_prepared_record, walk_inputs
 from datasolver.data.knowledge_file import KnowledgeFile
 from datasolver.data.layout import TaskFolder
@@ -36,6 +37,16 @@ KIND_BY_SUFFIX = {
 }
 KNOWLEDGE_FILE = "knowledge.md"
 TABLE_KINDS = ("csv", "json", "db", "parquet", "excel")
+COMPRESSED_KINDS = ("csv", "json")  # `x.csv.gz`, `x.jsonl.zst`: read through data/compressed.py
+
+
+def file_kind(path: Path) -> str | None:
+    """The kind a file's name says (None: no table, document or video is read from it); a
+    compressed file is of its format's kind when that is CSV/TSV or JSON."""
+    kind = KIND_BY_SUFFIX.get(format_suffix(path))
+    if compression(path) and kind not in COMPRESSED_KINDS:
+        return None
+    return kind
 
 
 @dataclass
@@ -98,7 +109,7 @@ def list_context_files(root: Path, scope: InputScope | None = None) -> ContextFi
         if path.parent == root and path.name.lower() == KNOWLEDGE_FILE:
             found.knowledge = path
             continue
-        kind = KIND_BY_SUFFIX.get(path.suffix.lower())
+        kind = file_kind(path)
         bucket = getattr(found, kind) if kind else found.other
         bucket.append(path)
     return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -14,7 +15,8 @@ import duckdb
 from datasolver.data import csv_source, json_source, sqlite_source, table_load
 from datasolver.data.arrow_columns import TextTable
 from datasolver.data.errors import SourceSkipped
-from datasolver.data.files import KIND_BY_SUFFIX, TABLE_KINDS, ContextFiles
+from datasolver.data.compressed import compression, decompress_to, format_suffix, table_stem
+from datasolver.data.files import COMPRESSED_KINDS, KIND_BY_SUFFIX, TABLE_KINDS, ContextFiles, file_kind
 from datasolver.data.input_limits import InputBudget, InputLimits
 from datasolver.data.layout import DERIVED
 from datasolver.data.load_notes import OTHER
@@ -100,13 +102,14 @@ def register_files(files: ContextFiles, reg: Registration, limits: InputLimits |
     budget = budget or InputBudget(limits or InputLimits())
     reg.skipped.extend(files.refused)
     for path in files.hidden:
-        if path.suffix.lower() in TABLE_SUFFIXES:
+        if file_kind(path) in TABLE_KINDS:
             reg.notes.append((files.relative(path), HIDDEN_NOTE))
     for path in files.csv:
-        _within(budget, path, files.relative(path), reg, _register_csv, path, files.relative(path), path.stem, reg,
-                "csv", encoding)
+        _within(budget, path, files.relative(path), reg, _register_csv, path, files.relative(path), table_stem(path),
+                reg, "csv", encoding, budget.limits.max_file_bytes)
     for path in files.json:
-        _within(budget, path, files.relative(path), reg, _register_json, path, files.relative(path), reg)
+        _within(budget, path, files.relative(path), reg, _register_json, path, files.relative(path), reg,
+                budget.limits.max_file_bytes)
     for path in files.db:
         _within(budget, path, files.relative(path), reg, _register_sqlite, path, files.relative(path), reg)
     for path in files.parquet:
@@ -119,6 +122,11 @@ def register_files(files: ContextFiles, reg: Registration, limits: InputLimits |
 
 def not_a_table_reason(path: Path) -> str:
     suffix = path.suffix.lower() or "(no extension)"
+    inner = format_suffix(path)
+    if compression(path) and KIND_BY_SUFFIX.get(inner) in TABLE_KINDS:
+        kinds = sorted(s for s, kind in KIND_BY_SUFFIX.items() if kind in COMPRESSED_KINDS)
+        return (f"not read: a compressed {inner} file is not read (compressed files are read for "
+                f"{', '.join(kinds)} only); decompress it into the folder to read it")
     return (f"not read: {suffix} files are not a table format (tables are read from CSV/TSV, JSON, JSON Lines, "
             "SQLite, Parquet and Excel files; documents from Markdown, text and PDF)")
 
@@ -138,9 +146,6 @@ def _within(budget: InputBudget, path: Path, relpath: str, reg: Registration,
     _guarded(relpath, reg, register, *args)  # on failure it removes what the file registered
     if len(reg.sources) > before:
         budget.spend(size)
-
-
-TABLE_SUFFIXES = frozenset(s for s, kind in KIND_BY_SUFFIX.items() if kind in TABLE_KINDS)
 
 
 def _guarded(relpath: str, reg: Registration, register: Callable[..., None], *args: object) -> None:
@@ -244,11 +249,22 @@ def _read_regular(path: Path, limit: int) -> bytes | None:
 
 
 def _register_csv(path: Path, relpath: str, source_name: str, reg: Registration, kind: str = "csv",
-                  encoding: str | None = None) -> None:
+                  encoding: str | None = None, cap: int | None = None) -> None:
     try:
         head = csv_source.read_csv_header(path, encoding)
     except (SourceSkipped, OSError) as exc:
         reg.skipped.append((relpath, str(exc)))
+        return
+    if compression(path):  # decompressed into the catalog's scratch (within `cap`) when it loads
+        def load_copy(ctx: LoadContext) -> Notes:
+            copy = ctx.scratch / f"decompressed-{uuid.uuid4().hex}{format_suffix(path)}"
+            try:
+                decompress_to(path, copy, cap or InputLimits().max_file_bytes, ctx.stop)
+                return table_load.load_csv(ctx, copy, head, encoding)
+            finally:
+                copy.unlink(missing_ok=True)
+
+        reg.sources.append(Source(kind, path, relpath, source_name, load_copy, columns=head.names))
         return
 
     def load(ctx: LoadContext) -> Notes:
@@ -295,7 +311,8 @@ def _estimate_lines(path: Path) -> int:
     return count + (0 if last == b"\n" else 1)
 
 
-def _register_json(path: Path, relpath: str, reg: Registration) -> None:
+def _register_json(path: Path, relpath: str, reg: Registration, cap: int | None = None) -> None:
+    cap = cap or InputLimits().max_file_bytes
     try:
         name = json_source.peek_single_table_name(path)
     except OSError as exc:
@@ -303,7 +320,7 @@ def _register_json(path: Path, relpath: str, reg: Registration) -> None:
         return
     if name is not None:
         def read_single(stop: Stop) -> Loaded:
-            parsed = json_source.read_json_tables(path)
+            parsed = json_source.read_json_tables(path, cap)
             if len(parsed.tables) != 1:
                 raise SourceSkipped(f"expected one table, found {len(parsed.tables)}")
             text = parsed.tables[0].to_table()
@@ -318,7 +335,7 @@ def _register_json(path: Path, relpath: str, reg: Registration) -> None:
         reg.sources.append(source)
         return
     try:
-        parsed = json_source.read_json_tables(path)
+        parsed = json_source.read_json_tables(path, cap)
     except (SourceSkipped, OSError) as exc:
         reg.skipped.append((relpath, str(exc)))
         return
