@@ -256,7 +256,7 @@ class Catalog:
     @classmethod
     def open(cls, path: Path | str, cache_dir: Path | str | None = None, extra_derived: list[Path] | None = None,
              timeout_s: float | None = None, input_limits: InputLimits | None = None,
-             loaded: Path | str | None = None, *, encoding: str | None = None,
+             loaded: Path | str | None = None, *, encoding: str | None = None, header_row: int | None = None,
              table_cache: TableCache | None = None, scan_before_load: bool = False) -> Catalog:
         """Register every table under a task dir (its context/ plus derived/) or a plain data folder.
 
@@ -265,7 +265,8 @@ class Catalog:
         `loaded` (default: `$DATASOLVER_LOADED_CATALOG`) is another catalog's `loaded_file()` for
         the same folder: it is queried read-only instead of loading the files again.
         `encoding` (a codec name: utf-8, gb18030, cp1252, …) decodes every CSV file instead of the
-        encoding chosen by evidence. `table_cache` keeps loaded tables for later catalogs of the
+        encoding chosen by evidence. `header_row` (1-based) is the header's line in every CSV file
+        and row in every sheet, instead of the one found below title lines. `table_cache` keeps loaded tables for later catalogs of the
         same files (see table_cache.py; nothing is cached without it). `scan_before_load` lets a
         query read a table DuckDB can scan itself straight from its file until `persist()` loads it.
         """
@@ -277,13 +278,13 @@ class Catalog:
         reg = Registration()
         budget = InputBudget(input_limits or InputLimits.from_env())
         files = list_context_files(context)
-        register_files(files, reg, budget=budget, encoding=codec)
+        register_files(files, reg, budget=budget, encoding=codec, header_row=header_row)
         for derived in _own_derived(path, context, reg) + list(extra_derived or []):
             register_derived(Path(derived), reg, budget=budget)
         loaded = loaded if loaded is not None else os.environ.get(LOADED_ENV) or None
         catalog = cls(reg, Path(cache_dir) if cache_dir else None, timeout_s=timeout_s,
                       loaded=Path(loaded) if loaded else None, table_cache=table_cache,
-                      scan_before_load=scan_before_load, load_options=f"encoding={codec}" if codec else "")
+                      scan_before_load=scan_before_load, load_options=_load_options(codec, header_row))
         catalog.context_files = files
         return catalog
 
@@ -1098,6 +1099,12 @@ def _confine(conn: duckdb.DuckDBPyConnection, paths: list[Path], folders: list[P
     if progress:
         conn.execute("SET enable_progress_bar = true")
     conn.execute("SET lock_configuration = true")
+
+
+def _load_options(codec: str | None, header_row: int | None) -> str:
+    """The options that change what a file loads as (part of a cached table's key)."""
+    return " ".join(o for o in (f"encoding={codec}" if codec else "",
+                                f"header_row={header_row}" if header_row else "") if o)
 
 
 def _size(path: Path) -> int:

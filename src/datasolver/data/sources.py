@@ -22,6 +22,7 @@ from datasolver.data.layout import DERIVED
 from datasolver.data.load_notes import OTHER
 from datasolver.data.sqlite_source import Stop
 from datasolver.data.table_load import LoadContext
+from datasolver.data.title_lines import title_lines_note
 
 DERIVED_MANIFEST = "manifest.json"
 
@@ -87,10 +88,12 @@ HIDDEN_NOTE = "not loaded: its name (or a folder's) starts with a dot, which mar
 
 
 def register_files(files: ContextFiles, reg: Registration, limits: InputLimits | None = None,
-                   budget: InputBudget | None = None, encoding: str | None = None) -> None:
+                   budget: InputBudget | None = None, encoding: str | None = None,
+                   header_row: int | None = None) -> None:
     """csv → json → db → parquet → excel, each group in file-name order (the order decides name
     collisions). `encoding` (a codec name) is every CSV file's encoding instead of the one chosen
-    by evidence.
+    by evidence. `header_row` (1-based) is every CSV file's and sheet's header line instead of
+    the one found below title lines (`title_lines`).
 
     One bad file never stops the others: whatever goes wrong while registering it becomes a
     `skipped` entry with the reason. A file over `limits` (per file, or with the files accepted
@@ -106,7 +109,7 @@ def register_files(files: ContextFiles, reg: Registration, limits: InputLimits |
             reg.notes.append((files.relative(path), HIDDEN_NOTE))
     for path in files.csv:
         _within(budget, path, files.relative(path), reg, _register_csv, path, files.relative(path), table_stem(path),
-                reg, "csv", encoding, budget.limits.max_file_bytes)
+                reg, "csv", encoding, budget.limits.max_file_bytes, header_row)
     for path in files.json:
         _within(budget, path, files.relative(path), reg, _register_json, path, files.relative(path), reg,
                 budget.limits.max_file_bytes)
@@ -115,7 +118,8 @@ def register_files(files: ContextFiles, reg: Registration, limits: InputLimits |
     for path in files.parquet:
         _within(budget, path, files.relative(path), reg, _register_parquet, path, files.relative(path), reg)
     for path in files.excel:
-        _within(budget, path, files.relative(path), reg, _register_excel, path, files.relative(path), reg)
+        _within(budget, path, files.relative(path), reg, _register_excel, path, files.relative(path), reg,
+                header_row)
     for path in files.other:
         reg.skipped.append((files.relative(path), not_a_table_reason(path)))
 
@@ -249,12 +253,14 @@ def _read_regular(path: Path, limit: int) -> bytes | None:
 
 
 def _register_csv(path: Path, relpath: str, source_name: str, reg: Registration, kind: str = "csv",
-                  encoding: str | None = None, cap: int | None = None) -> None:
+                  encoding: str | None = None, cap: int | None = None, header_row: int | None = None) -> None:
     try:
-        head = csv_source.read_csv_header(path, encoding)
+        head = csv_source.read_csv_header(path, encoding, header_row)
     except (SourceSkipped, OSError) as exc:
         reg.skipped.append((relpath, str(exc)))
         return
+    if head.skip and header_row is None:
+        reg.notes.append((relpath, title_lines_note(head.skip, head.above)))
     if compression(path):  # decompressed into the catalog's scratch (within `cap`) when it loads
         def load_copy(ctx: LoadContext) -> Notes:
             copy = ctx.scratch / f"decompressed-{uuid.uuid4().hex}{format_suffix(path)}"
@@ -274,7 +280,7 @@ def _register_csv(path: Path, relpath: str, source_name: str, reg: Registration,
         return table_load.csv_scan(conn, path, head, encoding)
 
     source = Source(kind, path, relpath, source_name, load, columns=head.names, scan=scan, reads=(path,))
-    source.count_rows = lambda: _estimate_lines(path) - 1
+    source.count_rows = lambda: _estimate_lines(path) - 1 - head.skip
     reg.sources.append(source)
 
 
@@ -286,7 +292,7 @@ def _register_parquet(path: Path, relpath: str, reg: Registration) -> None:
     reg.sources.append(source)
 
 
-def _register_excel(path: Path, relpath: str, reg: Registration) -> None:
+def _register_excel(path: Path, relpath: str, reg: Registration, header_row: int | None = None) -> None:
     from datasolver.data import excel_source  # the reader loads only for a folder with a workbook
 
     sheets = excel_source.sheet_names(path)
@@ -296,7 +302,7 @@ def _register_excel(path: Path, relpath: str, reg: Registration) -> None:
         name = path.stem if len(sheets) == 1 else f"{path.stem}_{sheet}"
 
         def read(stop: Stop, sheet: str = sheet) -> Loaded:
-            text = excel_source.read_sheet(path, sheet)
+            text = excel_source.read_sheet(path, sheet, header_row)
             return Loaded(text.table, text.infer, text.notes)
 
         reg.sources.append(Source("excel", path, relpath, name, from_python(read)))
