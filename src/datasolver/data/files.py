@@ -25,6 +25,12 @@ KIND_BY_SUFFIX = {
     ".xlsm": "excel",
     ".xls": "excel",
     ".ods": "excel",
+    ".dta": "stats",
+    ".xpt": "stats",
+    ".sas7bdat": "stats",
+    ".feather": "arrow",
+    ".arrow": "arrow",
+    ".orc": "arrow",
     ".md": "doc",
     ".markdown": "doc",
     ".txt": "doc",
@@ -36,7 +42,7 @@ KIND_BY_SUFFIX = {
     ".avi": "video",
 }
 KNOWLEDGE_FILE = "knowledge.md"
-TABLE_KINDS = ("csv", "json", "db", "parquet", "excel")
+TABLE_KINDS = ("csv", "json", "db", "parquet", "excel", "stats", "arrow")
 COMPRESSED_KINDS = ("csv", "json")  # `x.csv.gz`, `x.jsonl.zst`: read through data/compressed.py
 
 
@@ -59,6 +65,8 @@ class ContextFiles:
     db: list[Path] = field(default_factory=list)
     parquet: list[Path] = field(default_factory=list)
     excel: list[Path] = field(default_factory=list)
+    stats: list[Path] = field(default_factory=list)  # Stata .dta, SAS .xpt/.sas7bdat (pandas' readers)
+    arrow: list[Path] = field(default_factory=list)  # Feather / Arrow IPC, ORC (pyarrow's readers)
     doc: list[Path] = field(default_factory=list)
     video: list[Path] = field(default_factory=list)
     knowledge: Path | None = None
@@ -76,7 +84,8 @@ class ContextFiles:
 
     def every_file(self) -> list[Path]:
         """Every file listed (whatever its kind, hidden ones and knowledge.md too), not the refused."""
-        kinds = self.csv + self.json + self.db + self.parquet + self.excel + self.doc + self.video
+        kinds = (self.csv + self.json + self.db + self.parquet + self.excel + self.stats + self.arrow + self.doc
+                 + self.video)
         return sorted(kinds + self.other + self.hidden + ([self.knowledge] if self.knowledge else []))
 
     def relative(self, path: Path) -> str:

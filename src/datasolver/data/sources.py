@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Callable
 
 import duckdb
 
-from datasolver.data import csv_source, json_source, sqlite_source, table_load
+from datasolver.data import csv_source, json_source, sqlite_source, table_load, typed_files
 from datasolver.data.arrow_columns import TextTable
 from datasolver.data.errors import SourceSkipped
 from datasolver.data.compressed import compression, decompress_to, format_suffix, table_stem
@@ -47,7 +47,7 @@ Notes = list[tuple[str, str]]  # (kind, text), see load_notes
 class Source:
     """One table-to-be: where it comes from and how to load it (not yet loaded)."""
 
-    kind: str  # csv | json | db | parquet | excel | derived
+    kind: str  # csv | json | db | parquet | excel | stats | arrow | derived
     path: Path
     relpath: str
     source_name: str
@@ -120,12 +120,17 @@ def register_files(files: ContextFiles, reg: Registration, limits: InputLimits |
     for path in files.excel:
         _within(budget, path, files.relative(path), reg, _register_excel, path, files.relative(path), reg,
                 header_row)
+    for path in files.stats + files.arrow:
+        _within(budget, path, files.relative(path), reg, _register_typed_file, path, files.relative(path), reg)
     for path in files.other:
         reg.skipped.append((files.relative(path), not_a_table_reason(path)))
 
 
 def not_a_table_reason(path: Path) -> str:
     suffix = path.suffix.lower() or "(no extension)"
+    if suffix in (".sav", ".zsav", ".por"):
+        return (f"not read: SPSS {suffix} files need the pyreadstat package, which datasolver does not install; "
+                "save the data as CSV or Stata .dta to read it")
     inner = format_suffix(path)
     if compression(path) and KIND_BY_SUFFIX.get(inner) in TABLE_KINDS:
         kinds = sorted(s for s, kind in KIND_BY_SUFFIX.items() if kind in COMPRESSED_KINDS)
@@ -306,6 +311,15 @@ def _register_excel(path: Path, relpath: str, reg: Registration, header_row: int
             return Loaded(text.table, text.infer, text.notes)
 
         reg.sources.append(Source("excel", path, relpath, name, from_python(read)))
+
+
+def _register_typed_file(path: Path, relpath: str, reg: Registration) -> None:
+    """A Stata, SAS, Feather or ORC file: one table, its columns typed as the file types them."""
+
+    def read(stop: Stop) -> Loaded:
+        return Loaded(typed_files.read_typed_file(path), [])
+
+    reg.sources.append(Source(KIND_BY_SUFFIX[path.suffix.lower()], path, relpath, path.stem, from_python(read)))
 
 
 def _estimate_lines(path: Path) -> int:
