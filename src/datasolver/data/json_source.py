@@ -3,7 +3,9 @@
 Shapes: {"table", "records"}; a list of objects; JSON Lines; an object whose values are lists of
 objects or objects of objects (one table `<stem>_<key>` each — this covers the knowledge-graph
 shape entities / attributes / relations); an object of objects keyed by id (one row per key, the
-key in column `key`). Nested objects flatten to `parent_child` columns; lists stay as JSON text.
+key in column `key`). Nested objects flatten to `parent_child` columns; lists become DuckDB lists
+(objects inside them structs) where their elements share a type, else JSON text with a note
+(`arrow_columns.list_column`).
 """
 
 from __future__ import annotations

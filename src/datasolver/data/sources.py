@@ -38,6 +38,7 @@ class Loaded:
     table: pa.Table
     infer: list[str]
     problems: list[str] = field(default_factory=list)
+    column_notes: list[tuple[str, str]] = field(default_factory=list)  # (kind, text) about its columns
 
 
 Notes = list[tuple[str, str]]  # (kind, text), see load_notes
@@ -72,7 +73,7 @@ def from_python(read: Callable[[Stop], Loaded]) -> Callable[[LoadContext], Notes
         loaded = read(ctx.stop)
         ctx.check_stopped()
         typing = table_load.load_arrow(ctx, loaded.table, loaded.infer)
-        return [(OTHER, p) for p in loaded.problems] + typing
+        return [(OTHER, p) for p in loaded.problems] + loaded.column_notes + typing
 
     return load
 
@@ -344,7 +345,7 @@ def _register_json(path: Path, relpath: str, reg: Registration, cap: int | None 
             if len(parsed.tables) != 1:
                 raise SourceSkipped(f"expected one table, found {len(parsed.tables)}")
             text = parsed.tables[0].to_table()
-            return Loaded(text.table, text.infer, parsed.notes)
+            return Loaded(text.table, text.infer, parsed.notes, text.notes)
 
         source = Source("json", path, relpath, name, from_python(read_single))
         shape = json_source.peek_shape(path)
@@ -368,7 +369,7 @@ def _register_json(path: Path, relpath: str, reg: Registration, cap: int | None 
 def _json_table_source(path: Path, relpath: str, table: json_source.JsonTable) -> Source:
     def read(stop: Stop) -> Loaded:
         text: TextTable = table.to_table()
-        return Loaded(text.table, text.infer)
+        return Loaded(text.table, text.infer, column_notes=text.notes)
 
     columns = list(dict.fromkeys(k for record in table.records for k in record))
     return Source("json", path, relpath, table.source_name, from_python(read), columns=columns,
