@@ -289,7 +289,8 @@ class Catalog:
         return catalog
 
     def _assign_names(self, sources: list[Source]) -> None:
-        namings = assign_table_names([(source.source_name, table_stem(source.path)) for source in sources])
+        namings = assign_table_names([(source.source_name, table_stem(source.path), source.path.name)
+                                      for source in sources])
         for source, naming in zip(sources, namings):
             self._entries[naming.name] = _Entry(naming.name, source, list(naming.aliases))
             self._lookup[naming.name.lower()] = naming.name

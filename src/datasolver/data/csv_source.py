@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from datasolver.data.compressed import read_head
 from datasolver.data.encoding import head_codec
 from datasolver.data.errors import SourceSkipped, SourceStopped
-from datasolver.data.names import unique_names
+from datasolver.data.names import unique_names, without_quote_pair
 from datasolver.data.title_lines import header_index, is_number
 
 if TYPE_CHECKING:  # pyarrow (~0.3 CPU-s to import) loads only where a file is read
@@ -51,6 +51,7 @@ class CsvHead:
     names: list[str]
     skip: int = 0  # lines above the header (title lines), see title_lines
     above: str = ""  # the first of them, for the note
+    quoted: tuple[str, ...] = ()  # names as written whose quote pair was removed (see header_names)
 
     @property
     def decimal_comma(self) -> bool:
@@ -112,13 +113,18 @@ def sniff_delimiter(sample: str) -> str:
     return sniff_layout(sample, 0)[0]
 
 
-def header_names(sample: str, delimiter: str) -> list[str]:
-    """Header fields exactly as written; blanks become column<N>, repeats get _1, _2 suffixes."""
+def header_names(sample: str, delimiter: str) -> tuple[list[str], list[str]]:
+    """Header fields as written, less one pair of quote characters left around a name (`'popul'`
+    → `popul`, `names.without_quote_pair`); blanks become column<N>, repeats get _1, _2 suffixes.
+    Also the names as written that lost their quotes."""
     reader = csv.reader(io.StringIO(sample), delimiter=delimiter)
     try:
-        return unique_names(next(reader, []))
+        written = next(reader, [])
     except csv.Error as exc:
         raise SourceSkipped(f"no readable CSV header ({exc})") from exc
+    bare = [without_quote_pair(name) for name in written]
+    return unique_names(bare), [name for name, plain in zip(written, bare) if name != plain]
+
 
 
 def looks_binary(head: bytes) -> bool:
@@ -142,11 +148,11 @@ def read_csv_header(path: Path, codec: str | None = None, header_row: int | None
     below = "".join(sample.splitlines(keepends=True)[skip:])
     if not below.strip():
         raise SourceSkipped(f"no line {skip + 1} to read the header from" if skip else "empty file")
-    names = header_names(below, delimiter)
+    names, quoted = header_names(below, delimiter)
     if not names:
         raise SourceSkipped("no header row")
     above = sample.splitlines()[0].strip()[:80] if skip else ""
-    return CsvHead(codec, delimiter, names, skip, above)
+    return CsvHead(codec, delimiter, names, skip, above, tuple(quoted))
 
 
 def sql_literal(text: str) -> str:

@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from datasolver.data.arrow_columns import table_from_columns
 from datasolver.data.errors import SourceSkipped
-from datasolver.data.names import unique_names
+from datasolver.data.names import unique_names, unquoted_note, without_quote_pair
 from datasolver.data.title_lines import MAX_TITLE_LINES, header_index, is_number, title_lines_note
 from datasolver.sizes import human_size
 
@@ -101,7 +101,10 @@ def read_sheet(path: Path, sheet: str, header_row: int | None = None) -> SheetTa
             return SheetTable(pa.table({}), [], [f"sheet {sheet!r} has no row {first + 1}"])
     width = max(len(r) for r in rows)
     header = [str(_cell(v) if _cell(v) is not None else "") for v in rows[0]] + [""] * (width - len(rows[0]))
-    names = unique_names(header)
+    bare = [without_quote_pair(name) for name in header]
+    if quoted := [name for name, plain in zip(header, bare) if name != plain]:
+        notes.append(unquoted_note(quoted))
+    names = unique_names(bare)
     columns: list[list[object]] = [[] for _ in names]
     for row in rows[1:]:
         for i in range(width):

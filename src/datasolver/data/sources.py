@@ -20,6 +20,7 @@ from datasolver.data.files import COMPRESSED_KINDS, KIND_BY_SUFFIX, TABLE_KINDS,
 from datasolver.data.input_limits import InputBudget, InputLimits
 from datasolver.data.layout import DERIVED
 from datasolver.data.load_notes import OTHER
+from datasolver.data.names import unquoted_note
 from datasolver.data.sqlite_source import Stop
 from datasolver.data.table_load import LoadContext
 from datasolver.data.title_lines import title_lines_note
@@ -267,6 +268,8 @@ def _register_csv(path: Path, relpath: str, source_name: str, reg: Registration,
         return
     if head.skip and header_row is None:
         reg.notes.append((relpath, title_lines_note(head.skip, head.above)))
+    if head.quoted:
+        reg.notes.append((relpath, unquoted_note(head.quoted)))
     if compression(path):  # decompressed into the catalog's scratch (within `cap`) when it loads
         def load_copy(ctx: LoadContext) -> Notes:
             copy = ctx.scratch / f"decompressed-{uuid.uuid4().hex}{format_suffix(path)}"
