@@ -27,7 +27,7 @@ def test_list_of_objects_and_json_lines(tmp_path):
     with Catalog.open(task) as cat:
         for table in ("list", "lines"):
             result = cat.query(f"SELECT a, b_c, b_d_e, tags, extra FROM {table} ORDER BY a")
-            assert result.rows == [(1, 2, 3, '["x", "y"]', None), (2, None, None, None, True)]
+            assert result.rows == [(1, 2, 3, ["x", "y"], None), (2, None, None, None, True)]
 
 
 def test_object_of_lists_gives_one_table_per_key(tmp_path):

@@ -30,8 +30,10 @@ def test_natural_sort_puts_task_2_before_task_10():
 def test_table_names_are_a_pure_function_of_the_sources() -> None:
     from datasolver.data.names import TableNaming, assign_table_names
 
-    sources = [("Orders", "orders"), ("orders", "archive"), ("orders", "archive"), ("df_x", "x"), ("x", "x2"),
-               ("Sales 2024", "s")]
+    sources = [("Orders", "orders", "orders.csv"), ("orders", "archive", "archive.db"),
+               ("orders", "archive", "archive.db"), ("df_x", "x", "x.csv"), ("x", "x2", "x2.json"),
+               ("Sales 2024", "s", "s.db"), ("orders", "orders", "orders.parquet"), ("orders", "orders", "orders.csv.gz"),
+               ("orders", "orders", "orders.parquet")]
     assert assign_table_names(sources) == [
         TableNaming("orders", ("df_orders",)),  # "Orders" is the name itself, case aside
         TableNaming("archive__orders", ("df_archive__orders",)),  # a repeat gets its file's stem
@@ -39,5 +41,8 @@ def test_table_names_are_a_pure_function_of_the_sources() -> None:
         TableNaming("df_x", ("df_df_x",)),
         TableNaming("x", ()),  # "df_x" is another table's name, so not an alias of x
         TableNaming("sales_2024", ("Sales 2024", "df_sales_2024")),
+        TableNaming("orders_parquet", ("df_orders_parquet",)),  # named after its file: the whole file name
+        TableNaming("orders_csv_gz", ("df_orders_csv_gz",)),
+        TableNaming("orders_parquet_2", ("df_orders_parquet_2",)),  # then a number
     ]
     assert assign_table_names(sources) == assign_table_names(list(sources))  # no state between calls

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from datasolver.cli.input_options import encoding_option, follow_outside_links, table_cache_option
+from datasolver.cli.input_options import encoding_option, follow_outside_links, header_row_option, table_cache_option
 from datasolver.cli.load_progress import run_catalog_work
 from datasolver.data import Catalog, TableCache, render_notes
 from datasolver.data.errors import ResultTooLarge
@@ -39,9 +39,10 @@ _doc_cache_option = click.option(
                    "notes, each with its reason.")
 @_doc_cache_option
 @encoding_option
+@header_row_option
 @table_cache_option
 def tables_command(task_dir: Path, no_load: bool, as_json: bool, doc_cache: str | None, encoding: str | None,
-                   table_cache: str | None) -> None:
+                   header_row: int | None, table_cache: str | None) -> None:
     """List every table of TASK_DIR (a task folder or any data folder).
 
     One line per table: canonical name, rows (~ = estimated, ? = unknown without loading),
@@ -53,7 +54,7 @@ def tables_command(task_dir: Path, no_load: bool, as_json: bool, doc_cache: str 
     the next command on the same unchanged files reads none of them again.
     """
     with document_tables(task_dir, cache=doc_cache, extract=not no_load) as docs, \
-            Catalog.open(task_dir, extra_derived=docs.extra_derived, encoding=encoding,
+            Catalog.open(task_dir, extra_derived=docs.extra_derived, encoding=encoding, header_row=header_row,
                          table_cache=TableCache.from_setting(table_cache)) as catalog:
         if not no_load:
             run_catalog_work(catalog, catalog.load)
@@ -150,10 +151,11 @@ def read_query(query: str | None, query_file: Path | None) -> str:
               metavar="SECONDS", help="Stop the query (and the table loads it needs) after this long; 0 = no limit.")
 @_doc_cache_option
 @encoding_option
+@header_row_option
 @table_cache_option
 def sql_command(task_dir: Path, query: str | None, query_file: Path | None, limit: int, output_format: str | None,
                 csv_path: Path | None, timeout: float, doc_cache: str | None, encoding: str | None,
-                table_cache: str | None) -> None:
+                header_row: int | None, table_cache: str | None) -> None:
     """Run read-only SQL (DuckDB dialect; common PostgreSQL / MySQL / T-SQL / SQLite slips are repaired)
     over every table of TASK_DIR and print the rows: the first 50 as an aligned table on a terminal
     (ending with the row count); the whole result as tab-separated values in a pipe, or in --format's
@@ -194,7 +196,7 @@ def sql_command(task_dir: Path, query: str | None, query_file: Path | None, limi
     streamed = whole_csv_out or (limit is None and fmt in ("csv", "tsv"))  # the whole result, written as it comes
     with document_tables(task_dir, cache=doc_cache) as docs, \
             Catalog.open(task_dir, timeout_s=timeout or None, extra_derived=docs.extra_derived, encoding=encoding,
-                         table_cache=TableCache.from_setting(table_cache),
+                         header_row=header_row, table_cache=TableCache.from_setting(table_cache),
                          scan_before_load=fmt != "json") as catalog:
         relation = catalog.sql(query)
 

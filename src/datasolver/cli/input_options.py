@@ -28,6 +28,11 @@ encoding_option = click.option(
     help="Decode every CSV file with this encoding (utf-8, gb18030, cp1252, latin-1, …) instead of the one "
          "chosen by evidence among UTF-8, GB18030 and Windows-1252 (a note says which was chosen and why).")
 
+header_row_option = click.option(
+    "--header-row", type=click.IntRange(min=1), metavar="N",
+    help="The line of every CSV file (and the row of every sheet) that holds the column names. Default: the "
+         "first, unless title lines stand above the header (then the header below them, with a note).")
+
 table_cache_option = click.option(
     "--table-cache", metavar="DIR|off",
     help="Where loaded tables are kept for the next command on the same unchanged files (a DuckDB file per "

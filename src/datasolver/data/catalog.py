@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 
 import duckdb
 
+from datasolver.data.compressed import table_stem
 from datasolver.data.csv_source import sql_literal
 from datasolver.data.duck_errors import compact_error, parse_duck_error
 from datasolver.data.encoding import check_codec
@@ -125,6 +126,8 @@ LOADING = "datasolver_loading"  # how the cache file a table is being loaded int
 CLOSE_WAIT_S = 0.5  # close() waits this long for a running operation before removing the files anyway
 T = TypeVar("T")
 NAMES_LISTED = 10  # an unknown table's message lists this many names when none is close
+_NOT_READ = re.compile(r"^not (?:read|loaded): ")  # a reason said after "x was not read: "
+UNREAD_SHOWN = 4  # files named as not read when a query names their table
 
 
 SkippedSource = LoadNote  # the name callers knew for a note on a file that could not be read
@@ -247,7 +250,7 @@ class Catalog:
     @classmethod
     def open(cls, path: Path | str, cache_dir: Path | str | None = None, extra_derived: list[Path] | None = None,
              timeout_s: float | None = None, input_limits: InputLimits | None = None,
-             loaded: Path | str | None = None, *, encoding: str | None = None,
+             loaded: Path | str | None = None, *, encoding: str | None = None, header_row: int | None = None,
              table_cache: TableCache | None = None, scan_before_load: bool = False) -> Catalog:
         """Register every table under a task dir (its context/ plus derived/) or a plain data folder.
 
@@ -256,7 +259,8 @@ class Catalog:
         `loaded` (default: `$DATASOLVER_LOADED_CATALOG`) is another catalog's `loaded_file()` for
         the same folder: it is queried read-only instead of loading the files again.
         `encoding` (a codec name: utf-8, gb18030, cp1252, …) decodes every CSV file instead of the
-        encoding chosen by evidence. `table_cache` keeps loaded tables for later catalogs of the
+        encoding chosen by evidence. `header_row` (1-based) is the header's line in every CSV file
+        and row in every sheet, instead of the one found below title lines. `table_cache` keeps loaded tables for later catalogs of the
         same files (see table_cache.py; nothing is cached without it). `scan_before_load` lets a
         query read a table DuckDB can scan itself straight from its file until `persist()` loads it.
         """
@@ -268,18 +272,19 @@ class Catalog:
         reg = Registration()
         budget = InputBudget(input_limits or InputLimits.from_env())
         files = list_context_files(context)
-        register_files(files, reg, budget=budget, encoding=codec)
+        register_files(files, reg, budget=budget, encoding=codec, header_row=header_row)
         for derived in _own_derived(path, context, reg) + list(extra_derived or []):
             register_derived(Path(derived), reg, budget=budget)
         loaded = loaded if loaded is not None else os.environ.get(LOADED_ENV) or None
         catalog = cls(reg, Path(cache_dir) if cache_dir else None, timeout_s=timeout_s,
                       loaded=Path(loaded) if loaded else None, table_cache=table_cache,
-                      scan_before_load=scan_before_load, load_options=f"encoding={codec}" if codec else "")
+                      scan_before_load=scan_before_load, load_options=_load_options(codec, header_row))
         catalog.context_files = files
         return catalog
 
     def _assign_names(self, sources: list[Source]) -> None:
-        namings = assign_table_names([(source.source_name, source.path.stem) for source in sources])
+        namings = assign_table_names([(source.source_name, table_stem(source.path), source.path.name)
+                                      for source in sources])
         for source, naming in zip(sources, namings):
             self._entries[naming.name] = _Entry(naming.name, source, list(naming.aliases))
             self._lookup[naming.name.lower()] = naming.name
@@ -381,7 +386,19 @@ class Catalog:
         found = self._lookup.get(key) or self._lookup.get(canonical_name(key))
         if found and not self._entries[found].error:
             return found
-        raise UnknownTable(f"no table named {name!r}.{self._nearest_hint(key)}")
+        raise UnknownTable(f"no table named {name!r}.{self._unread_hint(key) or self._nearest_hint(key)}")
+
+    def _unread_hint(self, name: str) -> str:
+        """` csv/x.csv.gz was not read: <why>.` for the files that would have made table `name`
+        (a file skipped, or a table that failed to load); "" when none."""
+        key = canonical_name(name.strip().strip('"`[]'))
+        with self._lock:
+            found = [(e.source.relpath, e.error) for e in self._entries.values() if e.error and e.name == key]
+            found += [(n.path, n.reason) for n in self._skipped if canonical_name(table_stem(Path(n.path))) == key]
+        if not found:
+            return ""
+        said = [f"{path} was not read: {_NOT_READ.sub('', reason or '')}" for path, reason in found[:UNREAD_SHOWN]]
+        return " " + "; ".join(said) + "."
 
     def _nearest_hint(self, key: str) -> str:
         """` Nearest: a, b.` — the canonical names closest to `key`; when none is close, the first
@@ -404,7 +421,9 @@ class Catalog:
         missing = duck.missing_table if isinstance(exc, duckdb.CatalogException) else None
         if missing and missing.lower() not in {n.lower() for n in unloaded or []}:
             name = missing
-            return UnknownTable(f"no table named {name!r}.{self._nearest_hint(name)}")
+            return UnknownTable(f"no table named {name!r}.{self._unread_hint(name) or self._nearest_hint(name)}")
+        if missing and (unread := self._unread_hint(missing)):
+            return QueryError(f"table {missing!r} could not be loaded:{unread}", sql, unloaded=unloaded)
         message = compact_error(exc, sql) + error_hints(duck, sql, self)
         if unloaded:
             message += f" (could not load: {', '.join(unloaded)})"
@@ -1029,6 +1048,12 @@ def _confine(conn: duckdb.DuckDBPyConnection, paths: list[Path], folders: list[P
     if progress:
         conn.execute("SET enable_progress_bar = true")
     conn.execute("SET lock_configuration = true")
+
+
+def _load_options(codec: str | None, header_row: int | None) -> str:
+    """The options that change what a file loads as (part of a cached table's key)."""
+    return " ".join(o for o in (f"encoding={codec}" if codec else "",
+                                f"header_row={header_row}" if header_row else "") if o)
 
 
 def _size(path: Path) -> int:

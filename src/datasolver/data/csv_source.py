@@ -24,9 +24,11 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
+from datasolver.data.compressed import read_head
 from datasolver.data.encoding import head_codec
 from datasolver.data.errors import SourceSkipped, SourceStopped
-from datasolver.data.names import unique_names
+from datasolver.data.names import unique_names, without_quote_pair
+from datasolver.data.title_lines import header_index, is_number
 
 if TYPE_CHECKING:  # pyarrow (~0.3 CPU-s to import) loads only where a file is read
     import pyarrow as pa
@@ -47,6 +49,9 @@ class CsvHead:
     codec: str
     delimiter: str
     names: list[str]
+    skip: int = 0  # lines above the header (title lines), see title_lines
+    above: str = ""  # the first of them, for the note
+    quoted: tuple[str, ...] = ()  # names as written whose quote pair was removed (see header_names)
 
     @property
     def decimal_comma(self) -> bool:
@@ -77,33 +82,49 @@ def read_head_text(path: Path, encoding: str, size: int = SNIFF_BYTES) -> str:
     return decoder.decode(raw, final=False)
 
 
-def sniff_delimiter(sample: str) -> str:
-    """Pick the candidate whose field count is most consistent (and > 1) over the first lines."""
-    lines = sample.splitlines()[:60]
+def sniff_layout(sample: str, skip: int | None = None) -> tuple[str, int]:
+    """The delimiter and the lines above the header (`skip`; found by `title_lines.header_index`
+    when None): the candidate whose field count from the header on is most consistent (and > 1)
+    over the first lines."""
+    lines = sample.splitlines()[:60 + (skip or 0)]
     if len(sample) >= SNIFF_BYTES and len(lines) > 1:
         lines = lines[:-1]  # the last line may be cut mid-record
-    best, best_score = ",", (-1, 0)
+    best, best_score = (",", skip or 0), (-1, 0)
     for delim in DELIMITERS:
         try:
-            counts = [len(row) for row in csv.reader(io.StringIO("\n".join(lines)), delimiter=delim)]
+            rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=delim))
         except csv.Error:
             continue
+        counts = [len(row) for row in rows]
+        first = skip if skip is not None else header_index(
+            counts, [bool(row) and not any(is_number(cell) for cell in row) for row in rows])
+        counts = counts[first:]
         if not counts or counts[0] < 2:
             continue
         agreeing = sum(1 for n in counts if n == counts[0])
         score = (agreeing, counts[0])
         if score > best_score:
-            best, best_score = delim, score
+            best, best_score = (delim, first), score
     return best
 
 
-def header_names(sample: str, delimiter: str) -> list[str]:
-    """Header fields exactly as written; blanks become column<N>, repeats get _1, _2 suffixes."""
+def sniff_delimiter(sample: str) -> str:
+    """The delimiter of a file whose first line is its header."""
+    return sniff_layout(sample, 0)[0]
+
+
+def header_names(sample: str, delimiter: str) -> tuple[list[str], list[str]]:
+    """Header fields as written, less one pair of quote characters left around a name (`'popul'`
+    → `popul`, `names.without_quote_pair`); blanks become column<N>, repeats get _1, _2 suffixes.
+    Also the names as written that lost their quotes."""
     reader = csv.reader(io.StringIO(sample), delimiter=delimiter)
     try:
-        return unique_names(next(reader, []))
+        written = next(reader, [])
     except csv.Error as exc:
         raise SourceSkipped(f"no readable CSV header ({exc})") from exc
+    bare = [without_quote_pair(name) for name in written]
+    return unique_names(bare), [name for name, plain in zip(written, bare) if name != plain]
+
 
 
 def looks_binary(head: bytes) -> bool:
@@ -111,12 +132,11 @@ def looks_binary(head: bytes) -> bool:
     return b"\x00" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
 
 
-def read_csv_header(path: Path, codec: str | None = None) -> CsvHead:
-    """The encoding guess, delimiter and column names from the file's head only: cheap, for
-    registration (the load decides the encoding on the whole file). `codec` skips the guess."""
-    with open(path, "rb") as fh:
-        head = fh.read(SNIFF_BYTES)
-        whole = len(head) < SNIFF_BYTES or not fh.read(1)
+def read_csv_header(path: Path, codec: str | None = None, header_row: int | None = None) -> CsvHead:
+    """The encoding guess, delimiter, title lines and column names from the file's head only:
+    cheap, for registration (the load decides the encoding on the whole file). `codec` skips the
+    guess; `header_row` (1-based line number) says where the header is instead of looking."""
+    head, whole = read_head(path, SNIFF_BYTES)  # decompressed for `x.csv.gz`
     if looks_binary(head):
         raise SourceSkipped("binary data (NUL bytes), not a text CSV")
     codec = codec or head_codec(head, whole)
@@ -124,11 +144,15 @@ def read_csv_header(path: Path, codec: str | None = None) -> CsvHead:
     sample = decoder.decode(head, final=whole).lstrip("\ufeff")
     if not sample.strip():
         raise SourceSkipped("empty file")
-    delimiter = sniff_delimiter(sample)
-    names = header_names(sample, delimiter)
+    delimiter, skip = sniff_layout(sample, None if header_row is None else header_row - 1)
+    below = "".join(sample.splitlines(keepends=True)[skip:])
+    if not below.strip():
+        raise SourceSkipped(f"no line {skip + 1} to read the header from" if skip else "empty file")
+    names, quoted = header_names(below, delimiter)
     if not names:
         raise SourceSkipped("no header row")
-    return CsvHead(codec, delimiter, names)
+    above = sample.splitlines()[0].strip()[:80] if skip else ""
+    return CsvHead(codec, delimiter, names, skip, above, tuple(quoted))
 
 
 def sql_literal(text: str) -> str:
@@ -140,7 +164,8 @@ def scan_sql(path: Path, head: CsvHead) -> str:
     with the wrong number of fields, an unterminated quote or bytes that are not UTF-8 fail it.
     Unquoted empty fields are NULL, quoted ones (`""`) the empty text, as `read_csv_text` reads them."""
     columns = "{" + ", ".join(f"{sql_literal(n)}: 'VARCHAR'" for n in head.names) + "}"
-    return (f"read_csv({sql_literal(os.fspath(path))}, header = true, delim = {sql_literal(head.delimiter)}, "
+    skip = f"skip = {head.skip}, " if head.skip else ""
+    return (f"read_csv({sql_literal(os.fspath(path))}, header = true, {skip}delim = {sql_literal(head.delimiter)}, "
             "quote = '\"', escape = '\"', auto_detect = false, strict_mode = true, null_padding = false, "
             "ignore_errors = false, allow_quoted_nulls = false, encoding = 'utf-8', "
             f"max_line_size = {BLOCK_BYTES}, columns = {columns})")
@@ -172,7 +197,7 @@ def read_csv_text(path: Path, head: CsvHead, stop: Stop = lambda: False) -> CsvR
 
     names = head.names
     # The header is skipped as a parsed row (a quoted line break in a name is one row, not two lines).
-    read_options = pacsv.ReadOptions(column_names=names, skip_rows_after_names=1, encoding="utf8", block_size=BLOCK_BYTES,
+    read_options = pacsv.ReadOptions(column_names=names, skip_rows=head.skip, skip_rows_after_names=1, encoding="utf8", block_size=BLOCK_BYTES,
                                      use_threads=False)
     parse_options = pacsv.ParseOptions(delimiter=head.delimiter, newlines_in_values=True, invalid_row_handler=on_invalid)
     convert_options = pacsv.ConvertOptions(

@@ -23,7 +23,8 @@ import pyarrow as pa
 
 from datasolver.data.arrow_columns import table_from_columns
 from datasolver.data.errors import SourceSkipped
-from datasolver.data.names import unique_names
+from datasolver.data.names import unique_names, unquoted_note, without_quote_pair
+from datasolver.data.title_lines import MAX_TITLE_LINES, header_index, is_number, title_lines_note
 from datasolver.sizes import human_size
 
 MAX_UNZIPPED_BYTES = 1 << 30
@@ -78,8 +79,9 @@ def _cell(value: object) -> object:
     return value
 
 
-def read_sheet(path: Path, sheet: str) -> SheetTable:
-    """One sheet's rows: the first row names the columns."""
+def read_sheet(path: Path, sheet: str, header_row: int | None = None) -> SheetTable:
+    """One sheet's rows: the first row names the columns, unless title rows stand above the header
+    (`title_lines`) or `header_row` (1-based, within the sheet's used area) says where it is."""
     try:
         rows = _workbook(path).get_sheet_by_name(sheet).to_python(skip_empty_area=True)
     except SourceSkipped:
@@ -88,12 +90,30 @@ def read_sheet(path: Path, sheet: str) -> SheetTable:
         raise SourceSkipped(f"sheet {sheet!r} could not be read ({type(exc).__name__}: {str(exc)[:200]})") from exc
     if not rows:
         return SheetTable(pa.table({}), [], [f"sheet {sheet!r} is empty"])
+    notes: list[str] = []
+    first = header_row - 1 if header_row else _header_index(rows)
+    if first:
+        above = " ".join(str(_cell(v)) for v in rows[0] if _cell(v) is not None)[:80]
+        if header_row is None:
+            notes.append(title_lines_note(first, above, "row"))
+        rows = rows[first:]
+        if not rows:
+            return SheetTable(pa.table({}), [], [f"sheet {sheet!r} has no row {first + 1}"])
     width = max(len(r) for r in rows)
     header = [str(_cell(v) if _cell(v) is not None else "") for v in rows[0]] + [""] * (width - len(rows[0]))
-    names = unique_names(header)
+    bare = [without_quote_pair(name) for name in header]
+    if quoted := [name for name, plain in zip(header, bare) if name != plain]:
+        notes.append(unquoted_note(quoted))
+    names = unique_names(bare)
     columns: list[list[object]] = [[] for _ in names]
     for row in rows[1:]:
         for i in range(width):
             columns[i].append(_cell(row[i]) if i < len(row) else None)
     text = table_from_columns(names, columns)
-    return SheetTable(text.table, text.infer)
+    return SheetTable(text.table, text.infer, notes)
+
+
+def _header_index(rows: list[list[object]]) -> int:
+    head = [[c for c in map(_cell, row) if c is not None] for row in rows[:MAX_TITLE_LINES + 60]]
+    return header_index([len(cells) for cells in head],
+                        [bool(cells) and all(isinstance(c, str) and not is_number(c) for c in cells) for cells in head])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from datasolver.data.compressed import compression, format_suffix
 from datasolver.data.input_files import InputScope, read_prepared_record, walk_inputs
 from datasolver.data.knowledge_file import KnowledgeFile
 from datasolver.data.layout import TaskFolder
@@ -24,6 +25,12 @@ KIND_BY_SUFFIX = {
     ".xlsm": "excel",
     ".xls": "excel",
     ".ods": "excel",
+    ".dta": "stats",
+    ".xpt": "stats",
+    ".sas7bdat": "stats",
+    ".feather": "arrow",
+    ".arrow": "arrow",
+    ".orc": "arrow",
     ".md": "doc",
     ".markdown": "doc",
     ".txt": "doc",
@@ -35,7 +42,17 @@ KIND_BY_SUFFIX = {
     ".avi": "video",
 }
 KNOWLEDGE_FILE = "knowledge.md"
-TABLE_KINDS = ("csv", "json", "db", "parquet", "excel")
+TABLE_KINDS = ("csv", "json", "db", "parquet", "excel", "stats", "arrow")
+COMPRESSED_KINDS = ("csv", "json")  # `x.csv.gz`, `x.jsonl.zst`: read through data/compressed.py
+
+
+def file_kind(path: Path) -> str | None:
+    """The kind a file's name says (None: no table, document or video is read from it); a
+    compressed file is of its format's kind when that is CSV/TSV or JSON."""
+    kind = KIND_BY_SUFFIX.get(format_suffix(path))
+    if compression(path) and kind not in COMPRESSED_KINDS:
+        return None
+    return kind
 
 
 @dataclass
@@ -48,6 +65,8 @@ class ContextFiles:
     db: list[Path] = field(default_factory=list)
     parquet: list[Path] = field(default_factory=list)
     excel: list[Path] = field(default_factory=list)
+    stats: list[Path] = field(default_factory=list)  # Stata .dta, SAS .xpt/.sas7bdat (pandas' readers)
+    arrow: list[Path] = field(default_factory=list)  # Feather / Arrow IPC, ORC (pyarrow's readers)
     doc: list[Path] = field(default_factory=list)
     video: list[Path] = field(default_factory=list)
     knowledge: Path | None = None
@@ -65,7 +84,8 @@ class ContextFiles:
 
     def every_file(self) -> list[Path]:
         """Every file listed (whatever its kind, hidden ones and knowledge.md too), not the refused."""
-        kinds = self.csv + self.json + self.db + self.parquet + self.excel + self.doc + self.video
+        kinds = (self.csv + self.json + self.db + self.parquet + self.excel + self.stats + self.arrow + self.doc
+                 + self.video)
         return sorted(kinds + self.other + self.hidden + ([self.knowledge] if self.knowledge else []))
 
     def relative(self, path: Path) -> str:
@@ -98,7 +118,7 @@ def list_context_files(root: Path, scope: InputScope | None = None) -> ContextFi
         if path.parent == root and path.name.lower() == KNOWLEDGE_FILE:
             found.knowledge = path
             continue
-        kind = KIND_BY_SUFFIX.get(path.suffix.lower())
+        kind = file_kind(path)
         bucket = getattr(found, kind) if kind else found.other
         bucket.append(path)
     return found

@@ -2,9 +2,13 @@
 
 A bad value on row 900,000 turns the column into text instead of failing the load. Rules, in order:
   no non-blank value → VARCHAR; any integer with a leading zero (`007`) → VARCHAR (codes);
-  all integers within int64 → BIGINT; all decimals → DOUBLE; all `YYYY-MM-DD` → DATE;
-  all ISO date-times (or dates) → TIMESTAMP; all true/false → BOOLEAN; in a `;`-delimited file,
-  all numbers written with decimal commas (`5,1`, `1.234,5`) → DOUBLE; else VARCHAR (verbatim).
+  all integers within int64 → BIGINT; all decimals → DOUBLE; all `YYYY-MM-DD` or `YYYY/MM/DD`
+  → DATE; all ISO date-times (or dates) → TIMESTAMP; all true/false → BOOLEAN; all `31.12.1952`
+  (dots, year last: always day first) → DATE; all `13/01/2012` (slashes, year last) → DATE when
+  the values settle the order (some read only day-first, or only month-first), else text with a
+  note naming the strptime format; in a `;`-delimited file, all numbers written with decimal commas
+  (`5,1`, `1.234,5`) → DOUBLE, all integers with thousands points (`8.425.333`, one at least not a
+  plain number) → BIGINT; else VARCHAR (verbatim).
 Blank strings become NULL only in columns that turn numeric/temporal/boolean.
 
 How, cheaply (`materialize_from`): the rules run on the first `SAMPLE_ROWS` rows. A column the sample
@@ -24,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from datasolver.data.load_notes import DECIMAL_COMMA, TEXT_COLUMN
+from datasolver.data.load_notes import DATE_STYLE, DECIMAL_COMMA, TEXT_COLUMN
 from datasolver.data.names import quote_ident
 
 if TYPE_CHECKING:
@@ -33,10 +37,15 @@ if TYPE_CHECKING:
 _INT = r"[+-]?\d+"
 _LEADING_ZERO = r"[+-]?0\d+(\.\d*)?"
 _NUM = r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?"
-_DATE = r"\d{4}-\d{2}-\d{2}"
+_DATE = r"\d{4}-\d{2}-\d{2}|\d{4}/\d{1,2}/\d{1,2}"  # DuckDB casts both to DATE
 _TS = r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?"
 # A number with decimal commas and optional thousands points, no leading zero: 5,1  0,25  1.234,5  1234
 _DECIMAL_COMMA = r"[+-]?(0|[1-9]\d*|[1-9]\d{0,2}(\.\d{3})+)(,\d+)?"
+# The same without a decimal part: an integer with optional thousands points (8.425.333).
+_THOUSANDS = r"[+-]?(0|[1-9]\d*|[1-9]\d{0,2}(\.\d{3})+)"
+# Dates with the year last: dots (always day first), slashes (either order; the values decide).
+_DOT_DATE = r"\d{1,2}\.\d{1,2}\.\d{4}"
+_SLASH_DATE = r"\d{1,2}/\d{1,2}/\d{4}"
 # A decimal in its plain form, no leading zero, at most 18 integer digits (never past int64).
 _PLAIN_NUM = r"[+-]?(0|[1-9]\d{0,17})(\.\d*)?([eE][+-]?\d+)?|[+-]?\.\d+([eE][+-]?\d+)?"
 
@@ -51,15 +60,33 @@ _CHECKS = {
     "bool": "lower(v) IN ('true', 'false')",
     "comma": f"regexp_full_match(v, '{_DECIMAL_COMMA}') AND contains(v, ',')",
     "comma_ok": f"regexp_full_match(v, '{_DECIMAL_COMMA}')",
+    "thousands": f"regexp_full_match(v, '{_THOUSANDS}') AND TRY_CAST(replace(v, '.', '') AS BIGINT) IS NOT NULL",
+    "dot_dmy": f"regexp_full_match(v, '{_DOT_DATE}') AND try_strptime(v, '%d.%m.%Y') IS NOT NULL",
+    "slash": f"regexp_full_match(v, '{_SLASH_DATE}')",
+    "slash_dmy": f"regexp_full_match(v, '{_SLASH_DATE}') AND try_strptime(v, '%d/%m/%Y') IS NOT NULL",
+    "slash_mdy": f"regexp_full_match(v, '{_SLASH_DATE}') AND try_strptime(v, '%m/%d/%Y') IS NOT NULL",
 }
 
-# A character no check accepts, even after trim(): not a digit, sign, point, colon, e/E, T or a
-# letter of true/false (lower() maps no other character onto those), and not a space separator
+# A character no check accepts, even after trim(): not a digit, sign, point, colon, slash, e/E, T
+# or a letter of true/false (lower() maps no other character onto those), and not a space separator
 # (Unicode Zs: what DuckDB's trim() strips, measured on DuckDB 2.0.1).
-_NEVER_TYPED = r"[^0-9+\-.:eEtTrRuUfFaAlLsS\p{Zs}]"
+_NEVER_TYPED = r"[^0-9+\-.:/eEtTrRuUfFaAlLsS\p{Zs}]"
 # Only a column's first values are looked at: enough to settle most text columns, bounded cost.
 _SURELY_TEXT_HEAD = 1000
 COMMA_DOUBLE = "DOUBLE (decimal comma)"
+THOUSANDS_BIGINT = "BIGINT (thousands points)"
+DATE_DOT_DMY = "DATE (day.month.year)"
+DATE_SLASH_DMY = "DATE (day/month/year)"
+DATE_SLASH_MDY = "DATE (month/day/year)"
+# How each of these kinds turns a trimmed, non-blank value `t` (which its check accepted) into its type.
+_CONVERT = {
+    COMMA_DOUBLE: "CAST(replace(replace(t, '.', ''), ',', '.') AS DOUBLE)",
+    THOUSANDS_BIGINT: "CAST(replace(t, '.', '') AS BIGINT)",
+    DATE_DOT_DMY: "CAST(strptime(t, '%d.%m.%Y') AS DATE)",
+    DATE_SLASH_DMY: "CAST(strptime(t, '%d/%m/%Y') AS DATE)",
+    DATE_SLASH_MDY: "CAST(strptime(t, '%m/%d/%Y') AS DATE)",
+}
+_FORMATS = {DATE_SLASH_DMY: "%d/%m/%Y", DATE_SLASH_MDY: "%m/%d/%Y"}
 SAMPLE_ROWS = 5000
 # Past this many columns the checked write is not tried: its per-column CASE expressions make
 # DuckDB's planning superlinear in the width (the whole-column counts unpivot instead).
@@ -68,8 +95,10 @@ GUESS_FAILED = "datasolver: the type guessed for a column does not fit a value: 
 
 
 def decide_type(stats: dict[str, int], decimal_comma: bool = False) -> str:
-    """The DuckDB type for one text column from its counts (see module docstring); COMMA_DOUBLE
-    stands for a DOUBLE written with decimal commas."""
+    """The DuckDB type for one text column from its counts (see module docstring); COMMA_DOUBLE,
+    THOUSANDS_BIGINT and the DATE_ kinds stand for a type written in that style. A column of
+    slash dates each of which reads both day-first and month-first is _AMBIGUOUS_DATES (text,
+    unless later values settle the order)."""
     n = stats["nonblank"]
     if n == 0 or stats["leading_zero"]:
         return "VARCHAR"
@@ -83,9 +112,22 @@ def decide_type(stats: dict[str, int], decimal_comma: bool = False) -> str:
         return "TIMESTAMP"
     if stats["bool"] == n:
         return "BOOLEAN"
+    if stats["dot_dmy"] == n:
+        return DATE_DOT_DMY
+    if stats["slash"] == n:
+        day_first, month_first = stats["slash_dmy"] == n, stats["slash_mdy"] == n
+        if day_first != month_first:
+            return DATE_SLASH_DMY if day_first else DATE_SLASH_MDY
+        if day_first:
+            return _AMBIGUOUS_DATES
     if decimal_comma and stats["comma_ok"] == n and stats["comma"]:
         return COMMA_DOUBLE
+    if decimal_comma and stats["thousands"] == n and stats["num"] < n:
+        return THOUSANDS_BIGINT
     return "VARCHAR"
+
+
+_AMBIGUOUS_DATES = "VARCHAR (ambiguous dates)"
 
 
 def column_stats(conn: duckdb.DuckDBPyConnection, relation: str, columns: list[str]) -> dict[str, dict[str, int]]:
@@ -263,10 +305,13 @@ def _create(conn: duckdb.DuckDBPyConnection, target: str, relation: str, columns
     for column in columns:
         ident = quote_ident(column)
         kind = chosen.get(column, "KEEP")
-        if kind in ("KEEP", "VARCHAR", _UNKNOWN):
+        if kind in ("KEEP", "VARCHAR", _UNKNOWN, _AMBIGUOUS_DATES):
             select.append(ident)
-        elif kind == COMMA_DOUBLE:
-            select.append(f"TRY_CAST(replace(replace(trim({ident}), '.', ''), ',', '.') AS DOUBLE) AS {ident}")
+        elif kind in _CONVERT:
+            # Every non-blank value passed this kind's check: only blanks need guarding.
+            trimmed = f"trim({ident})"
+            convert = re.sub(r"\bt\b", lambda _: trimmed, _CONVERT[kind])
+            select.append(f"CASE WHEN {trimmed} = '' THEN NULL ELSE {convert} END AS {ident}")
         else:
             # Every non-blank value passed this type's TRY_CAST in the stats, so TRY_CAST only
             # turns blanks into NULL. (CAST(NULLIF(trim(x), '') …) said the same, but DuckDB's
@@ -293,6 +338,10 @@ _FULL = {
     "TIMESTAMP": f"regexp_full_match(t, '{_TS}') AND TRY_CAST(t AS TIMESTAMP) IS NOT NULL",
     "BOOLEAN": "lower(t) IN ('true', 'false')",
     COMMA_DOUBLE: f"regexp_full_match(t, '{_DECIMAL_COMMA}')",
+    THOUSANDS_BIGINT: _sub(_CHECKS["thousands"], "t"),
+    DATE_DOT_DMY: _sub(_CHECKS["dot_dmy"], "t"),
+    DATE_SLASH_DMY: _sub(_CHECKS["slash_dmy"], "t"),
+    DATE_SLASH_MDY: _sub(_CHECKS["slash_mdy"], "t"),
 }
 
 
@@ -307,11 +356,11 @@ def _checked_select(columns: list[str], guesses: dict[str, str]) -> str:
         if kind in ("KEEP", "VARCHAR"):
             parts.append(ident)
             continue
-        if kind == _UNKNOWN:
+        if kind in (_UNKNOWN, _AMBIGUOUS_DATES):  # only the whole column's counts can settle it
             parts.append(f"CASE WHEN {ident} IS NULL OR trim({ident}) = '' THEN {ident} ELSE {fail} END AS {ident}")
             continue
         trimmed = f"trim({ident})"
-        convert = (f"CAST(replace(replace({trimmed}, '.', ''), ',', '.') AS DOUBLE)" if kind == COMMA_DOUBLE
+        convert = (re.sub(r"\bt\b", lambda _: trimmed, _CONVERT[kind]) if kind in _CONVERT
                    else f"CAST({trimmed} AS {kind})")
         fast = f"WHEN {_sub(_FAST[kind], ident)} THEN CAST({ident} AS {kind}) " if kind in _FAST else ""
         full = re.sub(r"\bt\b", lambda _: trimmed, _FULL[kind])
@@ -343,6 +392,11 @@ def _by_counts(conn: duckdb.DuckDBPyConnection, target: str, relation: str, colu
     return typing
 
 
+_DATE_NOTES = {
+    DATE_DOT_DMY: "dates written day.month.year read as dates (31.12.1952 → 1952-12-31)",
+    DATE_SLASH_DMY: "dates written day/month/year read as dates (a day past 12 comes first: 13/01/2012 → 2012-01-13)",
+    DATE_SLASH_MDY: "dates written month/day/year read as dates (a day past 12 comes second: 01/13/2012 → 2012-01-13)",
+}
 MOSTLY = 0.5  # a text column whose values are at least this share numbers (or dates) gets a note
 
 
@@ -360,6 +414,16 @@ def _notes(conn: duckdb.DuckDBPyConnection, target: str, chosen: dict[str, str],
         if kind == COMMA_DOUBLE:
             notes.append((DECIMAL_COMMA, f"column {column!r}: numbers written with decimal commas read as numbers "
                                          "(5,1 → 5.1; 1.234,5 → 1234.5)"))
+        if kind == THOUSANDS_BIGINT:
+            notes.append((DECIMAL_COMMA, f"column {column!r}: numbers written with thousands points read as numbers "
+                                         "(8.425.333 → 8425333)"))
+        if kind in _DATE_NOTES:
+            notes.append((DATE_STYLE, f"column {column!r}: {_DATE_NOTES[kind]}"))
+        if kind == _AMBIGUOUS_DATES:
+            example = _first(conn, table, ident, f"trim({ident}) <> ''")
+            formats = " or ".join(f"strptime({column}, '{f}')" for f in _FORMATS.values())
+            notes.append((TEXT_COLUMN, f"column {column!r} left as text: each date (e.g. {example!r}) reads day-first "
+                                       f"and month-first; {formats} reads it as one"))
         if kind != "VARCHAR" or not counts or not counts["nonblank"]:
             continue
         if counts["leading_zero"]:

@@ -3,7 +3,9 @@
 Shapes: {"table", "records"}; a list of objects; JSON Lines; an object whose values are lists of
 objects or objects of objects (one table `<stem>_<key>` each — this covers the knowledge-graph
 shape entities / attributes / relations); an object of objects keyed by id (one row per key, the
-key in column `key`). Nested objects flatten to `parent_child` columns; lists stay as JSON text.
+key in column `key`). Nested objects flatten to `parent_child` columns; lists become DuckDB lists
+(objects inside them structs) where their elements share a type, else JSON text with a note
+(`arrow_columns.list_column`).
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from datasolver.data.arrow_columns import TextTable, table_from_records
+from datasolver.data.compressed import compression, read_all, read_head, table_stem
 from datasolver.data.errors import SourceSkipped
-from datasolver.data.input_limits import shape_refusal
+from datasolver.data.input_limits import InputLimits, shape_refusal
 
 HEAD_BYTES = 64 * 1024
 _TABLE_KEY = re.compile(r'^\s*\{\s*"table"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"records"\s*:\s*\[')
@@ -66,16 +69,15 @@ def peek_single_table_name(path: Path) -> str | None:
     `{"table": "x", "records": [` → "x"; a top-level list or JSON Lines → the file stem.
     None means the whole file must be parsed to know its tables.
     """
-    with open(path, "rb") as fh:
-        head = fh.read(HEAD_BYTES).decode("utf-8-sig", errors="replace")
+    head = read_head(path, HEAD_BYTES)[0].decode("utf-8-sig", errors="replace")
     match = _TABLE_KEY.match(head)
     if match:
         return json.loads(match.group(1))
     stripped = head.lstrip()
     if stripped.startswith("["):
-        return path.stem
+        return table_stem(path)
     if _looks_like_json_lines(head):
-        return path.stem
+        return table_stem(path)
     return None
 
 
@@ -95,11 +97,11 @@ def peek_shape(path: Path) -> HeadShape | None:
     exact when the whole table is in the head, else the file size divided by their mean length.
     None when the head holds no whole record.
     """
-    size = path.stat().st_size
-    with open(path, "rb") as fh:
-        raw = fh.read(HEAD_BYTES)
+    raw, complete = read_head(path, HEAD_BYTES)
+    if compression(path) and not complete:
+        return None  # the rows of a compressed file cannot be estimated from its size
+    size = len(raw) if complete else path.stat().st_size
     head = raw.decode("utf-8-sig", errors="ignore")
-    complete = size <= HEAD_BYTES
     decoder = json.JSONDecoder(parse_int=_Numbers().parse_int)  # long integers stay text, as on load
     match = _TABLE_KEY.match(head)
     try:
@@ -175,11 +177,14 @@ class _Numbers:
         return [f"{self.long_ints} integer(s) longer than {MAX_INT_DIGITS} digits kept as text"]
 
 
-def read_json_tables(path: Path) -> JsonFile:
-    """Parse the whole file and return its tables; raise SourceSkipped when it is unusable."""
-    text = path.read_text(encoding="utf-8-sig", errors="strict") if _is_utf8(path) else None
-    if text is None:
-        raise SourceSkipped("not valid UTF-8 JSON")
+def read_json_tables(path: Path, cap: int | None = None) -> JsonFile:
+    """Parse the whole file and return its tables; raise SourceSkipped when it is unusable. A
+    compressed file (`x.json.gz`) is decompressed first, at most `cap` bytes (default: its size
+    limit per file)."""
+    try:
+        text = read_all(path, InputLimits().max_file_bytes if cap is None else cap).decode("utf-8-sig", errors="strict")
+    except UnicodeDecodeError:
+        raise SourceSkipped("not valid UTF-8 JSON") from None
     if not text.strip():
         raise SourceSkipped("empty file")
     numbers = _Numbers()
@@ -191,20 +196,12 @@ def read_json_tables(path: Path) -> JsonFile:
             if lines is None:
                 raise SourceSkipped(f"broken JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
             data = lines
-        out = _tables_from_value(data, path.stem)
+        out = _tables_from_value(data, table_stem(path))
     except RecursionError as exc:
         raise SourceSkipped("JSON nested too deeply to read (arrays or objects inside each other "
                             "beyond Python's recursion limit)") from exc
     out.notes.extend(numbers.notes())
     return out
-
-
-def _is_utf8(path: Path) -> bool:
-    try:
-        path.read_bytes().decode("utf-8")
-        return True
-    except UnicodeDecodeError:
-        return False
 
 
 def _parse_json_lines(text: str, numbers: _Numbers) -> list | None:

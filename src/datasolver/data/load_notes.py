@@ -17,7 +17,8 @@ ENCODING = "encoding"  # the file is not UTF-8: which decoding was chosen and on
 REPLACED = "replaced"  # bytes no decoding fits were replaced by U+FFFD
 ROWS_SKIPPED = "rows_skipped"  # rows with the wrong number of fields were not loaded
 TEXT_COLUMN = "text_column"  # a column that looks typed was left as text, and why
-DECIMAL_COMMA = "decimal_comma"  # a column written with decimal commas was read as numbers
+DECIMAL_COMMA = "decimal_comma"  # a column written with decimal commas or thousands points was read as numbers
+DATE_STYLE = "date_style"  # a column of dates written day.month.year, day/month/year or month/day/year read as dates
 OTHER = "other"  # anything else (hidden files, ignored keys, a derived/ that came with the input)
 
 

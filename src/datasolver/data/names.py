@@ -32,19 +32,23 @@ class TableNaming:
     aliases: tuple[str, ...] = ()
 
 
-def assign_table_names(sources: Sequence[tuple[str, str]]) -> list[TableNaming]:
-    """Names for tables given as (source name, file stem), in order; pure (the catalog calls it).
+def assign_table_names(sources: Sequence[tuple[str, str, str]]) -> list[TableNaming]:
+    """Names for tables given as (source name, file stem, file name), in order; pure (the catalog
+    calls it).
 
-    A table is named `canonical_name(source name)`; a name already taken gets its file's stem in
-    front (`<stem>__<name>`), then a number (`_2`, `_3` …). Its aliases are the source name as
-    written and `df_<name>`, each kept only when it is no table's name and no other table wants it.
+    A table is named `canonical_name(source name)`. A name already taken becomes, for a table
+    named after its file, its whole file name (`x.parquet` → `x_parquet`, `x.csv.gz` →
+    `x_csv_gz`), else its file's stem in front (`<stem>__<name>`); then a number (`_2`, `_3` …).
+    Its aliases are the source name as written and `df_<name>`, each kept only when it is no
+    table's name and no other table wants it.
     """
     names: list[str] = []
     taken: set[str] = set()
-    for source_name, stem in sources:
+    for source_name, stem, file_name in sources:
         name = canonical_name(source_name)
         if name in taken:
-            name = f"{canonical_name(stem)}__{name}"
+            own = canonical_name(stem)
+            name = canonical_name(file_name) if own == name else f"{own}__{name}"
         base, n = name, 1
         while name in taken:
             n += 1
@@ -54,7 +58,7 @@ def assign_table_names(sources: Sequence[tuple[str, str]]) -> list[TableNaming]:
     lowered = {name.lower() for name in names}
     candidates = [
         [a for a in dict.fromkeys((source_name, f"df_{name}")) if a.lower() != name.lower()]
-        for (source_name, _), name in zip(sources, names)
+        for (source_name, *_), name in zip(sources, names)
     ]
     wanted = Counter(a.lower() for aliases in candidates for a in aliases)
     return [
@@ -76,6 +80,24 @@ def quote_ident(name: str) -> str:
 def quote_literal(text: str) -> str:
     """Single-quote a string literal for DuckDB."""
     return "'" + text.replace("'", "''") + "'"
+
+
+_QUOTE_PAIRS = {"'": "'", '"': '"', "`": "`", "‘": "’", "“": "”"}
+
+
+def without_quote_pair(name: str) -> str:
+    """A column name without one pair of quote characters a file left around it (`'popul'`,
+    `"popul"`, `‘popul’` → `popul`); a name that is only quotes, or has no pair, as it is."""
+    if len(name) > 2 and _QUOTE_PAIRS.get(name[0]) == name[-1]:
+        return name[1:-1]
+    return name
+
+
+def unquoted_note(quoted: Sequence[str]) -> str:
+    """The note for column names whose quote pair `without_quote_pair` removed."""
+    shown = ", ".join(f"{name} → {without_quote_pair(name)}" for name in quoted[:5])
+    more = f" and {len(quoted) - 5} more" if len(quoted) > 5 else ""
+    return f"quote characters around {len(quoted)} column name(s) removed: {shown}{more}"
 
 
 def unique_names(names: list[str]) -> list[str]:

@@ -5,21 +5,25 @@ from __future__ import annotations
 import json
 import os
 import stat
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 import duckdb
 
-from datasolver.data import csv_source, json_source, sqlite_source, table_load
+from datasolver.data import csv_source, json_source, sqlite_source, table_load, typed_files
 from datasolver.data.arrow_columns import TextTable
 from datasolver.data.errors import SourceSkipped
-from datasolver.data.files import KIND_BY_SUFFIX, TABLE_KINDS, ContextFiles
+from datasolver.data.compressed import compression, decompress_to, format_suffix, table_stem
+from datasolver.data.files import COMPRESSED_KINDS, KIND_BY_SUFFIX, TABLE_KINDS, ContextFiles, file_kind
 from datasolver.data.input_limits import InputBudget, InputLimits
 from datasolver.data.layout import DERIVED
 from datasolver.data.load_notes import OTHER
+from datasolver.data.names import unquoted_note
 from datasolver.data.sqlite_source import Stop
 from datasolver.data.table_load import LoadContext
+from datasolver.data.title_lines import title_lines_note
 
 DERIVED_MANIFEST = "manifest.json"
 
@@ -35,6 +39,7 @@ class Loaded:
     table: pa.Table
     infer: list[str]
     problems: list[str] = field(default_factory=list)
+    column_notes: list[tuple[str, str]] = field(default_factory=list)  # (kind, text) about its columns
 
 
 Notes = list[tuple[str, str]]  # (kind, text), see load_notes
@@ -44,7 +49,7 @@ Notes = list[tuple[str, str]]  # (kind, text), see load_notes
 class Source:
     """One table-to-be: where it comes from and how to load it (not yet loaded)."""
 
-    kind: str  # csv | json | db | parquet | excel | derived
+    kind: str  # csv | json | db | parquet | excel | stats | arrow | derived
     path: Path
     relpath: str
     source_name: str
@@ -69,7 +74,7 @@ def from_python(read: Callable[[Stop], Loaded]) -> Callable[[LoadContext], Notes
         loaded = read(ctx.stop)
         ctx.check_stopped()
         typing = table_load.load_arrow(ctx, loaded.table, loaded.infer)
-        return [(OTHER, p) for p in loaded.problems] + typing
+        return [(OTHER, p) for p in loaded.problems] + loaded.column_notes + typing
 
     return load
 
@@ -85,10 +90,12 @@ HIDDEN_NOTE = "not loaded: its name (or a folder's) starts with a dot, which mar
 
 
 def register_files(files: ContextFiles, reg: Registration, limits: InputLimits | None = None,
-                   budget: InputBudget | None = None, encoding: str | None = None) -> None:
+                   budget: InputBudget | None = None, encoding: str | None = None,
+                   header_row: int | None = None) -> None:
     """csv → json → db → parquet → excel, each group in file-name order (the order decides name
     collisions). `encoding` (a codec name) is every CSV file's encoding instead of the one chosen
-    by evidence.
+    by evidence. `header_row` (1-based) is every CSV file's and sheet's header line instead of
+    the one found below title lines (`title_lines`).
 
     One bad file never stops the others: whatever goes wrong while registering it becomes a
     `skipped` entry with the reason. A file over `limits` (per file, or with the files accepted
@@ -100,25 +107,37 @@ def register_files(files: ContextFiles, reg: Registration, limits: InputLimits |
     budget = budget or InputBudget(limits or InputLimits())
     reg.skipped.extend(files.refused)
     for path in files.hidden:
-        if path.suffix.lower() in TABLE_SUFFIXES:
+        if file_kind(path) in TABLE_KINDS:
             reg.notes.append((files.relative(path), HIDDEN_NOTE))
     for path in files.csv:
-        _within(budget, path, files.relative(path), reg, _register_csv, path, files.relative(path), path.stem, reg,
-                "csv", encoding)
+        _within(budget, path, files.relative(path), reg, _register_csv, path, files.relative(path), table_stem(path),
+                reg, "csv", encoding, budget.limits.max_file_bytes, header_row)
     for path in files.json:
-        _within(budget, path, files.relative(path), reg, _register_json, path, files.relative(path), reg)
+        _within(budget, path, files.relative(path), reg, _register_json, path, files.relative(path), reg,
+                budget.limits.max_file_bytes)
     for path in files.db:
         _within(budget, path, files.relative(path), reg, _register_sqlite, path, files.relative(path), reg)
     for path in files.parquet:
         _within(budget, path, files.relative(path), reg, _register_parquet, path, files.relative(path), reg)
     for path in files.excel:
-        _within(budget, path, files.relative(path), reg, _register_excel, path, files.relative(path), reg)
+        _within(budget, path, files.relative(path), reg, _register_excel, path, files.relative(path), reg,
+                header_row)
+    for path in files.stats + files.arrow:
+        _within(budget, path, files.relative(path), reg, _register_typed_file, path, files.relative(path), reg)
     for path in files.other:
         reg.skipped.append((files.relative(path), not_a_table_reason(path)))
 
 
 def not_a_table_reason(path: Path) -> str:
     suffix = path.suffix.lower() or "(no extension)"
+    if suffix in (".sav", ".zsav", ".por"):
+        return (f"not read: SPSS {suffix} files need the pyreadstat package, which datasolver does not install; "
+                "save the data as CSV or Stata .dta to read it")
+    inner = format_suffix(path)
+    if compression(path) and KIND_BY_SUFFIX.get(inner) in TABLE_KINDS:
+        kinds = sorted(s for s, kind in KIND_BY_SUFFIX.items() if kind in COMPRESSED_KINDS)
+        return (f"not read: a compressed {inner} file is not read (compressed files are read for "
+                f"{', '.join(kinds)} only); decompress it into the folder to read it")
     return (f"not read: {suffix} files are not a table format (tables are read from CSV/TSV, JSON, JSON Lines, "
             "SQLite, Parquet and Excel files; documents from Markdown, text and PDF)")
 
@@ -138,9 +157,6 @@ def _within(budget: InputBudget, path: Path, relpath: str, reg: Registration,
     _guarded(relpath, reg, register, *args)  # on failure it removes what the file registered
     if len(reg.sources) > before:
         budget.spend(size)
-
-
-TABLE_SUFFIXES = frozenset(s for s, kind in KIND_BY_SUFFIX.items() if kind in TABLE_KINDS)
 
 
 def _guarded(relpath: str, reg: Registration, register: Callable[..., None], *args: object) -> None:
@@ -244,11 +260,26 @@ def _read_regular(path: Path, limit: int) -> bytes | None:
 
 
 def _register_csv(path: Path, relpath: str, source_name: str, reg: Registration, kind: str = "csv",
-                  encoding: str | None = None) -> None:
+                  encoding: str | None = None, cap: int | None = None, header_row: int | None = None) -> None:
     try:
-        head = csv_source.read_csv_header(path, encoding)
+        head = csv_source.read_csv_header(path, encoding, header_row)
     except (SourceSkipped, OSError) as exc:
         reg.skipped.append((relpath, str(exc)))
+        return
+    if head.skip and header_row is None:
+        reg.notes.append((relpath, title_lines_note(head.skip, head.above)))
+    if head.quoted:
+        reg.notes.append((relpath, unquoted_note(head.quoted)))
+    if compression(path):  # decompressed into the catalog's scratch (within `cap`) when it loads
+        def load_copy(ctx: LoadContext) -> Notes:
+            copy = ctx.scratch / f"decompressed-{uuid.uuid4().hex}{format_suffix(path)}"
+            try:
+                decompress_to(path, copy, cap or InputLimits().max_file_bytes, ctx.stop)
+                return table_load.load_csv(ctx, copy, head, encoding)
+            finally:
+                copy.unlink(missing_ok=True)
+
+        reg.sources.append(Source(kind, path, relpath, source_name, load_copy, columns=head.names))
         return
 
     def load(ctx: LoadContext) -> Notes:
@@ -258,7 +289,7 @@ def _register_csv(path: Path, relpath: str, source_name: str, reg: Registration,
         return table_load.csv_scan(conn, path, head, encoding)
 
     source = Source(kind, path, relpath, source_name, load, columns=head.names, scan=scan, reads=(path,))
-    source.count_rows = lambda: _estimate_lines(path) - 1
+    source.count_rows = lambda: _estimate_lines(path) - 1 - head.skip
     reg.sources.append(source)
 
 
@@ -270,7 +301,7 @@ def _register_parquet(path: Path, relpath: str, reg: Registration) -> None:
     reg.sources.append(source)
 
 
-def _register_excel(path: Path, relpath: str, reg: Registration) -> None:
+def _register_excel(path: Path, relpath: str, reg: Registration, header_row: int | None = None) -> None:
     from datasolver.data import excel_source  # the reader loads only for a folder with a workbook
 
     sheets = excel_source.sheet_names(path)
@@ -280,10 +311,19 @@ def _register_excel(path: Path, relpath: str, reg: Registration) -> None:
         name = path.stem if len(sheets) == 1 else f"{path.stem}_{sheet}"
 
         def read(stop: Stop, sheet: str = sheet) -> Loaded:
-            text = excel_source.read_sheet(path, sheet)
+            text = excel_source.read_sheet(path, sheet, header_row)
             return Loaded(text.table, text.infer, text.notes)
 
         reg.sources.append(Source("excel", path, relpath, name, from_python(read)))
+
+
+def _register_typed_file(path: Path, relpath: str, reg: Registration) -> None:
+    """A Stata, SAS, Feather or ORC file: one table, its columns typed as the file types them."""
+
+    def read(stop: Stop) -> Loaded:
+        return Loaded(typed_files.read_typed_file(path), [])
+
+    reg.sources.append(Source(KIND_BY_SUFFIX[path.suffix.lower()], path, relpath, path.stem, from_python(read)))
 
 
 def _estimate_lines(path: Path) -> int:
@@ -295,7 +335,8 @@ def _estimate_lines(path: Path) -> int:
     return count + (0 if last == b"\n" else 1)
 
 
-def _register_json(path: Path, relpath: str, reg: Registration) -> None:
+def _register_json(path: Path, relpath: str, reg: Registration, cap: int | None = None) -> None:
+    cap = cap or InputLimits().max_file_bytes
     try:
         name = json_source.peek_single_table_name(path)
     except OSError as exc:
@@ -303,11 +344,11 @@ def _register_json(path: Path, relpath: str, reg: Registration) -> None:
         return
     if name is not None:
         def read_single(stop: Stop) -> Loaded:
-            parsed = json_source.read_json_tables(path)
+            parsed = json_source.read_json_tables(path, cap)
             if len(parsed.tables) != 1:
                 raise SourceSkipped(f"expected one table, found {len(parsed.tables)}")
             text = parsed.tables[0].to_table()
-            return Loaded(text.table, text.infer, parsed.notes)
+            return Loaded(text.table, text.infer, parsed.notes, text.notes)
 
         source = Source("json", path, relpath, name, from_python(read_single))
         shape = json_source.peek_shape(path)
@@ -318,7 +359,7 @@ def _register_json(path: Path, relpath: str, reg: Registration) -> None:
         reg.sources.append(source)
         return
     try:
-        parsed = json_source.read_json_tables(path)
+        parsed = json_source.read_json_tables(path, cap)
     except (SourceSkipped, OSError) as exc:
         reg.skipped.append((relpath, str(exc)))
         return
@@ -331,7 +372,7 @@ def _register_json(path: Path, relpath: str, reg: Registration) -> None:
 def _json_table_source(path: Path, relpath: str, table: json_source.JsonTable) -> Source:
     def read(stop: Stop) -> Loaded:
         text: TextTable = table.to_table()
-        return Loaded(text.table, text.infer)
+        return Loaded(text.table, text.infer, column_notes=text.notes)
 
     columns = list(dict.fromkeys(k for record in table.records for k in record))
     return Source("json", path, relpath, table.source_name, from_python(read), columns=columns,

@@ -47,9 +47,9 @@ from datasolver.data.user_cache import cache_root, make_dirs, owned_privately, r
 
 CACHE_ENV = "DATASOLVER_TABLE_CACHE"
 FORMAT = 1
-LOADER_MODULES = ("arrow_columns", "csv_source", "encoding", "errors", "excel_source", "files", "infer_types",
-                  "input_files", "input_limits", "json_source", "knowledge_file", "layout", "load_notes", "names",
-                  "sources", "sqlite_source", "table_load")
+LOADER_MODULES = ("arrow_columns", "compressed", "csv_source", "encoding", "errors", "excel_source", "files",
+                  "infer_types", "input_files", "input_limits", "json_source", "knowledge_file", "layout", "load_notes",
+                  "names", "sources", "sqlite_source", "table_load", "title_lines", "typed_files")
 """The data room's modules that turn a file into a table: `sources` and `table_load` and what they
 import from the room (tests/test_table_cache.py keeps the list whole); their source is in the key."""
 TABLE = "t"

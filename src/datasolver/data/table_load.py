@@ -79,7 +79,7 @@ def load_csv(ctx: LoadContext, path: Path, head: CsvHead, encoding: str | None) 
         if source != path:
             replaced = transcode(path, source, choice, ctx.stop)
             notes += _encoding_notes(choice, replaced, encoding)
-        text_head = read_csv_header(source, "utf-8") if source != path else head
+        text_head = read_csv_header(source, "utf-8", head.skip + 1) if source != path else head
         if source != path and directly_scannable(text_head):
             try:
                 return notes + materialize_from(ctx.conn, ctx.target, scan_sql(source, text_head), text_head.names,
