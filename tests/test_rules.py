@@ -11,7 +11,7 @@ from datasolver.data import Catalog, QueryError
 from datasolver.data.duck_errors import DuckError, parse_duck_error
 from datasolver.data.empty_result import explain_empty
 from datasolver.data.linking import QuestionLinks, ValueHit
-from datasolver.rules import moved_column, one_table, respelled_filter, whole_column_name
+from datasolver.rules import join_path, moved_column, one_table, respelled_filter, whole_column_name
 from datasolver.rules.protocol import RuleContext
 from datasolver.rules.stages import HINTS, ON_EMPTY, ON_ERROR, apply_on_empty, apply_on_error
 from tests.helpers.datafiles import write_task
@@ -55,6 +55,59 @@ def test_moved_column_takes_the_column_from_the_joined_table_that_has_it(shop) -
     assert [r.split(" FROM ")[0] for r, _ in rewrites] == ['SELECT c."city"', "SELECT o.ship_city"]
 
 
+@pytest.fixture()
+def chain(tmp_path):
+    """orders → customers → regions by key, and a look-alike key (notes.customer_id) whose values match none."""
+    task = write_task(tmp_path, "task_chain", "?", files={
+        "csv/orders.csv": "order_id,customer_id,amount\n1,10,5\n2,11,7\n3,10,2\n",
+        "csv/customers.csv": "customer_id,customer_name,region_id\n10,Ann,1\n11,Bob,2\n",
+        "csv/regions.csv": "region_id,region_name,zone_id\n1,North,7\n2,South,7\n",
+        "csv/zones.csv": "zone_id,zone_name\n7,Europe\n",
+        "csv/notes.csv": "note_id,customer_id,note_text\n1,98,x\n2,99,y\n"})
+    with Catalog.open(task) as catalog:
+        yield catalog
+
+
+def test_join_path_writes_the_join_to_the_table_one_key_away(chain) -> None:
+    sql = "SELECT customer_name, sum(amount) AS total FROM orders GROUP BY customer_name ORDER BY total"
+    [(rewritten, how)] = join_path.join_path(sql, _error(chain, sql), RuleContext(chain))
+    assert 'JOIN "customers" AS j1 ON "orders"."customer_id" = j1."customer_id"' in rewritten
+    assert how == "customer_name taken from customers, joined by key: orders → customers (on customer_id = customer_id)"
+    assert sorted(chain.query(rewritten).rows) == [("Ann", 7), ("Bob", 7)]
+
+
+def test_join_path_takes_two_keys_and_keeps_the_alias_the_error_names(chain) -> None:
+    sql = "SELECT o.order_id, o.region_name FROM orders AS o WHERE o.amount > 4"
+    [(rewritten, how)] = join_path.join_path(sql, _error(chain, sql), RuleContext(chain))
+    assert how.endswith("orders → customers (on customer_id = customer_id) → regions (on region_id = region_id)")
+    assert sorted(chain.query(rewritten).rows) == [(1, "North"), (2, "South")]
+
+
+def test_join_path_needs_the_key_values_to_overlap_and_a_short_path(chain) -> None:
+    sql = "SELECT o.note_text FROM orders AS o"  # notes.customer_id holds none of the orders' keys
+    assert join_path.join_path(sql, _error(chain, sql), RuleContext(chain)) == []
+    sql = "SELECT c.amount FROM orders AS o JOIN customers AS c ON o.customer_id = c.customer_id"
+    assert join_path.join_path(sql, _error(chain, sql), RuleContext(chain)) == []  # moved_column's case
+    assert join_path.join_path("SELECT 1", DuckError("x"), RuleContext(chain)) == []
+    sql = "SELECT zone_name FROM orders"  # three keys away: past MAX_HOPS
+    assert join_path.MAX_HOPS == 2 and join_path.join_path(sql, _error(chain, sql), RuleContext(chain)) == []
+    sql = "SELECT zone_name FROM customers"  # two keys away
+    assert chain.query(join_path.join_path(sql, _error(chain, sql), RuleContext(chain))[0][0]).rows == [("Europe",)] * 2
+
+
+def test_join_path_considers_at_most_its_bound_of_tables(tmp_path, monkeypatch) -> None:
+    # the query's table and TABLES_CONSIDERED others before the column's home in catalog order
+    files = {f"csv/a{i:02d}.csv": "k,v\n1,2\n" for i in range(join_path.TABLES_CONSIDERED + 1)}
+    files["csv/zz_home.csv"] = "k,label\n1,x\n"
+    task = write_task(tmp_path, "task_many", "?", files=files)
+    with Catalog.open(task) as catalog:
+        sql = "SELECT label FROM a00"
+        assert join_path.join_path(sql, _error(catalog, sql), RuleContext(catalog)) == []
+        monkeypatch.setattr(join_path, "TABLES_CONSIDERED", join_path.TABLES_CONSIDERED + 1)
+        [(rewritten, _)] = join_path.join_path(sql, _error(catalog, sql), RuleContext(catalog))
+        assert catalog.query(rewritten).rows == [("x",)]
+
+
 def test_respelled_filter_puts_in_the_value_the_question_linking_found(shop) -> None:
     links = QuestionLinks("orders shipped to lyon", values=(ValueHit("orders", "ship_city", "Lyon", "lyon", "case"),))
     sql = "SELECT count(*) FROM orders WHERE ship_city = 'lyon'"
@@ -86,6 +139,8 @@ def test_each_rule_holds_to_its_bound_on_the_query_text(shop) -> None:
              (moved_column, lambda sql: moved_column.moved_column(sql, _error(shop, moved), RuleContext(shop)), moved),
              (respelled_filter, lambda sql: respelled_filter.respelled_filter(sql, RuleContext(shop, links)), filtered),
              (one_table, lambda sql: one_table.one_table(sql, RuleContext(shop, diagnosis=explain_empty(shop, paired))), paired)]
+    linked = "SELECT customer_name FROM orders"
+    cases.append((join_path, lambda sql: join_path.join_path(sql, _error(shop, linked), RuleContext(shop)), linked))
     for module, rule, sql in cases:
         padded = sql + " " * module.MAX_SQL_CHARS
         assert rule(sql) != [] and rule(padded) == [], module.__name__
@@ -108,7 +163,7 @@ def test_a_stage_applies_its_rules_in_order_and_names_each_rewrite(shop) -> None
     links = QuestionLinks("q", values=(ValueHit("orders", "ship_city", "Lyon", "lyon", "case"),))
     empty = apply_on_empty("SELECT amount FROM orders WHERE ship_city = 'lyon'", RuleContext(shop, links))
     assert [r.rule for r in empty] == ["respelled_filter"]
-    assert [r.__name__ for r in ON_ERROR] == ["whole_column_name", "moved_column"]
+    assert [r.__name__ for r in ON_ERROR] == ["whole_column_name", "moved_column", "join_path"]
     assert [r.__name__ for r in ON_EMPTY] == ["respelled_filter", "one_table"]
 
 
