@@ -11,7 +11,8 @@ from datasolver.data import Catalog, QueryError
 from datasolver.data.duck_errors import DuckError, parse_duck_error
 from datasolver.data.empty_result import explain_empty
 from datasolver.data.linking import QuestionLinks, ValueHit
-from datasolver.rules import join_path, moved_column, one_table, respelled_filter, whole_column_name
+from datasolver.rules import (join_path, moved_column, nearest_value, one_table, respelled_filter, unasked_filter,
+                              whole_column_name)
 from datasolver.rules.protocol import RuleContext
 from datasolver.rules.stages import HINTS, ON_EMPTY, ON_ERROR, apply_on_empty, apply_on_error
 from tests.helpers.datafiles import write_task
@@ -117,6 +118,29 @@ def test_respelled_filter_puts_in_the_value_the_question_linking_found(shop) -> 
     assert respelled_filter.respelled_filter(sql, RuleContext(shop)) == []  # no links: nothing to put in
 
 
+def test_nearest_value_puts_in_the_existing_value_spelt_otherwise(shop) -> None:
+    sql = "SELECT sum(amount) FROM orders WHERE ship_city = 'LYON.' AND amount > 1"
+    diagnosis = explain_empty(shop, sql)
+    [(rewritten, how)] = nearest_value.nearest_value(sql, RuleContext(shop, diagnosis=diagnosis))
+    assert "ship_city = 'Lyon'" in rewritten and shop.query(rewritten).rows == [(5,)]
+    assert how == "`ship_city = 'LYON.'` matched nothing; the data writes 'Lyon'"
+    far = "SELECT sum(amount) FROM orders WHERE ship_city = 'Berlin'"  # nearest values are other cities
+    assert nearest_value.nearest_value(far, RuleContext(shop, diagnosis=explain_empty(shop, far))) == []
+    assert nearest_value.same_value("2022-07", "2022年07月") and not nearest_value.same_value("12", "Unit 12b")
+
+
+def test_unasked_filter_drops_a_filter_the_question_never_named(shop) -> None:
+    sql = "SELECT count(*) FROM orders WHERE ship_city = 'Lyon' AND amount > 100"
+    diagnosis = explain_empty(shop, sql)
+    unasked = QuestionLinks("how many orders went to Lyon?")
+    [(rewritten, how)] = unasked_filter.unasked_filter(sql, RuleContext(shop, unasked, diagnosis))
+    assert shop.query(rewritten).rows == [(1,)] and how.startswith("`amount > 100` matched nothing")
+    for links in (QuestionLinks("how many orders to Lyon above 100?"),  # the question writes the value
+                  QuestionLinks("orders to Lyon by amount", columns=(("orders", "amount"),))):  # names the column
+        assert unasked_filter.unasked_filter(sql, RuleContext(shop, links, diagnosis)) == []
+    assert unasked_filter.unasked_filter(sql, RuleContext(shop, diagnosis=diagnosis)) == []  # no links
+
+
 def test_one_table_answers_a_join_that_pairs_nothing_from_the_table_that_holds_the_columns(shop) -> None:
     sql = ("SELECT o.amount FROM orders AS o JOIN customers AS c ON o.ship_city = c.customer_name "
            "WHERE o.ship_city = 'Lyon'")
@@ -139,6 +163,12 @@ def test_each_rule_holds_to_its_bound_on_the_query_text(shop) -> None:
              (moved_column, lambda sql: moved_column.moved_column(sql, _error(shop, moved), RuleContext(shop)), moved),
              (respelled_filter, lambda sql: respelled_filter.respelled_filter(sql, RuleContext(shop, links)), filtered),
              (one_table, lambda sql: one_table.one_table(sql, RuleContext(shop, diagnosis=explain_empty(shop, paired))), paired)]
+    unspelt = "SELECT amount FROM orders WHERE ship_city = 'LYON'"
+    cases.append((nearest_value, lambda sql: nearest_value.nearest_value(
+        sql, RuleContext(shop, diagnosis=explain_empty(shop, unspelt))), unspelt))
+    unasked = "SELECT amount FROM orders WHERE amount > 100"
+    cases.append((unasked_filter, lambda sql: unasked_filter.unasked_filter(
+        sql, RuleContext(shop, QuestionLinks("q"), explain_empty(shop, unasked))), unasked))
     linked = "SELECT customer_name FROM orders"
     cases.append((join_path, lambda sql: join_path.join_path(sql, _error(shop, linked), RuleContext(shop)), linked))
     for module, rule, sql in cases:
@@ -164,7 +194,7 @@ def test_a_stage_applies_its_rules_in_order_and_names_each_rewrite(shop) -> None
     empty = apply_on_empty("SELECT amount FROM orders WHERE ship_city = 'lyon'", RuleContext(shop, links))
     assert [r.rule for r in empty] == ["respelled_filter"]
     assert [r.__name__ for r in ON_ERROR] == ["whole_column_name", "moved_column", "join_path"]
-    assert [r.__name__ for r in ON_EMPTY] == ["respelled_filter", "one_table"]
+    assert [r.__name__ for r in ON_EMPTY] == ["respelled_filter", "nearest_value", "unasked_filter", "one_table"]
 
 
 def test_docs_rules_lists_every_rule_of_every_stage() -> None:
