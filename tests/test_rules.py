@@ -96,6 +96,17 @@ def test_join_path_needs_the_key_values_to_overlap_and_a_short_path(chain) -> No
     assert chain.query(join_path.join_path(sql, _error(chain, sql), RuleContext(chain))[0][0]).rows == [("Europe",)] * 2
 
 
+def test_join_path_prefers_a_key_to_a_shared_measure_whose_values_overlap_by_chance(tmp_path) -> None:
+    task = write_task(tmp_path, "task_reviews", "?", files={
+        "csv/reviews.csv": "review_id,business_id,rating\n1,20,5\n2,21,4\n3,22,5\n",  # 22: no business
+        "csv/businesses.csv": "business_id,business_name,rating\n20,Deli,4\n21,Cafe,5\n"})
+    with Catalog.open(task) as catalog:
+        sql = "SELECT review_id, business_name FROM reviews"
+        [(rewritten, how)] = join_path.join_path(sql, _error(catalog, sql), RuleContext(catalog))
+        assert how.endswith("(on business_id = business_id)")
+        assert sorted(catalog.query(rewritten).rows) == [(1, "Deli"), (2, "Cafe")]
+
+
 def test_join_path_considers_at_most_its_bound_of_tables(tmp_path, monkeypatch) -> None:
     # the query's table and TABLES_CONSIDERED others before the column's home in catalog order
     files = {f"csv/a{i:02d}.csv": "k,v\n1,2\n" for i in range(join_path.TABLES_CONSIDERED + 1)}
