@@ -77,6 +77,13 @@ def test_join_path_writes_the_join_to_the_table_one_key_away(chain) -> None:
     assert sorted(chain.query(rewritten).rows) == [("Ann", 7), ("Bob", 7)]
 
 
+def test_join_path_points_every_column_only_the_joined_table_has_and_leaves_output_names(chain) -> None:
+    sql = "SELECT customer_name, region_id, sum(amount) AS total FROM orders GROUP BY 1, 2 ORDER BY total, region_id"
+    [(rewritten, _)] = join_path.join_path(sql, _error(chain, sql), RuleContext(chain))
+    assert sorted(chain.query(rewritten).rows) == [("Ann", 1, 7), ("Bob", 2, 7)]
+    assert rewritten.endswith("ORDER BY total, \"j1\".\"region_id\"")
+
+
 def test_join_path_takes_two_keys_and_keeps_the_alias_the_error_names(chain) -> None:
     sql = "SELECT o.order_id, o.region_name FROM orders AS o WHERE o.amount > 4"
     [(rewritten, how)] = join_path.join_path(sql, _error(chain, sql), RuleContext(chain))

@@ -81,8 +81,7 @@ def join_path(sql: str, error: DuckError, context: RuleContext) -> list[tuple[st
     paths.sort(key=lambda p: (len(p), p[-1].far not in linked, -min(s.overlap for s in p)))
     found: list[tuple[str, str]] = []
     for path in paths[:PATHS_WRITTEN]:
-        rewritten = _rewritten(tree, query_tables, starts, path, column, columns[path[-1].far][column.casefold()],
-                               error.qualifier, columns)
+        rewritten = _rewritten(tree, query_tables, starts, path, column, error.qualifier, columns)
         if rewritten is not None:
             route = " → ".join([path[0].near] + [f"{s.far} (on {s.near_key} = {s.far_key})" for s in path])
             found.append((rewritten, f"{column} taken from {path[-1].far}, joined by key: {route}"))
@@ -159,14 +158,16 @@ def _overlap(catalog: Catalog, near: str, near_key: str, far: str, far_key: str)
 
 
 def _rewritten(tree: exp.Select, query_tables: dict[str, str], starts: list[str], path: list[_Step],
-               column: str, home_column: str, qualifier: str | None, columns: dict[str, dict[str, str]]) -> str | None:
-    """The query with the path's joins after its FROM clause and the column pointed at the last one; in a
-    query of one table, its other bare columns qualified by it (a joined table may have the same names)."""
+               column: str, qualifier: str | None, columns: dict[str, dict[str, str]]) -> str | None:
+    """The query with the path's joins after its FROM clause and the column pointed at the last one (with the
+    query's other columns that only that table has); in a query of one table, its other bare columns
+    qualified by it (a joined table may have the same names)."""
     copy = tree.copy()
+    named = {e.alias.casefold() for e in tree.expressions if isinstance(e, exp.Alias)}  # ORDER BY total: no column
     if len(query_tables) == 1:
         (own_alias, own_table), = query_tables.items()
         for node in list(copy.find_all(exp.Column)):
-            if not node.table and node.name.casefold() in columns.get(own_table, {}):
+            if not node.table and node.name.casefold() in columns.get(own_table, {}) and node.name.casefold() not in named:
                 node.set("table", exp.to_identifier(own_alias))
     used = {a.casefold() for a in query_tables}
     near_alias = next(a for a in starts if query_tables[a] == path[0].near)
@@ -182,13 +183,17 @@ def _rewritten(tree: exp.Select, query_tables: dict[str, str], starts: list[str]
         copy = copy.join(exp.alias_(exp.to_table(quote_ident(step.far), dialect="duckdb"), alias, table=True),
                          on=on, dialect="duckdb")
         near_alias = alias
+    # the missing column, and any other the query's tables lack and the joined table has (DuckDB names one at a time)
+    home = columns.get(path[-1].far, {})
+    lacking = {name for name in home if not any(name in columns.get(t, {}) for t in query_tables.values())} - named
     changed = False
-    for node in copy.find_all(exp.Column):
-        if node.name.casefold() != column.casefold():
+    for node in list(copy.find_all(exp.Column)):
+        name = node.name.casefold()
+        if name not in lacking or (name != column.casefold() and not isinstance(node.this, exp.Identifier)):
             continue
         if (node.table.casefold() == qualifier.casefold()) if qualifier is not None else not node.table:
-            node.replace(exp.column(home_column, table=near_alias, quoted=True))
-            changed = True
+            node.replace(exp.column(home[name], table=near_alias, quoted=True))
+            changed = changed or name == column.casefold()
     return copy.sql(dialect="duckdb") if changed else None
 
 
