@@ -157,6 +157,9 @@ def test_unasked_filter_drops_a_filter_the_question_never_named(shop) -> None:
                   QuestionLinks("orders to Lyon by amount", columns=(("orders", "amount"),))):  # names the column
         assert unasked_filter.unasked_filter(sql, RuleContext(shop, links, diagnosis)) == []
     assert unasked_filter.unasked_filter(sql, RuleContext(shop, diagnosis=diagnosis)) == []  # no links
+    # a date the question writes otherwise is asked for: `2020-12` for "December 2020" (2020年12月)
+    assert unasked_filter.asked("month = '2020-12'", QuestionLinks("orders of 2020年12月"))
+    assert not unasked_filter.asked("month = '2020-12'", QuestionLinks("orders of 2021"))
 
 
 def test_one_table_answers_a_join_that_pairs_nothing_from_the_table_that_holds_the_columns(shop) -> None:

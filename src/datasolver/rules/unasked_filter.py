@@ -9,11 +9,14 @@ value in it), the rule drops it, as a candidate the answer checks judge.
 
 from __future__ import annotations
 
+import re
+
 import sqlglot
 from sqlglot import exp
 
 from datasolver.data.empty_result import filter_dropped
 from datasolver.data.linking import QuestionLinks
+from datasolver.rules.nearest_value import MIN_DATE_DIGITS, same_value
 from datasolver.rules.protocol import RuleContext
 
 MAX_SQL_CHARS = 20_000  # of a query the rule reads (a longer one is left as it is)
@@ -41,7 +44,7 @@ def unasked_filter(sql: str, context: RuleContext) -> list[tuple[str, str]]:
 
 def asked(condition: str, links: QuestionLinks) -> bool:
     """Whether the question asks for the filter `condition`: it is not one column compared to one value, the
-    question writes the value, or the question linking links the column's name or a value in it."""
+    question writes the value (or writes it otherwise), or the question linking links the column's name or a value in it."""
     try:
         node = sqlglot.parse_one(condition, read="duckdb")
     except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError, RecursionError):
@@ -52,8 +55,17 @@ def asked(condition: str, links: QuestionLinks) -> bool:
     if len(columns) != 1 or len(literals) != 1:
         return True  # not one column compared to one value: what it asks is not known
     column, value = columns[0].name.casefold(), literals[0].name.strip("% ").casefold()
-    if not value or value in links.question.casefold():
+    if not value or value in links.question.casefold() or _written_otherwise(value, links):
         return True
     return (any(c.casefold() == column for _, c in links.columns)
             or any(h.column.casefold() == column for h in links.values)
             or any(c.casefold() == column for _, c, _ in links.column_parts))
+
+
+def _written_otherwise(value: str, links: QuestionLinks) -> bool:
+    """Whether the question writes `value` otherwise: one of its literals is the same value (`same_value`), or
+    the value's four or more digits stand in the question's digits (`'2020-12'` for 2020年12月)."""
+    if any(same_value(value, literal.text) for literal in links.literals):
+        return True
+    digits = re.sub(r"\D", "", value)
+    return len(digits) >= MIN_DATE_DIGITS and digits in re.sub(r"\D", "", links.question)
