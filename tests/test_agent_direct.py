@@ -169,3 +169,16 @@ def test_the_warm_up_sends_the_rules_and_tools_every_task_opens_with(scratch: Pa
     _, task_server, _ = solve(scratch, [text(sql(PAPER_SQL))])
     [first] = task_server.requests
     assert warm["messages"][0] == first["messages"][0] and warm["tools"] == first["tools"]
+
+
+def test_a_column_one_key_away_gets_its_join_written_by_the_program_before_any_repair(scratch: Path) -> None:
+    """The model reads `title` and `year` from `writes`, which has neither (paper has them, one key away):
+    the program writes the join (`rules/join_path.py`), runs it as a candidate, and it passes the checks:
+    one request, the rule named in the trace."""
+    outcome, server, events = solve(scratch, [text(sql("SELECT title FROM writes WHERE year = 2020 ORDER BY title"))])
+    assert (outcome.status, len(server.requests)) == ("solved", 1)
+    candidates = [e for e in events if e["event"] == "direct_candidate"]
+    assert [(c["source"], c["passes"], c.get("rule")) for c in candidates] == [
+        ("direct", False, None), ("rewrite 1", True, "join_path")]
+    assert "joined by key: writes → paper (on pid = pid)" in candidates[1]["rewritten"]
+    assert outcome.prediction.read_text(encoding="utf-8") == ANSWER_CSV

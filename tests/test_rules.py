@@ -11,7 +11,8 @@ from datasolver.data import Catalog, QueryError
 from datasolver.data.duck_errors import DuckError, parse_duck_error
 from datasolver.data.empty_result import explain_empty
 from datasolver.data.linking import QuestionLinks, ValueHit
-from datasolver.rules import moved_column, one_table, respelled_filter, whole_column_name
+from datasolver.rules import (join_path, moved_column, nearest_value, one_table, respelled_filter, unasked_filter,
+                              whole_column_name)
 from datasolver.rules.protocol import RuleContext
 from datasolver.rules.stages import HINTS, ON_EMPTY, ON_ERROR, apply_on_empty, apply_on_error
 from tests.helpers.datafiles import write_task
@@ -55,6 +56,77 @@ def test_moved_column_takes_the_column_from_the_joined_table_that_has_it(shop) -
     assert [r.split(" FROM ")[0] for r, _ in rewrites] == ['SELECT c."city"', "SELECT o.ship_city"]
 
 
+@pytest.fixture()
+def chain(tmp_path):
+    """orders → customers → regions by key, and a look-alike key (notes.customer_id) whose values match none."""
+    task = write_task(tmp_path, "task_chain", "?", files={
+        "csv/orders.csv": "order_id,customer_id,amount\n1,10,5\n2,11,7\n3,10,2\n",
+        "csv/customers.csv": "customer_id,customer_name,region_id\n10,Ann,1\n11,Bob,2\n",
+        "csv/regions.csv": "region_id,region_name,zone_id\n1,North,7\n2,South,7\n",
+        "csv/zones.csv": "zone_id,zone_name\n7,Europe\n",
+        "csv/notes.csv": "note_id,customer_id,note_text\n1,98,x\n2,99,y\n"})
+    with Catalog.open(task) as catalog:
+        yield catalog
+
+
+def test_join_path_writes_the_join_to_the_table_one_key_away(chain) -> None:
+    sql = "SELECT customer_name, sum(amount) AS total FROM orders GROUP BY customer_name ORDER BY total"
+    [(rewritten, how)] = join_path.join_path(sql, _error(chain, sql), RuleContext(chain))
+    assert 'JOIN "customers" AS j1 ON "orders"."customer_id" = j1."customer_id"' in rewritten
+    assert how == "customer_name taken from customers, joined by key: orders → customers (on customer_id = customer_id)"
+    assert sorted(chain.query(rewritten).rows) == [("Ann", 7), ("Bob", 7)]
+
+
+def test_join_path_points_every_column_only_the_joined_table_has_and_leaves_output_names(chain) -> None:
+    sql = "SELECT customer_name, region_id, sum(amount) AS total FROM orders GROUP BY 1, 2 ORDER BY total, region_id"
+    [(rewritten, _)] = join_path.join_path(sql, _error(chain, sql), RuleContext(chain))
+    assert sorted(chain.query(rewritten).rows) == [("Ann", 1, 7), ("Bob", 2, 7)]
+    assert rewritten.endswith("ORDER BY total, \"j1\".\"region_id\"")
+
+
+def test_join_path_takes_two_keys_and_keeps_the_alias_the_error_names(chain) -> None:
+    sql = "SELECT o.order_id, o.region_name FROM orders AS o WHERE o.amount > 4"
+    [(rewritten, how)] = join_path.join_path(sql, _error(chain, sql), RuleContext(chain))
+    assert how.endswith("orders → customers (on customer_id = customer_id) → regions (on region_id = region_id)")
+    assert sorted(chain.query(rewritten).rows) == [(1, "North"), (2, "South")]
+
+
+def test_join_path_needs_the_key_values_to_overlap_and_a_short_path(chain) -> None:
+    sql = "SELECT o.note_text FROM orders AS o"  # notes.customer_id holds none of the orders' keys
+    assert join_path.join_path(sql, _error(chain, sql), RuleContext(chain)) == []
+    sql = "SELECT c.amount FROM orders AS o JOIN customers AS c ON o.customer_id = c.customer_id"
+    assert join_path.join_path(sql, _error(chain, sql), RuleContext(chain)) == []  # moved_column's case
+    assert join_path.join_path("SELECT 1", DuckError("x"), RuleContext(chain)) == []
+    sql = "SELECT zone_name FROM orders"  # three keys away: past MAX_HOPS
+    assert join_path.MAX_HOPS == 2 and join_path.join_path(sql, _error(chain, sql), RuleContext(chain)) == []
+    sql = "SELECT zone_name FROM customers"  # two keys away
+    assert chain.query(join_path.join_path(sql, _error(chain, sql), RuleContext(chain))[0][0]).rows == [("Europe",)] * 2
+
+
+def test_join_path_prefers_a_key_to_a_shared_measure_whose_values_overlap_by_chance(tmp_path) -> None:
+    task = write_task(tmp_path, "task_reviews", "?", files={
+        "csv/reviews.csv": "review_id,business_id,rating\n1,20,5\n2,21,4\n3,22,5\n",  # 22: no business
+        "csv/businesses.csv": "business_id,business_name,rating\n20,Deli,4\n21,Cafe,5\n"})
+    with Catalog.open(task) as catalog:
+        sql = "SELECT review_id, business_name FROM reviews"
+        [(rewritten, how)] = join_path.join_path(sql, _error(catalog, sql), RuleContext(catalog))
+        assert how.endswith("(on business_id = business_id)")
+        assert sorted(catalog.query(rewritten).rows) == [(1, "Deli"), (2, "Cafe")]
+
+
+def test_join_path_considers_at_most_its_bound_of_tables(tmp_path, monkeypatch) -> None:
+    # the query's table and TABLES_CONSIDERED others before the column's home in catalog order
+    files = {f"csv/a{i:02d}.csv": "k,v\n1,2\n" for i in range(join_path.TABLES_CONSIDERED + 1)}
+    files["csv/zz_home.csv"] = "k,label\n1,x\n"
+    task = write_task(tmp_path, "task_many", "?", files=files)
+    with Catalog.open(task) as catalog:
+        sql = "SELECT label FROM a00"
+        assert join_path.join_path(sql, _error(catalog, sql), RuleContext(catalog)) == []
+        monkeypatch.setattr(join_path, "TABLES_CONSIDERED", join_path.TABLES_CONSIDERED + 1)
+        [(rewritten, _)] = join_path.join_path(sql, _error(catalog, sql), RuleContext(catalog))
+        assert catalog.query(rewritten).rows == [("x",)]
+
+
 def test_respelled_filter_puts_in_the_value_the_question_linking_found(shop) -> None:
     links = QuestionLinks("orders shipped to lyon", values=(ValueHit("orders", "ship_city", "Lyon", "lyon", "case"),))
     sql = "SELECT count(*) FROM orders WHERE ship_city = 'lyon'"
@@ -62,6 +134,32 @@ def test_respelled_filter_puts_in_the_value_the_question_linking_found(shop) -> 
         ("SELECT COUNT(*) FROM orders WHERE ship_city = 'Lyon'",
          "the filter values the question names were put in (ship_city = 'lyon' → 'Lyon')")]
     assert respelled_filter.respelled_filter(sql, RuleContext(shop)) == []  # no links: nothing to put in
+
+
+def test_nearest_value_puts_in_the_existing_value_spelt_otherwise(shop) -> None:
+    sql = "SELECT sum(amount) FROM orders WHERE ship_city = 'LYON.' AND amount > 1"
+    diagnosis = explain_empty(shop, sql)
+    [(rewritten, how)] = nearest_value.nearest_value(sql, RuleContext(shop, diagnosis=diagnosis))
+    assert "ship_city = 'Lyon'" in rewritten and shop.query(rewritten).rows == [(5,)]
+    assert how == "`ship_city = 'LYON.'` matched nothing; the data writes 'Lyon'"
+    far = "SELECT sum(amount) FROM orders WHERE ship_city = 'Berlin'"  # nearest values are other cities
+    assert nearest_value.nearest_value(far, RuleContext(shop, diagnosis=explain_empty(shop, far))) == []
+    assert nearest_value.same_value("2022-07", "2022年07月") and not nearest_value.same_value("12", "Unit 12b")
+
+
+def test_unasked_filter_drops_a_filter_the_question_never_named(shop) -> None:
+    sql = "SELECT count(*) FROM orders WHERE ship_city = 'Lyon' AND amount > 100"
+    diagnosis = explain_empty(shop, sql)
+    unasked = QuestionLinks("how many orders went to Lyon?")
+    [(rewritten, how)] = unasked_filter.unasked_filter(sql, RuleContext(shop, unasked, diagnosis))
+    assert shop.query(rewritten).rows == [(1,)] and how.startswith("`amount > 100` matched nothing")
+    for links in (QuestionLinks("how many orders to Lyon above 100?"),  # the question writes the value
+                  QuestionLinks("orders to Lyon by amount", columns=(("orders", "amount"),))):  # names the column
+        assert unasked_filter.unasked_filter(sql, RuleContext(shop, links, diagnosis)) == []
+    assert unasked_filter.unasked_filter(sql, RuleContext(shop, diagnosis=diagnosis)) == []  # no links
+    # a date the question writes otherwise is asked for: `2020-12` for "December 2020" (2020年12月)
+    assert unasked_filter.asked("month = '2020-12'", QuestionLinks("orders of 2020年12月"))
+    assert not unasked_filter.asked("month = '2020-12'", QuestionLinks("orders of 2021"))
 
 
 def test_one_table_answers_a_join_that_pairs_nothing_from_the_table_that_holds_the_columns(shop) -> None:
@@ -86,6 +184,14 @@ def test_each_rule_holds_to_its_bound_on_the_query_text(shop) -> None:
              (moved_column, lambda sql: moved_column.moved_column(sql, _error(shop, moved), RuleContext(shop)), moved),
              (respelled_filter, lambda sql: respelled_filter.respelled_filter(sql, RuleContext(shop, links)), filtered),
              (one_table, lambda sql: one_table.one_table(sql, RuleContext(shop, diagnosis=explain_empty(shop, paired))), paired)]
+    unspelt = "SELECT amount FROM orders WHERE ship_city = 'LYON'"
+    cases.append((nearest_value, lambda sql: nearest_value.nearest_value(
+        sql, RuleContext(shop, diagnosis=explain_empty(shop, unspelt))), unspelt))
+    unasked = "SELECT amount FROM orders WHERE amount > 100"
+    cases.append((unasked_filter, lambda sql: unasked_filter.unasked_filter(
+        sql, RuleContext(shop, QuestionLinks("q"), explain_empty(shop, unasked))), unasked))
+    linked = "SELECT customer_name FROM orders"
+    cases.append((join_path, lambda sql: join_path.join_path(sql, _error(shop, linked), RuleContext(shop)), linked))
     for module, rule, sql in cases:
         padded = sql + " " * module.MAX_SQL_CHARS
         assert rule(sql) != [] and rule(padded) == [], module.__name__
@@ -108,8 +214,8 @@ def test_a_stage_applies_its_rules_in_order_and_names_each_rewrite(shop) -> None
     links = QuestionLinks("q", values=(ValueHit("orders", "ship_city", "Lyon", "lyon", "case"),))
     empty = apply_on_empty("SELECT amount FROM orders WHERE ship_city = 'lyon'", RuleContext(shop, links))
     assert [r.rule for r in empty] == ["respelled_filter"]
-    assert [r.__name__ for r in ON_ERROR] == ["whole_column_name", "moved_column"]
-    assert [r.__name__ for r in ON_EMPTY] == ["respelled_filter", "one_table"]
+    assert [r.__name__ for r in ON_ERROR] == ["whole_column_name", "moved_column", "join_path"]
+    assert [r.__name__ for r in ON_EMPTY] == ["respelled_filter", "nearest_value", "unasked_filter", "one_table"]
 
 
 def test_docs_rules_lists_every_rule_of_every_stage() -> None:

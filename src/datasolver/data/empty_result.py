@@ -407,6 +407,32 @@ def _without(tree: exp.Expression, where: exp.Where, part: exp.Expression) -> st
     return copy.sql(dialect="duckdb")
 
 
+def filter_dropped(sql: str, condition: str) -> str | None:
+    """`sql` with the WHERE filter (a top-level AND part) whose DuckDB text is `condition` (a
+    `FilterProbe.condition`) removed, as the probe ran it; None when the SQL has no such filter."""
+    tree = _parse(sql)
+    found = _probed(tree, condition) if tree is not None else None
+    return _without(tree, *found) if tree is not None and found is not None else None
+
+
+def filter_respelled(sql: str, condition: str, value: str) -> str | None:
+    """`sql` with the string compared in the filter `condition` (`column = 'text'`) replaced by `value`;
+    None when the SQL has no such filter."""
+    tree = _parse(sql)
+    found = _probed(tree, condition) if tree is not None else None
+    if tree is None or found is None or not isinstance(found[1], exp.EQ):
+        return None
+    literals = [n for n in (found[1].this, found[1].expression) if isinstance(n, exp.Literal) and n.is_string]
+    if len(literals) != 1:
+        return None
+    literals[0].replace(exp.Literal.string(value))
+    return tree.sql(dialect="duckdb")
+
+
+def _probed(tree: exp.Expression, condition: str) -> tuple[exp.Where, exp.Expression] | None:
+    return next(((w, p) for w, p in _where_conjuncts(tree) if p.sql(dialect="duckdb") == condition), None)
+
+
 def _matched_rows_sql(tree: exp.Expression, where: exp.Where, drop: exp.Expression | None = None) -> str | None:
     """`SELECT count(*)` over the rows the SELECT owning `where` matches before any grouping (with
     conjunct `drop` removed), runnable on its own: the outer query's CTEs ride along. None when the
@@ -473,7 +499,7 @@ def _follow(root: exp.Expression, path: list[tuple[str, int | None]]) -> exp.Exp
     return node
 
 
-__all__ = ["EmptyDiagnosis", "EmptySelect", "FilterProbe", "explain_empty"]
+__all__ = ["EmptyDiagnosis", "EmptySelect", "FilterProbe", "explain_empty", "filter_dropped", "filter_respelled"]
 
 
 def one_table_query(sql: str, catalog: Catalog) -> tuple[str, str] | None:

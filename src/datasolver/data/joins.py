@@ -48,7 +48,7 @@ def join_candidates(catalog: Catalog, left: str, right: str) -> tuple[str, str, 
     pairs = []
     for ac, at in a_cols:
         for bc, bt in b_cols:
-            if not _compatible(at, bt):
+            if not compatible_types(at, bt):
                 continue
             score = _similarity(ac, a, bc, b)
             if score >= NAME_SIMILARITY:
@@ -81,7 +81,8 @@ def _columns(catalog: Catalog, table: str) -> list[tuple[str, str]]:
     return list(zip(result.columns, (str(t).upper() for t in result.types)))
 
 
-def _compatible(a: str, b: str) -> bool:
+def compatible_types(a: str, b: str) -> bool:
+    """Whether columns of DuckDB types `a` and `b` may hold the same keys (numbers, text, or one of each)."""
     numeric_a, numeric_b = any(n in a for n in _NUMERIC), any(n in b for n in _NUMERIC)
     text_a, text_b = "VARCHAR" in a, "VARCHAR" in b
     return (numeric_a and numeric_b) or (text_a and text_b) or (numeric_a and text_b) or (text_a and numeric_b)

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from datasolver.data.duck_errors import DuckError
 from datasolver.data.error_hints import ENGINE_HINTS
+from datasolver.rules.join_path import join_path
 from datasolver.rules.moved_column import moved_column
+from datasolver.rules.nearest_value import nearest_value
 from datasolver.rules.one_table import one_table
 from datasolver.rules.protocol import HintRule, OnEmpty, OnError, Rewrite, RuleContext
 from datasolver.rules.respelled_filter import respelled_filter
+from datasolver.rules.unasked_filter import unasked_filter
 from datasolver.rules.whole_column_name import whole_column_name
 
-ON_ERROR: tuple[OnError, ...] = (whole_column_name, moved_column)
-ON_EMPTY: tuple[OnEmpty, ...] = (respelled_filter, one_table)
+ON_ERROR: tuple[OnError, ...] = (whole_column_name, moved_column, join_path)
+ON_EMPTY: tuple[OnEmpty, ...] = (respelled_filter, nearest_value, unasked_filter, one_table)
 HINTS: tuple[HintRule, ...] = ENGINE_HINTS
 
 

@@ -1,0 +1,71 @@
+"""On empty: a filter the question never asked for, which emptied the result, dropped.
+
+A small model adds filters of its own (`status = 'active'`, a year it guessed) and, told which one
+emptied the result, sends it again. When the diagnosis (`data.empty_result.explain_empty`) shows a
+filter whose removal brings rows back, and the question names neither its value nor its column (no
+word of the question is the value, and the question linking links neither the column's name nor a
+value in it), the rule drops it, as a candidate the answer checks judge.
+"""
+
+from __future__ import annotations
+
+import re
+
+import sqlglot
+from sqlglot import exp
+
+from datasolver.data.empty_result import filter_dropped
+from datasolver.data.linking import QuestionLinks
+from datasolver.rules.nearest_value import MIN_DATE_DIGITS, same_value
+from datasolver.rules.protocol import RuleContext
+
+MAX_SQL_CHARS = 20_000  # of a query the rule reads (a longer one is left as it is)
+FILTERS_TRIED = 3  # filters of the diagnosis that bring rows back, in its order
+
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.ILike)
+
+
+def unasked_filter(sql: str, context: RuleContext) -> list[tuple[str, str]]:
+    """`sql` without a filter whose removal brings rows back and that the question does not ask for
+    (`asked`); [] without a question's links or a diagnosis, or when every such filter is asked for."""
+    diagnosis, links = context.diagnosis, context.links
+    if diagnosis is None or links is None or len(sql) > MAX_SQL_CHARS:
+        return []
+    found = []
+    for probe in diagnosis.brings_rows_back[:FILTERS_TRIED]:
+        if asked(probe.condition, links):
+            continue
+        rewritten = filter_dropped(sql, probe.condition)
+        if rewritten is not None:
+            found.append((rewritten, f"`{probe.condition}` matched nothing and the question does not name it: "
+                                     f"dropped ({probe.rows} rows without it)"))
+    return found
+
+
+def asked(condition: str, links: QuestionLinks) -> bool:
+    """Whether the question asks for the filter `condition`: it is not one column compared to one value, the
+    question writes the value (or writes it otherwise), or the question linking links the column's name or a value in it."""
+    try:
+        node = sqlglot.parse_one(condition, read="duckdb")
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError, RecursionError):
+        return True
+    sides = (node.this, node.expression) if isinstance(node, _COMPARISONS) else ()
+    columns = [n for n in sides if isinstance(n, exp.Column)]
+    literals = [n for n in sides if isinstance(n, exp.Literal)]
+    if len(columns) != 1 or len(literals) != 1:
+        return True  # not one column compared to one value: what it asks is not known
+    column, value = columns[0].name.casefold(), literals[0].name.strip("% ").casefold()
+    if not value or value in links.question.casefold() or _written_otherwise(value, links):
+        return True
+    return (any(c.casefold() == column for _, c in links.columns)
+            or any(h.column.casefold() == column for h in links.values)
+            or any(c.casefold() == column for _, c, _ in links.column_parts))
+
+
+def _written_otherwise(value: str, links: QuestionLinks) -> bool:
+    """Whether the question writes `value` otherwise: one of its literals is the same value (`same_value`), or
+    the value's four or more digits stand in the question's digits (`'2020-12'` for 2020年12月)."""
+    if any(same_value(value, literal.text) for literal in links.literals):
+        return True
+    digits = re.sub(r"\D", "", value)
+    return len(digits) >= MIN_DATE_DIGITS and digits in re.sub(r"\D", "", links.question)
