@@ -1,11 +1,11 @@
-"""The confidence label's rule (agent/confidence.py), as a table: repair rounds, checks, fallback,
+"""The confidence label's rule (eval/confidence.py), as a table: repair rounds, checks, fallback,
 agreement of candidates."""
 
 from __future__ import annotations
 
 import pytest
 
-from datasolver.agent.confidence import AnswerEvidence, confidence
+from datasolver.eval.confidence import AnswerEvidence, confidence
 
 
 @pytest.mark.parametrize("rounds, checks_pass, fallback, agreeing, label", [

@@ -34,7 +34,8 @@ def test_ask_prints_the_answer_alone(data: Path, model) -> None:
     model([tool_call("query", {"sql": "SELECT region FROM sales ORDER BY amount DESC LIMIT 1"}),
            tool_call("final_answer", {"answer": "{DATA}"})])
     result = invoke("ask", "--no-direct-answer", str(data), "Which region sold most?")
-    assert (result.exit_code, result.output) == (0, "North\n")
+    # stdout is the answer alone; the confidence line goes beside it, on stderr
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "North\n", "confidence: medium (one repair)\n")
 
 
 def test_ask_json_prints_the_record(data: Path, model) -> None:
@@ -70,17 +71,18 @@ def test_plain_ask_warns_on_stderr_when_no_query_backed_the_answer(data: Path, m
     assert (result.exit_code, result.stdout) == (
         0, "[unbacked: no query result holds this answer] North sold the most, I think.\n")
     assert result.stderr.startswith("note: no query backed this answer")
+    assert result.stderr.endswith("\nconfidence: low (failed checks)\n")
     model([tool_call("query", {"sql": "SELECT region FROM sales ORDER BY amount DESC LIMIT 1"}),
            tool_call("final_answer", {"answer": "{DATA}"})])
     backed = invoke("ask", "--no-direct-answer", str(data), "Which region sold most?")
-    assert (backed.stdout, backed.stderr) == ("North\n", "")
+    assert (backed.stdout, backed.stderr) == ("North\n", "confidence: medium (one repair)\n")
 
 
 def test_ask_without_question_asks_the_task_question(tmp_path: Path, model) -> None:
     task = write_task(tmp_path, question="How many rows?", files={"csv/t.csv": "a\n1\n2\n"})
     server = model([tool_call("query", {"sql": "SELECT count(*) AS n FROM t"}), text("2")])
     result = invoke("ask", "--no-direct-answer", str(task))
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "2\n", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "2\n", "confidence: medium (one repair)\n")
     assert server.requests[0]["messages"][1]["content"].endswith("Question\nHow many rows?")
 
 
@@ -159,3 +161,42 @@ def test_ask_against_a_dead_endpoint_says_so_at_once_and_exits_1(data: Path, tmp
     assert lines[0].endswith("waiting up to 1s for it")
     assert lines[-1].startswith(f"Error: cannot reach the model server at http://127.0.0.1:{port}/v1")
     assert "--preflight-wait" in lines[-1]
+
+
+def _sql(query: str):
+    return text(f"```sql\n{query}\n```")
+
+
+TOTAL = "SELECT sum(amount) AS total FROM sales"
+
+
+@pytest.mark.parametrize("args, script, label, reason", [
+    # the direct query's answer, first time
+    ((), [_sql(TOTAL)], "high", "first query"),
+    # the direct query failed; one repair turn answered
+    ((), [_sql("SELECT sum(amont) AS total FROM sales"), _sql(TOTAL)], "medium", "one repair"),
+    # two repair turns
+    ((), [_sql("SELECT sum(amont) AS total FROM sales"), _sql("SELECT sum(amuont) AS total FROM sales"),
+          _sql(TOTAL)], "low", "2 repairs"),
+    # the direct path wrote no query; the tool loop answered
+    ((), [text("I would look at the sales."), tool_call("query", {"sql": TOTAL}),
+          tool_call("final_answer", {"answer": "19", "evidence": ["@1"]})], "low", "2 repairs"),
+    # the tool loop alone (no direct path): one round, as the Solver's loop answer in its first attempt
+    (("--no-direct-answer",), [tool_call("query", {"sql": TOTAL}),
+                               tool_call("final_answer", {"answer": "19", "evidence": ["@1"]})], "medium", "one repair"),
+    # an answer no stored result backs, after the send-back: its checks failed
+    (("--no-direct-answer",), [text("About 20.")] * 2, "low", "failed checks"),
+    # the model gave no answer; the program wrote the latest result into it
+    (("--no-direct-answer",), [tool_call("query", {"sql": TOTAL}), text("{}"), text("{}")], "low", "fallback"),
+])
+def test_ask_json_carries_the_confidence_of_its_answer(data: Path, model, args: tuple[str, ...], script: list,
+                                                       label: str, reason: str) -> None:
+    model(script)
+    record = json.loads(invoke("ask", *args, str(data), "Total sales?", "--json").output)
+    assert (record["confidence"], record["confidence_reason"]) == (label, reason)
+
+
+def test_plain_ask_says_its_confidence_on_one_line_of_stderr(data: Path, model) -> None:
+    model([_sql("SELECT sum(amont) AS total FROM sales"), _sql(TOTAL)])
+    result = invoke("ask", str(data), "Total sales?")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "total: 19\n", "confidence: medium (one repair)\n")

@@ -60,7 +60,9 @@ def test_an_answer_that_names_the_latest_result_is_written_from_it(
     # either: tests/test_ask_checks.py).
     result, server = ask_cli("restaurants_24_an_empty_object_as_the_answer", tmp_path, monkeypatch,
                              "--max-requests", "4")
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "name: The Pasta House, The Sushi Bar\n", "")
+    # the loop's answer after one send-back (the `@latest` of nothing): two rounds, low
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "name: The Pasta House, The Sushi Bar\n",
+                                                                "confidence: low (2 repairs)\n")
     assert len(server.requests) == 3
     assert server.requests[1]["messages"][-1]["content"].startswith(  # the first `@latest`: nothing stored yet
         "No stored result backs your answer: nothing has been queried yet.")

@@ -50,6 +50,11 @@ def test_run_with_flags_solves_the_tasks_and_prints_the_summary(example_server, 
     assert "run: 3 task(s) to solve" in result.stderr and "[3/3] " in result.stderr
     assert "\x1b[" not in result.stderr
     assert latest["counts"]["solved"] == 3 and json.loads(own.read_text()) == latest
+    # the end-of-run line counts the answers per confidence label, as the summary's task records hold them
+    labels = [t["confidence"] for t in latest["tasks"]]
+    assert None not in labels and latest["confidence"] == {k: labels.count(k) for k in ("high", "medium", "low")}
+    assert (f"; confidence high {labels.count('high')}, medium {labels.count('medium')}, "
+            f"low {labels.count('low')}\n") in result.stdout
 
 
 def test_run_with_no_arguments_reads_the_environment(example_server, tmp_path, monkeypatch):

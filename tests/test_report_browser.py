@@ -67,12 +67,13 @@ def test_sorting_and_filtering_work_in_the_browser(report):
         assert browser.evaluate("window.__pwned === undefined") is True
         assert browser.evaluate(ids) == [t.task_id for t in run.tasks]
         # Click "seconds" twice: ascending, then descending.
-        browser.evaluate("document.querySelectorAll('#tasks th')[7].click()")
+        seconds = "Array.from(document.querySelectorAll('#tasks th')).find(h => h.textContent === 'seconds')"
+        browser.evaluate(f"{seconds}.click()")
         ascending = [t.task_id for t in sorted(run.tasks, key=lambda t: t.seconds)]
         assert browser.evaluate(ids) == ascending
-        browser.evaluate("document.querySelectorAll('#tasks th')[7].click()")
+        browser.evaluate(f"{seconds}.click()")
         assert browser.evaluate(ids) == ascending[::-1]
-        assert browser.evaluate("document.querySelectorAll('#tasks th')[7].getAttribute('aria-sort')") == "descending"
+        assert browser.evaluate(f"{seconds}.getAttribute('aria-sort')") == "descending"
         # Filter by status, then by a score range.
         browser.evaluate("var s = document.getElementById('f-status'); s.value = 'fallback';"
                          "s.dispatchEvent(new Event('change'))")

@@ -4,7 +4,7 @@
 calls it per task.
 """
 
-from datasolver.agent.confidence import FALLBACK_CONFIDENCE
+from datasolver.eval.confidence import FALLBACK_CONFIDENCE
 from datasolver.agent.limits import STALL_ROUNDS, Limits
 from datasolver.agent.solve import SolveOutcome, TaskRun, TaskSolver, solve_task
 from datasolver.agent.warm_up import warm_up

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Mapping
 
 from datasolver.agent.assemble import build_messages, build_system_prompt
 from datasolver.agent.brief import TaskBrief, gather_brief
-from datasolver.agent.confidence import AnswerEvidence, confidence
+from datasolver.eval.confidence import AnswerEvidence, confidence
 from datasolver.agent.conversation import Conversation
 from datasolver.agent.direct import Candidate, DirectOutcome, DirectPath
 from datasolver.agent.fit import first_prompt_tokens, fit_brief
@@ -127,7 +127,7 @@ class SolveOutcome:
     vote: dict[str, Any] | None = None
     """The vote's record when the answer was chosen among several solves (the pipeline's `--votes`)."""
     confidence: str | None = None
-    """high | medium | low for a published answer (`agent.confidence`), None without one."""
+    """high | medium | low for a published answer (`eval.confidence`), None without one."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready summary of the agent's part (its `solve_end` trace event)."""

@@ -13,6 +13,7 @@ from typing import Any
 
 from datasolver.ask.answer import without_call_markup
 from datasolver.ask.checks import NO_ANSWER_MARK, NO_QUERY_NOTE, UNBACKED_MARK, AnswerChecks, CheckEvent, Checked
+from datasolver.ask.confidence import AskEvidence
 from datasolver.ask.config import AskConfig
 from datasolver.ask.direct import DirectAnswer, DirectOutcome
 from datasolver.ask.handles import Handle
@@ -25,6 +26,7 @@ from datasolver.ask.tools import table_overview
 from datasolver.clip import clip
 from datasolver.data import DataError
 from datasolver.data.linking import QuestionLinks, link_question
+from datasolver.eval.confidence import confidence, confidence_reason
 from datasolver.llm import ChatResult, LLMClient, system_message, user_message
 from datasolver.llm.messages import ToolCall, assistant_message
 from datasolver.llm.text_calls import ID_PREFIX, VIA_WRITTEN, written_query
@@ -58,6 +60,11 @@ class AskResult:
     path: str = "loop"
     """Which path answered: `direct` (one query from the linked schema, the answer written by the program
     from its rows) or `loop` (the tool loop, after the direct path gave no answer or was off)."""
+    confidence: str | None = None
+    """high | medium | low (`ask/confidence.py` maps the analyst's evidence onto `eval.confidence`'s rule);
+    None without an answer."""
+    confidence_reason: str | None = None
+    """What the label was read from (`first query`, `one repair`, `failed checks`, …)."""
     reviewed: bool = False
     sent_back: bool = False
     review_feedback: str | None = None
@@ -135,6 +142,9 @@ class Analyst:
                 answer = f"{UNBACKED_MARK} {answer}"
         if state.no_answer is not None:
             state.notes.append(state.no_answer)
+        evidence = AskEvidence(path, direct, self.config.direct_answer, state.events, backed=unbacked is None,
+                               written_by_program=state.no_answer is not None,
+                               answered=not answer.startswith(NO_ANSWER_MARK)).evidence()
         lineage: dict[int, Handle] = {}
         for handle in final.evidence:
             lineage.update({h.index: h for h in toolbox.handles.lineage(handle.index)})
@@ -144,9 +154,11 @@ class Analyst:
             backed_by_query=unbacked is None, unbacked=unbacked, no_answer=state.no_answer, checks=state.events,
             handles=[_handle_record(h) for _, h in sorted(lineage.items())],
             usage=self.client.usage.since(usage_before), steps=state.steps, stopped=stopped, path=path,
-            reviewed=state.reviewed, sent_back=state.sent_back, review_feedback=state.feedback, notes=state.notes,
+            confidence=confidence(evidence) if evidence is not None else None,
+            confidence_reason=confidence_reason(evidence) if evidence is not None else None, reviewed=state.reviewed, sent_back=state.sent_back, review_feedback=state.feedback, notes=state.notes,
         )
-        self._event("ask_answer", answer=result.answer, stopped=stopped, path=path, evidence_sql=result.evidence_sql)
+        self._event("ask_answer", answer=result.answer, stopped=stopped, path=path, evidence_sql=result.evidence_sql,
+                    confidence=result.confidence, confidence_reason=result.confidence_reason)
         return result
 
     def _links(self, question: str, notes: list[str]) -> QuestionLinks | None:

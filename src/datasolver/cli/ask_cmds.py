@@ -97,6 +97,8 @@ def ask_command(data_dir: Path, question: str | None, as_json: bool, query_timeo
         for note in (result.no_answer, result.unbacked):  # stdout stays the answer alone; warnings beside it
             if note:
                 click.echo(f"note: {shown(note)}", err=True)
+        if result.confidence is not None:
+            click.echo(f"confidence: {result.confidence} ({result.confidence_reason})", err=True)
 
 
 @click.command("ask-golden")

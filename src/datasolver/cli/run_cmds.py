@@ -271,7 +271,8 @@ def _summary_line(summary: RunSummary) -> str:
     counts, usage = summary.counts(), summary.usage()
     return (f"solved {counts['solved']}, fallback {counts['fallback']}, failed {counts['failed']}, "
             f"skipped {counts['skipped']} in {summary.seconds:.1f}s; "
-            f"{usage['requests']} requests, {usage['total_tokens']} tokens")
+            f"{usage['requests']} requests, {usage['total_tokens']} tokens; "
+            "confidence " + ", ".join(f"{label} {n}" for label, n in summary.confidence_counts().items()))
 
 
 COMMANDS = [run_command, demo_command]

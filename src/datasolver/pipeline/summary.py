@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from datasolver import safe_write, untrusted_json
+from datasolver.eval.confidence import LEVELS
 from datasolver.llm import Usage, redact_url
 from datasolver.run_logs import LATEST_SUMMARY, earlier_run_id, is_run_id, new_run_id, summary_name
 from datasolver.solver import STATUSES, TaskStatus
@@ -102,6 +103,12 @@ class RunSummary:
         seen = Counter(r.status for r in self.tasks)
         return {status: seen.get(status, 0) for status in STATUSES}
 
+    def confidence_counts(self) -> dict[str, int]:
+        """Answers per confidence label, high first (every label present, zeros included; a task without an
+        answer has none)."""
+        seen = Counter(r.confidence for r in self.tasks)
+        return {label: seen.get(label, 0) for label in reversed(LEVELS)}
+
     def usage(self) -> dict[str, int]:
         """Usage of the tasks run in this run (skipped tasks made no request)."""
         total = Usage()
@@ -128,6 +135,7 @@ class RunSummary:
             "task_timeout_s": self.task_timeout_s,
             "time_budget_s": self.time_budget_s,
             "counts": self.counts(),
+            "confidence": self.confidence_counts(),
             "usage": self.usage(),
             "discovery_errors": self.discovery_errors,
             "settings": self.settings,

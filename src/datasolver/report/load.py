@@ -27,6 +27,7 @@ from datasolver.llm import read_trace
 from datasolver.run_logs import chosen_summary, is_run_id, run_ids
 from datasolver.safe_write import is_one_name
 from datasolver.solver.publish import published_prediction
+from datasolver.eval.confidence import LEVELS
 from datasolver.untrusted_json import BadJSON, as_dict, as_float, as_int, read_object
 
 TRACE_FILE = "trace.jsonl"
@@ -58,6 +59,8 @@ class TaskView:
     prediction_table: tuple[list[str], list[list[str]]] | None = None
     gold_table: tuple[list[str], list[list[str]]] | None = None
     requests_per_attempt: list[int] = field(default_factory=list)
+    confidence: str | None = None
+    """high | medium | low, the run summary's `TaskRecord.confidence`; None without one (or an unknown word)."""
 
     @property
     def marks(self) -> list[str]:
@@ -164,6 +167,8 @@ def _task(task_id: str, record: dict[str, Any] | None, trace_path: Path | None, 
     view.tokens = as_int(source.get("tokens") or usage.get("total_tokens"))
     view.seconds = as_float(source.get("seconds"))
     view.prediction = _str_or_none(source.get("prediction"))  # shown as text; never opened
+    label = source.get("confidence")
+    view.confidence = label if label in LEVELS else None
     for event in events:
         kind = str(event.get("event") or "")
         if kind == "task_start":

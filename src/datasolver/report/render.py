@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Any
 
 from datasolver.clip import clip
+from datasolver.eval.confidence import LEVELS, calibration
 from datasolver.report.highlight import highlight_python, highlight_sql, sql_in_solver
 from datasolver.report.load import RunView, TaskView, is_failed_check
 from datasolver.report.svg import bar_chart, histogram
@@ -111,8 +112,27 @@ def _summary(run: RunView) -> str:
     note_html = "".join(f'<p class="mark">{esc(n)}</p>' for n in notes if n)
     gold = f"<p class=\"muted\">gold: {esc(run.gold_dir)}</p>" if run.gold_dir else ""
     return (f'<section id="summary"><h2>Summary</h2><div class="cards">{html_cards}</div>{_runs(run)}'
-            f"{note_html}{gold}"
+            f"{note_html}{gold}{_confidence(run)}"
             f"<details><summary>Run settings</summary><table>{rows}</table></details></section>")
+
+
+def _confidence(run: RunView) -> str:
+    """Answers per confidence label; with gold, how many of each were scored and right (at 1.0): the
+    calibration table (`eval.confidence.calibration`; issue 46 asks 'high' >= 90% right, 'low' <= 50%)."""
+    scored = run.gold_dir is not None
+    table = calibration((t.confidence, None if t.score is None else t.score.score >= 1 - 1e-9) for t in run.tasks)
+    if not any(row.answers for row in table):
+        return ""
+    names = ["confidence", "answers"] + (["scored", "right", "share right"] if scored else [])
+    head = "".join(f'<th scope="col">{esc(n)}</th>' for n in names)
+    rows = []
+    for row in table:
+        cells = [row.label, row.answers]
+        if scored:
+            cells += [row.scored, row.right, "—" if row.share is None else f"{row.share:.0%}"]
+        rows.append(f'<tr class="conf-{attr(row.label)}">' + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>")
+    return (f'<h3>Confidence</h3><table id="confidence"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>')
 
 
 def _runs(run: RunView) -> str:
@@ -149,8 +169,8 @@ def _plots(run: RunView) -> str:
 
 # -- the table -----------------------------------------------------------------------------------
 
-_COLUMNS = [("id", "text"), ("question", "text"), ("status", "text"), ("score", "num"), ("attempts", "num"),
-            ("requests", "num"), ("tokens", "num"), ("seconds", "num"), ("failed checks", "num"),
+_COLUMNS = [("id", "text"), ("question", "text"), ("status", "text"), ("confidence", "num"), ("score", "num"),
+            ("attempts", "num"), ("requests", "num"), ("tokens", "num"), ("seconds", "num"), ("failed checks", "num"),
             ("reason", "text")]
 
 
@@ -174,6 +194,7 @@ def _tasks_table(run: RunView) -> str:
             f'<td data-v="{attr(task.task_id)}"><a href="#{anchor(task, index)}">{esc(task.task_id)}</a>{marks}</td>',
             f'<td title="{attr(task.question)}">{esc(question)}</td>',
             f'<td class="st-{attr(task.status)}">{esc(task.status)}</td>',
+            _confidence_cell(task.confidence),
             f'<td class="num" data-v="{-1 if score is None else score}">{"—" if score is None else f"{score:.2f}"}</td>',
             f'<td class="num">{task.attempts}</td>', f'<td class="num">{task.requests}</td>',
             f'<td class="num">{task.tokens}</td>', f'<td class="num" data-v="{task.seconds:.3f}">{task.seconds:.1f}</td>',
@@ -183,6 +204,13 @@ def _tasks_table(run: RunView) -> str:
         rows.append(f'<tr data-status="{attr(task.status)}" data-score="{score_attr}">{"".join(cells)}</tr>')
     return (f'<section><h2>Tasks table</h2>{filters}<table id="tasks"><thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table></section>')
+
+
+def _confidence_cell(label: str | None) -> str:
+    """The label, sorted as its rank (low 0 < medium 1 < high 2; none -1)."""
+    if label not in LEVELS:
+        return '<td class="conf-none" data-v="-1">—</td>'
+    return f'<td class="conf-{attr(label)}" data-v="{LEVELS.index(label)}">{esc(label)}</td>'
 
 
 # -- one task ------------------------------------------------------------------------------------

@@ -1,5 +1,9 @@
 """The confidence label of an answer (issue 46): high, medium or low, from how it was reached.
 
+One rule for every answer: the Solver's (`agent/solve.py`), the analyst's (`ask/confidence.py` maps its
+own evidence onto it) and the report's calibration table (`calibration`). It lives here, the lowest
+room the three may import.
+
 Answers that needed repeated repair rounds are right far less often than first-shot ones (64% vs
 91% in one public run, shared/NOTES.md), so the label reads the repair rounds, whether the published
 answer passed its answer checks, and how many candidates agreed with it:
@@ -15,6 +19,7 @@ Not yet calibrated on dev with the real model (issue 46's target: 'high' >= 90% 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 HIGH, MEDIUM, LOW = "high", "medium", "low"
@@ -45,3 +50,42 @@ def confidence(evidence: AnswerEvidence) -> str:
     if evidence.agreeing >= AGREEING:
         level = min(level + 1, 2)
     return LEVELS[level]
+
+
+def confidence_reason(evidence: AnswerEvidence) -> str:
+    """What the label was read from, in a few words (`first query`, `one repair, 2 candidates agree`)."""
+    if evidence.fallback:
+        return "fallback"
+    if not evidence.checks_pass:
+        return "failed checks"
+    rounds = max(evidence.repair_rounds, 0)
+    words = "first query" if rounds == 0 else "one repair" if rounds == 1 else f"{rounds} repairs"
+    if evidence.agreeing >= AGREEING:
+        words += f", {evidence.agreeing} candidates agree"
+    return words
+
+
+@dataclass(frozen=True)
+class LabelCount:
+    """One label's row of a calibration table: answers with it, how many were scored, how many right."""
+
+    label: str
+    answers: int
+    scored: int
+    right: int
+
+    @property
+    def share(self) -> float | None:
+        """The share of scored answers that were right; None when none was scored."""
+        return self.right / self.scored if self.scored else None
+
+
+def calibration(answers: Iterable[tuple[str | None, bool | None]]) -> list[LabelCount]:
+    """Per label (high first): how many answers carry it, how many were scored, how many right. Each answer
+    is (label, right), right None when not scored; an answer without a label (or with one the rule never
+    gives) is left out. Issue 46's target: 'high' >= 90% right, 'low' <= 50%."""
+    pairs = [(label, right) for label, right in answers if label in LEVELS]
+    return [LabelCount(label, sum(1 for lab, _ in pairs if lab == label),
+                       sum(1 for lab, r in pairs if lab == label and r is not None),
+                       sum(1 for lab, r in pairs if lab == label and r))
+            for label in reversed(LEVELS)]
