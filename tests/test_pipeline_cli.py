@@ -161,7 +161,7 @@ def test_commands_have_help(command):
     (["--max-attempts", "2", "--prompt-budget", "900", "--attempt-temperature-step", "0",
       "--task-token-budget", "5000", "--tool-reply-tokens", "64", "--no-direct-answer"],
      {"max_attempts": 2, "prompt_budget": 900, "attempt_temperature_step": 0.0, "task_token_budget": 5000,
-      "tool_reply_tokens": 64, "direct_answer": False, "hold_flagged": False}),
+      "tool_reply_tokens": 64, "direct_answer": False, "hold_flagged": False, "stall_rounds": 0}),
     (["--tool-reply-tokens", "0"], {"tool_reply_tokens": None}),  # 0: no cap
 ])
 def test_the_run_flags_become_the_agents_limits(tmp_path, monkeypatch, flags, expected):
@@ -182,6 +182,7 @@ def test_the_run_flags_become_the_agents_limits(tmp_path, monkeypatch, flags, ex
                                       "http://127.0.0.1:9/v1", "--model", "m", *flags])
     assert result.exit_code == 0, result.output
     (config,) = seen
-    # `datasolver run` turns the direct answer (and holding a flagged answer) on unless told not to.
-    want = dataclasses.replace(Limits(direct_answer=True, hold_flagged=True), **expected)
+    # `datasolver run` turns the direct answer (and holding a flagged answer, and ending an attempt that
+    # stopped improving after two rounds) on unless told not to.
+    want = dataclasses.replace(Limits(direct_answer=True, hold_flagged=True, stall_rounds=2), **expected)
     assert config.limits == want
