@@ -134,6 +134,7 @@ def test_the_cycle_check_finds_a_cycle() -> None:
 RUN_AS_PROGRAMS = {
     "datasolver.__main__": "`python -m datasolver`",
     "datasolver.cli.reference": "`python -m datasolver.cli.reference` writes docs/cli.md and the settings tables",
+    "datasolver.data.cache_fill": "`python -m datasolver.data.cache_fill`, the child `sql` leaves a big file's cache to",
 }
 
 

@@ -112,3 +112,30 @@ def test_input_and_answers_go_together(tmp_path, own):
     result = demo(tmp_path, "--input", str(own))
     assert result.exit_code == 2
     assert "--input and --answers go together" in result.output
+
+
+def test_a_tasks_start_line_comes_before_its_video_pass(tmp_path, monkeypatch):
+    # Issue 45 item 5. Before: "start task_…" was printed when the task got a model worker, after its
+    # prepare stage, so a task with a video said nothing during its ~20 s video pass, then "start".
+    import re
+    import sys
+
+    import datasolver.pipeline.task as task_module
+
+    tasks = tmp_path / "mine"
+    add_task(tasks, "task_clip", "How many rows?", "n\n1\n2\n")
+
+    def video_pass(layout, **options):
+        sys.stderr.write(f"(the video pass of {layout.root.name} runs now)\n")
+        raise RuntimeError("no video in this test")  # traced as video_failed; the task goes on
+
+    monkeypatch.setattr(task_module, "has_media", lambda layout: True)
+    monkeypatch.setattr(task_module, "prepare_task_video", video_pass)
+    file = answers(tmp_path, {"task_clip": "SELECT COUNT(*) AS n FROM numbers"})
+    result = demo(tmp_path, "--input", str(tasks), "--answers", str(file), "--workers", "1")
+    assert result.exit_code == 0, result.output
+    lines = [re.sub(r"^\d\d:\d\d:\d\d ", "", line) for line in result.stderr.splitlines()]
+    start = lines.index("start task_clip")
+    video = next(i for i, line in enumerate(lines) if line.startswith("(the video pass of"))
+    solved = next(i for i, line in enumerate(lines) if line.startswith("[1/1] task_clip solved"))
+    assert start < video < solved, lines

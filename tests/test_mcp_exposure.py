@@ -210,3 +210,51 @@ def test_the_token_is_masked_on_the_command_line_and_read_from_a_file(data: Path
         assert _request(url, headers={"Authorization": f"Bearer {secret}"})[0] == 200
     finally:
         stop(process)
+
+
+def _stderr_until(process, wanted: str, within_s: float = 60) -> list[str]:
+    """The server's stderr lines up to the first one holding `wanted` (fails past `within_s`)."""
+    import select
+
+    lines: list[str] = []
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stderr], [], [], 0.2)
+        if ready:
+            line = process.stderr.readline().decode(errors="replace")
+            if not line:
+                break
+            lines.append(line.rstrip("\n"))
+            if wanted in line:
+                return lines
+    pytest.fail(f"no {wanted!r} on stderr: {lines[-20:]}")
+
+
+def test_http_says_where_it_listens_logs_unwrapped_and_a_taken_port_is_one_error(data: Path, tmp_path: Path) -> None:
+    # Issue 45 item 4. Before: no line said where the server listens; in a pipe rich wrapped each log
+    # record at 80 columns (one record, four lines); a second server on the same port printed
+    # uvicorn's "[Errno 98] error while attempting to bind" and did not exit.
+    import signal
+
+    port = free_port()
+    first = serve([str(data), "--http", str(port), "--table-cache", "off"], tmp_path)
+    try:
+        said = _stderr_until(first, "listening on")
+        assert said[-1] == f"datasolver mcp: listening on http://127.0.0.1:{port}/mcp"
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()  # it listens once it says so
+        second = serve([str(data), "--http", str(port), "--table-cache", "off"], tmp_path)
+        try:
+            out, err = second.communicate(timeout=60)
+        finally:
+            stop(second)
+        assert second.returncode == 1
+        assert f"Error: port {port} is in use" in err.decode()
+        assert "Errno" not in err.decode() and "Traceback" not in err.decode()
+        first.send_signal(signal.SIGTERM)
+        rest = first.communicate(timeout=30)[1].decode(errors="replace").splitlines()
+    finally:
+        stop(first)
+    logged = [line for line in said + rest if "StreamableHTTP" in line or "session manager" in line]
+    assert logged and all(line.endswith(("session manager started", "session manager shutting down"))
+                          and "INFO mcp.server.streamable_http_manager: StreamableHTTP session manager" in line
+                          for line in logged), logged

@@ -59,3 +59,14 @@ def test_make_progress_picks_by_terminal():
 
     assert isinstance(make_progress(io.StringIO()), LogProgress)
     assert isinstance(make_progress(Tty()), RichProgress)
+
+
+def test_the_start_line_comes_with_the_prepare_stage_and_the_mode_after_it():
+    stream = io.StringIO()
+    progress = LogProgress(stream)
+    progress.task_preparing("task_a")
+    progress.task_preparing("task_b")
+    progress.task_started("task_a", "full")
+    progress.task_started("task_b", "fallback_only")
+    lines = [re.sub(r"^\d\d:\d\d:\d\d ", "", line) for line in stream.getvalue().splitlines()]
+    assert lines == ["start task_a", "start task_b", "task_b: fallback_only mode"]

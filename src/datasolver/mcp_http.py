@@ -128,6 +128,39 @@ class Exposure:
         )
 
 
+class ListenError(DatasolverError):
+    """The HTTP server cannot listen where it was asked to."""
+
+
+class PortInUse(ListenError):
+    """The port asked for is taken: said as `Error: port N is in use`, never uvicorn's `[Errno 98]`."""
+
+
+def listen_socket(exposure: Exposure) -> socket.socket:
+    """The server's listening socket, bound here (as uvicorn binds: SO_REUSEADDR) so that a taken
+    port is one clear error and the URL is known once it listens; uvicorn serves on it."""
+    family = socket.AF_INET6 if ":" in exposure.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((exposure.host, exposure.port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise PortInUse(f"port {exposure.port} is in use on {exposure.host}: stop what listens there, or "
+                            "choose another --http PORT") from None
+        raise ListenError(f"cannot listen on {exposure.host} port {exposure.port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket, path: str = "/mcp") -> str:
+    """The URL a client uses to reach the server listening on `sock`."""
+    host, port = sock.getsockname()[:2]
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}{path}"
+
+
 def plan_exposure(host: str, port: int, *, allow_remote: bool, token: str | None,
                   allowed_hosts: Iterable[str] = (), max_sessions: int = DEFAULT_MAX_SESSIONS,
                   session_idle_s: float = DEFAULT_SESSION_IDLE_S) -> tuple[Exposure, bool]:

@@ -27,6 +27,7 @@ import contextlib
 import difflib
 import inspect
 import json
+import logging
 import os
 import shutil
 import signal
@@ -57,8 +58,10 @@ from datasolver.mcp_http import (
     SessionWatch,
     connection_cap,
     guarded_protocol,
+    listen_socket,
     plan_exposure,
     quiet_accept_errors,
+    url_of,
 )
 from datasolver.signals import terminate_unwinds
 from datasolver.toolkit import Tool, Toolbox, compact_validation, unknown_tool
@@ -161,12 +164,15 @@ class DataServer:
         """The stdio session's engine tools."""
         return self.sessions.default
 
-    def run(self, http_port: int | None = None, host: str = "127.0.0.1", exposure: Exposure | None = None) -> None:
+    def run(self, http_port: int | None = None, host: str = "127.0.0.1", exposure: Exposure | None = None,
+            on_listening: Callable[[str], object] | None = None) -> None:
         """Serve over stdio, or streamable HTTP at http://HOST:PORT/mcp, until SIGINT or SIGTERM.
 
         `exposure` (from `plan_exposure`) decides token and Host/Origin rules; without it only a
-        loopback host is accepted.
+        loopback host is accepted. Over HTTP, `on_listening(url)` is called once the server accepts
+        connections; a port in use raises `PortInUse`.
         """
+        _plain_logs_in_a_pipe()
         try:
             with terminate_unwinds():
                 if http_port is None and exposure is None:
@@ -175,7 +181,7 @@ class DataServer:
                 else:
                     if exposure is None:
                         exposure, _ = plan_exposure(host, http_port or 0, allow_remote=False, token=None)
-                    asyncio.run(self._serve_http(exposure))
+                    asyncio.run(self._serve_http(exposure, on_listening))
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: stop serving; close() cleans up
             pass
         finally:
@@ -207,8 +213,10 @@ class DataServer:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
 
-    async def _serve_http(self, exposure: Exposure) -> None:
+    async def _serve_http(self, exposure: Exposure, on_listening: Callable[[str], object] | None = None) -> None:
         import uvicorn
+
+        sock = listen_socket(exposure)  # a taken port: PortInUse, before anything is served
 
         app: Any = self.mcp.streamable_http_app(
             host=exposure.host, transport_security=exposure.transport_security(),
@@ -222,10 +230,21 @@ class DataServer:
                                 limit_concurrency=connection_cap(exposure.max_connections) + 1)
         self._http = uvicorn.Server(config)
         sweeper = asyncio.create_task(self._sweep(watch, min(SWEEP_EVERY_S, exposure.session_idle_s / 4)))
+        announce = asyncio.create_task(self._announce(self._http, url_of(sock), on_listening))
         try:
-            await self._http.serve()
+            await self._http.serve(sockets=[sock])
         finally:
             sweeper.cancel()
+            announce.cancel()
+            sock.close()
+
+    @staticmethod
+    async def _announce(http: Any, url: str, on_listening: Callable[[str], object] | None) -> None:
+        """Call `on_listening(url)` once uvicorn has started serving on the socket."""
+        while not http.started:
+            await asyncio.sleep(0.02)
+        if on_listening is not None:
+            on_listening(url)
 
     @staticmethod
     async def _sweep(watch: SessionWatch, every_s: float) -> None:
@@ -253,6 +272,22 @@ class DataServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _plain_logs_in_a_pipe() -> None:
+    """The MCP library logs through rich, which wraps at its console's width: 80 columns in a pipe,
+    so one record took four lines. Off a terminal, one plain line per record instead."""
+    if sys.stderr.isatty():
+        return
+    from rich.logging import RichHandler
+
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if isinstance(handler, RichHandler):
+            root.removeHandler(handler)
+            plain = logging.StreamHandler(sys.stderr)
+            plain.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+            root.addHandler(plain)
 
 
 def build_server(

@@ -10,6 +10,7 @@ import click
 from datasolver.cli.input_options import encoding_option, follow_outside_links, header_row_option, table_cache_option
 from datasolver.cli.load_progress import run_catalog_work
 from datasolver.data import Catalog, TableCache, render_notes
+from datasolver.data.cache_fill import BACKGROUND_BYTES, FillJob, fill_later
 from datasolver.data.errors import ResultTooLarge
 from datasolver.data.results import FORMATS, QueryResult, format_result, listing_json, rewrites_note
 from datasolver.documents.cache import CACHE_ENV, document_tables
@@ -172,7 +173,9 @@ def sql_command(task_dir: Path, query: str | None, query_file: Path | None, limi
     A table not in the table cache yet is read straight from its file where DuckDB can (a UTF-8
     CSV, Parquet), and loaded into the cache after the rows are printed (with --format json, before:
     the object's notes are the load's): the next query on the same unchanged files reads no file
-    again. Ctrl-C stops a load or query at once (exit 130).
+    again. A file of 16 MiB or more goes into the cache in a detached background process, so the
+    command exits once the rows are out (a note on stderr names it). Ctrl-C stops a load or query at
+    once (exit 130).
 
     QUERY is the SQL text; `-` reads it from stdin, and --file FILE from a file. A query that
     starts with a `--` comment works as is; after the `--` separator every word is an
@@ -223,7 +226,13 @@ def sql_command(task_dir: Path, query: str | None, query_file: Path | None, limi
             click.echo(printable(f"wrote {result.total_rows} rows to {csv_path}"), err=True)
         if fmt != "json":
             sys.stdout.flush()
-            run_catalog_work(catalog, catalog.persist)  # the next query reads the cache, not the files
+            # the next query reads the cache, not the files; a big file is cached after exit
+            left = run_catalog_work(catalog, lambda: catalog.persist(leave_from_bytes=BACKGROUND_BYTES))
+            if left and catalog.table_cache is not None:
+                job = FillJob(str(task_dir.resolve()), str(catalog.table_cache.root), [name for name, _, _ in left],
+                              [str(Path(d).resolve()) for d in docs.extra_derived], encoding)
+                for line in fill_later(job, left):
+                    click.echo(printable(line), err=True)
             # a table read straight from its file has its notes once it is loaded
             for line in render_notes(relation.load_notes() + folder_notes):
                 click.echo(printable(line), err=True)

@@ -66,7 +66,9 @@ def mcp_command(path: Path, http_port: int | None, host: str, allow_remote: bool
     The tables load once, in the background, as the server starts (into the table cache, so the
     next server on the same files reads none of them); a call waits for that load before its
     --query-timeout starts. Read-only: the input folder is never written. No model is needed
-    here. Ctrl-C or SIGTERM stops the server and removes its temporary folders.
+    here. With --http, stderr says `listening on http://HOST:PORT/mcp` once it accepts connections;
+    a port in use is an error (exit 1). Ctrl-C or SIGTERM stops the server and removes its
+    temporary folders.
     """
     from datasolver.llm import read_key_file
     from datasolver.mcp_http import plan_exposure
@@ -88,7 +90,8 @@ def mcp_command(path: Path, http_port: int | None, host: str, allow_remote: bool
 
     with build_server(path, allow_write=allow_write, symmetric=symmetric, query_timeout_s=query_timeout,
                       encoding=encoding, table_cache=TableCache.from_setting(table_cache)) as server:
-        server.run(http_port, host, exposure)
+        server.run(http_port, host, exposure,
+                   on_listening=lambda url: click.echo(f"datasolver mcp: listening on {url}", err=True))
 
 
 COMMANDS = [mcp_command]

@@ -722,15 +722,22 @@ class Catalog:
         with self._state:
             self._activity = (what, time.monotonic(), False)
 
-    def persist(self, timeout_s: float | None = None) -> None:
+    def persist(self, timeout_s: float | None = None, *,
+                leave_from_bytes: int | None = None) -> list[tuple[str, str, int]]:
         """Load every table that queries have so far read straight from its file (scan_before_load)
-        into the table cache, so that a later catalog of the same files reads none of them again."""
+        into the table cache, so that a later catalog of the same files reads none of them again.
+        A table whose file holds `leave_from_bytes` or more is left for the caller to cache another
+        way (`cache_fill.start_fill`, after the answer): returned as (name, source file, bytes)."""
         with self._lock:
-            scanned = [e.name for e in self._entries.values() if e.scanned and not e.loaded and not e.error]
+            scanned = [e for e in self._entries.values() if e.scanned and not e.loaded and not e.error]
             if not scanned or self._cache is None:
-                return
-            with self._operation(timeout_s):
-                self._ensure_loaded(scanned)
+                return []
+            left = [e for e in scanned if leave_from_bytes is not None and _size(e.source.path) >= leave_from_bytes]
+            now = [e.name for e in scanned if e not in left]
+            if now:
+                with self._operation(timeout_s):
+                    self._ensure_loaded(now)
+            return [(e.name, e.source.relpath, _size(e.source.path)) for e in left]
 
     def activity(self) -> Activity | None:
         """What the catalog is doing now that may take long (loading a table, a query reading a file

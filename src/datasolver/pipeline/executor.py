@@ -88,8 +88,14 @@ class LocalExecutor:
                     if plan.mode != "fallback_only":
                         batch.budget.record(time.monotonic() - solve_started)  # the time a worker was busy
 
+            @asynccontextmanager
+            async def prepare_turn() -> AsyncIterator[None]:
+                async with preparing:
+                    batch.progress.task_preparing(task.task_id)  # said before the passes, not after them
+                    yield
+
             async with in_flight:
-                return await run_task(task, setup, solve_turn=solve_turn, prepare_turn=lambda: preparing,
+                return await run_task(task, setup, solve_turn=solve_turn, prepare_turn=prepare_turn,
                                       prepare_budget_s=config.task_timeout_s * PREPARE_SHARE)
 
         await asyncio.gather(*(work(t) for t in todo))

@@ -31,8 +31,11 @@ class Progress(Protocol):
     def start(self, total: int, skipped: int) -> None:
         """`total` tasks will run; `skipped` already had a prediction."""
 
+    def task_preparing(self, task_id: str) -> None:
+        """A task's prepare stage begins (scratch copy, documents, video): before its model worker."""
+
     def task_started(self, task_id: str, mode: str) -> None:
-        """A task got a worker."""
+        """A task got a model worker, in `mode`."""
 
     def task_finished(self, record: TaskRecord) -> None:
         """A task ended (any status)."""
@@ -50,6 +53,8 @@ class NullProgress:
     def note(self, text: str) -> None: ...
 
     def start(self, total: int, skipped: int) -> None: ...
+
+    def task_preparing(self, task_id: str) -> None: ...
 
     def task_started(self, task_id: str, mode: str) -> None: ...
 
@@ -87,6 +92,7 @@ class LogProgress:
         self._stream = stream
         self._tally = _Tally()
         self._started = time.monotonic()
+        self._begun: set[str] = set()  # tasks whose "start" line is out
 
     def _write(self, text: str) -> None:
         stream = self._stream or sys.stderr
@@ -102,9 +108,16 @@ class LogProgress:
         extra = f" ({skipped} already have a prediction, skipped)" if skipped else ""
         self._write(f"run: {total} task(s) to solve{extra}")
 
+    def task_preparing(self, task_id: str) -> None:
+        self._begun.add(task_id)
+        self._write(f"start {task_id}")
+
     def task_started(self, task_id: str, mode: str) -> None:
         note = "" if mode == "full" else f" [{mode}]"
-        self._write(f"start {task_id}{note}")
+        if task_id not in self._begun:  # no prepare stage said (Ray: the worker prepares it)
+            self._write(f"start {task_id}{note}")
+        elif note:
+            self._write(f"{task_id}: {mode} mode")
 
     def task_finished(self, record: TaskRecord) -> None:
         t = self._tally
@@ -157,6 +170,8 @@ class RichProgress:
         if skipped:
             self._bar.console.print(f"{skipped} task(s) already have a prediction: skipped (--force redoes them)")
         self._id = self._bar.add_task("run", total=total, solved=0, fallback=0, failed=0, tokens=0)
+
+    def task_preparing(self, task_id: str) -> None: ...
 
     def task_started(self, task_id: str, mode: str) -> None:
         if mode != "full":
