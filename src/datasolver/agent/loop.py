@@ -52,7 +52,7 @@ from datasolver.agent.compaction import compact
 from datasolver.agent.conversation import Conversation
 from datasolver.agent.governor import REPEATS_TO_STOP, REPEATS_TO_WARN, ErrorStreak, must_submit_reason, repetition_note
 from datasolver.agent.learnt import Learnt
-from datasolver.agent.limits import Limits
+from datasolver.agent.limits import NO_DEADLINE, Deadline, Limits
 from datasolver.agent.prompts import render_prompt
 from datasolver.agent.tokens import estimate_tools_tokens
 from datasolver.clip import clip
@@ -190,6 +190,7 @@ class AttemptRun:
     rows_keys: set[str] = field(default_factory=set)  # query_key of every query that returned rows
     fewest_blocking: int | None = None  # the fewest failed answer checks of an OK run so far (any attempt)
     started: float = field(default_factory=time.monotonic)  # when solving the task began
+    deadline: Deadline = NO_DEADLINE  # the task's (`TaskRun.deadline`)
 
     def event(self, kind: str, **fields: Any) -> None:
         self.trace.event(kind, **fields)
@@ -227,7 +228,7 @@ async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> Attem
         if state.requests >= run.limits.max_requests_per_attempt:
             state.ended = REQUEST_CAP
             return state
-        if run.limits.expired():
+        if run.deadline.expired():
             state.ended = DEADLINE
             return state
         if run.budget_spent():
@@ -354,7 +355,7 @@ async def call_model(
         state.requests += 1
         sent_len = len(conv.messages)
         try:
-            async with asyncio.timeout(run.limits.seconds_left()):
+            async with asyncio.timeout(run.deadline.seconds_left()):
                 result = await run.client.chat(conv.messages, run.tools, attempt=state.number, **options)
         except LLMContextLengthError as exc:
             if shrinks >= run.limits.context_shrinks or state.requests >= run.limits.max_requests_per_attempt:
@@ -550,8 +551,8 @@ def govern(conv: Conversation, run: AttemptRun, state: AttemptResult) -> None:
     """Must-submit: near the end of the budget, with no OK run yet, tell the model once to submit."""
     if state.must_submit is not None or state.run_ok or not state.requests:
         return
-    left = run.limits.seconds_left()
-    task_seconds = None if run.limits.deadline is None else run.limits.deadline - run.started
+    left = run.deadline.seconds_left()
+    task_seconds = None if run.deadline.at is None else run.deadline.at - run.started
     why = must_submit_reason(run.limits, state.requests, left, task_seconds)
     if why is None:
         return

@@ -27,7 +27,7 @@ from datasolver.agent.conversation import Conversation
 from datasolver.agent.direct import Candidate, DirectOutcome, DirectPath
 from datasolver.agent.fit import first_prompt_tokens, fit_brief
 from datasolver.agent.learnt import Learnt
-from datasolver.agent.limits import Limits
+from datasolver.agent.limits import NO_DEADLINE, Deadline, Limits
 from datasolver.agent.loop import (
     ANSWERED,
     CONTEXT_OVERFLOW,
@@ -151,6 +151,7 @@ class TaskRun:
     output_dir: Path  # the accepted prediction is published to <output_dir>/<task_id>/
     limits: Limits = Limits()
     chat_options: Mapping[str, Any] = field(default_factory=dict)  # extra keywords for every `client.chat` call
+    deadline: Deadline = NO_DEADLINE  # when the solve must end: set once, by the pipeline
 
     @property
     def trace(self) -> TraceWriter:
@@ -209,10 +210,10 @@ def _gather_brief_in_turn(run: TaskRun, catalog: Catalog) -> TaskBrief:
 async def _video_verdict(brief: TaskBrief, run: TaskRun) -> str:
     """The evidence hints: the advisory video answer judge's verdict, when the task has a video ("": none)."""
     client, limits, trace = run.client, run.limits, run.trace
-    if not brief.video.strip() or limits.video_judges == 0 or limits.expired():
+    if not brief.video.strip() or limits.video_judges == 0 or run.deadline.expired():
         return ""
     images = pick_frames(brief.video_frames, limits.vision_images) if limits.vision else ()
-    left = limits.seconds_left()
+    left = run.deadline.seconds_left()
     try:
         verdict = await asyncio.wait_for(
             judge_video(client, brief.question, brief.video, calls=limits.video_judges, images=images,
@@ -251,11 +252,11 @@ class _Session:
         self.last_edited: str | None = None  # solver.py at the end of the latest attempt that changed it
         runner = ToolRunner(toolbox, task_run.trace, hooks=SOLVER_HOOKS,
                             timeout_s=limits.tool_timeout_s, result_chars=limits.tool_result_chars,
-                            seconds_left=limits.seconds_left)
+                            seconds_left=task_run.deadline.seconds_left)
         self.run = AttemptRun(client, runner, toolbox.schemas(), limits, self._solver_view, client.usage,
-                              runner.trace, dict(task_run.chat_options), started=limits.clock(),
+                              runner.trace, dict(task_run.chat_options), started=task_run.deadline.clock(),
                               has_prediction=lambda: safe_files.is_regular(layout.prediction),
-                              written_query=written_query_calls, sent_query=sent_query)
+                              written_query=written_query_calls, sent_query=sent_query, deadline=task_run.deadline)
         self.run.learnt = Learnt(tuple(brief.digest.names()) if brief.digest is not None else ())
 
     async def fit(self) -> None:
@@ -265,7 +266,7 @@ class _Session:
         fixed = estimate_tokens(build_system_prompt(limits, window)) + estimate_tools_tokens(self.run.tools)
         budget = prompt_budget_for(limits, window, reply_tokens(self.task_run.client.settings.max_tokens, window),
                                    fixed, share=self.opening_share, scale=self.scale)
-        slow = prefill_budget(self.task_run.client.facts.prefill_rate, self.task_run.limits.seconds_left(), self.scale)
+        slow = prefill_budget(self.task_run.client.facts.prefill_rate, self.task_run.deadline.seconds_left(), self.scale)
         if slow is not None and slow < budget:
             budget = slow
         else:
@@ -322,7 +323,7 @@ class _Session:
                           for c in direct.candidates if c.ok and c.blocking]
             await asyncio.to_thread(self._remember_edits)
         for number in range(1, self.task_run.limits.max_attempts + 1):
-            if self.task_run.limits.expired():
+            if self.task_run.deadline.expired():
                 reason = f"deadline passed before attempt {number}"
                 break
             result = await self._attempt(number)
@@ -378,7 +379,7 @@ class _Session:
         """Whether an attempt's answer, whose checks still fail, is held back: attempts and time remain."""
         if not (self.task_run.limits.hold_flagged and result.check_lines):
             return False
-        left = self.task_run.limits.seconds_left()
+        left = self.task_run.deadline.seconds_left()
         limits = self.task_run.limits
         if number >= limits.max_attempts or (left is not None and left < limits.hold_seconds):
             return False
@@ -400,7 +401,7 @@ class _Session:
         before = self.task_run.client.usage.requests
         path = DirectPath(self.opening, self.run.tools, self.task_run.client, self.run.runner, self.task_run.limits,
                           self.task_run.layout.prediction, self.task_run.trace, dict(self.task_run.chat_options),
-                          rewrites=self._rewrites_of)
+                          rewrites=self._rewrites_of, seconds_left=self.task_run.deadline.seconds_left)
         outcome = await path.run()
         self.direct_ran = 1
         self.direct_requests = self.task_run.client.usage.requests - before
