@@ -46,11 +46,6 @@ from datasolver.solver import prepare_scratch, publish_prediction, run_fallback
 FINAL_SOLVER_MAX_CHARS = 60_000
 
 
-def default_solver() -> TaskSolver:
-    """The agent's `solve_task` (a setup without a solver of its own uses it)."""
-    return solve_task
-
-
 def task_limits(base: Limits | None, mode: Mode) -> Limits:
     """The agent's limits for a task run in ``mode``: fewer attempts and requests in fast mode (the
     task's deadline is not a limit: it travels on the `TaskRun`)."""
@@ -71,7 +66,7 @@ class TaskSetup:
     settings: LLMSettings
     limits: Limits | None = None
     doc_llm: bool = True
-    solver: TaskSolver | None = None
+    solver: TaskSolver = solve_task
     keep_scratch: bool = True
     request_gate: RequestGate | None = None
     facts: ServerFacts | None = None
@@ -81,7 +76,7 @@ class TaskSetup:
 
     @classmethod
     def from_config(cls, config: RunConfig, *, scratch_root: Path,
-                    solver: TaskSolver | None = None, request_gate: RequestGate | None = None,
+                    solver: TaskSolver = solve_task, request_gate: RequestGate | None = None,
                     facts: ServerFacts | None = None, run_id: str | None = None) -> TaskSetup:
         """The one way a run's settings become a task setup (the local and the Ray executor alike):
         what differs per executor is where scratch lives, the request gate and shared server facts.
@@ -282,7 +277,7 @@ async def _agent(
     each, with their own output folder, time share and temperature)."""
     layout, trace = prepared.layout, prepared.trace
     assert layout is not None
-    solve = setup.solver or default_solver()
+    solve = setup.solver  # the agent's `solve_task` unless a test or a benchmark gives its own
     client = LLMClient(setup.settings, trace, prepared.usage, request_gate=setup.request_gate, facts=setup.facts)
     run = TaskRun(prepared.task, layout, client, setup.output_dir, limits, deadline=deadline)
     grace = policy.votes * (2 * run.limits.tool_timeout_s) + HARD_STOP_MARGIN_S
