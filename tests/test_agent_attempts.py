@@ -18,6 +18,8 @@ from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import make_tiny_task
 from tests.helpers.agent import solve as solve_against
 
+pytestmark = pytest.mark.fast  # in-process: the scripted model at the transport
+
 solve = functools.partial(solve_against, face=ScriptedModel)  # about the agent: the model at the transport
 
 COUNT_BY_CITY = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city ORDER BY n DESC, city")'

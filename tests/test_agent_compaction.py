@@ -17,6 +17,8 @@ from datasolver.solver.tools import SOLVER_TOOLS
 from datasolver.solver.tools import SOLVER_HOOKS
 from datasolver.toolkit import CallHooks, ToolOutcome
 
+pytestmark = pytest.mark.fast  # in-process: the scripted model at the transport
+
 
 def test_token_estimate_counts_cjk_per_character() -> None:
     assert estimate_tokens("") == 0

@@ -2,8 +2,9 @@
 solver.py's query line.
 
 The scripted model has two faces (`datasolver.llm.fake`): `ScriptedServer`, a real HTTP server, and
-`ScriptedModel`, answered at the client's transport (no socket, thread or process). Tests about the
-agent use the transport (`face=ScriptedModel`, `solve_at_transport`); the defaults stay on HTTP.
+`ScriptedModel`, answered at the client's transport (no socket, thread or process). The transport
+is the default (`face=ScriptedModel`); a test about HTTP itself (preflight, interop, headers, real
+servers) passes `face=ScriptedServer`.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def edit_query_turn(task_scratch_dir: Path, code: str) -> ToolCalls:
 
 def solve_scripted(
     task_scratch_dir: Path, script: Any = None, *, handler: Any = None, limits: Limits | None = None,
-    deadline: Deadline = Deadline(), server_options: dict[str, Any] | None = None, face: Face = ScriptedServer,
+    deadline: Deadline = Deadline(), server_options: dict[str, Any] | None = None, face: Face = ScriptedModel,
     **settings: Any,
 ) -> tuple[SolveOutcome, ScriptedModel, list[dict[str, Any]]]:
     """solve_task on a prepared scratch dir against the scripted model playing ``script`` (or
@@ -82,7 +83,7 @@ def solve_at_transport(task_scratch_dir: Path, script: Any = None, **options: An
 
 
 def solve(scratch: Path, script=None, limits: Limits = Limits(), *, handler=None, send_backs: int = 0,
-          deadline: Deadline = Deadline(), face: Face = ScriptedServer):
+          deadline: Deadline = Deadline(), face: Face = ScriptedModel):
     """Run solve_task against the scripted model; return (outcome, the model, trace events).
 
     Replies without a tool call end the attempt here (``send_backs=0``) unless a test asks."""
