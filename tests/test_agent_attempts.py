@@ -10,13 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.agent import Limits, solve_task
+from datasolver.agent import Deadline, Limits, solve_task
 from datasolver.agent.solve import SolveOutcome
 from tests.helpers.agent import edit_query_turn, fake_client, task_run
 from datasolver.llm.fake import ScriptedModel, delay, http_error, text, tool_call
 from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import make_tiny_task
 from tests.helpers.agent import solve as solve_against
+
+pytestmark = pytest.mark.fast  # in-process: the scripted model at the transport
 
 solve = functools.partial(solve_against, face=ScriptedModel)  # about the agent: the model at the transport
 
@@ -126,14 +128,14 @@ def test_the_deadline_cancels_a_slow_request(scratch: Path) -> None:
     # A clock that stands still: reading the task costs no time by it, however busy the machine,
     # so attempt 1 starts; its request would take a minute, so only the deadline (0.5 s of the
     # request's own wait) can have ended the attempt.
-    limits = Limits(deadline=100.5, clock=lambda: 100.0)
-    outcome, _, _ = solve(scratch, [delay(60, then=text("late"))], limits)
+    deadline = Deadline(100.5, clock=lambda: 100.0)
+    outcome, _, _ = solve(scratch, [delay(60, then=text("late"))], deadline=deadline)
     assert [a.ended for a in outcome.attempt_results] == ["deadline"]
     assert outcome.status == "failed" and outcome.reason.startswith("deadline reached in attempt 1")
 
 
 def test_a_past_deadline_starts_no_attempt(scratch: Path) -> None:
-    outcome, server, _ = solve(scratch, [], Limits(deadline=99.0, clock=lambda: 100.0))
+    outcome, server, _ = solve(scratch, [], deadline=Deadline(99.0, clock=lambda: 100.0))
     assert (outcome.attempts, outcome.requests, len(server.requests)) == (0, 0, 0)
     assert outcome.reason.startswith("deadline passed before attempt 1")
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from datasolver.agent import Limits
+from datasolver.agent import Deadline, Limits
 from datasolver.agent.compaction import compact
 from datasolver.agent.conversation import Conversation
 from datasolver.agent.errors import LimitsError
@@ -16,6 +16,8 @@ from datasolver.llm import ToolCall, assistant_message, system_message, user_mes
 from datasolver.solver.tools import SOLVER_TOOLS
 from datasolver.solver.tools import SOLVER_HOOKS
 from datasolver.toolkit import CallHooks, ToolOutcome
+
+pytestmark = pytest.mark.fast  # in-process: the scripted model at the transport
 
 
 def test_token_estimate_counts_cjk_per_character() -> None:
@@ -33,8 +35,8 @@ def test_limits_are_validated() -> None:
     for bad in (0, -1.0, True):
         with pytest.raises(LimitsError, match="tool_timeout_s"):
             Limits(tool_timeout_s=bad)
-    assert Limits(deadline=0.0).expired()
-    assert not Limits().expired() and Limits().seconds_left() is None
+    assert Deadline(0.0).expired()
+    assert not Deadline().expired() and Deadline().seconds_left() is None
 
 
 def add_turn(conv: Conversation, n: int, name: str, args: dict, result: str, hooks: CallHooks = SOLVER_HOOKS) -> None:

@@ -34,6 +34,8 @@ from tests.helpers.agent import edit_query_turn  # noqa: E402
 from tests.helpers.agent import solve as run_solve  # noqa: E402
 from tests.helpers.solver import make_tiny_task  # noqa: E402
 
+pytestmark = pytest.mark.fast  # in-process: the scripted model at the transport
+
 CITIES = 'result = run_sql("SELECT DISTINCT city FROM orders ORDER BY city")'
 
 

@@ -21,6 +21,8 @@ from tests.helpers.agent import edit_query_turn
 from tests.helpers.agent import solve as run_solve
 from tests.helpers.solver import make_tiny_task
 
+pytestmark = pytest.mark.fast  # in-process: the scripted model at the transport
+
 CITIES = 'result = run_sql("SELECT DISTINCT city FROM orders ORDER BY city")'
 
 

@@ -15,6 +15,8 @@ from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import make_tiny_task
 from tests.helpers.agent import solve as run_solve
 
+pytestmark = pytest.mark.fast  # in-process: the scripted model at the transport
+
 CITIES = 'result = run_sql("SELECT DISTINCT city FROM orders ORDER BY city")'
 
 

@@ -25,6 +25,8 @@ from datasolver.solver import tool_schemas
 from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import TINY_QUESTION, make_tiny_task
 
+pytestmark = pytest.mark.fast  # in-process: the scripted model at the transport
+
 COUNT_BY_CITY = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city ORDER BY n DESC, city")'
 EXPECTED_CSV = "city,n\nParis,2\nLyon,1\nNice,1\n"
 ONE_ATTEMPT = Limits(max_attempts=1)

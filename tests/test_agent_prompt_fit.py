@@ -20,6 +20,8 @@ from datasolver.llm import LLMClient, LLMSettings
 from datasolver.llm.fake import ScriptedModel, text
 from datasolver.solver.prepare import prepare_task
 
+pytestmark = pytest.mark.fast  # in-process: the scripted model at the transport
+
 QUESTION = "What was the total amount sold in Lyon in 2024-03?"
 MONTHS = ["2024-01", "2024-02", "2024-03", "2024-04", "2024-05", "2024-06"]
 

@@ -22,6 +22,8 @@ from datasolver.documents import prepare_documents
 from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import TINY_QUESTION, make_tiny_task
 
+pytestmark = pytest.mark.fast  # in-process: the scripted model at the transport
+
 LEFTOVER = re.compile(r"\{\{\w+\}\}")
 KNOWLEDGE = """# 数据说明
 

@@ -13,6 +13,8 @@ from datasolver.llm.fake import text, tool_call
 from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import PAPER_SQL, make_paper_task
 
+pytestmark = pytest.mark.fast  # in-process: the scripted model at the transport
+
 USUAL = 4096  # the client's own max_tokens in these tests
 PLAN = "First I will look at the tables. " * 80  # a prose plan of ~660 tokens (len/4)
 

@@ -17,6 +17,8 @@ from datasolver.solver.prepare import prepare_task
 from datasolver.solver.hashline import line_hash
 from tests.helpers.solver import make_tiny_task
 
+pytestmark = pytest.mark.fast  # in-process: the scripted model at the transport
+
 ECHO = 'result = run_sql("SELECT city, amount FROM orders WHERE city = \'Paris\' ORDER BY amount")'
 FIXED = 'result = run_sql("SELECT amount FROM orders WHERE city = \'Paris\' ORDER BY amount")'
 

@@ -8,7 +8,7 @@ import asyncio
 import time
 from pathlib import Path
 
-from datasolver.agent import Limits, solve_task
+from datasolver.agent import Deadline, Limits, solve_task
 from datasolver.agent.assemble import build_system_prompt
 from datasolver.agent.tokens import estimate_tokens
 from datasolver.agent.solve import KNOWLEDGE_CUT_NOTE, PREFILL_SHARE, prefill_budget
@@ -61,8 +61,9 @@ def test_a_slow_server_gets_a_first_prompt_it_reads_in_a_share_of_the_deadline(t
             async with fake_client(server) as client:  # one run: what it learnt serves the next task
                 for scratch, trace in zip(scratches, traces):
                     client.trace = trace
-                    limits = Limits(max_attempts=1, deadline=time.monotonic() + seconds)
-                    outcomes.append(await solve_task(task_run(scratch, client, tmp_path / "out", limits)))
+                    run = task_run(scratch, client, tmp_path / "out", Limits(max_attempts=1),
+                                   deadline=Deadline(time.monotonic() + seconds))
+                    outcomes.append(await solve_task(run))
             return outcomes
 
         outcomes = asyncio.run(go())

@@ -24,6 +24,8 @@ from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import PAPER_SQL, make_paper_task
 from tests.helpers.paths import SHARED
 
+pytestmark = pytest.mark.fast  # in-process: the scripted model at the transport
+
 ANSWER_CSV = "title\nAdaptive Joins\nMedian Sketches\nZebra Streams\n"
 
 # The replies, as the model wrote them: recorded ones where we have them (tests/fixtures), else in

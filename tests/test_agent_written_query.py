@@ -17,6 +17,8 @@ from datasolver.solver.prepare import prepare_task
 from datasolver.solver.scaffold import RESULT_LINE
 from tests.helpers.solver import PAPER_SQL, make_paper_task
 
+pytestmark = pytest.mark.fast  # in-process: the scripted model at the transport
+
 ANSWER_CSV = "title\nAdaptive Joins\nMedian Sketches\nZebra Streams\n"
 
 

@@ -332,7 +332,7 @@ def test_no_hand_driven_coroutine_and_no_thread_pool_to_escape_a_running_loop() 
 # docs show (`from datasolver.<room> import …` in README.md and docs/*.md; checked below, so a name
 # leaves this list when its docs stop showing it).
 PUBLIC_NAMES = {
-    "agent": {"Limits", "TaskRun", "solve_task"},  # docs/agent.md: solving one prepared task from a script
+    "agent": {"Deadline", "Limits", "TaskRun", "solve_task"},  # docs/agent.md: solving one prepared task from a script
     "ask": {"ask_data", "open_package", "Analyst", "AskConfig", "AskLimits"},  # docs/ask.md
     "data": {"Catalog", "render_result"},  # docs/data.md: the engine as a library (and solver.py's import)
     "documents": {"PrepareOptions", "prepare_documents", "document_table_hints"},  # docs/documents.md

@@ -167,14 +167,15 @@ def test_malformed_task_folders_are_listed_in_the_summary(example_server, tmp_pa
     assert error["folder"].endswith("task_broken") and "not valid UTF-8 JSON" in error["reason"]
 
 
-def test_the_deadline_stops_a_slow_task_and_its_fallback_answers(tmp_path):
+def test_the_deadline_stops_a_slow_task_and_its_fallback_answers(tmp_path, monkeypatch):
     # The model edits solver.py, then stalls (a minute) before run_solver: the agent stops at the
-    # deadline and its fallback runs the edited solver.py. The agent's clock stands still at the
+    # deadline and its fallback runs the edited solver.py. The deadline's clock stands still at the
     # start, so preparing and the first turns cost none of the task's 1 s however busy the
     # machine; only the stalled request waits them out.
+    import functools
     import time
 
-    from datasolver.agent import Limits
+    from datasolver.agent import Deadline
 
     input_dir = copy_examples(tmp_path)
     answers = examples.demo_answers()
@@ -187,9 +188,9 @@ def test_the_deadline_stops_a_slow_task_and_its_fallback_answers(tmp_path):
         return turn
 
     start = time.monotonic()
+    monkeypatch.setattr("datasolver.pipeline.task.Deadline", functools.partial(Deadline, clock=lambda: start))
     with ScriptedModel(handler=slow_before_run) as server:
-        config = make_config(server, input_dir, tmp_path, task_timeout_s=1.0, task_ids=("task_demo_sales",),
-                             limits=Limits(clock=lambda: start))
+        config = make_config(server, input_dir, tmp_path, task_timeout_s=1.0, task_ids=("task_demo_sales",))
         summary = run_batch_sync(config)
     (record,) = summary.tasks
     assert record.status == "fallback"  # the stalled run_solver never answered: it would have solved it

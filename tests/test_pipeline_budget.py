@@ -59,12 +59,12 @@ def test_estimate_is_the_mean_of_finished_tasks():
     assert b.remaining() == 3600
 
 
-def test_full_plan_keeps_the_agent_limits_and_sets_the_deadline():
-    limits = task_limits(Limits(max_attempts=4, max_requests_per_attempt=50), TaskPlan("full", 123.0))
-    assert (limits.max_attempts, limits.max_requests_per_attempt, limits.deadline) == (4, 50, 123.0)
+def test_full_plan_keeps_the_agent_limits():
+    limits = task_limits(Limits(max_attempts=4, max_requests_per_attempt=50), "full")
+    assert (limits.max_attempts, limits.max_requests_per_attempt) == (4, 50)
 
 
 def test_fast_plan_cuts_attempts_and_requests():
-    limits = task_limits(None, TaskPlan("fast", 55.0, "short"))
-    assert (limits.max_attempts, limits.max_requests_per_attempt, limits.deadline) == (1, 30, 55.0)
+    limits = task_limits(None, "fast")
+    assert (limits.max_attempts, limits.max_requests_per_attempt) == (1, 30)
     assert limits.context_token_budget == Limits().context_token_budget

@@ -150,7 +150,7 @@ def test_the_solver_gets_the_one_run_the_pipeline_gathered(tmp_path: Path) -> No
     assert run.layout is prepared.layout and run.task is task
     assert run.trace is prepared.trace and run.client.usage is prepared.usage
     assert run.output_dir == setup.output_dir and dict(run.chat_options) == {}
-    assert run.limits.max_attempts == min(2, FAST_MAX_ATTEMPTS) and run.limits.deadline <= plan.deadline
+    assert run.limits.max_attempts == min(2, FAST_MAX_ATTEMPTS) and run.deadline.at <= plan.deadline
     assert result is returned[0]  # the solver's outcome, consumed as it is (no copy into another type)
     assert (result.status, result.attempts) == ("solved", 2)
     assert result.prediction == setup.output_dir / task.task_id / "prediction.csv"
@@ -175,7 +175,7 @@ def test_each_voting_solve_gets_the_tasks_run_with_its_own_folder_and_temperatur
         assert run.output_dir == layout.votes / f"solve_{number}"
         assert dict(run.chat_options) == {"temperature": setup.votes.temperature_of(number)}
     # The first solve may take a third of the time left, the second half of what is left then.
-    assert received[0].limits.deadline < received[1].limits.deadline
+    assert received[0].deadline.at < received[1].deadline.at
     assert (result.status, result.attempts) == ("solved", 4)
     assert result.prediction == setup.output_dir / task.task_id / "prediction.csv"
     assert result.vote is not None and result.vote["how"] == "agreement"

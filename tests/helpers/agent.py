@@ -2,8 +2,9 @@
 solver.py's query line.
 
 The scripted model has two faces (`datasolver.llm.fake`): `ScriptedServer`, a real HTTP server, and
-`ScriptedModel`, answered at the client's transport (no socket, thread or process). Tests about the
-agent use the transport (`face=ScriptedModel`, `solve_at_transport`); the defaults stay on HTTP.
+`ScriptedModel`, answered at the client's transport (no socket, thread or process). The transport
+is the default (`face=ScriptedModel`); a test about HTTP itself (preflight, interop, headers, real
+servers) passes `face=ScriptedServer`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from datasolver.agent import Limits, solve_task
+from datasolver.agent import Deadline, Limits, solve_task
 from datasolver.agent.solve import SolveOutcome, TaskRun
 from datasolver.data import ScratchLayout, load_task
 from datasolver.llm import NULL_TRACE, LLMClient, LLMSettings, TraceWriter
@@ -56,7 +57,8 @@ def edit_query_turn(task_scratch_dir: Path, code: str) -> ToolCalls:
 
 def solve_scripted(
     task_scratch_dir: Path, script: Any = None, *, handler: Any = None, limits: Limits | None = None,
-    server_options: dict[str, Any] | None = None, face: Face = ScriptedServer, **settings: Any,
+    deadline: Deadline = Deadline(), server_options: dict[str, Any] | None = None, face: Face = ScriptedModel,
+    **settings: Any,
 ) -> tuple[SolveOutcome, ScriptedModel, list[dict[str, Any]]]:
     """solve_task on a prepared scratch dir against the scripted model playing ``script`` (or
     ``handler``), served by ``face``; returns (outcome, the model, trace events). Output and logs go
@@ -67,7 +69,8 @@ def solve_scripted(
         async def go() -> SolveOutcome:
             async with fake_client(fake, trace, **settings) as client:
                 return await solve_task(task_run(task_scratch_dir, client, base / "out",
-                                                 limits if limits is not None else Limits(max_attempts=1)))
+                                                 limits if limits is not None else Limits(max_attempts=1),
+                                                 deadline=deadline))
 
         outcome = asyncio.run(go())
     assert fake.errors == [], fake.errors
@@ -80,9 +83,9 @@ def solve_at_transport(task_scratch_dir: Path, script: Any = None, **options: An
 
 
 def solve(scratch: Path, script=None, limits: Limits = Limits(), *, handler=None, send_backs: int = 0,
-          face: Face = ScriptedServer):
+          deadline: Deadline = Deadline(), face: Face = ScriptedModel):
     """Run solve_task against the scripted model; return (outcome, the model, trace events).
 
     Replies without a tool call end the attempt here (``send_backs=0``) unless a test asks."""
-    return solve_scripted(scratch, script, handler=handler, face=face,
+    return solve_scripted(scratch, script, handler=handler, face=face, deadline=deadline,
                           limits=dataclasses.replace(limits, send_backs=send_backs))

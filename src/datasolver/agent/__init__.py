@@ -5,13 +5,14 @@ calls it per task.
 """
 
 from datasolver.eval.confidence import FALLBACK_CONFIDENCE
-from datasolver.agent.limits import STALL_ROUNDS, Limits
+from datasolver.agent.limits import STALL_ROUNDS, Deadline, Limits
 from datasolver.agent.solve import SolveOutcome, TaskRun, TaskSolver, solve_task
 from datasolver.agent.warm_up import warm_up
 
 __all__ = [
     "FALLBACK_CONFIDENCE",
     "STALL_ROUNDS",
+    "Deadline",
     "Limits",
     "SolveOutcome",
     "TaskRun",

@@ -98,6 +98,7 @@ class DirectPath:
     chat_options: dict[str, Any] = field(default_factory=dict)
     outcome: DirectOutcome = field(default_factory=DirectOutcome)
     seconds_per_sample: float | None = None  # measured on the first reply: what one more query costs
+    seconds_left: Callable[[], float | None] = lambda: None  # to the task's deadline (None: no deadline)
     rewrites: Callable[[Candidate], list[Rewrite]] = lambda failed: []
     """The program's rewrites of a failed candidate (`datasolver.rules`: of the query that ran, when it
     found nothing; of the query written, when it failed at a piece of a column name): tried before the
@@ -175,7 +176,7 @@ class DirectPath:
         options = {**self.chat_options, "tool_choice": "none", "max_tokens": self.limits.direct_reply_tokens}
         if temperature is not None:
             options["temperature"] = temperature
-        left = self.limits.seconds_left()
+        left = self.seconds_left()
         try:
             result = await self.client.chat(messages, self.tools, **options) if left is None or left > 0 else None
         except LLMError as exc:
@@ -220,7 +221,7 @@ class DirectPath:
         return candidate
 
     def _time_for_one_more(self) -> bool:
-        left = self.limits.seconds_left()
+        left = self.seconds_left()
         if left is None:
             return True
         # Keep room for the loop (or a fallback) after the direct path.

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from datasolver.agent.errors import LimitsError
-from datasolver.settings import amount, check_settings, count, seconds, setting, switch
+from datasolver.settings import amount, check_settings, count, seconds, switch
 
 
 STALL_ROUNDS = 2  # `datasolver run`'s stall_rounds (issue 46: a hard task ends when it stops improving)
@@ -18,10 +18,8 @@ WINDOW_MARGIN_SHARE = 20  # 5% of a known window is kept free for the token esti
 class Limits:
     """Budgets for one task. Frozen, so one instance can be shared as a default.
 
-    Token counts are estimates (see ``datasolver.agent.tokens``); ``deadline`` is an absolute
-    ``clock()`` value (``time.monotonic()`` unless a test injects another clock) for the whole
-    task: past it no new request or attempt starts, an in-flight request is cancelled, and only
-    the fallback run of solver.py still happens.
+    Token counts are estimates (see ``datasolver.agent.tokens``). The task's deadline is not a
+    budget of the agent but a fact of the run: it travels on the `TaskRun` (`Deadline`).
     """
 
     max_requests_per_attempt: int = count(80, "model requests per attempt (a context-length retry counts)")
@@ -40,8 +38,6 @@ class Limits:
     # its final query now.
     reserve_requests: int = count(3, "must-submit: requests left in the attempt when the model is told to submit")
     reserve_seconds: int = count(90, "must-submit: seconds left to the deadline when the model is told to submit")
-    deadline: float | None = amount(None, "absolute `clock()` value for the whole task; None: no deadline",
-                                    optional=True)
     task_token_budget: int | None = count(
         None, "prompt + completion tokens of the whole task (`datasolver run --task-token-budget`); None: no cap",
         optional=True)
@@ -87,10 +83,6 @@ class Limits:
     answer_checks: bool = switch(
         True, "an OK run of solver.py gets the answer checks (`CHECK <name>: …` lines); off only to measure what "
         "they bring (`benchmarks/answer_checks.py`)")
-    clock: Callable[[], float] = setting(
-        time.monotonic, "what `deadline` is measured on; tests inject a clock of their own instead of waiting",
-        repr=False, compare=False)
-
     def __post_init__(self) -> None:
         check_settings(self, LimitsError)
 
@@ -108,11 +100,30 @@ class Limits:
         reserve = (reply_tokens or 0) + window // WINDOW_MARGIN_SHARE
         return max(window // 4, min(self.context_token_budget, window - reserve))
 
+
+@dataclass(frozen=True)
+class Deadline:
+    """When one solve of a task must end: ``at`` is an absolute ``clock()`` value (``time.monotonic()``
+    unless a test injects a clock of its own instead of waiting); None: no deadline. Past it no new
+    request or attempt starts, an in-flight request is cancelled, and only the fallback run of
+    solver.py still happens. Set once, by the pipeline, on the run (`TaskRun.deadline`)."""
+
+    at: float | None = None
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
+
     def seconds_left(self) -> float | None:
         """Seconds until the deadline (negative when past), or None without a deadline."""
-        return None if self.deadline is None else self.deadline - self.clock()
+        return None if self.at is None else self.at - self.clock()
 
     def expired(self) -> bool:
         """True once the deadline has passed."""
         left = self.seconds_left()
         return left is not None and left <= 0
+
+    def share(self, parts: int) -> Deadline:
+        """A deadline for the first of ``parts`` solves that share the time left equally (the votes')."""
+        left = self.seconds_left()
+        return self if left is None else Deadline(self.clock() + left / max(parts, 1), self.clock)
+
+
+NO_DEADLINE = Deadline()

@@ -50,9 +50,9 @@ from typing import Any
 
 from datasolver.agent.compaction import compact
 from datasolver.agent.conversation import Conversation
-from datasolver.agent.governor import REPEATS_TO_STOP, REPEATS_TO_WARN, ErrorStreak, must_submit_reason, repetition_note
-from datasolver.agent.learnt import Learnt
-from datasolver.agent.limits import Limits
+from datasolver.agent.governor import REPEATS_TO_STOP, REPEATS_TO_WARN, must_submit_reason, repetition_note
+from datasolver.agent.limits import NO_DEADLINE, Deadline, Limits
+from datasolver.agent.state import AttemptResult, SentQuery, SolveState
 from datasolver.agent.prompts import render_prompt
 from datasolver.agent.tokens import estimate_tools_tokens
 from datasolver.clip import clip
@@ -114,51 +114,6 @@ class ContextOverflow(Exception):
     """The request cannot be made small enough for the server's context window."""
 
 
-@dataclass
-class AttemptResult:
-    """How one attempt went. ``error`` is set when it ended with an exception."""
-
-    number: int
-    ended: str = ""
-    requests: int = 0
-    tool_calls: int = 0
-    error: str | None = None
-    final_text: str = ""
-    compactions: int = 0
-    cut_offs: int = 0
-    sent_back: int = 0
-    adopted: int = 0  # replies whose written SQL query was tested and run for the model
-    tool_kinds: dict[str, int] = field(default_factory=dict)  # outcome kind → count
-    checks: list[str] = field(default_factory=list)  # the latest run of the answer's failed answer checks
-    check_lines: list[str] = field(default_factory=list)  # its CHECK lines worth a send-back
-    checks_sent_back: int = 0  # times the model was sent back over failed checks (at most once)
-    run_ok: bool = False  # the latest run of the answer in this attempt said OK
-    must_submit: str | None = None  # why the governor told the model to submit now
-    cap_lifted: bool = False  # a reply was cut off: no tool_reply_tokens cap for the rest of the attempt
-    last_capped: bool = False  # the latest request asked for at most tool_reply_tokens
-    error_streak: ErrorStreak = field(default_factory=ErrorStreak, repr=False)
-    repeated_queries: int = 0  # queries sent before, answered from their earlier result
-    null_calls: int = 0  # calls that called nothing, dropped
-    stalled_rounds: int = 0  # rounds in a row without progress, at the end
-    progressed: bool = False  # the current round made progress
-
-    def as_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out.pop("error_streak")
-        out.pop("last_capped")
-        out.pop("progressed")
-        return out
-
-
-@dataclass
-class SentQuery:
-    """A query the model sent, as it was answered: the result it saw, what to change on a repeat."""
-
-    text: str
-    change: str
-    times: int = 1
-
-
 # What a repeat of a query should change, by how the query went the first time.
 CHANGE_AFTER_ERROR = ("change the table or the join path: the column the error names may live in another "
                       "table (join that table by its key), or spell the name the error shows")
@@ -168,9 +123,10 @@ CHANGE_AFTER_ROWS = ("if these rows do not answer the question, change the table
                      "value; if they do, put the query into solver.py and run it")
 
 
-@dataclass
+@dataclass(frozen=True)
 class AttemptRun:
-    """What every step of one attempt needs."""
+    """What every step of one attempt reads (its deps, built once per solve from the `TaskRun`), and
+    the solve's one mutable `SolveState` beside them, as pydantic-ai's run context carries deps and state."""
 
     client: LLMClient
     runner: ToolRunner
@@ -182,14 +138,17 @@ class AttemptRun:
     chat_options: dict[str, Any] = field(default_factory=dict)  # extra keywords for client.chat
     has_prediction: Callable[[], bool] = lambda: False  # whether prediction.csv is written
     written_query: Callable[[str], WrittenQueryCalls] | None = None  # the calls a reply's written SQL stands for
-    thinks: bool | None = None  # whether the model's replies carry reasoning (learnt from its first reply)
-    learnt: Learnt = field(default_factory=Learnt)  # what every attempt so far found out, for the next one
-    last_rows_query: str | None = None  # the latest query that returned rows (any attempt)
     sent_query: Callable[[ToolCall], str | None] | None = None  # the SQL a call sends to the data, if any
-    sent: dict[str, SentQuery] = field(default_factory=dict)  # query_key -> how it was answered (any attempt)
-    rows_keys: set[str] = field(default_factory=set)  # query_key of every query that returned rows
-    fewest_blocking: int | None = None  # the fewest failed answer checks of an OK run so far (any attempt)
     started: float = field(default_factory=time.monotonic)  # when solving the task began
+    deadline: Deadline = NO_DEADLINE  # the task's (`TaskRun.deadline`)
+    state: SolveState = field(kw_only=True)  # the solve's one mutable state, shared by its attempts
+
+    def options_for(self, number: int) -> dict[str, Any]:
+        """The chat options of attempt ``number``: the run's, with the attempt's temperature from attempt 2."""
+        options = dict(self.chat_options)
+        if number > 1:
+            options.setdefault("temperature", self.limits.temperature_for(number, self.client.settings.temperature))
+        return options
 
     def event(self, kind: str, **fields: Any) -> None:
         self.trace.event(kind, **fields)
@@ -218,6 +177,7 @@ class AttemptRun:
 async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> AttemptResult:
     """Loop until the model stops calling tools or a limit ends the attempt."""
     state = AttemptResult(number)
+    run.state.begin_attempt()
     tools_tokens = estimate_tools_tokens(run.tools)
     while True:
         if state.requests and stalled(run, state):
@@ -227,7 +187,7 @@ async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> Attem
         if state.requests >= run.limits.max_requests_per_attempt:
             state.ended = REQUEST_CAP
             return state
-        if run.limits.expired():
+        if run.deadline.expired():
             state.ended = DEADLINE
             return state
         if run.budget_spent():
@@ -235,7 +195,7 @@ async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> Attem
             state.error = (f"the task's token budget is spent ({run.client.usage.total_tokens} of "
                            f"{run.limits.task_token_budget} tokens)")
             return state
-        if state.tool_calls and state.error_streak.count >= REPEATS_TO_STOP:
+        if state.tool_calls and run.state.error_streak.count >= REPEATS_TO_STOP:
             state.ended = REPEATED_ERROR
             return state
         govern(conv, run, state)
@@ -258,7 +218,7 @@ async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> Attem
             continue  # (a cut reply too: its query block was closed, so the query is whole)
         # A reply cut by the cap is answered like any reply without a call (sent back once): a
         # cut-off nudge as well would cost one more request.
-        if (not calls and result.finish_reason == CUT_OFF and not state.last_capped
+        if (not calls and result.finish_reason == CUT_OFF and not run.state.last_capped
                 and state.cut_offs < run.limits.cut_off_retries):
             state.cut_offs += 1
             run.event(EVENT_CUT_OFF, attempt=number, request_id=result.request_id)
@@ -280,8 +240,8 @@ async def run_attempt(number: int, conv: Conversation, run: AttemptRun) -> Attem
 def stalled(run: AttemptRun, state: AttemptResult) -> bool:
     """The round just ended: count it, and say whether `Limits.stall_rounds` rounds in a row made no
     progress (`made_progress`)."""
-    state.stalled_rounds = 0 if state.progressed else state.stalled_rounds + 1
-    state.progressed = False
+    state.stalled_rounds = 0 if run.state.progressed else state.stalled_rounds + 1
+    run.state.progressed = False
     return bool(run.limits.stall_rounds) and state.stalled_rounds >= run.limits.stall_rounds
 
 
@@ -292,14 +252,14 @@ def made_progress(run: AttemptRun, outcome: ToolOutcome, rows_query: str | None,
     that found no rows or rows seen before, a run of the answer no better than the best so far."""
     if rows_query is not None:
         key = query_key(rows_query)
-        new = key not in run.rows_keys
-        run.rows_keys.add(key)
+        new = key not in run.state.rows_keys
+        run.state.rows_keys.add(key)
         return new
     if outcome.submits:
         if blocking is None:
             return False
-        if run.fewest_blocking is None or blocking < run.fewest_blocking:
-            run.fewest_blocking = blocking
+        if run.state.fewest_blocking is None or blocking < run.state.fewest_blocking:
+            run.state.fewest_blocking = blocking
             return True
         return False
     return outcome.ok and outcome.kind != REPEATED_QUERY and not isinstance(outcome.value, QueryResult)
@@ -345,16 +305,16 @@ async def call_model(
 ) -> ChatResult:
     """Step 2: one request; a context-length 400 shrinks the history (never re-sent unchanged)."""
     shrinks = 0
-    options = dict(run.chat_options)
+    options = run.options_for(state.number)
     cap = reply_cap(run, state)
-    state.last_capped = cap is not None
+    run.state.last_capped = cap is not None
     if cap is not None:
         options["max_tokens"] = cap
     while True:
         state.requests += 1
         sent_len = len(conv.messages)
         try:
-            async with asyncio.timeout(run.limits.seconds_left()):
+            async with asyncio.timeout(run.deadline.seconds_left()):
                 result = await run.client.chat(conv.messages, run.tools, attempt=state.number, **options)
         except LLMContextLengthError as exc:
             if shrinks >= run.limits.context_shrinks or state.requests >= run.limits.max_requests_per_attempt:
@@ -363,8 +323,8 @@ async def call_model(
             await shrink_to_fit(conv, run, state, exc, tools_tokens)
             continue
         conv.note_reported(result.usage.prompt_tokens, sent_len, tools_tokens)
-        if run.thinks is None or result.reasoning:
-            run.thinks = bool(result.reasoning)
+        if run.state.thinks is None or result.reasoning:
+            run.state.thinks = bool(result.reasoning)
         return result
 
 
@@ -375,7 +335,7 @@ def reply_cap(run: AttemptRun, state: AttemptResult) -> int | None:
     nothing is submitted, and until a reply of this attempt was cut off.
     """
     cap = run.limits.tool_reply_tokens
-    if cap is None or run.thinks is not False or state.cap_lifted or "max_tokens" in run.chat_options:
+    if cap is None or run.state.thinks is not False or state.cap_lifted or "max_tokens" in run.chat_options:
         return None
     if run.has_prediction():
         return None
@@ -453,7 +413,7 @@ async def run_new(call: ToolCall, run: AttemptRun) -> ToolOutcome:
         value = outcome.value
         change = (CHANGE_AFTER_ERROR if not outcome.ok else
                   CHANGE_AFTER_NO_ROWS if isinstance(value, QueryResult) and value.total_rows == 0 else CHANGE_AFTER_ROWS)
-        run.sent[query_key(query)] = SentQuery(outcome.text, change)
+        run.state.sent[query_key(query)] = SentQuery(outcome.text, change)
     return outcome
 
 
@@ -461,7 +421,7 @@ def repeated_query(call: ToolCall, run: AttemptRun, state: AttemptResult) -> Too
     """A call sending a query the model sent before (in any attempt): not run again, answered with the
     earlier result after a note that names what to change; None for any other call."""
     query = run.sent_query(call) if run.sent_query is not None else None
-    earlier = run.sent.get(query_key(query)) if query is not None else None
+    earlier = run.state.sent.get(query_key(query)) if query is not None else None
     if earlier is None:
         return None
     earlier.times += 1
@@ -491,12 +451,12 @@ def take_outcome(conv: Conversation, call: ToolCall, outcome: ToolOutcome, run: 
         note_checks(run, state, outcome)
         blocking = len(state.check_lines) if outcome.ok else None
     elif rows_query:
-        run.last_rows_query = rows_query
-    run.learnt.see(outcome, rows_query)
+        run.state.last_rows_query = rows_query
+    run.state.learnt.see(outcome, rows_query)
     if made_progress(run, outcome, rows_query, blocking):
-        state.progressed = True
+        run.state.progressed = True
     # A repeated query is no error of the call: the stall rule, not the error streak, counts it.
-    repeats = 0 if outcome.kind == REPEATED_QUERY else state.error_streak.see(outcome.ok, outcome.text)
+    repeats = 0 if outcome.kind == REPEATED_QUERY else run.state.error_streak.see(outcome.ok, outcome.text)
     if repeats >= REPEATS_TO_WARN:
         outcome.text += repetition_note(outcome.kind, outcome.on_repeat, repeats)
         run.event(EVENT_ERROR_REPEATS, attempt=state.number, name=outcome.name, error_kind=outcome.kind,
@@ -550,8 +510,8 @@ def govern(conv: Conversation, run: AttemptRun, state: AttemptResult) -> None:
     """Must-submit: near the end of the budget, with no OK run yet, tell the model once to submit."""
     if state.must_submit is not None or state.run_ok or not state.requests:
         return
-    left = run.limits.seconds_left()
-    task_seconds = None if run.limits.deadline is None else run.limits.deadline - run.started
+    left = run.deadline.seconds_left()
+    task_seconds = None if run.deadline.at is None else run.deadline.at - run.started
     why = must_submit_reason(run.limits, state.requests, left, task_seconds)
     if why is None:
         return

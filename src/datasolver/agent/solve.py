@@ -27,20 +27,20 @@ from datasolver.agent.conversation import Conversation
 from datasolver.agent.direct import Candidate, DirectOutcome, DirectPath
 from datasolver.agent.fit import first_prompt_tokens, fit_brief
 from datasolver.agent.learnt import Learnt
-from datasolver.agent.limits import Limits
+from datasolver.agent.limits import NO_DEADLINE, Deadline, Limits
 from datasolver.agent.loop import (
     ANSWERED,
     CONTEXT_OVERFLOW,
     DEADLINE,
     STALLED,
     TOKEN_BUDGET,
-    AttemptResult,
     AttemptRun,
     reply_kind,
     run_attempt,
 )
 from datasolver.agent.prompts import render_prompt
 from datasolver.agent.relevance import vote_table_relevance
+from datasolver.agent.state import OPENING_SHARE, AttemptResult, Held, SolveState
 from datasolver.agent.video import pick_frames
 from datasolver.agent.video_judge import judge_video
 from datasolver.agent.tokens import estimate_tokens, estimate_tools_tokens
@@ -83,9 +83,8 @@ RELEVANCE_VOTES = 3  # votes on table relevance, asked only when the first promp
 QUERY_SHARE_OF_TOOL_TIMEOUT = 0.9
 REWRITE_QUERY_TIMEOUT_S = 5.0  # each query of the diagnosis behind the program's rewrites
 EVENT_VIDEO_JUDGE = "video_judge"
-# With a known context window the whole opening may take this share of the compaction threshold;
-# the rest is room for tool results and the model's turns.
-OPENING_SHARE = 0.6
+# With a known context window the whole opening may take OPENING_SHARE (`agent/state.py`) of the
+# compaction threshold; the rest is room for tool results and the model's turns.
 OVERFLOW_SHRINK = 0.7  # after a context overflow with the window already known, fit to 70% of the share
 MIN_PROMPT_BUDGET = 200
 KNOWLEDGE_MIN_CHARS = 1_000  # a window too small for the folded prompt still keeps this much knowledge.md
@@ -96,15 +95,6 @@ SMALL_WINDOW = 16_384  # below it the compaction note shows only solver.py's que
 # tokens a second, so a 4,500-token opening took 78-250 s of a 600 s task.
 PREFILL_SHARE = 0.15
 QUERY_LOG_CAP = 1 << 20
-
-
-@dataclass(frozen=True)
-class Held:
-    """An answer that ran OK but whose checks failed, held back while another attempt may do better."""
-
-    source: str
-    code: str  # its solver.py
-    blocking: list[str]
 
 
 @dataclass
@@ -152,6 +142,7 @@ class TaskRun:
     output_dir: Path  # the accepted prediction is published to <output_dir>/<task_id>/
     limits: Limits = Limits()
     chat_options: Mapping[str, Any] = field(default_factory=dict)  # extra keywords for every `client.chat` call
+    deadline: Deadline = NO_DEADLINE  # when the solve must end: set once, by the pipeline
 
     @property
     def trace(self) -> TraceWriter:
@@ -210,10 +201,10 @@ def _gather_brief_in_turn(run: TaskRun, catalog: Catalog) -> TaskBrief:
 async def _video_verdict(brief: TaskBrief, run: TaskRun) -> str:
     """The evidence hints: the advisory video answer judge's verdict, when the task has a video ("": none)."""
     client, limits, trace = run.client, run.limits, run.trace
-    if not brief.video.strip() or limits.video_judges == 0 or limits.expired():
+    if not brief.video.strip() or limits.video_judges == 0 or run.deadline.expired():
         return ""
     images = pick_frames(brief.video_frames, limits.vision_images) if limits.vision else ()
-    left = limits.seconds_left()
+    left = run.deadline.seconds_left()
     try:
         verdict = await asyncio.wait_for(
             judge_video(client, brief.question, brief.video, calls=limits.video_judges, images=images,
@@ -229,35 +220,31 @@ async def _video_verdict(brief: TaskBrief, run: TaskRun) -> str:
 
 
 class _Session:
-    """The attempts of one task and their shared state (brief, tools, usage, last edited solver.py)."""
+    """The attempts of one task: what they read (the run, the brief as gathered, the tools, the
+    evidence hints, the attempts' `AttemptRun`) and the one `SolveState` they change."""
 
     def __init__(self, task_run: TaskRun, brief: TaskBrief, toolbox: SolverToolbox, evidence_hints: str) -> None:
         self.task_run = task_run
         client, limits, layout = task_run.client, task_run.limits, task_run.layout
-        self.brief = brief
         self.toolbox = toolbox
         self.usage_at_start = client.usage.as_dict()
         self.full_brief = brief
         self.evidence_hints = evidence_hints
-        self.votes: dict[str, float] | None = None  # relevance votes, asked once when first needed
-        self.fitted_window: int | None = None  # the context window the opening was fitted to
-        self.opening_share = OPENING_SHARE  # of the window's room; smaller after an overflow
-        self.scale = 1.0  # the server's tokens per estimated token, once a request was answered
-        self.opening = build_messages(brief, limits, evidence_hints, client.context_window)
-        self.results: list[AttemptResult] = []
-        self.direct_requests = 0  # requests of the direct path (attempt 0)
-        self.direct_ran = 0  # 1 once the direct path ran (a repair round before the loop)
-        self.label: str | None = None  # the published answer's confidence
-        self.held: list[Held] = []  # answers held back over failed checks (`Limits.hold_flagged`)
-        self.last_edited: str | None = None  # solver.py at the end of the latest attempt that changed it
+        self.state = SolveState(brief, build_messages(brief, limits, evidence_hints, client.context_window),
+                                learnt=Learnt(tuple(brief.digest.names()) if brief.digest is not None else ()))
         runner = ToolRunner(toolbox, task_run.trace, hooks=SOLVER_HOOKS,
                             timeout_s=limits.tool_timeout_s, result_chars=limits.tool_result_chars,
-                            seconds_left=limits.seconds_left)
+                            seconds_left=task_run.deadline.seconds_left)
         self.run = AttemptRun(client, runner, toolbox.schemas(), limits, self._solver_view, client.usage,
-                              runner.trace, dict(task_run.chat_options), started=limits.clock(),
+                              runner.trace, dict(task_run.chat_options), started=task_run.deadline.clock(),
                               has_prediction=lambda: safe_files.is_regular(layout.prediction),
-                              written_query=written_query_calls, sent_query=sent_query)
-        self.run.learnt = Learnt(tuple(brief.digest.names()) if brief.digest is not None else ())
+                              written_query=written_query_calls, sent_query=sent_query, deadline=task_run.deadline,
+                              state=self.state)
+
+    @property
+    def brief(self) -> TaskBrief:
+        """The brief the opening was built from (fitted to its budget)."""
+        return self.state.brief
 
     async def fit(self) -> None:
         """Fit the first prompt to its budget (and to the server's window, when known)."""
@@ -265,48 +252,48 @@ class _Session:
         limits = self.task_run.limits
         fixed = estimate_tokens(build_system_prompt(limits, window)) + estimate_tools_tokens(self.run.tools)
         budget = prompt_budget_for(limits, window, reply_tokens(self.task_run.client.settings.max_tokens, window),
-                                   fixed, share=self.opening_share, scale=self.scale)
-        slow = prefill_budget(self.task_run.client.facts.prefill_rate, self.task_run.limits.seconds_left(), self.scale)
+                                   fixed, share=self.state.opening_share, scale=self.state.scale)
+        slow = prefill_budget(self.task_run.client.facts.prefill_rate, self.task_run.deadline.seconds_left(), self.state.scale)
         if slow is not None and slow < budget:
             budget = slow
         else:
             slow = None
         before = first_prompt_tokens(self.full_brief, self.evidence_hints)
-        self.fitted_window = window
+        self.state.fitted_window = window
         if before <= budget:
-            self.brief = self.full_brief
+            self.state.brief = self.full_brief
         else:
             brief = self.full_brief
             if slow is not None:  # a slow server sheds the knowledge.md lint first (leads, not facts)
                 brief = dataclasses.replace(brief, lint="")
-            if self.votes is None and slow is None:  # on a slow server the votes cost more than they save
+            if self.state.votes is None and slow is None:  # on a slow server the votes cost more than they save
                 digest = self.full_brief.digest
-                self.votes = await vote_table_relevance(self.task_run.client, self.full_brief.question, digest,
+                self.state.votes = await vote_table_relevance(self.task_run.client, self.full_brief.question, digest,
                                                         RELEVANCE_VOTES) if digest else {}
-            self.brief = await asyncio.to_thread(fit_brief, brief, budget,
-                                                 evidence_hints=self.evidence_hints, relevance=self.votes)
+            self.state.brief = await asyncio.to_thread(fit_brief, brief, budget,
+                                                 evidence_hints=self.evidence_hints, relevance=self.state.votes)
             over = first_prompt_tokens(self.brief, self.evidence_hints) - budget
             if over > 0 and (window is not None or slow is not None) and self.brief.knowledge:  # cut knowledge.md too
                 keep = max(KNOWLEDGE_MIN_CHARS, len(self.brief.knowledge) - 4 * over)
                 if keep < len(self.brief.knowledge):
                     cut = self.brief.knowledge[:keep].rstrip() + f"\n… ({KNOWLEDGE_CUT_NOTE})"
-                    self.brief = dataclasses.replace(self.brief, knowledge=cut)
+                    self.state.brief = dataclasses.replace(self.brief, knowledge=cut)
             self._event(EVENT_PROMPT_FITTED, budget=budget, context_window=window, tokens_before=before,
                         tokens_after=first_prompt_tokens(self.brief, self.evidence_hints),
-                        folded=list(self.brief.folded), votes=self.votes,
+                        folded=list(self.brief.folded), votes=self.state.votes,
                         prefill_rate=self.task_run.client.facts.prefill_rate if slow is not None else None)
-        self.opening = build_messages(self.brief, self.task_run.limits, self.evidence_hints, window)
+        self.state.opening = build_messages(self.brief, self.task_run.limits, self.evidence_hints, window)
 
     async def _refit(self) -> bool:
         """After a context overflow: fit the first prompt smaller (a window learnt from the 400, or
         less room for it); False when it cannot get any smaller."""
         if self.task_run.client.context_window is None:
             return False
-        if self.task_run.client.context_window == self.fitted_window:
-            self.opening_share *= OVERFLOW_SHRINK
-        before = self.opening
+        if self.task_run.client.context_window == self.state.fitted_window:
+            self.state.opening_share *= OVERFLOW_SHRINK
+        before = self.state.opening
         await self.fit()
-        return self.opening != before
+        return self.state.opening != before
 
     async def solve(self) -> SolveOutcome:
         reason = None
@@ -318,12 +305,12 @@ class _Session:
                 agreeing = sum(c.passes and c.signature == chosen.signature for c in direct.candidates)
                 self._evidence(AnswerEvidence(direct.candidates.index(chosen), True, agreeing=max(agreeing, 1)))
                 return self._outcome(SOLVED, path, None)
-            self.run.learnt.rejected += direct.lessons()
-            self.held += [Held(f"the direct path ({c.source})", with_query(self._pristine(), c.sql), c.blocking)
+            self.state.learnt.rejected += direct.lessons()
+            self.state.held += [Held(f"the direct path ({c.source})", with_query(self._pristine(), c.sql), c.blocking)
                           for c in direct.candidates if c.ok and c.blocking]
             await asyncio.to_thread(self._remember_edits)
         for number in range(1, self.task_run.limits.max_attempts + 1):
-            if self.task_run.limits.expired():
+            if self.task_run.deadline.expired():
                 reason = f"deadline passed before attempt {number}"
                 break
             result = await self._attempt(number)
@@ -356,11 +343,11 @@ class _Session:
 
     def _loop_evidence(self, result: AttemptResult, number: int) -> AnswerEvidence:
         """A loop answer: a repair round per attempt, one more when the direct path failed before it."""
-        return AnswerEvidence(number + self.direct_ran, not result.check_lines)
+        return AnswerEvidence(number + self.state.direct_ran, not result.check_lines)
 
     def _evidence(self, evidence: AnswerEvidence) -> None:
-        self.label = confidence(evidence)
-        self._event(EVENT_CONFIDENCE, label=self.label, repair_rounds=evidence.repair_rounds,
+        self.state.label = confidence(evidence)
+        self._event(EVENT_CONFIDENCE, label=self.state.label, repair_rounds=evidence.repair_rounds,
                     checks_pass=evidence.checks_pass, fallback=evidence.fallback, agreeing=evidence.agreeing)
 
     def _stalled_answer(self, result: AttemptResult, number: int) -> bool:
@@ -372,24 +359,24 @@ class _Session:
             return True
         code = _read(self.task_run.layout.solver_py)
         if code is not None:
-            self.held.append(Held(f"attempt {number}", code, list(result.check_lines)))
+            self.state.held.append(Held(f"attempt {number}", code, list(result.check_lines)))
         return False
 
     def _hold(self, result: AttemptResult, number: int) -> bool:
         """Whether an attempt's answer, whose checks still fail, is held back: attempts and time remain."""
         if not (self.task_run.limits.hold_flagged and result.check_lines):
             return False
-        left = self.task_run.limits.seconds_left()
+        left = self.task_run.deadline.seconds_left()
         limits = self.task_run.limits
         if number >= limits.max_attempts or (left is not None and left < limits.hold_seconds):
             return False
         code = _read(self.task_run.layout.solver_py)
         if code is None:
             return False
-        self.held.append(Held(f"attempt {number}", code, list(result.check_lines)))
+        self.state.held.append(Held(f"attempt {number}", code, list(result.check_lines)))
         query = _last_query(self.task_run.layout)
         if query:
-            self.run.learnt.rejected.append(f"`{clip(' '.join(query.split()), 300)}` → "
+            self.state.learnt.rejected.append(f"`{clip(' '.join(query.split()), 300)}` → "
                                             + clip("; ".join(result.check_lines), 300))
         self._event(EVENT_HELD, attempt=number, checks=list(result.checks))
         return True
@@ -399,12 +386,12 @@ class _Session:
         await asyncio.to_thread(restore_scaffold, self.task_run.layout)
         self._event(EVENT_ATTEMPT_START, attempt=0, temperature=self.task_run.client.settings.temperature, direct=True)
         before = self.task_run.client.usage.requests
-        path = DirectPath(self.opening, self.run.tools, self.task_run.client, self.run.runner, self.task_run.limits,
+        path = DirectPath(self.state.opening, self.run.tools, self.task_run.client, self.run.runner, self.task_run.limits,
                           self.task_run.layout.prediction, self.task_run.trace, dict(self.task_run.chat_options),
-                          rewrites=self._rewrites_of)
+                          rewrites=self._rewrites_of, seconds_left=self.task_run.deadline.seconds_left)
         outcome = await path.run()
-        self.direct_ran = 1
-        self.direct_requests = self.task_run.client.usage.requests - before
+        self.state.direct_ran = 1
+        self.state.direct_requests = self.task_run.client.usage.requests - before
         self._event(EVENT_ATTEMPT_END, attempt=0, direct=True, requests=outcome.requests,
                     candidates=len(outcome.candidates), chosen=outcome.chosen.source if outcome.chosen else None,
                     how=outcome.how, prediction=safe_files.is_regular(self.task_run.layout.prediction))
@@ -428,13 +415,9 @@ class _Session:
         temperature = self.task_run.limits.temperature_for(number, self.task_run.client.settings.temperature)
         self._event(EVENT_ATTEMPT_START, attempt=number, temperature=temperature)
         conv = Conversation.start(self._opening(number), self.brief.question)
-        options = dict(self.task_run.chat_options)
-        if number > 1:
-            options.setdefault("temperature", temperature)
-        self.run.chat_options = options
         result = await run_attempt(number, conv, self.run)
-        self.scale = conv.scale
-        self.results.append(result)
+        self.state.scale = conv.scale
+        self.state.results.append(result)
         self._event(EVENT_ATTEMPT_END, prediction=safe_files.is_regular(self.task_run.layout.prediction),
                     **result.as_dict())
         return result
@@ -442,19 +425,19 @@ class _Session:
     def _opening(self, number: int) -> list[dict[str, Any]]:
         """The opening messages; from attempt 2 the task message ends with how the last one went
         (attempt 1 after a direct path that found no answer: with what it tried)."""
-        if number == 1 or not self.results:
-            learnt = self.run.learnt.lines()
+        if number == 1 or not self.state.results:
+            learnt = self.state.learnt.lines()
             if not learnt:
-                return list(self.opening)
-            last = self.opening[-1]
-            return [*self.opening[:-1], user_message(f"{last['content'].rstrip()}\n\n"
+                return list(self.state.opening)
+            last = self.state.opening[-1]
+            return [*self.state.opening[:-1], user_message(f"{last['content'].rstrip()}\n\n"
                                                      + render_prompt("learnt", lines=learnt).strip())]
-        line = render_prompt("previous_attempt", attempt=number, how=_how_it_ended(self.results[-1], _submitter(self.toolbox))).strip()
-        learnt = self.run.learnt.lines()
+        line = render_prompt("previous_attempt", attempt=number, how=_how_it_ended(self.state.results[-1], _submitter(self.toolbox))).strip()
+        learnt = self.state.learnt.lines()
         if learnt:  # after the unchanged first message: a server's prompt cache still serves it
             line += "\n" + render_prompt("learnt", lines=learnt).strip()
-        last = self.opening[-1]
-        return [*self.opening[:-1], user_message(f"{last['content'].rstrip()}\n\n{line}")]
+        last = self.state.opening[-1]
+        return [*self.state.opening[:-1], user_message(f"{last['content'].rstrip()}\n\n{line}")]
 
     async def _fallback(self, reason: str) -> SolveOutcome:
         """Run the fallback scripts in turn until one publishes (`_fallback_scripts`); each run is
@@ -479,7 +462,7 @@ class _Session:
             notes.append(done.note)
             if done.prediction is not None:
                 self._event(EVENT_PUBLISHED, attempt=None, path=str(done.prediction))
-                self._evidence(AnswerEvidence(len(self.results) + self.direct_ran, False, fallback=True))
+                self._evidence(AnswerEvidence(len(self.state.results) + self.state.direct_ran, False, fallback=True))
                 return self._outcome(FALLBACK, done.prediction, "; ".join([reason, *notes]))
         return self._outcome(FAILED, None, "; ".join([reason, *notes]))
 
@@ -489,14 +472,14 @@ class _Session:
         attempt's), the scaffold answering with the last explore query that returned rows."""
         self._remember_edits()
         scripts: list[tuple[str, str]] = []
-        if self.held:  # answers that ran OK but failed checks: the one with the fewest failed checks
-            best = min(self.held, key=lambda h: len(h.blocking))
+        if self.state.held:  # answers that ran OK but failed checks: the one with the fewest failed checks
+            best = min(self.state.held, key=lambda h: len(h.blocking))
             self._event(EVENT_HELD_PUBLISHED, source=best.source, checks=best.blocking)
             scripts.append((best.code, f"the answer of {best.source} (held back for: "
                                        f"{'; '.join(best.blocking)[:300]})"))
-        if self.last_edited is not None:
-            scripts.append((self.last_edited, "the last edited solver.py"))
-        query, pristine = self.run.last_rows_query, _read(self.task_run.layout.pristine)
+        if self.state.last_edited is not None:
+            scripts.append((self.state.last_edited, "the last edited solver.py"))
+        query, pristine = self.state.last_rows_query, _read(self.task_run.layout.pristine)
         if query is not None and pristine is not None:
             scripts.append((with_query(pristine, query), "the last explore query that returned rows"))
         unique: dict[str, str] = {}  # a script runs once, at its first place
@@ -510,7 +493,7 @@ class _Session:
     def _remember_edits(self) -> None:
         current = _read(self.task_run.layout.solver_py)
         if current is not None and current != _read(self.task_run.layout.pristine):
-            self.last_edited = current
+            self.state.last_edited = current
 
     async def _publish(self, attempt: int | None) -> Path:
         path = await asyncio.to_thread(publish_prediction, self.task_run.layout.prediction, self.task_run.output_dir,
@@ -526,12 +509,12 @@ class _Session:
 
     def _outcome(self, status: TaskStatus, prediction: Path | None, reason: str | None) -> SolveOutcome:
         return SolveOutcome(
-            task_id=self.brief.task_id, status=status, attempts=len(self.results),
-            requests=self.direct_requests + sum(r.requests for r in self.results),
+            task_id=self.brief.task_id, status=status, attempts=len(self.state.results),
+            requests=self.state.direct_requests + sum(r.requests for r in self.state.results),
             usage=self.task_run.client.usage.since(self.usage_at_start),
             seconds=0.0,
-            prediction=prediction, reason=reason, attempt_results=list(self.results),
-            confidence=self.label if prediction is not None else None,
+            prediction=prediction, reason=reason, attempt_results=list(self.state.results),
+            confidence=self.state.label if prediction is not None else None,
         )
 
     def _event(self, kind: str, **fields: Any) -> None:

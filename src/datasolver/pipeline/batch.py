@@ -22,7 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from datasolver.agent import Limits, TaskSolver, warm_up
+from datasolver.agent import Limits, TaskSolver, solve_task, warm_up
 from datasolver.data import DataError, Task, discover_tasks
 from datasolver.llm import LLMClient, ServerFacts
 from datasolver.llm.preflight import check_endpoint
@@ -57,7 +57,7 @@ def select_tasks(tasks: list[Task], wanted: tuple[str, ...] | None) -> list[Task
 
 
 async def run_batch(
-    config: RunConfig, *, progress: Progress | None = None, solver: TaskSolver | None = None,
+    config: RunConfig, *, progress: Progress | None = None, solver: TaskSolver = solve_task,
     executor: Executor | None = None,
 ) -> RunSummary:
     """Run every selected task of `config.input_dir`; write predictions, traces and the summary.
@@ -155,7 +155,7 @@ def _sandbox_record(server: ForkServer | None, wanted: bool, runs_before: int = 
 
 
 def run_batch_sync(
-    config: RunConfig, *, progress: Progress | None = None, solver: TaskSolver | None = None,
+    config: RunConfig, *, progress: Progress | None = None, solver: TaskSolver = solve_task,
     executor: Executor | None = None,
 ) -> RunSummary:
     """`run_batch` from synchronous code, on a fresh event loop with a pool sized for the workers."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from datasolver.agent import TaskSolver
+from datasolver.agent import TaskSolver, solve_task
 from datasolver.data import Task
 from datasolver.errors import DatasolverError
 from datasolver.llm import ServerFacts
@@ -37,7 +37,7 @@ class BatchRun:
     budget: TimeBudget
     progress: Progress
     finished: Callable[[TaskRecord], None]  # called once per task, in completion order
-    solver: TaskSolver | None = None
+    solver: TaskSolver = solve_task
     facts: ServerFacts = field(default_factory=ServerFacts)
     """What the endpoint showed of itself (the preflight's answers), shared by every task."""
     run_id: str | None = None

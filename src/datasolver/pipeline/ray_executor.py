@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from datasolver.agent import TaskSolver
+from datasolver.agent import TaskSolver, solve_task
 from datasolver.data import Task
 from datasolver.llm import LLMSettings, RequestGate, ServerFacts, redact_url
 from datasolver.llm.constants import ENV_API_KEY, ENV_API_URL
@@ -176,7 +176,7 @@ class WorkerBatch:
 
     config: RunConfig
     slots: Any  # the RequestSlots actor's handle
-    solver: TaskSolver | None = None
+    solver: TaskSolver = solve_task
     run_id: str | None = None
 
 

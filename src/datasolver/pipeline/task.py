@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from datasolver.agent import FALLBACK_CONFIDENCE, Limits, SolveOutcome, TaskRun, TaskSolver, solve_task
+from datasolver.agent import FALLBACK_CONFIDENCE, Deadline, Limits, SolveOutcome, TaskRun, TaskSolver, solve_task
 from datasolver.data import Task
 from datasolver.data.layout import ScratchLayout
 from datasolver.llm import LLMClient, LLMSettings, RequestGate, ServerFacts, TraceWriter, Usage
-from datasolver.pipeline.budget import TaskPlan
+from datasolver.pipeline.budget import Mode, TaskPlan
 from datasolver.pipeline.config import (
     FALLBACK_TIMEOUT_S,
     FAST_MAX_ATTEMPTS,
@@ -46,19 +46,14 @@ from datasolver.solver import prepare_scratch, publish_prediction, run_fallback
 FINAL_SOLVER_MAX_CHARS = 60_000
 
 
-def default_solver() -> TaskSolver:
-    """The agent's `solve_task` (a setup without a solver of its own uses it)."""
-    return solve_task
-
-
-def task_limits(base: Limits | None, plan: TaskPlan) -> Limits:
-    """The agent's limits for this task: its deadline, and fewer attempts in fast mode."""
+def task_limits(base: Limits | None, mode: Mode) -> Limits:
+    """The agent's limits for a task run in ``mode``: fewer attempts and requests in fast mode (the
+    task's deadline is not a limit: it travels on the `TaskRun`)."""
     limits = base if base is not None else Limits()
-    changes: dict[str, Any] = {"deadline": plan.deadline}
-    if plan.mode == "fast":
-        changes["max_attempts"] = min(limits.max_attempts, FAST_MAX_ATTEMPTS)
-        changes["max_requests_per_attempt"] = min(limits.max_requests_per_attempt, FAST_MAX_REQUESTS)
-    return dataclasses.replace(limits, **changes)
+    if mode != "fast":
+        return limits
+    return dataclasses.replace(limits, max_attempts=min(limits.max_attempts, FAST_MAX_ATTEMPTS),
+                               max_requests_per_attempt=min(limits.max_requests_per_attempt, FAST_MAX_REQUESTS))
 
 
 @dataclass(frozen=True)
@@ -71,7 +66,7 @@ class TaskSetup:
     settings: LLMSettings
     limits: Limits | None = None
     doc_llm: bool = True
-    solver: TaskSolver | None = None
+    solver: TaskSolver = solve_task
     keep_scratch: bool = True
     request_gate: RequestGate | None = None
     facts: ServerFacts | None = None
@@ -81,7 +76,7 @@ class TaskSetup:
 
     @classmethod
     def from_config(cls, config: RunConfig, *, scratch_root: Path,
-                    solver: TaskSolver | None = None, request_gate: RequestGate | None = None,
+                    solver: TaskSolver = solve_task, request_gate: RequestGate | None = None,
                     facts: ServerFacts | None = None, run_id: str | None = None) -> TaskSetup:
         """The one way a run's settings become a task setup (the local and the Ray executor alike):
         what differs per executor is where scratch lives, the request gate and shared server facts.
@@ -154,18 +149,17 @@ async def solve_stage(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan) 
     if prepared.error is not None or prepared.layout is None:
         return _failed(prepared.task, prepared.error or "the task was not prepared")
     try:
-        if prepared.passes_seconds:
-            plan = dataclasses.replace(plan, deadline=plan.deadline - prepared.passes_seconds)
+        deadline = Deadline(plan.deadline - prepared.passes_seconds)  # what the passes took is taken off
         trace.event("solve_start", mode=plan.mode, plan_reason=plan.reason,
-                    seconds_to_deadline=round(plan.deadline - time.monotonic(), 1))
+                    seconds_to_deadline=round(deadline.seconds_left() or 0.0, 1))
         if plan.mode == "fallback_only":
             return await _fallback(prepared, setup.output_dir, plan.reason or "no time left for the model")
         if setup.doc_llm and prepared.untabled_documents:  # documents are read again: within the deadline's share
             await _documents(prepared, setup.settings, setup.request_gate,
-                             budget_s=(plan.deadline - time.monotonic()) * PREPARE_SHARE)
+                             budget_s=(deadline.seconds_left() or 0.0) * PREPARE_SHARE)
         votes = setup.votes
         policy = votes if votes is not None and plan.mode == "full" else VotePolicy()
-        return await _agent(prepared, setup, plan, policy)
+        return await _agent(prepared, setup, policy, task_limits(setup.limits, plan.mode), deadline)
     except Exception as exc:  # a bug here must not stop the batch
         return _failed(prepared.task, f"{type(exc).__name__}: {exc}")
 
@@ -273,24 +267,26 @@ async def _video(prepared: PreparedTask, budget_s: float | None) -> None:
          "notes": v.notes} for v in report.videos])
 
 
-async def _agent(prepared: PreparedTask, setup: TaskSetup, plan: TaskPlan, policy: VotePolicy) -> SolveOutcome:
+async def _agent(
+    prepared: PreparedTask, setup: TaskSetup, policy: VotePolicy, limits: Limits, deadline: Deadline,
+) -> SolveOutcome:
     """Run the agent under a hard stop; if it raises or overstays, run our own fallback.
 
     The task's `TaskRun` is gathered here, once: the prepared layout and task, a client whose trace is
-    the task's, the task's limits; the solver gets it as it is (the votes' solves a copy each, with
-    their own output folder, time share and temperature)."""
+    the task's, the task's limits and deadline; the solver gets it as it is (the votes' solves a copy
+    each, with their own output folder, time share and temperature)."""
     layout, trace = prepared.layout, prepared.trace
     assert layout is not None
-    solve = setup.solver or default_solver()
+    solve = setup.solver  # the agent's `solve_task` unless a test or a benchmark gives its own
     client = LLMClient(setup.settings, trace, prepared.usage, request_gate=setup.request_gate, facts=setup.facts)
-    run = TaskRun(prepared.task, layout, client, setup.output_dir, task_limits(setup.limits, plan))
+    run = TaskRun(prepared.task, layout, client, setup.output_dir, limits, deadline=deadline)
     grace = policy.votes * (2 * run.limits.tool_timeout_s) + HARD_STOP_MARGIN_S
 
     async def solving() -> SolveOutcome:
         return await solve(run) if policy.votes == 1 else await _vote(run, solve, policy)
 
     try:
-        return await asyncio.wait_for(solving(), timeout=max(plan.deadline - time.monotonic(), 0.0) + grace)
+        return await asyncio.wait_for(solving(), timeout=max(deadline.seconds_left() or 0.0, 0.0) + grace)
     except asyncio.TimeoutError:
         error = f"hard stop: the agent was still running {grace:g}s after its deadline"
         return await _fallback(prepared, setup.output_dir, error, error=error)
@@ -331,11 +327,8 @@ async def _vote(run: TaskRun, solve: TaskSolver, policy: VotePolicy) -> SolveOut
     task_id = run.task.task_id
 
     async def once(number: int, temperature: float, folder: Path) -> SolveOutcome:
-        limits = run.limits
-        if limits.deadline is not None:
-            share = (limits.deadline - time.monotonic()) / (policy.votes - number + 1)
-            limits = dataclasses.replace(limits, deadline=time.monotonic() + share)
-        return await solve(dataclasses.replace(run, output_dir=folder, limits=limits,
+        share = run.deadline.share(policy.votes - number + 1)
+        return await solve(dataclasses.replace(run, output_dir=folder, deadline=share,
                                                chat_options={"temperature": temperature}))
 
     vote = await solve_by_vote(once, policy, run.layout.votes, task_id, run.trace.event)
