@@ -236,7 +236,9 @@ def yearly(tmp_path):
         "csv/sales_2023.csv": "region,amount\nnorth,1\n",
         "csv/staff_2022.csv": "name,amount\nann,3\n",
         "csv/销售2021年.csv": "地区,金额\n北,5\n南,7\n",
-        "csv/销售2022年.csv": "地区,金额\n北,6\n南,9\n"})
+        "csv/销售2022年.csv": "地区,金额\n北,6\n南,9\n",
+        "csv/企业2019年财务表.csv": "企业,年份,成本\n甲,2019,4\n",
+        "csv/财务表_企业2020年_.csv": "企业,年份,成本\n甲,2020,5\n"})
     with Catalog.open(task) as catalog:
         yield catalog
 
@@ -260,6 +262,10 @@ def test_period_union_reads_every_named_years_look_alike_table_aggregated_per_pe
     [(rewritten, _)] = _on_rows(yearly, "2021年和2022年北的金额各是多少？", "SELECT 金额 FROM 销售2021年 WHERE 地区 = '北'")
     result = yearly.query(rewritten)
     assert (result.columns, result.rows) == (["年份", "金额"], [("2021年", 5), ("2022年", 6)])
+    # tables with the period's column already, one named with its pieces in another order: unioned as they are
+    [(rewritten, _)] = _on_rows(yearly, "甲在2019年与2020年的成本", "SELECT 成本 FROM 企业2019年财务表 WHERE 企业 = '甲'")
+    result = yearly.query(rewritten)
+    assert (result.columns, result.rows) == (["年份", "成本"], [(2019, 4), (2020, 5)])
 
 
 def test_period_union_leaves_a_query_that_answers_the_periods_or_is_not_one_plain_select(yearly) -> None:

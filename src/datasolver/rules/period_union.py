@@ -3,10 +3,11 @@
 Two years asked for ("2021年和2022年…各是多少") lived in two look-alike yearly tables; the real 1.5B
 model's direct query read one year, every check passed, and the answer was published after one request.
 The program knows the look-alikes: tables with the same columns and types whose names differ only by a
-year (or a month). When the question names two or more periods of that kind and the query reads one
+year (or a month), its other pieces in any order (a document's table `财务表_全国企业2019年_` beside
+`全国企业2020年财务表`). When the question names two or more periods of that kind and the query reads one
 such table (once, in its own FROM, not inside a subquery), the rule writes the UNION ALL of the group's
 tables for the named periods in its place, with a period column (named as the question's period word,
-its values the periods as the table names write them) put first in the SELECT list, in the GROUP BY
+its values the periods as the table names write them; the tables' own column when they have one) put first in the SELECT list, in the GROUP BY
 when the query aggregates, and last in the ORDER BY: the query aggregated as it was, once per period,
 as a candidate the answer checks judge.
 """
@@ -35,6 +36,7 @@ TABLES_CONSIDERED = 200  # catalog tables read for look-alikes, in catalog order
 
 # A period in a table's name: a year (2021, 2021年), or a year and its month (2022年07月, 2021_07, 202107).
 _PERIOD = re.compile(r"(?<!\d)((?:19|20)\d{2})(?:\s*年)?(?:[-_./\s]?(0?[1-9]|1[0-2])(?:\s*月)?)?(?!\d)")
+_SEPARATORS = re.compile(r"[\s_\-./()（）]+")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
 
@@ -42,7 +44,7 @@ _CJK = re.compile(r"[\u3400-\u9fff]")
 class _Period:
     """A table name read as a template and the period its name writes."""
 
-    template: str  # the name with the period's span taken out
+    template: tuple[str, ...]  # the name's other pieces (split at the period and at separators), sorted
     key: str  # YYYY, or YYYY-MM
     label: str  # the period as the name writes it (2021年, 2022年07月, 2021)
 
@@ -81,12 +83,11 @@ def period_union(sql: str, result: ResultShape, context: RuleContext) -> list[tu
         return []
     column = _period_column(shape, len(mine.key) > 4)
     try:
-        own = {c.casefold() for c, _ in catalog.column_types(table)}
+        own = next((c for c, _ in catalog.column_types(table) if c.casefold() == column.casefold()), None)
     except DataError:
         return []
-    if column.casefold() in own or column in result.columns:
-        return []
-    rewritten = _rewritten(tree, node, column, [(periods[t].label, t) for _, t in chosen])
+    # A table that has the period's column already (年份 in each yearly table) is unioned as it is.
+    rewritten = _rewritten(tree, node, own or column, [(None if own else periods[t].label, t) for _, t in chosen])
     if rewritten is None:
         return []
     listed = ", ".join(t for _, t in chosen)
@@ -114,8 +115,8 @@ def _period_of(name: str) -> _Period | None:
     match = found[0]
     year, month = match.group(1), match.group(2)
     key = f"{year}-{int(month):02d}" if month else year
-    template = name[:match.start()] + "\0" + name[match.end():]
-    return _Period(template, key, match.group(0).strip(" -_./"))
+    pieces = _SEPARATORS.split(name[:match.start()]) + _SEPARATORS.split(name[match.end():])
+    return _Period(tuple(sorted(p.casefold() for p in pieces if p)), key, match.group(0).strip(" -_./"))
 
 
 def _look_alikes(catalog: Catalog, table: str, mine: _Period, periods: dict[str, _Period]) -> dict[str, str]:
@@ -148,10 +149,12 @@ def _period_column(shape: QuestionShape, monthly: bool) -> str:
     return "month" if monthly else "year"
 
 
-def _rewritten(tree: exp.Select, node: exp.Table, column: str, members: list[tuple[str, str]]) -> str | None:
+def _rewritten(tree: exp.Select, node: exp.Table, column: str, members: list[tuple[str | None, str]]) -> str | None:
+    """The query with `node` replaced by the union of `members` ((period label, table); a label of None:
+    the table has the period column already) and the period column selected, grouped and ordered by."""
     alias = node.alias_or_name
     union = " UNION ALL ".join(f"SELECT {quote_literal(label)} AS {quote_ident(column)}, * FROM {quote_ident(t)}"
-                               for label, t in members)
+                               if label is not None else f"SELECT * FROM {quote_ident(t)}" for label, t in members)
     try:
         subquery = sqlglot.parse_one(f"SELECT * FROM ({union}) AS {quote_ident(alias)}", read="duckdb")
     except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError, RecursionError):
@@ -160,7 +163,8 @@ def _rewritten(tree: exp.Select, node: exp.Table, column: str, members: list[tup
     target = next(t for t in tree.find_all(exp.Table) if t.name == node.name and t.alias_or_name == alias)
     target.replace(subquery.args["from_"].this)
     period = exp.column(column, table=alias, quoted=True)
-    if not any(isinstance(e, exp.Star) for e in tree.expressions):
+    selected = {e.alias_or_name.casefold() for e in tree.expressions}
+    if not any(isinstance(e, exp.Star) for e in tree.expressions) and column.casefold() not in selected:
         tree.set("expressions", [period.copy(), *tree.expressions])
     if tree.args.get("group") is not None:
         tree.set("group", exp.Group(expressions=[period.copy(), *tree.args["group"].expressions]))
