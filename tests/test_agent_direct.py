@@ -3,6 +3,7 @@ repair and sampled candidates when it fails, chosen by execution; the loop only 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from datasolver.agent.direct import Candidate, choose
 from tests.helpers.agent import solve_scripted
 from datasolver.llm.fake import text, tool_call
 from datasolver.solver.prepare import prepare_task
+from datasolver.data.layout import TaskFolder
 from tests.helpers.solver import PAPER_SQL, make_paper_task
 
 ANSWER_CSV = "title\nAdaptive Joins\nMedian Sketches\nZebra Streams\n"
@@ -182,3 +184,25 @@ def test_a_column_one_key_away_gets_its_join_written_by_the_program_before_any_r
         ("direct", False, None), ("rewrite 1", True, "join_path")]
     assert "joined by key: writes → paper (on pid = pid)" in candidates[1]["rewritten"]
     assert outcome.prediction.read_text(encoding="utf-8") == ANSWER_CSV
+
+
+def test_two_named_years_in_look_alike_tables_are_answered_from_their_union(tmp_path: Path) -> None:
+    """The model reads one of two yearly tables for a question naming both years; its query passes every
+    check, and before it is published the program writes the union of both years' tables
+    (`rules/period_union.py`), which passes the checks too and is chosen: one request, the rule in the trace."""
+    task = TaskFolder(tmp_path / "input" / "task_sales")
+    (task.context / "csv").mkdir(parents=True)
+    task.task_json.write_text(json.dumps({"task_id": "task_sales", "difficulty": "medium",
+                                          "question": "What was the total amount sold in 2021 and 2022?"}),
+                              encoding="utf-8")
+    for year, rows in (("2021", "north,5\nsouth,7\n"), ("2022", "north,6\nsouth,9\n")):
+        (task.context / "csv" / f"sales_{year}.csv").write_text("region,amount\n" + rows, encoding="utf-8")
+    scratch = prepare_task(task.root, tmp_path / "scratch")
+    outcome, server, events = solve(scratch, [text(sql("SELECT SUM(amount) AS total FROM sales_2022"))])
+    assert (outcome.status, len(server.requests)) == ("solved", 1)
+    candidates = [e for e in events if e["event"] == "direct_candidate"]
+    assert [(c["source"], c["passes"], c.get("rule")) for c in candidates] == [
+        ("direct", True, None), ("rows rewrite 1", True, "period_union")]
+    assert outcome.prediction.read_text(encoding="utf-8") == "year,total\n2021,12.0\n2022,15.0\n"
+    [chosen] = [e for e in events if e["event"] == "direct_answer"]
+    assert chosen["chosen"] == "rows rewrite 1" and "period_union" not in chosen["how"]

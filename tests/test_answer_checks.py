@@ -156,7 +156,7 @@ def test_a_crashing_check_is_a_note_not_a_finding(catalog, monkeypatch) -> None:
 def test_check_names_and_the_query_log() -> None:
     with pytest.raises(ValueError):
         CheckFinding("no_such_check", "x")
-    assert len(CHECK_NAMES) == 13
+    assert len(CHECK_NAMES) == 14 and CHECK_NAMES[-1] == "asked_items"
     log = '{"sql": "SELECT 1", "rows": 1}\nnot json\n{"sql": "SELECT 2"}\n'
     assert read_query_log(log) == ["SELECT 1", "SELECT 2"]
 

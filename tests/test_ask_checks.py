@@ -12,7 +12,7 @@ import pytest
 
 from datasolver.ask import Analyst, AskConfig, AskLimits, open_package
 from datasolver.ask.checks import NO_QUERY_NOTE, UNBACKED_MARK
-from datasolver.ask.asked import names_column
+from datasolver.data.asked_items import names_column
 from datasolver.data.question_shape import asked_count, asks_for_many
 from datasolver.ask.coverage import coverage, numbers_in, stray_values
 from datasolver.ask.render import answer_data

@@ -11,10 +11,11 @@ from datasolver.data import Catalog, QueryError
 from datasolver.data.duck_errors import DuckError, parse_duck_error
 from datasolver.data.empty_result import explain_empty
 from datasolver.data.linking import QuestionLinks, ValueHit
-from datasolver.rules import (join_path, moved_column, nearest_value, one_table, respelled_filter, unasked_filter,
-                              whole_column_name)
-from datasolver.rules.protocol import RuleContext
-from datasolver.rules.stages import HINTS, ON_EMPTY, ON_ERROR, apply_on_empty, apply_on_error
+from datasolver.data.question_shape import read_question
+from datasolver.rules import (join_path, moved_column, nearest_value, one_table, period_union, respelled_filter,
+                              unasked_filter, whole_column_name)
+from datasolver.rules.protocol import ResultShape, RuleContext
+from datasolver.rules.stages import HINTS, ON_EMPTY, ON_ERROR, ON_ROWS, apply_on_empty, apply_on_error, apply_on_rows
 from tests.helpers.datafiles import write_task
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
@@ -216,10 +217,77 @@ def test_a_stage_applies_its_rules_in_order_and_names_each_rewrite(shop) -> None
     assert [r.rule for r in empty] == ["respelled_filter"]
     assert [r.__name__ for r in ON_ERROR] == ["whole_column_name", "moved_column", "join_path"]
     assert [r.__name__ for r in ON_EMPTY] == ["respelled_filter", "nearest_value", "unasked_filter", "one_table"]
+    assert [r.__name__ for r in ON_ROWS] == ["period_union"]
 
 
 def test_docs_rules_lists_every_rule_of_every_stage() -> None:
     text = DOC.read_text(encoding="utf-8")
-    missing = [rule.__name__ for stage in (ON_ERROR, ON_EMPTY, HINTS) for rule in stage
+    missing = [rule.__name__ for stage in (ON_ERROR, ON_EMPTY, ON_ROWS, HINTS) for rule in stage
                if f"`{rule.__name__}`" not in text]
     assert missing == []
+
+
+@pytest.fixture()
+def yearly(tmp_path):
+    """Sales in one table a year (same columns), and a staff table that is no look-alike."""
+    task = write_task(tmp_path, "task_sales", "?", files={
+        "csv/sales_2021.csv": "region,amount\nnorth,5\nsouth,7\n",
+        "csv/sales_2022.csv": "region,amount\nnorth,6\nsouth,9\n",
+        "csv/sales_2023.csv": "region,amount\nnorth,1\n",
+        "csv/staff_2022.csv": "name,amount\nann,3\n",
+        "csv/销售2021年.csv": "地区,金额\n北,5\n南,7\n",
+        "csv/销售2022年.csv": "地区,金额\n北,6\n南,9\n",
+        "csv/企业2019年财务表.csv": "企业,年份,成本\n甲,2019,4\n",
+        "csv/财务表_企业2020年_.csv": "企业,年份,成本\n甲,2020,5\n"})
+    with Catalog.open(task) as catalog:
+        yield catalog
+
+
+def _on_rows(catalog: Catalog, question: str, sql: str) -> list[tuple[str, str]]:
+    return period_union.period_union(sql, ResultShape(("x",), 1), RuleContext(catalog, shape=read_question(question)))
+
+
+def test_period_union_reads_every_named_years_look_alike_table_aggregated_per_period(yearly) -> None:
+    [(rewritten, how)] = _on_rows(yearly, "What was the total amount in 2021 and 2022?",
+                                  "SELECT SUM(amount) AS total FROM sales_2022")
+    assert yearly.query(rewritten).rows == [("2021", 12), ("2022", 15)]
+    assert yearly.query(rewritten).columns == ["year", "total"]
+    assert "the union of sales_2021, sales_2022" in how and "staff_2022" not in rewritten
+    # a range of years, grouped already: the period joins the GROUP BY, last in the ORDER BY
+    [(rewritten, _)] = _on_rows(yearly, "The amount of each region from 2021 to 2023",
+                                "SELECT region, SUM(amount) AS amount FROM sales_2021 GROUP BY region ORDER BY region")
+    assert yearly.query(rewritten).rows == [("2021", "north", 5), ("2022", "north", 6), ("2023", "north", 1),
+                                            ("2021", "south", 7), ("2022", "south", 9)]
+    # a Chinese question: the period column named by its word, values as the table names write them
+    [(rewritten, _)] = _on_rows(yearly, "2021年和2022年北的金额各是多少？", "SELECT 金额 FROM 销售2021年 WHERE 地区 = '北'")
+    result = yearly.query(rewritten)
+    assert (result.columns, result.rows) == (["年份", "金额"], [("2021年", 5), ("2022年", 6)])
+    # tables with the period's column already, one named with its pieces in another order: unioned as they are
+    [(rewritten, _)] = _on_rows(yearly, "甲在2019年与2020年的成本", "SELECT 成本 FROM 企业2019年财务表 WHERE 企业 = '甲'")
+    result = yearly.query(rewritten)
+    assert (result.columns, result.rows) == (["年份", "成本"], [(2019, 4), (2020, 5)])
+
+
+def test_period_union_leaves_a_query_that_answers_the_periods_or_is_not_one_plain_select(yearly) -> None:
+    question = "What was the total amount in 2021 and 2022?"
+    assert _on_rows(yearly, "What was the total amount in 2022?", "SELECT SUM(amount) FROM sales_2022") == []
+    assert _on_rows(yearly, question, "SELECT SUM(amount) FROM staff_2022") == []  # no look-alike
+    assert _on_rows(yearly, question, "SELECT amount FROM sales_2021 UNION ALL SELECT amount FROM sales_2022") == []
+    assert _on_rows(yearly, question, "SELECT region FROM sales_2021 ORDER BY amount DESC LIMIT 1") == []
+    assert _on_rows(yearly, question, "SELECT (SELECT SUM(amount) FROM sales_2021) AS total") == []
+    assert period_union.period_union("SELECT SUM(amount) FROM sales_2022", ResultShape(("x",), 0),
+                                     RuleContext(yearly, shape=read_question(question))) == []
+    rewrites = apply_on_rows("SELECT SUM(amount) FROM sales_2022", ResultShape(("x",), 1),
+                             RuleContext(yearly, shape=read_question(question)))
+    assert [r.rule for r in rewrites] == ["period_union"]
+
+
+def test_period_union_holds_to_its_bounds(yearly, monkeypatch) -> None:
+    question = "What was the total amount in 2021, 2022 and 2023?"
+    sql = "SELECT SUM(amount) AS total FROM sales_2022"
+    assert len(_on_rows(yearly, question, sql + " " * period_union.MAX_SQL_CHARS)) == 0
+    monkeypatch.setattr(period_union, "MAX_UNION_TABLES", 2)
+    [(rewritten, _)] = _on_rows(yearly, question, sql)
+    assert yearly.query(rewritten).rows == [("2021", 12), ("2022", 15)]
+    monkeypatch.setattr(period_union, "MAX_PERIODS", 2)
+    assert _on_rows(yearly, question, sql) == []

@@ -13,6 +13,10 @@ what went wrong, and further queries are sampled from the same cached prompt at 
 temperature, as many as the time left allows. Execution chooses: among the candidates that pass
 the checks, the answer most of them agree on (the scorer's signature of prediction.csv); a tie goes
 to the earliest. When none passes, the tool loop starts and learns what was tried.
+
+A candidate about to be chosen is given to the program's on-rows rules first (`rules.apply_on_rows`:
+what the question asks that a query with rows does not answer, e.g. the periods of look-alike tables it
+did not read); a rewrite of it that passes the answer checks is chosen in its place.
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ from datasolver.clip import clip
 from datasolver.eval import prediction_signature
 from datasolver.llm import NULL_TRACE, LLMClient, LLMError, ToolCall, TraceWriter, user_message
 from datasolver.llm.text_calls import reply_query, same_query
-from datasolver.rules import Rewrite
+from datasolver.rules import ResultShape, Rewrite
 from datasolver.solver.answer_checks import check_names_in
+from datasolver.solver.prediction_check import check_prediction
 from datasolver.solver.tools import written_query_calls
 from datasolver.toolkit import ToolRunner
 
@@ -41,6 +46,7 @@ EVENT_CANDIDATE = "direct_candidate"
 VIA_DIRECT = "direct"  # tool_call events' `via` for the calls made for a direct candidate
 ID_PREFIX = "direct_"
 REPORT_CHARS = 1_500  # of a failed candidate's run report, in the repair turn
+ROWS_SOURCE = "rows rewrite"  # the source of a candidate an on-rows rule wrote
 FOUND_NOTHING = "empty_result"  # the check of a query that found nothing (no rows, NULLs, a count of 0 of no rows)
 
 
@@ -54,6 +60,7 @@ class Candidate:
     blocking: list[str] = field(default_factory=list)  # CHECK lines that send a model back
     report: str = ""  # run_solver's text
     signature: str | None = None  # the scorer's view of prediction.csv (eval.prediction_signature)
+    result: ResultShape | None = None  # prediction.csv's columns and rows, when it ran OK
 
     @property
     def passes(self) -> bool:
@@ -103,6 +110,9 @@ class DirectPath:
     """The program's rewrites of a failed candidate (`datasolver.rules`: of the query that ran, when it
     found nothing; of the query written, when it failed at a piece of a column name): tried before the
     repair request, each a candidate like the model's."""
+    row_rewrites: Callable[[Candidate], list[Rewrite]] = lambda passed: []
+    """The program's rewrites of a candidate with rows about to be chosen (`datasolver.rules.apply_on_rows`),
+    each run as a candidate; the first that passes the answer checks is chosen in its place."""
 
     async def run(self) -> DirectOutcome:
         """The direct query, a repair when it fails, then samples while time allows; the chosen
@@ -194,7 +204,8 @@ class DirectPath:
             return None
         for earlier in self.outcome.candidates:
             if same_query(earlier.sql, sql):  # the same query again: its verdict stands
-                repeat = Candidate(sql, source, earlier.ok, list(earlier.blocking), earlier.report, earlier.signature)
+                repeat = Candidate(sql, source, earlier.ok, list(earlier.blocking), earlier.report, earlier.signature,
+                                   earlier.result)
                 self.outcome.candidates.append(repeat)
                 self._event(repeated=earlier.source, **repeat.as_dict())
                 return repeat
@@ -218,6 +229,8 @@ class DirectPath:
             report = ran.value
             candidate.blocking = [f.line() for f in getattr(report, "blocking", [])]
             candidate.signature = prediction_signature(self.prediction)
+            written = check_prediction(self.prediction)
+            candidate.result = ResultShape(tuple(written.columns), written.n_rows)
         return candidate
 
     def _time_for_one_more(self) -> bool:
@@ -234,7 +247,10 @@ class DirectPath:
 
     async def _choose(self, candidate: Candidate, how: str) -> DirectOutcome:
         """Leave `candidate`'s query in solver.py with its prediction.csv (run again when a later
-        candidate ran after it)."""
+        candidate ran after it); an on-rows rewrite of it that passes the checks is chosen in its place."""
+        better = await self._rows_rewritten(candidate)
+        if better is not None:
+            candidate, how = better
         last = self.outcome.candidates[-1] if self.outcome.candidates else None
         if last is not None and not same_query(last.sql, candidate.sql):
             again = await self._try(candidate.sql, candidate.source)
@@ -244,6 +260,22 @@ class DirectPath:
         self.outcome.chosen, self.outcome.how = candidate, how
         self._event(chosen=candidate.source, how=how, signature=candidate.signature)
         return self.outcome
+
+    async def _rows_rewritten(self, passed: Candidate) -> tuple[Candidate, str] | None:
+        """The first of the program's on-rows rewrites of `passed` that passes the answer checks, and why;
+        None when none does (or `passed` is such a rewrite itself)."""
+        if passed.source.startswith(ROWS_SOURCE) or passed.result is None or not passed.result.rows:
+            return None
+        for number, rewrite in enumerate(await asyncio.to_thread(self.row_rewrites, passed), 1):
+            if any(same_query(c.sql, rewrite.sql) for c in self.outcome.candidates):
+                continue
+            candidate = await self._try(rewrite.sql, f"{ROWS_SOURCE} {number}")
+            self.outcome.candidates.append(candidate)
+            self._event(**candidate.as_dict(), rewritten=rewrite.reason, rule=rewrite.rule)
+            if candidate.passes:
+                return candidate, (f"the program's rewrite of the {passed.source} query passed the answer checks "
+                                   f"({rewrite.reason})")
+        return None
 
     def _event(self, **fields: Any) -> None:
         self.trace.event(EVENT_CANDIDATE if "ok" in fields else EVENT_DIRECT, **fields)

@@ -50,7 +50,7 @@ from datasolver.data.duck_errors import parse_duck_error
 from datasolver.clip import clip
 from datasolver.llm import LLMClient, TraceWriter, user_message
 from datasolver.llm.window import reply_tokens
-from datasolver.rules import Rewrite, RuleContext, apply_on_empty, apply_on_error
+from datasolver.rules import Rewrite, RuleContext, apply_on_empty, apply_on_error, apply_on_rows
 from datasolver.sandbox import SandboxLimits, UnsafeFile, safe_files
 from datasolver.solver import (
     SolverToolbox,
@@ -388,7 +388,8 @@ class _Session:
         before = self.task_run.client.usage.requests
         path = DirectPath(self.state.opening, self.run.tools, self.task_run.client, self.run.runner, self.task_run.limits,
                           self.task_run.layout.prediction, self.task_run.trace, dict(self.task_run.chat_options),
-                          rewrites=self._rewrites_of, seconds_left=self.task_run.deadline.seconds_left)
+                          rewrites=self._rewrites_of, row_rewrites=self._row_rewrites_of,
+                          seconds_left=self.task_run.deadline.seconds_left)
         outcome = await path.run()
         self.state.direct_ran = 1
         self.state.direct_requests = self.task_run.client.usage.requests - before
@@ -409,6 +410,11 @@ class _Session:
             return []
         diagnosis = explain_empty(catalog, sql, timeout_s=REWRITE_QUERY_TIMEOUT_S)
         return apply_on_empty(sql, RuleContext(catalog, self.brief.links, diagnosis))
+
+    def _row_rewrites_of(self, passed: Candidate) -> list[Rewrite]:
+        """The program's on-rows rewrites (`datasolver.rules.apply_on_rows`) of a direct candidate with rows."""
+        context = RuleContext(self.toolbox.catalog, self.brief.links, shape=self.task_run.task.shape)
+        return apply_on_rows(passed.sql, passed.result, context) if passed.result is not None else []
 
     async def _attempt(self, number: int) -> AttemptResult:
         await asyncio.to_thread(restore_scaffold, self.task_run.layout)

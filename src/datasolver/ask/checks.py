@@ -34,7 +34,7 @@ from typing import Literal
 from collections.abc import Callable, Sequence
 
 from datasolver.ask.answer import drop_restated_lead, without_call_markup
-from datasolver.ask.asked import names_column
+from datasolver.data.asked_items import names_column
 from datasolver.ask.coverage import coverage, stray_values
 from datasolver.ask.handles import Handle
 from datasolver.ask.prompts import render_prompt

@@ -4,7 +4,8 @@ The facts the answer checks (the Solver's, `solver/answer_checks/`, and the anal
 `ask/checks.py`) and the analyst's direct path ask of a question, in English and Chinese: one
 value or several (a list, a value per group) and how many (`top 5`, `前3`); one row per period
 (each year, 分别, 逐年) and the periods the question's date range covers; which one of two it
-names (`which of A or B is lower`, `A和B哪个更…`); a ratio or share; rounding; a rank; a
+names (`which of A or B is lower`, `A和B哪个更…`); a ratio or share; one more thing asked beside the
+first (`… as well`, 同时); rounding; a rank; a
 quantity; the strings it quotes; its dates. `read_question` reads them, and the task
 (`data/tasks.Task.shape`) and the analyst's cleaned question (`ask/question.CleanQuestion.shape`)
 carry the one value, so no module re-reads the question's text for one of them.
@@ -57,6 +58,10 @@ _TWO_NAMED_ZH = re.compile(r"[和与跟及]|还是|、")
 _RATIO = re.compile(r"\b(?:ratio|percentage|percent|proportion|fraction|share of|rate of)\b|占比|比例|百分比|比率|比值|"
                     r"所占比|百分之", re.IGNORECASE)
 
+# One more thing asked beside the first: "and the annual numbers as well", 同时, 以及.
+_ALSO = re.compile(r"\b(?:as well|also|along with|together with|in addition|besides)\b|同时|以及|并且|另外|还有|并给出|并列出",
+                   re.IGNORECASE)
+
 # One value or several, and how many (the analyst's: deliberately cautious, see `asks_for_many`).
 _NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
                  "ten": 10, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
@@ -87,6 +92,7 @@ class QuestionShape:
     periods: tuple[str, ...]  # the years of its year ranges and the months of its quarters, in order, once each
     which_of_two: bool  # "which of A or B is lower", "A和B哪个更…": the one the comparison picks, not both
     ratio: bool  # a ratio, share or percentage
+    also: bool  # asks for one more thing beside the first ("… as well", "also", 同时, 以及)
     rounding: bool  # says how to round (round, decimal, 保留, 四舍五入 …)
     rank: bool  # asks for a rank or a row number
     quantity: bool  # asks for a value (how many, total, average, 多少 …), not only which
@@ -108,6 +114,7 @@ def read_question(question: str) -> QuestionShape:
         which_of_two=bool(_WHICH_ONE_EN.search(text)) or (
             bool(_WHICH_ONE_ZH.search(text)) and bool(_TWO_NAMED_ZH.search(text))),
         ratio=_RATIO.search(text) is not None,
+        also=_ALSO.search(text) is not None,
         rounding=mentions(text, ROUNDING_WORDS),
         rank=mentions(text, RANK_WORDS),
         quantity=mentions(text, QUANTITY_WORDS),

@@ -15,6 +15,7 @@ from datasolver.data.duck_errors import DuckError
 from datasolver.data.empty_result import EmptyDiagnosis
 from datasolver.data.error_hints import Schema
 from datasolver.data.linking import QuestionLinks
+from datasolver.data.question_shape import QuestionShape
 
 if TYPE_CHECKING:
     from datasolver.data.catalog import Catalog
@@ -40,12 +41,22 @@ class Hint:
 
 @dataclass(frozen=True)
 class RuleContext:
-    """What a rule may read besides the query: the task's catalog, the question's links, and, for
-    a query that found nothing, why (`data.empty_result.explain_empty`)."""
+    """What a rule may read besides the query: the task's catalog, the question's links, for a query
+    that found nothing, why (`data.empty_result.explain_empty`), and what the question asks for, read
+    once (`data.question_shape.QuestionShape`)."""
 
     catalog: Catalog
     links: QuestionLinks | None = None
     diagnosis: EmptyDiagnosis | None = None
+    shape: QuestionShape | None = None
+
+
+@dataclass(frozen=True)
+class ResultShape:
+    """What a query that ran with rows returned, as the on-rows stage sees it: its columns and rows."""
+
+    columns: tuple[str, ...]
+    rows: int
 
 
 class OnError(Protocol):
@@ -62,6 +73,15 @@ class OnEmpty(Protocol):
     __name__: str
 
     def __call__(self, sql: str, context: RuleContext) -> list[tuple[str, str]]: ...
+
+
+class OnRows(Protocol):
+    """A rule of the on-rows stage: (query that ran with rows, its result's shape, context) → (SQL, reason)
+    rewrites: what the question asks that the query, which passed, does not answer."""
+
+    __name__: str
+
+    def __call__(self, sql: str, result: ResultShape, context: RuleContext) -> list[tuple[str, str]]: ...
 
 
 class HintRule(Protocol):

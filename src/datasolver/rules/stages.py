@@ -1,7 +1,8 @@
 """The stages: one tuple of named rules each, applied in order by one function per stage.
 
 `ON_ERROR`: a query that failed, with its parsed DuckDB error. `ON_EMPTY`: a query whose filters
-found nothing. `HINTS`: the text the engine adds to a failed query's error; these run inside the
+found nothing. `ON_ROWS`: a query that ran with rows (and passed its checks), with its result's shape
+and the question's: what the question asks that the query does not answer. `HINTS`: the text the engine adds to a failed query's error; these run inside the
 engine (`data/error_hints.py`, `ENGINE_HINTS`), whose message carries them to every caller, so the
 tuple here names them and `docs/rules.md` lists them with the others. Every result carries the name
 of the rule that made it, for the transcript.
@@ -15,13 +16,15 @@ from datasolver.rules.join_path import join_path
 from datasolver.rules.moved_column import moved_column
 from datasolver.rules.nearest_value import nearest_value
 from datasolver.rules.one_table import one_table
-from datasolver.rules.protocol import HintRule, OnEmpty, OnError, Rewrite, RuleContext
+from datasolver.rules.period_union import period_union
+from datasolver.rules.protocol import HintRule, OnEmpty, OnError, OnRows, ResultShape, Rewrite, RuleContext
 from datasolver.rules.respelled_filter import respelled_filter
 from datasolver.rules.unasked_filter import unasked_filter
 from datasolver.rules.whole_column_name import whole_column_name
 
 ON_ERROR: tuple[OnError, ...] = (whole_column_name, moved_column, join_path)
 ON_EMPTY: tuple[OnEmpty, ...] = (respelled_filter, nearest_value, unasked_filter, one_table)
+ON_ROWS: tuple[OnRows, ...] = (period_union,)
 HINTS: tuple[HintRule, ...] = ENGINE_HINTS
 
 
@@ -33,3 +36,8 @@ def apply_on_error(sql: str, error: DuckError, context: RuleContext) -> list[Rew
 def apply_on_empty(sql: str, context: RuleContext) -> list[Rewrite]:
     """The rewrites of `sql`, a query whose filters found nothing, in the order to try, each named by its rule."""
     return [Rewrite(new, reason, rule.__name__) for rule in ON_EMPTY for new, reason in rule(sql, context)]
+
+
+def apply_on_rows(sql: str, result: ResultShape, context: RuleContext) -> list[Rewrite]:
+    """The rewrites of `sql`, a query that ran with rows (`result`), in the order to try, each named by its rule."""
+    return [Rewrite(new, reason, rule.__name__) for rule in ON_ROWS for new, reason in rule(sql, result, context)]

@@ -32,6 +32,7 @@ CHECK_NAMES = (
     "range_rows",
     "both_of_two",
     "ratio_count",
+    "asked_items",
 )
 INFORMS_ONLY = frozenset({"ties_cut"})
 """Checks that describe a choice the question decides; they never send the model back."""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from datasolver.data.layout import ScratchLayout
 from datasolver.data.question_shape import QuestionShape
 from datasolver.sandbox import UnsafeFile, safe_files
-from datasolver.solver.answer_checks import code, queries, question, shape
+from datasolver.solver.answer_checks import asked, code, queries, question, shape
 from datasolver.solver.answer_checks.model import CHECKS_BUDGET_S, AnswerContext, CheckFinding, read_query_log
 from datasolver.solver.prediction_check import PredictionCheck
 
@@ -37,6 +37,7 @@ ANSWER_CHECKS: tuple[tuple[str, Check], ...] = (
     ("range_rows", question.range_rows),
     ("both_of_two", question.both_of_two),
     ("ratio_count", question.ratio_count),
+    ("asked_items", asked.asked_items),
 )
 
 

@@ -1,8 +1,9 @@
-"""Which of a result's columns a question names.
+"""Asked-items coverage: which of a result's columns a question names.
 
-One value or several, and how many, are facts of the question's shape, read once
-(`data/question_shape.py`: `QuestionShape.asks_many`, `.count`); the analyst writes a result's rows
-into an answer only when the question asks for several (ask/checks.py).
+The analyst's `partial_list` check (ask/checks.py) and the Solver's `asked_items` answer check
+(solver/answer_checks/asked.py) read it; it lives in the data room, the floor both import. One value
+or several, and how many, are facts of the question's shape, read once (`data/question_shape.py`:
+`QuestionShape.asks_many`, `.count`).
 """
 
 from __future__ import annotations
