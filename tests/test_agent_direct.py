@@ -155,11 +155,11 @@ def test_the_warm_up_sends_the_rules_and_tools_every_task_opens_with(scratch: Pa
 
     from datasolver.agent.warm_up import warm_up
     from tests.helpers.agent import fake_client
-    from datasolver.llm.fake import ScriptedServer
+    from datasolver.llm.fake import ScriptedModel
 
-    with ScriptedServer([]) as server:  # the scripted model answers a warm-up itself: no turn is spent
+    with ScriptedModel([]) as server:  # the scripted model answers a warm-up itself: no turn is spent
         async def go():
-            async with fake_client(server.base_url) as client:
+            async with fake_client(server) as client:
                 return await warm_up(client, Limits())
         done = asyncio.run(go())
         [warm] = [r.body for r in server.records if r.method == "POST"]
