@@ -14,6 +14,8 @@ from datasolver.llm.fake import text, tool_call
 from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import PAPER_SQL, make_paper_task
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 ANSWER_CSV = "title\nAdaptive Joins\nMedian Sketches\nZebra Streams\n"
 EMPTY_SQL = "SELECT title FROM paper WHERE year = 2030"  # no such year: an empty result
 WITH_YEAR_SQL = "SELECT title, year FROM paper WHERE year = 2020 ORDER BY title"  # an extra column

@@ -20,6 +20,8 @@ from datasolver.data import QueryResult
 from datasolver.llm import LLMClient, LLMSettings
 from datasolver.llm.fake import ScriptedModel, text, tool_call
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 BUSINESSES = ["Acme Bakery", "Blue Door Cafe", "Corner Books", "Delta Hardware", "Evergreen Florist",
               "Fjord Fish Market", "Golden Noodle"]
 CITIES = [("Tokyo", 37400068), ("Delhi", 28514000), ("Shanghai", 25582000), ("Sao Paulo", 21650000),

@@ -13,6 +13,8 @@ from datasolver.ask.errors import GoldenSetError
 from datasolver.llm import LLMSettings
 from datasolver.llm.fake import ScriptedModel, text, tool_call
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 @pytest.fixture
 def data(tmp_path: Path) -> Path:

@@ -14,6 +14,8 @@ from datasolver.ask.errors import EmptyQuestion
 from datasolver.llm import NULL_TRACE, LLMClient, LLMSettings, TraceWriter
 from datasolver.llm.fake import ScriptedModel, text, tool_call, tool_calls
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 REGIONS = [f"Region {chr(65 + i)}{i}" for i in range(28)]
 # Totals with a three-way tie for second place.
 TOTALS = {REGIONS[0]: 100, REGIONS[1]: 90, REGIONS[2]: 90, REGIONS[3]: 90}

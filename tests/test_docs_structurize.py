@@ -20,6 +20,8 @@ from datasolver.documents.structurize.workers import check_part_table
 from datasolver.llm import LLMClient, LLMSettings
 from datasolver.llm.fake import ScriptedModel, garbage, text
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 REPORT = """# 企业年度概况（2023）
 
 本文介绍三家企业的年度情况。当天天气晴朗，与数据无关。

@@ -12,6 +12,8 @@ from datasolver.documents.votes import parse_vote
 from datasolver.llm import LLMClient, LLMSettings
 from datasolver.llm.fake import ScriptedModel, garbage, http_error, text
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 ITEMS = [("orders", "one row per order"), ("weather", "daily temperatures")]
 
 

@@ -17,6 +17,8 @@ from datasolver.rules.protocol import RuleContext
 from datasolver.rules.stages import HINTS, ON_EMPTY, ON_ERROR, apply_on_empty, apply_on_error
 from tests.helpers.datafiles import write_task
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 DOC = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
 
 
