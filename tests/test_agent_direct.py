@@ -16,6 +16,8 @@ from datasolver.solver.prepare import prepare_task
 from datasolver.data.layout import TaskFolder
 from tests.helpers.solver import PAPER_SQL, make_paper_task
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 ANSWER_CSV = "title\nAdaptive Joins\nMedian Sketches\nZebra Streams\n"
 EMPTY_SQL = "SELECT title FROM paper WHERE year = 2030"  # no such year: an empty result
 WITH_YEAR_SQL = "SELECT title, year FROM paper WHERE year = 2020 ORDER BY title"  # an extra column
@@ -157,11 +159,11 @@ def test_the_warm_up_sends_the_rules_and_tools_every_task_opens_with(scratch: Pa
 
     from datasolver.agent.warm_up import warm_up
     from tests.helpers.agent import fake_client
-    from datasolver.llm.fake import ScriptedServer
+    from datasolver.llm.fake import ScriptedModel
 
-    with ScriptedServer([]) as server:  # the scripted model answers a warm-up itself: no turn is spent
+    with ScriptedModel([]) as server:  # the scripted model answers a warm-up itself: no turn is spent
         async def go():
-            async with fake_client(server.base_url) as client:
+            async with fake_client(server) as client:
                 return await warm_up(client, Limits())
         done = asyncio.run(go())
         [warm] = [r.body for r in server.records if r.method == "POST"]

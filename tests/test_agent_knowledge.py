@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from datasolver.agent.knowledge import JOINS_HEADING, compact_knowledge, merge_knowledge
 from datasolver.agent.tables import TableDigest, TableEntry
 from datasolver.data import ScratchLayout, TableInfo, TableProfile
@@ -12,6 +14,8 @@ from datasolver.data.profile import ColumnProfile
 from datasolver.solver import SolverToolbox
 from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import make_tiny_task
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 FALCON = """# 数据说明
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from datasolver.agent import Limits
 from tests.helpers.agent import solve_at_transport
 from datasolver.llm.fake import text, tool_call
 from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import PAPER_SQL, make_paper_task
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 
 def test_the_second_attempt_opens_with_what_the_first_learnt(tmp_path: Path) -> None:

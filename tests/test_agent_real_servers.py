@@ -20,6 +20,8 @@ from datasolver.llm.fake import ScriptedModel, text, text_writer, tool_call
 from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import TINY_QUESTION, make_tiny_task
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 COUNT_BY_CITY = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city ORDER BY n DESC, city")'
 EXPECTED_CSV = "city,n\nParis,2\nLyon,1\nNice,1\n"
 

@@ -19,6 +19,8 @@ from datasolver.solver.answer_checks import (
 )
 from tests.helpers.solver import make_tiny_task
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory) -> Catalog:

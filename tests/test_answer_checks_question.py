@@ -7,6 +7,8 @@ import pytest
 
 from datasolver.solver.answer_checks import AnswerContext, run_answer_checks
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 def names(question: str, sql: str, columns: list[str], rows: list[list[str]]) -> list[str]:
     return run_answer_checks(AnswerContext(question, "", [sql], columns, rows)).names

@@ -18,7 +18,9 @@ from datasolver.ask.coverage import coverage, numbers_in, stray_values
 from datasolver.ask.render import answer_data
 from datasolver.data import QueryResult
 from datasolver.llm import LLMClient, LLMSettings
-from datasolver.llm.fake import ScriptedServer, text, tool_call
+from datasolver.llm.fake import ScriptedModel, text, tool_call
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 BUSINESSES = ["Acme Bakery", "Blue Door Cafe", "Corner Books", "Delta Hardware", "Evergreen Florist",
               "Fjord Fish Market", "Golden Noodle"]
@@ -44,9 +46,9 @@ def data(tmp_path_factory) -> Path:
 
 
 def ask(data: Path, script, question: str, limits: AskLimits | None = None):
-    with ScriptedServer(script) as server, open_package(data, cache_dir=data.parent / "cache") as package:
+    with ScriptedModel(script) as server, open_package(data, cache_dir=data.parent / "cache") as package:
         async def main():
-            settings = LLMSettings(base_url=server.base_url, api_key=None, model="fake", max_retries=0)
+            settings = LLMSettings(**server.connection(), api_key=None, model="fake", max_retries=0)
             async with LLMClient(settings) as client:
                 return await Analyst(package, client, AskConfig(limits=limits or AskLimits(), direct_answer=False)).ask(question)
 
@@ -173,7 +175,7 @@ def test_data_fills_are_capped_in_rows_and_characters_and_say_the_list_was_cut(d
     fetched: list[int] = []
     script = [tool_call("query", {"sql": "SELECT range AS n FROM range(20000000)"}),
               tool_call("final_answer", {"answer": "The numbers: {DATA}", "data": "@1"})]
-    with ScriptedServer(script) as server, open_package(data, cache_dir=data.parent / "cache") as package:
+    with ScriptedModel(script) as server, open_package(data, cache_dir=data.parent / "cache") as package:
         original = package.catalog.query
 
         def spying(sql, limit=50, timeout_s=None):
@@ -185,7 +187,7 @@ def test_data_fills_are_capped_in_rows_and_characters_and_say_the_list_was_cut(d
         package.catalog.query = spying  # type: ignore[method-assign]
 
         async def main():
-            settings = LLMSettings(base_url=server.base_url, api_key=None, model="fake", max_retries=0)
+            settings = LLMSettings(**server.connection(), api_key=None, model="fake", max_retries=0)
             async with LLMClient(settings) as client:
                 return await Analyst(package, client, AskConfig(direct_answer=False)).ask("List the numbers.")
 

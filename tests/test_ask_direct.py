@@ -14,6 +14,8 @@ from datasolver.rules import one_table, respelled_filter
 from tests.helpers.askcli import invoke, scripted_model_env
 from tests.helpers.datafiles import land_and_price
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 @pytest.fixture
 def data(tmp_path: Path) -> Path:

@@ -11,7 +11,9 @@ import pytest
 from datasolver.ask import AskConfig, load_golden, run_golden
 from datasolver.ask.errors import GoldenSetError
 from datasolver.llm import LLMSettings
-from datasolver.llm.fake import ScriptedServer, text, tool_call
+from datasolver.llm.fake import ScriptedModel, text, tool_call
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 
 @pytest.fixture
@@ -68,8 +70,8 @@ def test_run_scores_with_jaccard_and_answers_duplicates_once(tmp_path: Path, dat
     ]), data)
     script = [tool_call("query", {"sql": "SELECT region FROM sales ORDER BY amount DESC LIMIT 1"}), text("North"),
               tool_call("query", {"sql": "SELECT region FROM sales"}), tool_call("final_answer", {"answer": "{DATA}"})]
-    with ScriptedServer(script) as server:
-        settings = LLMSettings(base_url=server.base_url, api_key=None, model="fake", max_retries=0)
+    with ScriptedModel(script) as server:
+        settings = LLMSettings(**server.connection(), api_key=None, model="fake", max_retries=0)
         report = asyncio.run(run_golden(items, settings=settings, config=AskConfig(direct_answer=False)))
         assert len(server.requests) == 4
     scores = {r.id: (r.answer, r.score, r.reused) for r in report.results}

@@ -10,6 +10,8 @@ import pytest
 from datasolver.ask import AskToolbox, open_package
 from datasolver.ask.graph import symmetric_types
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 GRAPH = {
     "entities": {
         "cpu1": {"name": "Ryzen 5", "kind": "cpu"},

@@ -13,6 +13,8 @@ from datasolver.ask.ops import Aggregation, SortKey, group_sql, join_sql, sort_s
 from datasolver.ask.refs import parse_ref, substitute_refs
 from datasolver.data import Catalog, UnknownTable
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 SALES = "region,product,amount\nNorth,a,10\nNorth,b,5\nSouth,a,9\nEast,c,9\nWest,a,8\nWest,b,1\n"
 PRODUCTS = "product,label\na,Apple\nb,Banana\nc,Cherry\n"
 

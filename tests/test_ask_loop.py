@@ -12,7 +12,9 @@ from datasolver.ask import Analyst, AskConfig, AskLimits, open_package
 from datasolver.ask.checks import NO_QUERY_NOTE, UNBACKED_MARK
 from datasolver.ask.errors import EmptyQuestion
 from datasolver.llm import NULL_TRACE, LLMClient, LLMSettings, TraceWriter
-from datasolver.llm.fake import ScriptedServer, text, tool_call, tool_calls
+from datasolver.llm.fake import ScriptedModel, text, tool_call, tool_calls
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 REGIONS = [f"Region {chr(65 + i)}{i}" for i in range(28)]
 # Totals with a three-way tie for second place.
@@ -35,14 +37,14 @@ def run(data: Path, script, question: str = "Which regions?", config: AskConfig 
     about the loop); also return every SQL text that reached the catalog."""
     config = config or AskConfig(direct_answer=False)
     executed: list[str] = []
-    with ScriptedServer(script) as server, open_package(data, cache_dir=data.parent / "cache") as package:
+    with ScriptedModel(script) as server, open_package(data, cache_dir=data.parent / "cache") as package:
         catalog = package.catalog
         query, create = catalog.query, catalog.create_temp_view
         catalog.query = lambda sql, limit=50, timeout_s=None: (executed.append(sql), query(sql, limit, timeout_s))[1]  # type: ignore[method-assign]
         catalog.create_temp_view = lambda name, sql: (executed.append(sql), create(name, sql))[1]  # type: ignore[method-assign]
 
         async def main():
-            settings = LLMSettings(base_url=server.base_url, api_key=None, model="fake", max_retries=0)
+            settings = LLMSettings(**server.connection(), api_key=None, model="fake", max_retries=0)
             async with LLMClient(settings, trace) as client:
                 return await Analyst(package, client, config).ask(question)
 

@@ -7,6 +7,8 @@ import pytest
 from datasolver.errors import PromptError
 from datasolver.ask.prompts import PROMPTS_DIR, placeholders, render_prompt
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 NAMES = sorted(p.stem.removeprefix("ask_") for p in PROMPTS_DIR.glob("ask_*.md"))
 
 

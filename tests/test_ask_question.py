@@ -11,6 +11,8 @@ from datasolver.ask.question import clean_question
 from datasolver.ask.render import answer_data, format_value
 from datasolver.data import QueryResult
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 @pytest.mark.parametrize(
     ("raw", "expected"),

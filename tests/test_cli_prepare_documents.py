@@ -1,10 +1,13 @@
 """`datasolver prepare` runs the deterministic document stage: Markdown tables become queryable."""
 
+import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
 from datasolver.data import Catalog
 from tests.helpers.datafiles import write_task
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 REPORT = """# 年度报告
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from datasolver.clip import clip
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 
 def test_short_text_is_unchanged() -> None:

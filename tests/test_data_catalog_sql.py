@@ -18,6 +18,8 @@ from datasolver.data.errors import SqlSyntaxError
 from datasolver.data.guard import lists_the_catalog
 from tests.helpers.datafiles import write_task
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 @pytest.fixture
 def task(tmp_path: Path) -> Path:

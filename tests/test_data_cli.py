@@ -3,11 +3,12 @@
 import json
 
 import pytest
-
 from click.testing import CliRunner
 
 from datasolver.cli import cli
 from tests.helpers.datafiles import write_task
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 
 def test_tables_lists_names_rows_sources_aliases_and_unreadable_files(tmp_path):

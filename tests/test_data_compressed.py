@@ -16,6 +16,8 @@ from click.testing import CliRunner
 from datasolver.cli import cli
 from tests.helpers.datafiles import write_task
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 ROWS = [("Afghanistan", "Asia", 1952, 28.801, 8425333), ("Albania", "Europe", 1957, 59.28, 1476505),
         ("Algeria", "Africa", 1962, 48.303, 11000948), ("Angola", "Africa", 1967, 35.985, 5247469)]
 CSV = "country,continent,year,lifeExp,pop\n" + "".join(",".join(map(str, r)) + "\n" for r in ROWS)

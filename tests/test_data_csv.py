@@ -5,6 +5,8 @@ import pytest
 from datasolver.data import Catalog
 from tests.helpers.datafiles import write_task
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 def _types(catalog, table):
     rows = catalog.query(f'DESCRIBE "{table}"', limit=100).rows

@@ -13,6 +13,8 @@ from click.testing import CliRunner
 
 from datasolver.cli import cli
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 @pytest.mark.parametrize("cached", [True, False])
 def test_a_header_with_a_line_break_in_a_name_keeps_every_row(tmp_path: Path, cached: bool) -> None:

@@ -6,11 +6,14 @@ file given the format."""
 import json
 
 import duckdb
+import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
 from datasolver.data.infer_types import SAMPLE_ROWS
 from tests.helpers.datafiles import write_task
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 HEADER = "id;ymd;dot;dmy;mdy;amb;pop;price\n"
 ROWS = [

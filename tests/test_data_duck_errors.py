@@ -8,6 +8,8 @@ import pytest
 
 from datasolver.data.duck_errors import MAX_CANDIDATES, MAX_PARSED_CHARS, DuckError, compact_error, parse_duck_error
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 @pytest.fixture(scope="module")
 def con():

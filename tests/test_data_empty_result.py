@@ -13,6 +13,8 @@ from datasolver.data import Catalog
 from datasolver.data.empty_result import FilterProbe, explain_empty
 from tests.helpers.datafiles import land_and_price
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory) -> Catalog:

@@ -17,6 +17,8 @@ from datasolver.data.error_hints import (
 )
 from tests.helpers.datafiles import write_task
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 def _raw(catalog: Catalog, sql: str):
     """DuckDB's own error for `sql`, parsed (the engine's hints read the same facts)."""

@@ -7,12 +7,15 @@ import json
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
 import pandas as pd
 
 from tests.helpers.datafiles import write_task, xlsx_file
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 
 def _sql(task, query):

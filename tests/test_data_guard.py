@@ -11,6 +11,8 @@ import pytest
 from datasolver.data.errors import ReadOnlyViolation, SqlSyntaxError
 from datasolver.data.guard import check_read_only, locked_connection_config
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 @pytest.mark.parametrize(
     "sql",

@@ -2,8 +2,12 @@
 
 import json
 
+import pytest
+
 from datasolver.data import Catalog
 from tests.helpers.datafiles import write_task
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 
 def _dump(obj) -> str:

@@ -7,10 +7,13 @@ import json
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
 from tests.helpers.datafiles import write_task
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 RECORDS = [
     {"name": "a", "tags": ["male", "x"], "scores": [1, 2.5], "people": [{"who": "ann", "age": 3}, {"who": "bo"}]},

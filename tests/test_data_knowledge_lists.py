@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from datasolver.data.knowledge_lists import KeyFact, find_column_lists, header_role, read_key_line
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 
 def lists(text: str):

@@ -10,6 +10,8 @@ from datasolver.data import Catalog
 from datasolver.data.linking import ValueIndex, date_mentions, link_question, question_literals
 from tests.helpers.datafiles import sqlite_file, write_task
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 PRICE_COLUMNS = "项目名称,成交均价,集团开发商\n"
 
 

@@ -10,6 +10,8 @@ import pytest
 
 from datasolver.data import Catalog, ScratchLayout, UnknownTable, join_candidates, lint_knowledge, render_joins
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 KNOWLEDGE = """# Orders
 | 列名 | 类型 | 释义 |
 |---|---|---|

@@ -2,6 +2,8 @@ import pytest
 
 from datasolver.data.names import canonical_name, natural_key
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 @pytest.mark.parametrize(
     "source, expected",

@@ -9,6 +9,8 @@ import pytest
 from datasolver.data.question_shape import MAX_QUESTION_CHARS, QuestionShape, read_question
 from datasolver.data.tasks import Task
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 @pytest.mark.parametrize("question, facts", [
     ("How many orders were shipped in 2023?",

@@ -12,6 +12,8 @@ from datasolver.data import Catalog, QueryError
 from datasolver.data.relation import Relation
 from tests.helpers.datafiles import write_task
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 @pytest.fixture
 def catalog(tmp_path):

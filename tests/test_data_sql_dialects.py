@@ -14,6 +14,8 @@ from datasolver.data import Catalog
 from datasolver.data.pg_dates import rewrite_pg_dates
 from datasolver.data.sql_repair import widen_float_casts
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 ROWS = """id,d,s,ts,a,b,n
 1,2024-03-05,05/03/2024,2024-03-05 14:07:09,1,3,
 2,2023-12-31,31/12/2023,2023-12-31 09:05:00,5,2,4

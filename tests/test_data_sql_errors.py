@@ -9,6 +9,8 @@ import pytest
 
 from datasolver.data.duck_errors import MAX_CHARS, compact_error
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 @pytest.fixture(scope="module")
 def con() -> Iterator[duckdb.DuckDBPyConnection]:

@@ -18,6 +18,8 @@ from datasolver.data.sql_repair import (
 )
 from datasolver.data.sql_tokens import tokenize
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 # --------------------------------------------------------------------------- tokenizer
 
 

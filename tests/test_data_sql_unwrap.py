@@ -12,6 +12,8 @@ from datasolver.data import Catalog
 from datasolver.data.sql_repair import unwrap_statement
 from tests.helpers.datafiles import write_task
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 FENCE = "removed the Markdown code fence around the SQL"
 COMMENT = "removed the comment after the end of the statement"
 

@@ -1,7 +1,11 @@
 """SQLite through Python's sqlite3: Chinese names, views, typeless columns, corrupt files, no network."""
 
+import pytest
+
 from datasolver.data import Catalog
 from tests.helpers.datafiles import sqlite_file, write_task
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 
 def test_chinese_table_names_views_and_types(tmp_path):

@@ -5,6 +5,8 @@ import pytest
 from datasolver.data import TaskError, discover_tasks, load_task
 from tests.helpers.datafiles import write_task
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 def test_discovery_natural_order_and_defaults(tmp_path):
     for n in (10, 2, 1):

@@ -5,10 +5,13 @@ import json
 
 import duckdb
 import pandas as pd
+import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
 from tests.helpers.datafiles import write_task, xlsx_file
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 DATA = [("Afghanistan", 1952, 28.801), ("Albania", 1957, 59.28), ("Algeria", 1962, 48.303)] * 5
 BODY = "country,year,lifeExp\n" + "".join(f"{c},{y},{e}\n" for c, y, e in DATA)

@@ -14,6 +14,8 @@ from click.testing import CliRunner
 from datasolver.cli import cli
 from tests.helpers.datafiles import write_task
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 FRAME = pd.DataFrame({"country": ["Afghanistan", "Albania", "Algeria"], "year": [1952, 1957, 1962],
                       "lifeExp": [28.801, 59.28, 48.303], "day": pd.to_datetime(["1952-01-01", "1957-06-30", "1962-12-31"])})
 

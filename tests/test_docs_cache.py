@@ -17,6 +17,8 @@ from datasolver.pipeline.documents import prepare_task_documents
 from datasolver.solver.prepare import prepare_task
 from tests.helpers.datafiles import write_task
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 FARES = "# Fares\n\nPrices by class.\n\n| fare_id | class | price |\n|---|---|---|\n| 1 | Y | 120 |\n| 2 | J | 480 |\n"
 NARRATIVE = "# Notes\n\n" + "The fares were collected in spring from the carriers' public price lists. " * 3 + "\n"
 

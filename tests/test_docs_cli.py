@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 TABLE = "| city | staff |\n|---|---|\n| Berlin | 120 |\n| Lyon | 80 |\n"
 

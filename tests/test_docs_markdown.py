@@ -7,6 +7,8 @@ import pytest
 from datasolver.data.pipe_tables import find_pipe_tables, split_row
 from datasolver.documents.markdown import extract_markdown, format_ranges, unique_columns
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 DOC = """# Offices
 
 Some prose | with a pipe that is not a table.

@@ -11,6 +11,8 @@ from datasolver.documents.errors import DocumentSkipped
 from datasolver.documents.pdf import extract_pdf
 from datasolver.documents.reflow import Line, PageLines, is_page_number, join_lines, reflow, strip_running_lines
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 fpdf = pytest.importorskip("fpdf")
 
 CLOSING = "The closing paragraph runs on across the page break and must come back as one paragraph"

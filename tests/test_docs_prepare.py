@@ -11,6 +11,8 @@ import pytest
 from datasolver.documents import document_table_hints, prepare_documents
 from datasolver.documents.errors import DocError
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 OFFICES = """# 办公室一览
 
 本文档列出各地办公室。

@@ -10,6 +10,8 @@ import pytest
 from datasolver.documents.prompts import PROMPTS_DIR, placeholders, render_prompt
 from datasolver.errors import PromptError
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 DOCS_SRC = Path(__file__).resolve().parents[1] / "src" / "datasolver" / "documents"
 
 

@@ -18,7 +18,9 @@ from datasolver.documents.errors import PlanError
 from datasolver.documents.structurize.sections import split_parts
 from datasolver.documents.structurize.workers import check_part_table
 from datasolver.llm import LLMClient, LLMSettings
-from datasolver.llm.fake import ScriptedServer, garbage, text
+from datasolver.llm.fake import ScriptedModel, garbage, text
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 REPORT = """# 企业年度概况（2023）
 
@@ -81,8 +83,8 @@ def make_handler(
     return handler
 
 
-def client(server: ScriptedServer) -> LLMClient:
-    return LLMClient(LLMSettings(base_url=server.base_url, api_key="test-key", model="fake-model", max_retries=0))
+def client(server: ScriptedModel) -> LLMClient:
+    return LLMClient(LLMSettings(**server.connection(), api_key="test-key", model="fake-model", max_retries=0))
 
 
 def test_parts_follow_headings() -> None:
@@ -107,14 +109,14 @@ def test_part_table_defects_are_named() -> None:
 
 
 def test_structurize_retries_a_missing_id_and_keeps_values_when_the_normalizer_loops(tmp_path: Path) -> None:
-    async def run(server: ScriptedServer) -> Any:
+    async def run(server: ScriptedModel) -> Any:
         async with client(server) as llm:
             return await structurize_document(
                 llm, REPORT, document_name="report.md", knowledge="营业收入: 亿元", limits=LIMITS,
                 document_sha256="abc", cache_dir=tmp_path,
             )
 
-    with ScriptedServer(handler=make_handler()) as server:
+    with ScriptedModel(handler=make_handler()) as server:
         result = asyncio.run(run(server))
         requests = server.requests
     assert result.columns == ["企业名称", "营业收入", "负债合计"]
@@ -129,29 +131,29 @@ def test_structurize_retries_a_missing_id_and_keeps_values_when_the_normalizer_l
     assert sum("Write a Python function" in last_user(r) for r in requests) == 1
 
     # Same document, model and knowledge: served from the cache, no request at all.
-    with ScriptedServer(script=[]) as server:
+    with ScriptedModel(script=[]) as server:
         cached = asyncio.run(run(server))
         assert server.requests == []
     assert cached.rows == result.rows
 
 
 def test_a_working_normalizer_is_applied_through_the_value_map() -> None:
-    async def run(server: ScriptedServer) -> Any:
+    async def run(server: ScriptedModel) -> Any:
         async with client(server) as llm:
             return await structurize_document(llm, REPORT, document_name="report.md", limits=LIMITS)
 
-    with ScriptedServer(handler=make_handler(normalizer=WORKING)) as server:
+    with ScriptedModel(handler=make_handler(normalizer=WORKING)) as server:
         result = asyncio.run(run(server))
     assert [r[2] for r in result.rows] == ["300.0", "150.0", "1.2"]
     assert ["丙公司", "负债合计", "12000万", "lines 9-11", ""] in result.provenance  # original kept apart
 
 
 def test_planner_garbage_is_retried_then_gives_up() -> None:
-    async def run(server: ScriptedServer) -> Any:
+    async def run(server: ScriptedModel) -> Any:
         async with client(server) as llm:
             return await structurize_document(llm, REPORT, document_name="report.md", limits=LIMITS)
 
-    with ScriptedServer(script=[text("I cannot do that."), text('{"record_ids": []}'), text("nope")]) as server:
+    with ScriptedModel(script=[text("I cannot do that."), text('{"record_ids": []}'), text("nope")]) as server:
         with pytest.raises(PlanError, match="no usable plan after 3 attempts"):
             asyncio.run(run(server))
         second = last_user(server.requests[1])
@@ -166,11 +168,11 @@ def test_prepare_votes_structures_the_relevant_document_and_keeps_it_without_a_m
     (doc / "report.md").write_text(REPORT, encoding="utf-8")
     (doc / "weather.md").write_text("# Weather\n\n" + "It was sunny all week, with a light breeze. " * 10)
 
-    async def run(server: ScriptedServer) -> Any:
+    async def run(server: ScriptedModel) -> Any:
         async with client(server) as llm:
             return await prepare_documents_async(task, options=PrepareOptions(llm=llm, limits=LIMITS))
 
-    with ScriptedServer(handler=make_handler(vote=["doc/report.md"])) as server:
+    with ScriptedModel(handler=make_handler(vote=["doc/report.md"])) as server:
         report = asyncio.run(run(server))
         votes = [r for r in server.requests if "Decide which of them" in last_user(r)]
     assert len(votes) == 5
@@ -197,11 +199,11 @@ def test_prepare_reports_a_failed_structurizer_as_a_skipped_document(tmp_path: P
     src.mkdir()
     (src / "report.md").write_text(REPORT, encoding="utf-8")
 
-    async def run(server: ScriptedServer) -> Any:
+    async def run(server: ScriptedModel) -> Any:
         async with client(server) as llm:
             return await prepare_documents_async(src, tmp_path / "out", PrepareOptions(llm=llm, limits=LIMITS))
 
-    with ScriptedServer(script=[garbage(), garbage(), garbage()]) as server:
+    with ScriptedModel(script=[garbage(), garbage(), garbage()]) as server:
         report = asyncio.run(run(server))
     assert report.tables == []
     assert report.skipped[0].source == "report.md"
@@ -212,11 +214,11 @@ def test_a_long_document_is_planned_from_an_outline_and_never_sent_whole() -> No
     limits = StructurizeLimits(max_part_chars=100, max_plan_chars=60, normalize=False)
     partial_plan = dict(PLAN, record_ids=["甲公司", "乙公司"])  # the outline hid 丙公司
 
-    async def run(server: ScriptedServer) -> Any:
+    async def run(server: ScriptedModel) -> Any:
         async with client(server) as llm:
             return await structurize_document(llm, REPORT, document_name="report.md", limits=limits)
 
-    with ScriptedServer(handler=make_handler(plan=partial_plan)) as server:
+    with ScriptedModel(handler=make_handler(plan=partial_plan)) as server:
         result = asyncio.run(run(server))
         requests = server.requests
     prompts = [m["content"] for r in requests for m in r["messages"]]
@@ -249,14 +251,14 @@ def test_the_pipelines_async_entry_structures_on_the_callers_loop_through_its_ga
         gated.append(1)
         yield
 
-    async def run(server: ScriptedServer) -> Any:
-        settings = LLMSettings(base_url=server.base_url, api_key="test-key", model="fake-model", max_retries=0)
+    async def run(server: ScriptedModel) -> Any:
+        settings = LLMSettings(**server.connection(), api_key="test-key", model="fake-model", max_retries=0)
         usage = Usage()
         async with LLMClient(settings, NULL_TRACE, usage, request_gate=gate) as client:
             report = await prepare_task_documents_async(ScratchLayout.of(scratch), client=client)
         return report, usage
 
-    with ScriptedServer(handler=make_handler(vote=["doc/report.md"])) as server:
+    with ScriptedModel(handler=make_handler(vote=["doc/report.md"])) as server:
         report, usage = asyncio.run(run(server))
         sent = len(server.requests)
     # (The default part size gives the report one part, which the scripted three-part plan does

@@ -10,18 +10,20 @@ import pytest
 from datasolver.documents import tally_votes
 from datasolver.documents.votes import parse_vote
 from datasolver.llm import LLMClient, LLMSettings
-from datasolver.llm.fake import ScriptedServer, garbage, http_error, text
+from datasolver.llm.fake import ScriptedModel, garbage, http_error, text
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 ITEMS = [("orders", "one row per order"), ("weather", "daily temperatures")]
 
 
 def run_votes(script: list[Any], votes: int, items: list[tuple[str, str]] = ITEMS) -> tuple[dict[str, bool], list[Any]]:
-    async def go(server: ScriptedServer) -> dict[str, bool]:
-        settings = LLMSettings(base_url=server.base_url, api_key="test-key", model="fake", max_retries=0)
+    async def go(server: ScriptedModel) -> dict[str, bool]:
+        settings = LLMSettings(**server.connection(), api_key="test-key", model="fake", max_retries=0)
         async with LLMClient(settings) as llm:
             return (await tally_votes(llm, "How many orders in May?", items, votes)).decide()
 
-    with ScriptedServer(script=script) as server:
+    with ScriptedModel(script=script) as server:
         decision = asyncio.run(go(server))
         return decision, server.requests
 
@@ -69,12 +71,12 @@ def test_failures_do_not_outvote_a_majority() -> None:
 
 
 def test_tally_reports_failures() -> None:
-    async def go(server: ScriptedServer) -> Any:
-        settings = LLMSettings(base_url=server.base_url, api_key="test-key", model="fake", max_retries=0)
+    async def go(server: ScriptedModel) -> Any:
+        settings = LLMSettings(**server.connection(), api_key="test-key", model="fake", max_retries=0)
         async with LLMClient(settings) as llm:
             return await tally_votes(llm, "q", ITEMS, 2)
 
-    with ScriptedServer(script=[http_error(400), text('{"relevant": []}')]) as server:
+    with ScriptedModel(script=[http_error(400), text('{"relevant": []}')]) as server:
         tally = asyncio.run(go(server))
     assert tally.failed_votes == 1 and "LLMBadRequestError" in tally.errors[0]
     assert tally.relevant == {"orders": 1, "weather": 1} and tally.irrelevant == {"orders": 1, "weather": 1}

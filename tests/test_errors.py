@@ -7,11 +7,14 @@ import importlib
 import pkgutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 import datasolver
 from datasolver.cli import USER_ERRORS, cli
 from datasolver.errors import DatasolverError, PromptError, error_record, error_shape
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 
 def _named_errors() -> list[type[BaseException]]:

@@ -12,6 +12,8 @@ from click.testing import CliRunner
 from datasolver.cli import cli
 from datasolver.cli.eval_cmd import COMMANDS
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 def _put(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)

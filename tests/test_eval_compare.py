@@ -6,6 +6,8 @@ import pytest
 
 from datasolver.eval import compare_scores, paired_bootstrap, summarize_seeds
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 def test_compare_scores() -> None:
     baseline = {"a": 1.0, "b": 0.0, "c": 1.0, "d": 0.5, "e": 1.0, "old": 1.0}

@@ -7,6 +7,8 @@ import pytest
 
 from datasolver.eval.confidence import AnswerEvidence, calibration, confidence_reason
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 @pytest.mark.parametrize("evidence, reason", [
     (AnswerEvidence(0, True), "first query"),

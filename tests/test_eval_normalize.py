@@ -10,6 +10,8 @@ import pytest
 
 from datasolver.eval.normalize import normalize_cell
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 @pytest.mark.parametrize(
     ("cell", "expected"),

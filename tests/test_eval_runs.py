@@ -10,6 +10,8 @@ import pytest
 from datasolver.eval import EvalReport, evaluate_dir, find_gold, load_report
 from datasolver.eval.errors import InvalidRunFile, NoGoldTasks
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 def _put(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)

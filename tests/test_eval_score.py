@@ -10,6 +10,8 @@ from datasolver.eval import read_strict_csv, score_files
 from datasolver.eval.errors import InvalidGold, RaggedRow
 from datasolver.eval.score import INVALID, MISSING, SCORED
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 GOLD = "city,total\nFes,16405.6\nRabat,13762.58\n"
 
 

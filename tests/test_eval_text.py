@@ -7,6 +7,8 @@ import pytest
 from datasolver.eval import score_text
 from datasolver.eval.text import answer_tokens
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 @pytest.mark.parametrize(
     ("text", "tokens"),

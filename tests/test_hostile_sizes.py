@@ -385,7 +385,7 @@ def test_the_documents_room_reads_knowledge_md_through_the_input_check(tmp_path:
 
     from datasolver.documents import PrepareOptions, prepare_documents_async
     from datasolver.llm import LLMClient, LLMSettings
-    from datasolver.llm.fake import ScriptedServer, garbage
+    from datasolver.llm.fake import ScriptedModel, garbage
     secret = tmp_path / "credentials"
     secret.write_text("aws_secret_access_key = SECRET-AWS-4242\n", encoding="utf-8")
     src = tmp_path / "data"
@@ -394,12 +394,12 @@ def test_the_documents_room_reads_knowledge_md_through_the_input_check(tmp_path:
                                    "and sold 80 units in the same month.\n" * 3, encoding="utf-8")
 
     def sent_to_the_model() -> str:
-        async def run(server: ScriptedServer) -> None:
-            settings = LLMSettings(base_url=server.base_url, api_key="test-key", model="fake-model", max_retries=0)
+        async def run(server: ScriptedModel) -> None:
+            settings = LLMSettings(**server.connection(), api_key="test-key", model="fake-model", max_retries=0)
             async with LLMClient(settings) as llm:
                 await prepare_documents_async(src, tmp_path / "out", PrepareOptions(llm=llm))
 
-        with ScriptedServer(script=[garbage()] * 6) as server:
+        with ScriptedModel(script=[garbage()] * 6) as server:
             asyncio.run(run(server))
             assert server.requests
             return json.dumps(server.requests)

@@ -12,6 +12,8 @@ from datasolver.llm import parse_tool_arguments
 from datasolver.llm.repair import schema_brief
 from datasolver.toolkit.tool import unknown_tool_message
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 class Query(BaseModel):
     sql: str

@@ -19,6 +19,8 @@ from datasolver.llm.errors import (
 )
 from datasolver.llm.retry import parse_retry_after, retry_delay, should_retry
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 def _status(code: int, cls: type[LLMStatusError] = LLMStatusError, **headers: str) -> LLMStatusError:
     return cls(f"HTTP {code}", status_code=code, headers=headers)

@@ -7,6 +7,8 @@ import pytest
 from datasolver.llm import LLMConfigError, LLMSettings
 from datasolver.llm.constants import DEFAULT_MAX_RETRIES
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 def test_from_env_reads_the_three_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MODEL_API_URL", "http://model:8000/v1/")

@@ -13,6 +13,8 @@ from datasolver.llm.text_history import as_text_history, tools_prompt
 from datasolver.llm.text_calls import FORM_BARE, FORM_FUNCTIONS, FORM_HERMES, FORM_JSON, FORM_MISTRAL
 from pydantic import BaseModel
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 NAMES = {"explore_data", "read_solver", "edit_solver", "run_solver"}
 
 

@@ -8,6 +8,8 @@ from datasolver.agent import Limits
 from datasolver.pipeline.budget import TaskPlan, TimeBudget
 from datasolver.pipeline.task import task_limits
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 class Clock:
     def __init__(self) -> None:

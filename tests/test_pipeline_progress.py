@@ -7,9 +7,13 @@ import re
 
 from rich.console import Console
 
+import pytest
+
 from datasolver.pipeline import make_progress
 from datasolver.pipeline.progress import LogProgress, RichProgress
 from datasolver.pipeline.summary import TaskRecord
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 
 def _record(task_id, status, tokens, reason=None):

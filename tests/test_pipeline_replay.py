@@ -15,10 +15,11 @@ from datasolver.cli import cli
 from datasolver.examples import solver_handler
 from datasolver.examples.scripted import ScriptedAnswer
 from datasolver.examples.scripted import load_answers
-from datasolver.llm.fake import ScriptedServer
+from datasolver.llm.fake import SCRIPTED_BASE_URL
 from datasolver.llm.replay import ReplayCursor, exchanges_from_events
 from datasolver.pipeline.replay import last_run
 from datasolver.pipeline.replay_compare import first_divergence, make_normalizer
+from tests.helpers.askcli import cli_model
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "src" / "datasolver" / "examples"
 DEV_REPLAY_TASKS = 3
@@ -32,8 +33,8 @@ def record_run(input_dir: Path, answers: dict[str, ScriptedAnswer], out: Path, l
             "--no-doc-llm", "--direct-answer" if direct else "--no-direct-answer"]
     if tasks:
         args += ["--tasks", ",".join(tasks)]
-    with ScriptedServer(handler=solver_handler(answers)) as server:
-        result = CliRunner().invoke(cli, args + ["--api-url", server.base_url])
+    with cli_model(handler=solver_handler(answers)) as server:
+        result = CliRunner().invoke(cli, args + ["--api-url", SCRIPTED_BASE_URL])
         assert result.exit_code == 0, result.output
         assert server.errors == []
 

@@ -11,10 +11,11 @@ from click.testing import CliRunner
 
 from tests.helpers.agent import query_line
 from datasolver.cli import cli
-from datasolver.llm.fake import ScriptedServer, text, tool_call
+from datasolver.llm.fake import SCRIPTED_BASE_URL, text, tool_call
 from datasolver.pipeline.votes import SolveRecord, VotePolicy, choose
 from datasolver.solver.hashline import line_hash
 from datasolver.solver.scaffold import RESULT_LINE, render_solver
+from tests.helpers.askcli import cli_model
 from tests.helpers.solver import make_tiny_task
 
 RIGHT = 'result = run_sql("SELECT city, count(*) AS n FROM orders GROUP BY city")'
@@ -42,8 +43,8 @@ def run_votes(tmp_path: Path, codes: list[str], votes: int):
         return conversations[-1].pop(0)
 
     out, logs = tmp_path / "out", tmp_path / "logs"
-    with ScriptedServer(handler=handler) as server:
-        result = CliRunner().invoke(cli, ["run", str(inputs), str(out), "--api-url", server.base_url, "--model", "m",
+    with cli_model(handler=handler) as server:
+        result = CliRunner().invoke(cli, ["run", str(inputs), str(out), "--api-url", SCRIPTED_BASE_URL, "--model", "m",
                                           "--logs", str(logs), "--votes", str(votes), "--vote-temperature", "0.5",
                                           "--no-direct-answer"])  # each solve's turns are the tool loop's
         assert result.exit_code == 0, result.output

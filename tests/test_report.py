@@ -133,14 +133,15 @@ def test_highlighters_escape_and_mark_tokens():
 @pytest.mark.slow
 def test_a_run_with_report_writes_the_page_at_the_end(tmp_path):
     from datasolver.examples.scripted import load_answers, solver_handler
-    from datasolver.llm.fake import ScriptedServer
+    from datasolver.llm.fake import SCRIPTED_BASE_URL
+    from tests.helpers.askcli import cli_model
 
     examples = Path(__file__).resolve().parents[1] / "src" / "datasolver" / "examples"
     answers = load_answers(examples / "solutions.json", examples / "input")
-    with ScriptedServer(handler=solver_handler(answers)) as server:
+    with cli_model(handler=solver_handler(answers)):
         result = CliRunner().invoke(cli, [
             "run", str(examples / "input"), str(tmp_path / "out"), "--logs", str(tmp_path / "logs"),
-            "--api-url", server.base_url, "--model", "scripted", "--tasks", "task_demo_sales", "--report"])
+            "--api-url", SCRIPTED_BASE_URL, "--model", "scripted", "--tasks", "task_demo_sales", "--report"])
     assert result.exit_code == 0, result.output
     page = (tmp_path / "logs" / "report.html").read_text(encoding="utf-8")
     assert f"report: {tmp_path / 'logs' / 'report.html'}" in result.output

@@ -7,10 +7,13 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
 from datasolver.solver.publish import prediction_path
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 # task id: (its label, whether its prediction is right; None: no prediction)
 TASKS = {"t1": ("high", True), "t2": ("high", True), "t3": ("high", False), "t4": ("medium", True),

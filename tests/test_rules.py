@@ -18,6 +18,8 @@ from datasolver.rules.protocol import ResultShape, RuleContext
 from datasolver.rules.stages import HINTS, ON_EMPTY, ON_ERROR, ON_ROWS, apply_on_empty, apply_on_error, apply_on_rows
 from tests.helpers.datafiles import write_task
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 DOC = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
 
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from datasolver.sandbox import cgroup as sandbox_cgroup
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 V1_MOUNTS = """\
 30 25 0:26 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory

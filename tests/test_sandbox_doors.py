@@ -184,7 +184,7 @@ def test_planted_links_and_fifos_leak_nothing_and_hang_nothing_in_a_batch(
 
     from datasolver import examples
     from datasolver.examples import solver_handler
-    from datasolver.llm.fake import ScriptedServer
+    from datasolver.llm.fake import ScriptedModel
     from datasolver.pipeline import run_batch_sync
     from datasolver.report import write_report
     from tests.helpers.pipeline import copy_examples, make_config
@@ -196,7 +196,7 @@ def test_planted_links_and_fifos_leak_nothing_and_hang_nothing_in_a_batch(
     # the scripted model runs it once and answers.
     answers["task_demo_sales"] = dataclasses.replace(
         sales, mistake="never-named", mistaken_code=planting_code(kind) + sales.query_code())
-    with ScriptedServer(handler=solver_handler(answers)) as server:
+    with ScriptedModel(handler=solver_handler(answers)) as server:
         config = make_config(server, copy_examples(tmp_path), tmp_path, task_ids=("task_demo_sales",))
         summary = finishes(lambda: run_batch_sync(config))
     (record,) = summary.tasks

@@ -5,10 +5,14 @@ end of the file starts again from the top instead of being repeated."""
 
 from __future__ import annotations
 
+import pytest
+
 from datasolver.examples import solver_handler
 from datasolver.examples.scripted import ScriptedAnswer
 from datasolver.llm.fake.turns import ToolCalls
 from datasolver.solver.scaffold import query_code
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 SQL = "SELECT city, SUM(amount) AS total FROM orders GROUP BY city ORDER BY city"
 QUESTION = "What is the total amount per city?"

@@ -19,6 +19,8 @@ from datasolver.pipeline.votes import VotePolicy
 from datasolver.settings import (DOC, RULE, Rule, SettingsError, amount, check_settings, choice, count,
                                  settings_table, switch)
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 LLM = LLMSettings(base_url="http://x/v1", api_key=None, model="m")
 # The fields without a default, for a valid instance of each class.
 REQUIRED = {

@@ -9,7 +9,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import datasolver
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 PACKAGE = Path(datasolver.__file__).parent
 MAX_PARAMETERS = 6

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from datasolver.cli import cli
 from tests.helpers.solver import make_tiny_task
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
 
 def prepared(tmp_path: Path) -> Path:

@@ -15,6 +15,8 @@ from datasolver.solver.scaffold import QUERY_AREA_END, QUERY_AREA_START
 from datasolver.solver.hashline import line_hash, split_lines
 from tests.helpers.solver import call_json, make_tiny_task, result_line_address
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 @pytest.fixture
 def toolbox(tmp_path: Path):

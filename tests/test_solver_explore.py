@@ -12,6 +12,8 @@ from datasolver.solver import SolverToolbox, prepare_scratch
 from datasolver.solver.prepare import prepare_task
 from tests.helpers.solver import call_json, make_tiny_task
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 @pytest.fixture
 def toolbox(tmp_path: Path):

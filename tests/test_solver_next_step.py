@@ -14,6 +14,8 @@ from datasolver.solver.prepare import prepare_task
 from datasolver.solver.scaffold import RESULT_LINE
 from tests.helpers.solver import call_json, make_paper_task, result_line_address, set_query
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 @pytest.fixture
 def toolbox(tmp_path: Path):

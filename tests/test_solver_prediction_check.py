@@ -9,6 +9,8 @@ import pytest
 from datasolver.solver import prediction_check
 from datasolver.solver.prediction_check import check_prediction
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 CASES = [
         (b"a,b\n1,2\n3,4\n", (2, 2), [2, 2], None),
         (b"\xef\xbb\xbfa\n1\n", (1, 1), [1], None),  # BOM allowed

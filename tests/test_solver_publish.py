@@ -8,6 +8,8 @@ import pytest
 
 from datasolver.solver import STATUSES, has_prediction, prediction_path, publish_prediction
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 def test_publish_writes_the_one_prediction_path_atomically(tmp_path: Path) -> None:
     source = tmp_path / "workdir" / "prediction.csv"

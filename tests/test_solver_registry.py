@@ -8,6 +8,8 @@ import pytest
 
 from datasolver.solver.tools import SOLVER_TOOLS, tool_schemas
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 EXPECTED = {
     "explore_data": {"query": None, "limit": 50},
     "read_solver": {"offset": 1, "limit": 400},

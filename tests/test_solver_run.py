@@ -16,7 +16,8 @@ from datasolver.data import ScratchLayout
 from tests.helpers.solver import call_json, make_tiny_task, set_query
 
 # Every test runs cold and warm (forked from the fork server's zygote): tests/conftest.py.
-pytestmark = pytest.mark.usefixtures("sandbox_path")
+
+pytestmark = [pytest.mark.usefixtures("sandbox_path"), pytest.mark.fast]  # in-process: no server, CLI subprocess or wheel build
 
 needs_landlock = pytest.mark.skipif(landlock_abi() < 1, reason="Landlock is not available on this kernel")
 

@@ -7,6 +7,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 TESTS = Path(__file__).resolve().parent
 HELPERS = TESTS / "helpers"
 
@@ -118,7 +122,8 @@ def test_tests_use_public_names_only() -> None:
 
 
 def test_the_private_name_check_sees_each_way_in(tmp_path: Path) -> None:
-    module = tmp_path / "test_x.py"
+    (tmp_path / "tests").mkdir()
+    module = tmp_path / "tests" / "test_x.py"
     module.write_text(
         "from datasolver.video.keyframes import _events\n"
         "def test_x(monkeypatch, box):\n"
@@ -127,3 +132,66 @@ def test_the_private_name_check_sees_each_way_in(tmp_path: Path) -> None:
         "    monkeypatch.setattr('datasolver.llm.client._sleep', None)\n"
         "    os._exit(0); self._own = 1\n", encoding="utf-8")
     assert sorted(name for name, _ in private_uses(module)) == ["_catalog", "_events", "_run", "_sleep"]
+
+
+# The fast tier (`-m fast`, README): what a module marked `fast` may not use, as code (imports,
+# names, markers), never as words in a string: a server, a process of its own, a batch run or a
+# test marked slow belongs outside the tier.
+NOT_FAST_MODULES = ("subprocess", "multiprocessing")
+NOT_FAST_NAMES = ("ScriptedServer", "run_batch", "run_batch_sync", "Popen")
+# tests/helpers/agent.py and pipeline.py offer the server as a choice (`face=ScriptedServer`); a
+# fast module that took it would name ScriptedServer itself.
+SERVER_AS_A_CHOICE = ("uses ScriptedServer", "imports datasolver.llm.fake.ScriptedServer")
+
+
+def _not_fast(path: Path, root: Path = TESTS.parent) -> list[str]:
+    """What in `path` (a test module or a helper) starts a server, a process or a batch, or marks a
+    test slow."""
+    found = [f"imports {m}" for m, _ in _imported_modules(path, root)
+             if m.split(".")[0] in NOT_FAST_MODULES or m.rsplit(".", 1)[-1] in NOT_FAST_NAMES]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Name) and node.id in NOT_FAST_NAMES:
+            found.append(f"uses {node.id}")
+        elif isinstance(node, ast.Attribute) and node.attr in NOT_FAST_NAMES:
+            found.append(f"uses .{node.attr}")
+        elif (isinstance(node, ast.Attribute) and node.attr == "slow" and isinstance(node.value, ast.Attribute)
+              and node.value.attr == "mark"):
+            found.append("marks a test slow")
+    return sorted(set(found))
+
+
+def _marked_fast(path: Path) -> bool:
+    """Whether the module's `pytestmark` holds `pytest.mark.fast`."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets):
+            return "pytest.mark.fast" in ast.unparse(node.value)
+    return False
+
+
+def test_a_module_marked_fast_starts_no_server_process_or_batch_and_holds_no_slow_test() -> None:
+    """`-m fast` stays the in-process tier: its modules, and the helpers they import, use no
+    ScriptedServer (the scripted model answers at the client's transport), no subprocess and no
+    batch run, and mark no test slow."""
+    fast = [p for p in sorted(TESTS.glob("test_*.py")) if _marked_fast(p)]
+    assert len(fast) > 50, "the fast tier lost its modules"
+    offenders = []
+    for path in fast:
+        helpers = sorted({HELPERS / f"{m.split('.')[2]}.py" for m, _ in _imported_modules(path)
+                          if m.startswith("tests.helpers.") and (HELPERS / f"{m.split('.')[2]}.py").is_file()})
+        offenders += [f"{path.name}: {what}" for what in _not_fast(path)]
+        offenders += [f"{path.name} through {helper.name}: {what}" for helper in helpers
+                      for what in _not_fast(helper) if what not in SERVER_AS_A_CHOICE]
+    assert offenders == [], "a module marked fast must stay in-process:\n" + "\n".join(offenders)
+
+
+def test_the_fast_check_sees_a_server_a_process_and_a_slow_mark(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    module = tmp_path / "tests" / "test_x.py"
+    module.write_text(
+        "import subprocess\nimport pytest\nfrom datasolver.llm.fake import ScriptedServer\n\n"
+        "@pytest.mark.slow\ndef test_x():\n    'ScriptedServer and subprocess in words are fine'\n"
+        "    with ScriptedServer() as server:\n        subprocess.run(['true'])\n", encoding="utf-8")
+    assert _not_fast(module, tmp_path) == ["imports datasolver.llm.fake.ScriptedServer", "imports subprocess",
+                                 "marks a test slow", "uses ScriptedServer"]
+    module.write_text('"""Not a ScriptedServer, no subprocess, never pytest.mark.slow."""\n', encoding="utf-8")
+    assert _not_fast(module, tmp_path) == []

@@ -20,6 +20,8 @@ from datasolver.solver.tools import SOLVER_TOOLS
 from datasolver.toolkit import CallHooks, Tool, Toolbox, ToolOutcome, ToolResult, ToolRunner, hinted
 from datasolver.toolkit.tool import error_result
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 def lookup(ctx: dict, name: str, limit: Annotated[int, Field(ge=1)] = 5, tags: list[str] = []) -> ToolResult:  # noqa: B006
     """Look a name up.

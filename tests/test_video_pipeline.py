@@ -23,7 +23,7 @@ from datasolver.data import Catalog, ScratchLayout
 from datasolver.eval import score_files
 from datasolver.examples import solver_handler
 from datasolver.llm import LLMClient
-from datasolver.llm.fake import ScriptedServer, text
+from datasolver.llm.fake import ScriptedModel, ScriptedServer, text
 from datasolver.pipeline import run_batch_sync
 from datasolver.pipeline.video import prepare_task_video
 from datasolver.solver.prepare import prepare_task
@@ -35,7 +35,7 @@ pytestmark = pytest.mark.xdist_group("video-example")  # one worker analyses the
 JUDGE_MARK = "does this task's video directly show the final answer"
 
 
-def _first_solver_prompt(server: ScriptedServer) -> str:
+def _first_solver_prompt(server: ScriptedModel) -> str:
     body = next(b for b in server.requests if b.get("tools"))
     user = next(m for m in body["messages"] if m["role"] == "user")
     content = user["content"]
@@ -141,11 +141,11 @@ def test_judge_makes_n_independent_calls_and_takes_the_majority() -> None:
         assert JUDGE_MARK in request["messages"][0]["content"]
         return text(next(answers))
 
-    async def judge(server: ScriptedServer):
+    async def judge(server: ScriptedModel):
         async with LLMClient(settings_for(server)) as client:
             return await judge_video(client, "How many orders?", "[00:01.0] FRAME 1\n  orders | 42", calls=3)
 
-    with ScriptedServer(handler=handler) as server:
+    with ScriptedModel(handler=handler) as server:
         verdict = asyncio.run(judge(server))
         assert len(server.requests) == 3
         assert all(r["temperature"] > 0 for r in server.requests)
@@ -163,7 +163,7 @@ def test_broken_media_is_a_note_and_the_task_goes_on(tmp_path: Path, monkeypatch
     video_dir.mkdir()
     (video_dir / "broken.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"\x17" * 4000)
     (video_dir / "empty.webm").write_bytes(b"")
-    with ScriptedServer(handler=solver_handler(examples.demo_answers())) as server:
+    with ScriptedModel(handler=solver_handler(examples.demo_answers())) as server:
         summary = run_batch_sync(make_config(server, source, tmp_path))
     assert summary.counts()["solved"] == 1
     events = [json.loads(line) for line in (tmp_path / "logs" / "task_demo_sales" / "trace.jsonl").read_text().splitlines()]

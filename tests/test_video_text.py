@@ -9,6 +9,8 @@ from datasolver.video.numbers import numbers_in
 from datasolver.video.layout import group_rows, has_new_token, layout_text, reading_text
 from datasolver.video.ocr import TextBox
 
+pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
 
 def box(text: str, x: float, y: float, w: float = 60, h: float = 20) -> TextBox:
     return TextBox(text, 0.99, x, y, x + w, y + h)
