@@ -4,6 +4,8 @@ one way: a SettingsError (the room's own subclass) naming the class, the field a
 from __future__ import annotations
 
 import dataclasses
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +19,7 @@ from datasolver.pipeline.config import RunConfig
 from datasolver.pipeline.errors import RunConfigError
 from datasolver.pipeline.votes import VotePolicy
 from datasolver.settings import (DOC, RULE, Rule, SettingsError, amount, check_settings, choice, count,
-                                 settings_table, switch)
+                                 setting, settings_table, switch)
 
 pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 
@@ -98,8 +100,14 @@ def test_a_field_without_its_doc_is_refused_when_declared():
 
 def test_the_table_spells_defaults_as_people_read_them():
     table = settings_table(Limits)
-    assert "| `context_token_budget` | 48,000 | " in table and "| `deadline` | None | " in table
-    assert "| `clock` | `time.monotonic` | " in table
+    assert "| `context_token_budget` | 48,000 | " in table and "| `task_token_budget` | None | " in table
+
+    # No settings class has a callable default since Limits.clock moved to Deadline (not a setting).
+    @dataclass(frozen=True)
+    class Timed:
+        clock: Callable[[], float] = setting(time.monotonic, "what the deadline is measured on")
+
+    assert "| `clock` | `time.monotonic` | " in settings_table(Timed)
     from datasolver.sandbox import SandboxLimits
 
     assert "| `memory_bytes` | 8 GiB | " in settings_table(SandboxLimits)
