@@ -66,7 +66,8 @@ def test_api_key_file_flag_and_env(data: Path, tmp_path: Path, monkeypatch: pyte
     key_file = tmp_path / "key.txt"
     key_file.write_text(KEY + "\n", encoding="utf-8")
     # Three replies a question: the direct request (no query in it: the loop starts), then an answer no
-    # query backs is sent back once before it is given (marked).
+    # query backs is sent back once before it is given (marked). Before them each question checks the
+    # endpoint (its model list and a one-token request, answered by the server itself): the key goes there too.
     with ScriptedServer([text("Ten.")] * 6) as server:
         args = ["ask", str(data), "How much in the North?", "--api-url", server.base_url, "--model", "fake-model"]
         result = CliRunner().invoke(cli, [*args, "--api-key-file", str(key_file)])
@@ -75,7 +76,8 @@ def test_api_key_file_flag_and_env(data: Path, tmp_path: Path, monkeypatch: pyte
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 0, result.output
         sent = [_authorization(r) for r in server.records]
-        assert len(sent) == 6 and set(sent) == {f"Bearer {KEY}"}
+        assert len(server.requests) == 6 and server.preflights == 2
+        assert len(sent) > 6 and set(sent) == {f"Bearer {KEY}"}
     empty = tmp_path / "empty.txt"
     empty.write_text("\n", encoding="utf-8")
     result = CliRunner().invoke(cli, [*args, "--api-key-file", str(empty)])
