@@ -72,7 +72,7 @@ async def run_batch(
     todo, done = split_for_resume(tasks, config.output_dir, force=config.force)
     facts = ServerFacts(config.settings.context_window)  # what the endpoint shows of itself, for every task
     if todo:
-        summary.preflight = await _preflight(config, facts, progress, warm=solver is None)
+        summary.preflight = await _preflight(config, facts, progress, warm=solver is solve_task)
     _make_folders(config)
     keep_earlier_summary(config.logs_dir)
     for task in done:
