@@ -30,9 +30,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-import sqlglot
-from sqlglot import exp
-
 from datasolver.clip import clip
 from datasolver.data.errors import DataError
 from datasolver.data.names import quote_ident, quote_literal
@@ -885,6 +882,11 @@ def respell_filters(sql: str, links: QuestionLinks) -> tuple[str, list[str]] | N
     """
     if len(sql) > RESPELL_SQL_CHARS or not links.values:
         return None
+    # ~0.3 CPU-s to import, and this module is on every task's path (data/question_shape reads
+    # date_mentions from it): sqlglot only for a query being respelt.
+    import sqlglot
+    from sqlglot import exp
+
     try:
         trees = [t for t in sqlglot.parse(sql, read="duckdb") if t is not None]
     except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError, RecursionError):
