@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from datasolver.cli import cli
 from datasolver.data import Catalog
-from datasolver.data.pg_dates import rewrite_pg_dates
+from datasolver.data.pg_dates import read_dates_as_text, rewrite_pg_dates
 from datasolver.data.sql_repair import widen_float_casts
 
 pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
@@ -73,6 +73,37 @@ def test_each_idiom_runs_rewritten_and_gives_its_value(folder: Path, sql: str, e
         assert relation.rewrites == []
     else:
         assert any(rewrite in note for note in relation.rewrites), relation.rewrites
+
+
+# The loader types `s` (05/03/2024, 31/12/2023: the 31 settles the order) as DATE; the same dates as text.
+TEXT_DATES = "(SELECT id, strftime(s, '%d/%m/%Y') AS s FROM t) AS t"
+DATE_TEMPLATES = [(sql, expected, rewrite) for sql, expected, rewrite in IDIOMS
+                  if any(f in sql.lower() for f in ("to_date", "to_timestamp", "str_to_date"))]
+
+
+def test_the_fixtures_slash_dates_are_typed_date(folder: Path) -> None:
+    with Catalog.open(folder) as catalog:
+        assert ("s", "DATE") in [row[:2] for row in catalog.sql("DESCRIBE t").fetch(10).rows]
+        assert catalog.sql(f"SELECT typeof(s) FROM {TEXT_DATES} LIMIT 1").fetch(1).rows == [("VARCHAR",)]
+
+
+@pytest.mark.parametrize(("sql", "expected", "rewrite"), DATE_TEMPLATES)
+def test_a_date_template_reads_a_text_column_and_a_date_column_alike(folder: Path, sql: str, expected: list,
+                                                                     rewrite: str) -> None:
+    assert len(DATE_TEMPLATES) == 3
+    with Catalog.open(folder) as catalog:
+        relation = catalog.sql(sql.replace("FROM t", f"FROM {TEXT_DATES}"))
+        assert [row[0] for row in relation.fetch(10).rows] == expected
+    assert any(rewrite in note for note in relation.rewrites), relation.rewrites
+    assert not any("ISO" in note for note in relation.rewrites)  # text in the template's order: read as written
+
+
+def test_a_strptime_template_also_reads_iso_text() -> None:
+    sql, notes = read_dates_as_text("SELECT STRPTIME(s || ' 10', '%d/%m/%Y %H'), strptime(x, '%H:%M') FROM t")
+    assert sql == ("SELECT STRPTIME(CAST(s || ' 10' AS VARCHAR), ['%d/%m/%Y %H', '%Y-%m-%d %H', '%Y-%m-%d', "
+                   "'%Y-%m-%d %H:%M:%S', '%Y-%m-%d %H:%M:%S.%f']), strptime(x, '%H:%M') FROM t")  # no date: as is
+    assert len(notes) == 1
+    assert read_dates_as_text("SELECT strptime(s, '%d %H %m/%Y') FROM t")[1] == []  # an hour inside the date
 
 
 def test_the_cli_shows_the_rewrite(folder: Path) -> None:

@@ -13,9 +13,16 @@ becomes its strftime/strptime code, and what strftime has no code for is compute
 
 `"text"` in a template is literal; any other character is copied. A call whose template is not a
 string literal, or is a number template (`999.99`), is left alone.
+
+A value read with a text template may already be a date: the loader types `05/03/2024` as DATE
+where the column settles the order. `read_dates_as_text` makes each `strptime(x, 'fmt')` (written
+by the rewrites above or by the transpiler) take either: `x` as text, read with its template or as
+the ISO text DuckDB gives a DATE or a TIMESTAMP.
 """
 
 from __future__ import annotations
+
+import re
 
 from datasolver.data.names import quote_literal
 from datasolver.data.sql_tokens import Token, tokenize
@@ -61,6 +68,56 @@ def rewrite_pg_dates(sql: str) -> tuple[str, list[str]]:
         out.append(tokens[i].text)
         i += 1
     return "".join(out), [f"PostgreSQL {n}(…, template) → strftime/strptime" for n in dict.fromkeys(done)]
+
+
+# strptime codes of a date's day, month and year; the ISO text DuckDB writes a DATE or TIMESTAMP as.
+_DAY, _MONTH, _YEAR = ("%d", "%-d", "%e"), ("%m", "%-m", "%b", "%B"), ("%Y",)
+_DATE_CODE = re.compile(r"%-?[a-zA-Z]")
+_ISO_DATE = "%Y-%m-%d"
+_ISO_TIMESTAMPS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M:%S.%f")
+_PARSERS = ("strptime", "try_strptime")
+
+
+def read_dates_as_text(sql: str) -> tuple[str, list[str]]:
+    """`sql` with each `strptime(x, 'fmt')` (and try_strptime) whose template reads a day, a month and
+    a year as `strptime(CAST(x AS VARCHAR), ['fmt', <fmt with its date as ISO>, <ISO timestamps>])`,
+    and a note: `x` may be a DATE or TIMESTAMP column (strptime takes text only) whose text is ISO."""
+    tokens = tokenize(sql)
+    out: list[str] = []
+    done = False
+    i = 0
+    while i < len(tokens):
+        name = tokens[i].text.lower() if tokens[i].kind == "word" else ""
+        call = _call(tokens, i) if name in _PARSERS else None
+        if call is not None:
+            args, end = call
+            template = _template(args[1]) if len(args) == 2 else None
+            formats = _iso_alternatives(template) if template is not None else None
+            if formats is not None:
+                value = "".join(t.text for t in args[0]).strip()
+                listed = ", ".join(quote_literal(f) for f in formats)
+                out.append(f"{tokens[i].text}(CAST({value} AS VARCHAR), [{listed}])")
+                done = True
+                i = end + 1
+                continue
+        out.append(tokens[i].text)
+        i += 1
+    return "".join(out), ["a date read from text also read as a DATE or TIMESTAMP's ISO text"] if done else []
+
+
+def _iso_alternatives(template: str) -> list[str] | None:
+    """The template, it with its day, month and year (with what stands between them) as ISO, and
+    ISO's timestamps; None unless the template reads all three and nothing else between them."""
+    codes = list(_DATE_CODE.finditer(template))
+    dated = [m for m in codes if m.group() in _DAY + _MONTH + _YEAR]
+    if not (any(m.group() in _DAY for m in dated) and any(m.group() in _MONTH for m in dated)
+            and any(m.group() in _YEAR for m in dated)) or len(dated) != 3:
+        return None
+    start, end = dated[0].start(), dated[-1].end()
+    if any(start < m.start() < end and m not in dated for m in codes):
+        return None  # a time or weekday between the date's parts: no ISO spelling of it
+    iso = template[:start] + _ISO_DATE + template[end:]
+    return list(dict.fromkeys([template, iso, _ISO_DATE, *_ISO_TIMESTAMPS]))
 
 
 def _call(tokens: list[Token], i: int) -> tuple[list[list[Token]], int] | None:

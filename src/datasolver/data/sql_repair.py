@@ -13,7 +13,8 @@ The SQL is always run as given first. Only when DuckDB rejects it do we try, in 
 4. a sqlglot transpile from the dialect the SQL's telltale features point at
    (T-SQL, MySQL, SQLite, PostgreSQL: its date templates by `pg_dates` first), each also
    given step 2. ``ISNULL`` reads by its arguments: one is MySQL's ``x IS NULL``, two T-SQL's
-   ``COALESCE``.
+   ``COALESCE``; a date template it reads with `strptime` also takes a DATE or TIMESTAMP value
+   (its ISO text), since the loader types `31/12/2023` as DATE (``pg_dates.read_dates_as_text``).
 
 Before the first run one rewrite always applies: a cast to `float`/`real` (`x::float`,
 `CAST(x AS REAL)`) becomes DOUBLE (`widen_float_casts`): PostgreSQL's `float` is 8 bytes and
@@ -39,7 +40,7 @@ import duckdb
 
 from datasolver.data.errors import CellTooLarge, QueryInterrupted
 from datasolver.data.names import quote_ident
-from datasolver.data.pg_dates import rewrite_pg_dates
+from datasolver.data.pg_dates import read_dates_as_text, rewrite_pg_dates
 from datasolver.data.sql_tokens import Token, significant, tokenize, unquote
 
 T = TypeVar("T")
@@ -591,9 +592,13 @@ def execute_with_repair(
                 yield valued, notes + more + values
         for dialect, text in transpile_dialect(sql, cols() if has_quoted(sql) else ()):
             yield text, [f"transpiled from {dialect}"]
+            more = []
             if has_quoted(text):
-                fixed, more = fix_whitespace_columns(text, cols())
-                yield fixed, [f"transpiled from {dialect}", *more]
+                text, more = fix_whitespace_columns(text, cols())
+                yield text, [f"transpiled from {dialect}", *more]
+            dated, read = read_dates_as_text(text)  # a template read over a column typed DATE
+            if read:
+                yield dated, [f"transpiled from {dialect}", *more, *read]
 
     attempts: list[RepairAttempt] = []
     further: Exception | None = None  # the first rewrite's error past the parser, when the SQL did not parse
