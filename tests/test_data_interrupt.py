@@ -117,6 +117,22 @@ def test_sql_command_timeout(task):
     assert "timed out after 0.2 s" in result.output
 
 
+def test_a_timeout_whose_stopper_starts_late_still_closes_the_catalog(task, monkeypatch):
+    # The timer's thread descheduled between listing its stopper and starting it (a busy machine):
+    # the interrupted query ended and close() joined a thread not yet started (RuntimeError).
+    start = threading.Thread.start
+
+    def late_start(thread: threading.Thread) -> None:
+        if "_keep_stopping" in thread.name:
+            time.sleep(0.5)
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", late_start)
+    result = CliRunner().invoke(cli, ["sql", "--timeout", "0.2", str(task), RUNAWAY])
+    assert result.exit_code == 1, repr(result.exception)
+    assert "timed out after 0.2 s" in result.output
+
+
 def test_explore_data_stops_at_its_timeout(task, tmp_path):
     scratch = prepare_task(task, tmp_path / "scratch")
     with SolverToolbox(ScratchLayout.of(scratch), limits=SandboxLimits(timeout_s=0.2)) as toolbox:

@@ -489,13 +489,15 @@ class Catalog:
             self._stopped = reason
             op = self._op
             self._interrupt_connections()
-        if first:
-            # DuckDB ignores an interrupt that arrives between two statements (or while a
-            # connection is being reopened after a load), so keep interrupting until the
-            # operation has ended.
-            stopper = threading.Thread(target=self._keep_stopping, args=(op,), daemon=True)
-            self._stoppers.append(stopper)
-            stopper.start()
+            if first:
+                # DuckDB ignores an interrupt that arrives between two statements (or while a
+                # connection is being reopened after a load), so keep interrupting until the
+                # operation has ended. Listed once started, under the state lock: close() joins
+                # what it lists (a thread listed before its start made join() raise, when the
+                # interrupted query and close() ran between the two on a busy machine).
+                stopper = threading.Thread(target=self._keep_stopping, args=(op,), daemon=True)
+                stopper.start()  # it sleeps STOP_REPEAT_S before it takes the state lock
+                self._stoppers.append(stopper)
         return True
 
     def _keep_stopping(self, op: int) -> None:
@@ -1026,7 +1028,9 @@ class Catalog:
             self._finalizer()
         finally:
             self._lock.release()
-        for stopper in self._stoppers:
+        with self._state:
+            stoppers = list(self._stoppers)
+        for stopper in stoppers:
             stopper.join(CLOSE_WAIT_S)
 
     def __enter__(self) -> Catalog:
