@@ -46,8 +46,10 @@ SCRIPT = textwrap.dedent(
                                 log_dir=run.layout.tmp, limits=SandboxLimits(timeout_s=300))
         raise AssertionError("the sandboxed run should have been stopped")
 
-    import datasolver.pipeline.task as task_module
-    task_module.default_solver = lambda: sleeper
+    # `run` with this solver in place of the agent's (the setup's solver; solve_task by default).
+    import functools
+    import datasolver.cli.run_cmds as run_cmds
+    run_cmds.run_batch_sync = functools.partial(run_cmds.run_batch_sync, solver=sleeper)
     cli(sys.argv[3:])
     """
 )
