@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from datasolver.data.question_shape import MAX_QUESTION_CHARS, QuestionShape, read_question
+from datasolver.data.question_shape import SHAPE_CHARS, QuestionShape, read_question
 from datasolver.data.tasks import Task
 
 pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
@@ -44,9 +44,9 @@ def test_the_shape_keeps_the_dates_it_read() -> None:
 
 
 def test_only_the_first_characters_are_read() -> None:
-    padded = "x" * MAX_QUESTION_CHARS + " What share of orders were returned?"
+    padded = "x" * SHAPE_CHARS + " What share of orders were returned?"
     shape = read_question(padded)
-    assert len(shape.text) == MAX_QUESTION_CHARS and not shape.ratio and not shape.quantity
+    assert len(shape.text) == SHAPE_CHARS and not shape.ratio and not shape.quantity
 
 
 def test_the_shape_is_frozen_and_the_task_carries_it_read_once(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@
 Rules (documented in docs/ask.md): invisible and control characters go; whitespace collapses;
 a leading label ("Question:", "Q:", "问题：") and wrapping quotes or backticks go; runs of ? and !
 shrink to one; a sentence repeated word for word is kept once (also a whole question pasted
-twice). A question with nothing left that is a letter, digit or CJK character is empty.
+twice); past `data.tasks.MAX_QUESTION_CHARS` characters the rest is left out, with a line saying so. A question with nothing left that is a letter, digit or CJK character is empty.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from functools import cached_property
 
 from datasolver.ask.errors import EmptyQuestion
 from datasolver.data.question_shape import QuestionShape, read_question
+from datasolver.data.tasks import MAX_QUESTION_CHARS, capped_question
 
 _INVISIBLE = re.compile(r"[\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\ufeff\u00ad]")
 _LABEL = re.compile(r"^(?:question|q|query|ask|问题|问)\s*[:：]\s*", re.IGNORECASE)
@@ -67,6 +68,9 @@ def clean_question(raw: str | None) -> CleanQuestion:
     text, dropped = _drop_repeats(text)
     if dropped:
         notes.append(f"dropped {dropped} repeated sentence(s)")
+    if len(text) > MAX_QUESTION_CHARS:
+        notes.append(f"kept the first {MAX_QUESTION_CHARS:,} of the question's {len(text):,} characters")
+        text = capped_question(text)
     return CleanQuestion(text, original, notes)
 
 

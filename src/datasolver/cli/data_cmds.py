@@ -11,7 +11,7 @@ from datasolver.cli.input_options import encoding_option, follow_outside_links, 
 from datasolver.cli.load_progress import run_catalog_work
 from datasolver.data import Catalog, TableCache, render_notes
 from datasolver.data.cache_fill import BACKGROUND_BYTES, FillJob, fill_later
-from datasolver.data.errors import ResultTooLarge
+from datasolver.data.errors import QueryInterrupted, ResultTooLarge
 from datasolver.data.results import FORMATS, QueryResult, format_result, listing_json, rewrites_note
 from datasolver.documents.cache import CACHE_ENV, document_tables
 from datasolver.terminal import printable
@@ -38,12 +38,15 @@ _doc_cache_option = click.option(
               help="Print one JSON object instead: every table with its rows, columns and their types (types once "
                    "loaded: with --no-load, only those of tables in the table cache), then the files not read and the "
                    "notes, each with its reason.")
+@click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_SQL_TIMEOUT_S, show_default=True,
+              metavar="SECONDS", help="Stop loading after this long (0 = no limit): the tables not loaded by then "
+                                      "are listed from their headers and metadata, with a note.")
 @_doc_cache_option
 @encoding_option
 @header_row_option
 @table_cache_option
-def tables_command(task_dir: Path, no_load: bool, as_json: bool, doc_cache: str | None, encoding: str | None,
-                   header_row: int | None, table_cache: str | None) -> None:
+def tables_command(task_dir: Path, no_load: bool, as_json: bool, timeout: float, doc_cache: str | None,
+                   encoding: str | None, header_row: int | None, table_cache: str | None) -> None:
     """List every table of TASK_DIR (a task folder or any data folder).
 
     One line per table: canonical name, rows (~ = estimated, ? = unknown without loading),
@@ -57,8 +60,13 @@ def tables_command(task_dir: Path, no_load: bool, as_json: bool, doc_cache: str 
     with document_tables(task_dir, cache=doc_cache, extract=not no_load) as docs, \
             Catalog.open(task_dir, extra_derived=docs.extra_derived, encoding=encoding, header_row=header_row,
                          table_cache=TableCache.from_setting(table_cache)) as catalog:
+        stopped_note = None
         if not no_load:
-            run_catalog_work(catalog, catalog.load)
+            try:
+                run_catalog_work(catalog, lambda: catalog.load(timeout_s=timeout or None))
+            except QueryInterrupted:
+                stopped_note = (f"loading stopped at the {timeout:g} s timeout; tables not loaded by then show "
+                                "what their headers and metadata tell (--timeout SECONDS, 0 = no limit)")
         infos = catalog.tables()
         reused = catalog.reused_tables()
         cache_note = (f"{len(reused)} of {len(infos)} table(s) read from the table cache ({catalog.table_cache.root}), "
@@ -66,7 +74,7 @@ def tables_command(task_dir: Path, no_load: bool, as_json: bool, doc_cache: str 
         if as_json:
             unreadable = [(i.path, i.reason) for i in catalog.skipped] + [(d.source, d.reason) for d in docs.unread]
             notes = [(i.path, i.reason) for i in catalog.notes] + [(None, line) for line in docs.warnings + docs.notes]
-            notes += [(None, cache_note)] if cache_note else []
+            notes += [(None, note) for note in (cache_note, stopped_note) if note]
             click.echo(listing_json(infos, unreadable, notes), nl=False)
             return
         width = max((len(i.name) for i in infos), default=4)
@@ -89,8 +97,9 @@ def tables_command(task_dir: Path, no_load: bool, as_json: bool, doc_cache: str 
             click.echo(printable(f"note: {item.path}: {item.reason}"))
         for line in docs.warnings + docs.notes:
             click.echo(printable(f"note: {line}"))
-        if cache_note:
-            click.echo(printable(f"note: {cache_note}"))
+        for note in (cache_note, stopped_note):
+            if note:
+                click.echo(printable(f"note: {note}"))
 
 
 class _SqlCommand(click.Command):

@@ -7,6 +7,7 @@ import os
 import click
 
 from datasolver.data.input_files import FOLLOW_OUTSIDE_ENV, FOLLOW_OUTSIDE_FLAG
+from datasolver.data.table_cache import DEFAULT_MAX_BYTES, MAX_ENV as CACHE_MAX_ENV
 
 
 def _allow(ctx: click.Context, param: click.Parameter, value: bool) -> None:
@@ -37,5 +38,6 @@ table_cache_option = click.option(
     "--table-cache", metavar="DIR|off",
     help="Where loaded tables are kept for the next command on the same unchanged files (a DuckDB file per "
          "table, reused while its file's size, times and sampled content hash match); `off`: load into a "
-         "temporary file each time. Default: $DATASOLVER_TABLE_CACHE, else ~/.cache/datasolver/tables. Safe to "
-         "delete; the input folder is never written.")
+         "temporary file each time. Default: $DATASOLVER_TABLE_CACHE, else ~/.cache/datasolver/tables. At most "
+         f"${CACHE_MAX_ENV} bytes in all (e.g. 2G; default {DEFAULT_MAX_BYTES >> 30}G): past it the least recently "
+         "used tables are removed. Safe to delete; the input folder is never written.")

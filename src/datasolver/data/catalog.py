@@ -43,7 +43,7 @@ from datasolver.data.encoding import check_codec
 from datasolver.data.error_hints import error_hints
 from datasolver.data.errors import DataError, QueryError, QueryInterrupted, SourceSkipped, SourceStopped, UnknownTable
 from datasolver.data.files import ContextFiles, list_context_files
-from datasolver.data.guard import check_read_only, lists_the_catalog, locked_connection_config
+from datasolver.data.guard import check_read_only, lists_the_catalog, locked_connection_config, shows_how_tables_are_read
 from datasolver.data.input_files import read_prepared_record
 from datasolver.data.input_limits import InputBudget, InputLimits
 from datasolver.data.layout import DERIVED, ScratchLayout, TaskFolder
@@ -563,6 +563,9 @@ class Catalog:
         """Load the tables named that are not loaded yet. With `scan`, a table DuckDB can read
         itself is read straight from its file by the queries instead (scan_before_load)."""
         pending = [n for n in names if not self._entries[n].loaded and not self._entries[n].error]
+        if pending or self._ro is None:  # the query connection (re)opens: every cached file it attaches must be there
+            self._forget_evicted()
+            pending = [n for n in names if not self._entries[n].loaded and not self._entries[n].error]
         if scan:
             if self._scan_first([self._entries[n] for n in pending if not self._entries[n].scanned]):
                 self._close_read_only()  # reopened with views over the files it now reads
@@ -589,6 +592,14 @@ class Catalog:
         finally:
             with self._state:
                 self._activity = None
+
+    def _forget_evicted(self) -> None:
+        """Tables whose table-cache file is gone (the cache's size cap removed it in another process)
+        count as not loaded, so that the next query that names one loads it again (one the query
+        connection has attached stays readable while it is open: the file lives on until closed)."""
+        for entry in self._entries.values():
+            if entry.stored is not None and not os.path.exists(entry.stored.db):
+                entry.stored, entry.loaded, entry.shape, entry.reused = None, False, None, False
 
     def _loader(self, path: Path | str, entries: list[_Entry], folders: tuple[Path, ...] = ()) -> duckdb.DuckDBPyConnection:
         """A writable connection on `path` that may read only the files these entries' sources read,
@@ -766,6 +777,7 @@ class Catalog:
     def _reader(self) -> duckdb.DuckDBPyConnection:
         """The read-only connection (call with self._lock held), opened again after a load."""
         if self._ro is None:
+            self._forget_evicted()
             if not self._db_path.exists():  # nothing loaded yet: an empty database to read
                 duckdb.connect(str(self._db_path), config=self._config(OPEN_CONFIG)).close()
             ro = self._open_read_only()
@@ -849,7 +861,8 @@ class Catalog:
                        timeout_s: float | None) -> RepairOutcome[T]:
         with self._lock, self._operation(timeout_s):
             referenced = self.referenced_tables(sql)
-            self._ensure_loaded(referenced, scan=self._scan_before_load)
+            # A plan or a view's SQL over a file read straight would name the file's path: load first.
+            self._ensure_loaded(referenced, scan=self._scan_before_load and not shows_how_tables_are_read(sql))
             try:
                 return self._run_loaded(sql, fetch, referenced)
             except _ScanFailed:
@@ -1002,14 +1015,25 @@ class Catalog:
             self._values = ValueIndex.build(self)
         return self._values
 
-    def own_rows(self, sql: str) -> list[tuple]:
-        """Every row of the engine's own SQL (profiles, lint checks), never a user's: no guard, no
-        repair, no row cap, over tables already loaded. DuckDB's errors become a QueryError."""
+    def own_rows(self, sql: str, timeout_s: float | None = None) -> list[tuple]:
+        """Every row of the engine's own SQL (profiles, lint checks, the value index), never a user's:
+        no guard, no repair, no row cap, over tables already loaded. DuckDB's errors become a
+        QueryError. With `timeout_s` the query is one operation of its own, interrupted after that
+        long (QueryInterrupted), like `interrupt()`; without it, it is not timed."""
         with self._lock:
-            try:
-                return self._reader().execute(sql).fetchall()
-            except duckdb.Error as exc:
-                raise QueryError(compact_error(exc, sql), sql) from exc
+            if timeout_s is None:
+                try:
+                    return self._reader().execute(sql).fetchall()
+                except duckdb.Error as exc:
+                    raise QueryError(compact_error(exc, sql), sql) from exc
+            with self._operation(timeout_s), _interruptible(self, sql):
+                self._check_stopped(sql)
+                try:
+                    return self._reader().execute(sql).fetchall()
+                except duckdb.InterruptException:
+                    raise
+                except duckdb.Error as exc:
+                    raise QueryError(compact_error(exc, sql), sql) from exc
 
     # ----------------------------------------------------------------- lifecycle
     def close(self) -> None:

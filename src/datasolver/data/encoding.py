@@ -18,6 +18,12 @@ The first reading whose share is at least one half wins, GB18030 before Windows-
 and its share is no lower (what this engine did before: Chinese files keep loading as they did); a
 GB18030 reading must also decode the whole file. When no reading is convincing the file is read as
 UTF-8 with the bad bytes replaced by U+FFFD, and said so. `--encoding` overrides the choice.
+
+Every step is linear in the bytes it reads, so no file can hold a command: the evidence lines are
+found by searching for a non-ASCII byte and taking its line whole (`_NonAsciiLines`; a regular
+expression for "a line holding a high byte" had restarted at every position of a long line without
+one: a 48 KiB header-and-one-line file took 20-40 s, holding the GIL), and the stop flag (Ctrl-C, a
+timeout, a task's deadline) is seen every CHUNK bytes and between the readings' scores.
 """
 
 from __future__ import annotations
@@ -31,11 +37,11 @@ from pathlib import Path
 
 from datasolver.data.errors import DataError, SourceStopped
 
-CHUNK = 1 << 20
+CHUNK = 1 << 20  # read at a time; the stop flag is seen between chunks
 EVIDENCE_BYTES = 2 << 20  # non-ASCII lines collected as evidence (the file is read until this much is found)
 SCAN_LIMIT = 256 << 20  # how far into a file the evidence is looked for
 WINNING_SHARE = 0.5
-_NON_ASCII_LINE = re.compile(rb"[^\n]*[\x80-\xff][^\n]*")
+_HIGH_BYTE = re.compile(rb"[\x80-\xff]")
 _WORD = re.compile(r"[^\W\d_]+")
 # Typographic symbols a Western file plausibly holds (Windows-1252's extra characters and Latin-1's common ones).
 _WESTERN_SYMBOLS = frozenset("’‘“”„‚–—…•€£¥¢°±²³µ·×÷«»¿¡§©®™¼½¾‰†‡\u00a0")
@@ -113,7 +119,7 @@ def choose_encoding(path: Path, forced: str | None = None, stop: Stop = lambda: 
     if _decodes(path, "utf-8", stop):
         return EncodingChoice("utf-8")
     return _by_evidence(_collect_evidence(path, stop), gb_whole=lambda: _decodes(path, "gb18030", stop),
-                        cp1252_whole=lambda: _decodes(path, "cp1252", stop))
+                        cp1252_whole=lambda: _decodes(path, "cp1252", stop), stop=stop)
 
 
 @dataclass
@@ -125,8 +131,8 @@ class _Scores:
 
 
 def _by_evidence(lines: bytes, gb_whole: Callable[[], bool] | None,
-                 cp1252_whole: Callable[[], bool] | None = None) -> EncodingChoice:
-    scores = _score(lines)
+                 cp1252_whole: Callable[[], bool] | None = None, stop: Stop = lambda: False) -> EncodingChoice:
+    scores = _score(lines, stop)
     if scores.utf8 >= WINNING_SHARE:
         return EncodingChoice("utf-8", True, "undecodable bytes replaced by U+FFFD (the rest of the file is UTF-8)")
     gb_wins = scores.gb >= WINNING_SHARE and scores.gb >= scores.western
@@ -141,17 +147,25 @@ def _by_evidence(lines: bytes, gb_whole: Callable[[], bool] | None,
                                          "Windows-1252 fits; --encoding chooses one)")
 
 
-def _score(lines: bytes) -> _Scores:
-    """Each reading's share of plausible non-ASCII characters in `lines` (0 when it has none)."""
+def _score(lines: bytes, stop: Stop = lambda: False) -> _Scores:
+    """Each reading's share of plausible non-ASCII characters in `lines` (0 when it has none). Up to
+    about a second a reading on EVIDENCE_BYTES: the stop flag is seen between readings."""
     text8 = lines.decode("utf-8", errors="replace")
     bad8 = text8.count("\ufffd")
     good8 = sum(1 for ch in text8 if ord(ch) > 127) - bad8
+    _check(stop)
     gb_text = lines.decode("gb18030", errors="replace")
     gb_chars = [ch for ch in gb_text if ord(ch) > 127]
     gb_good = sum(1 for ch in gb_chars if _common_chinese(ch))
+    _check(stop)
     western_text = lines.decode("cp1252", errors="replace").replace("\ufffd", "\x81")
     good_w, total_w, example = _western(western_text)
     return _Scores(_share(good8, good8 + bad8), _share(gb_good, len(gb_chars)), _share(good_w, total_w), example)
+
+
+def _check(stop: Stop) -> None:
+    if stop():
+        raise SourceStopped("stopped while choosing the encoding")
 
 
 def _share(good: int, total: int) -> float:
@@ -192,29 +206,92 @@ def _latin_letter(word: str) -> bool:
 
 
 def _non_ascii_lines(raw: bytes) -> bytes:
-    return b"\n".join(_NON_ASCII_LINE.findall(raw))
+    """The lines of `raw` that hold a non-ASCII byte, joined by newlines (at most EVIDENCE_BYTES)."""
+    lines = _NonAsciiLines(EVIDENCE_BYTES)
+    lines.feed(raw)
+    return lines.result()
+
+
+class _NonAsciiLines:
+    """The lines holding a non-ASCII byte, collected from bytes fed in chunks, in time linear in the
+    bytes fed: each high byte found (one C-level search) takes its whole line at once, and the scan
+    goes on after that line. (A regex for "a line holding a high byte" restarted from every position
+    of a long line without one: 48 KiB took 20-40 s, holding the GIL.) A line cut by a chunk's end is
+    carried over, at most the evidence still wanted of it, so memory stays within `limit`."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.found: list[bytes] = []
+        self.size = 0
+        self._in_line = False  # a chunk ended inside a line: its bytes so far (capped), and
+        self._open: list[bytes] = []
+        self._open_bytes = 0
+        self._open_high = False  # whether they hold a non-ASCII byte
+
+    @property
+    def full(self) -> bool:
+        return self.size >= self.limit
+
+    def feed(self, chunk: bytes) -> None:
+        start = 0
+        if self._in_line:  # the line a previous chunk left open
+            nl = chunk.find(b"\n")
+            end = len(chunk) if nl < 0 else nl
+            self._extend_open(chunk, 0, end)
+            if nl < 0:
+                return
+            self._close_open()
+            start = nl + 1
+        last = chunk.rfind(b"\n", start)
+        body_end = last + 1 if last >= 0 else start  # whole lines end here; the rest stays open
+        pos = start
+        while not self.full and (high := _HIGH_BYTE.search(chunk, pos, body_end)) is not None:
+            line_start = chunk.rfind(b"\n", pos, high.start()) + 1 or pos
+            line_end = chunk.find(b"\n", high.start(), body_end)
+            self._take(chunk[line_start:line_end])
+            pos = line_end + 1
+        self._extend_open(chunk, body_end, len(chunk))
+
+    def result(self) -> bytes:
+        """The lines found, the unfinished last line included when it holds a high byte."""
+        self._close_open()
+        return b"\n".join(self.found)[:self.limit]
+
+    def _extend_open(self, chunk: bytes, start: int, end: int) -> None:
+        if start >= end:
+            return
+        self._in_line = True
+        room = max(0, self.limit - self.size - self._open_bytes)
+        if room:
+            piece = chunk[start:min(end, start + room)]
+            self._open.append(piece)
+            self._open_bytes += len(piece)
+        self._open_high = self._open_high or _HIGH_BYTE.search(chunk, start, end) is not None
+
+    def _close_open(self) -> None:
+        if self._open_high and not self.full:
+            self._take(b"".join(self._open))
+        self._in_line, self._open, self._open_bytes, self._open_high = False, [], 0, False
+
+    def _take(self, line: bytes) -> None:
+        line = line[:self.limit - self.size]
+        self.found.append(line)
+        self.size += len(line) + 1
 
 
 def _collect_evidence(path: Path, stop: Stop) -> bytes:
-    """Lines holding non-ASCII bytes, from the start of the file, up to EVIDENCE_BYTES of them."""
-    found: list[bytes] = []
-    size = 0
+    """Lines holding non-ASCII bytes, from the start of the file, up to EVIDENCE_BYTES of them
+    (looked for in the first SCAN_LIMIT bytes), in time linear in the bytes read; the stop flag is
+    seen between chunks of CHUNK bytes."""
+    lines = _NonAsciiLines(EVIDENCE_BYTES)
     scanned = 0
-    tail = b""
     with open(path, "rb") as fh:
-        while size < EVIDENCE_BYTES and scanned < SCAN_LIMIT and (chunk := fh.read(CHUNK)):
+        while not lines.full and scanned < SCAN_LIMIT and (chunk := fh.read(CHUNK)):
             if stop():
                 raise SourceStopped("stopped while choosing the encoding")
             scanned += len(chunk)
-            block = tail + chunk
-            cut = block.rfind(b"\n") + 1
-            block, tail = (block[:cut], block[cut:]) if cut else (b"", block)
-            for line in _NON_ASCII_LINE.findall(block):
-                found.append(line)
-                size += len(line)
-        if tail and size < EVIDENCE_BYTES:
-            found += _NON_ASCII_LINE.findall(tail)
-    return b"\n".join(found)[:EVIDENCE_BYTES]
+            lines.feed(chunk)
+    return lines.result()
 
 
 def _decodes(path: Path, codec: str, stop: Stop) -> bool:

@@ -32,14 +32,15 @@ ALLOWED = (
 )
 
 # Informational PRAGMAs only; every other one changes a setting or touches storage.
-# (PRAGMA show('t') does not parse in 2.0.1: use DESCRIBE t.)
+# (PRAGMA show('t') does not parse in 2.0.1: use DESCRIBE t.) `database_list` is not one of them:
+# it lists each database's file, the catalog's temporary folder or the table cache under the home
+# folder (see MACHINE_FUNCTIONS).
 READ_ONLY_PRAGMAS = frozenset(
     {
         "table_info",
         "show_tables",
         "show_tables_expanded",
         "show_databases",
-        "database_list",
         "database_size",
         "version",
         "platform",
@@ -66,6 +67,27 @@ FILE_FUNCTIONS = frozenset(
         "query_table",
     }
 )
+# DuckDB's own listings and settings that name paths of this machine (the catalog's temporary folder,
+# the table cache under the home folder, so the user's name, the secret and extension folders, the
+# files a query may read) or its environment: refused like the file functions, so neither the model
+# nor an MCP client learns them. (`duckdb_extensions()` and `duckdb_secrets()` even fail with an
+# error naming the home folder.) None of them says anything about the task's data.
+MACHINE_FUNCTIONS = frozenset(
+    {
+        "duckdb_databases",
+        "duckdb_settings",
+        "current_setting",
+        "duckdb_extensions",
+        "duckdb_temporary_files",
+        "duckdb_external_file_cache",
+        "duckdb_secrets",
+        "which_secret",
+        "duckdb_logs",
+        "getenv",
+        "pragma_database_list",
+    }
+)
+MACHINE_TABLES = frozenset({"pg_settings"})  # pg_catalog's view of duckdb_settings()
 _FILE_PATTERN = re.compile(r"^read_|_scan$")  # read_csv, read_json_auto…, parquet_scan, sqlite_scan…
 # A table name DuckDB would hand to a replacement scan, i.e. read as a file.
 _PATH_LIKE = re.compile(
@@ -105,6 +127,17 @@ def lists_the_catalog(sql: str) -> bool:
         return True
     words = [t.text.lower() for t in sig if t.text != ";"]
     return bool(words) and words[0] in ("show", "describe", "desc") and words[1:] in ([], ["tables"], ["all", "tables"])
+
+
+def shows_how_tables_are_read(sql: str) -> bool:
+    """Whether the answer to ``sql`` can show how a table is read: a listing of the catalog (a view's
+    SQL in duckdb_views() or information_schema.views) or an EXPLAIN (EXPLAIN ANALYZE names the file
+    a scan reads). The catalog runs such a query over loaded tables only, never over a file read
+    straight, whose path would then be in the answer."""
+    if lists_the_catalog(sql):
+        return True
+    sig = significant(tokenize(sql))
+    return any(t.kind == "word" and t.text.lower() == "explain" for t in sig)
 
 
 def check_read_only(sql: str, parser: duckdb.DuckDBPyConnection | None = None) -> None:
@@ -159,6 +192,8 @@ def _check_statement(cur: duckdb.DuckDBPyConnection, kind: duckdb.StatementType,
             _check_statement(cur, statement.type, statement.query)
     elif kind == duckdb.StatementType.PRAGMA:
         name = _pragma_name(text)
+        if f"pragma_{name}" in MACHINE_FUNCTIONS:
+            _reject_machine_listing(f"PRAGMA {name}")
         if name not in READ_ONLY_PRAGMAS:
             raise ReadOnlyViolation(
                 f"PRAGMA {name} is not allowed on the read-only exploration path; "
@@ -248,6 +283,10 @@ def _check_no_file_access(cur: duckdb.DuckDBPyConnection, text: str) -> None:
     for node in _walk(tree):
         if node.get("class") == "FUNCTION" and _reads_files(str(node.get("function_name", ""))):
             _reject_file_function(str(node["function_name"]))
+        if node.get("class") == "FUNCTION" and str(node.get("function_name", "")).lower() in MACHINE_FUNCTIONS:
+            _reject_machine_listing(str(node["function_name"]) + "()")
+        if node.get("type") == "BASE_TABLE" and str(node.get("table_name", "")).lower() in MACHINE_TABLES:
+            _reject_machine_listing(str(node["table_name"]))
         if node.get("type") == "BASE_TABLE" and _PATH_LIKE.search(str(node.get("table_name", ""))):
             raise ReadOnlyViolation(
                 f"FROM {node['table_name']!r} would read a file; files are not reachable here. "
@@ -260,6 +299,11 @@ def _check_no_file_access_by_tokens(text: str) -> None:
     for tok, nxt in zip(sig, sig[1:]):
         if tok.kind == "word" and nxt.text == "(" and _reads_files(tok.text):
             _reject_file_function(tok.text)
+        if tok.kind == "word" and nxt.text == "(" and tok.text.lower() in MACHINE_FUNCTIONS:
+            _reject_machine_listing(tok.text + "()")
+    for tok in sig:
+        if tok.kind in ("word", "ident") and tok.text.strip('"').lower() in MACHINE_TABLES:
+            _reject_machine_listing(tok.text)
 
 
 def _reads_files(name: str) -> bool:
@@ -271,6 +315,13 @@ def _reject_file_function(name: str) -> None:
     raise ReadOnlyViolation(
         f"{name}() reads files or runs SQL text, which the exploration connection does not allow. "
         "Every source is already loaded: query the catalog's tables by name (SHOW TABLES lists them)"
+    )
+
+
+def _reject_machine_listing(name: str) -> None:
+    raise ReadOnlyViolation(
+        f"{name} lists DuckDB's own settings, databases or files on this machine, not the task's data, and is "
+        "not available here. Query the catalog's tables by name (SHOW TABLES lists them; DESCRIBE t their columns)"
     )
 
 

@@ -11,6 +11,12 @@ a key each (169 KB) asked for a 12,000 x 12,000 table (2.5 GB). A table may have
 MAX_TABLE_COLUMNS columns, and its empty padding may outnumber the cells the file writes only up to
 PADDING_PER_VALUE each (or PADDING_FLOOR_CELLS in all): the memory a table costs stays in
 proportion to the file.
+
+The expansion cap (`expansion_refusal`) is for files that compress: a Parquet file stores a long
+value once in its dictionary and each row as an index into it, so 6 KB held 40,000 rows of 10 KB
+text (a 629 MB table, 1.8 GB to load). A table may take at most MAX_EXPANSION bytes per byte of
+its file (or EXPANSION_FLOOR_BYTES in all), its values counted as they are once decoded, decided
+before the table is built.
 """
 
 from __future__ import annotations
@@ -34,6 +40,11 @@ DEFAULT_MAX_TOTAL_BYTES = 4 * GiB
 MAX_TABLE_COLUMNS = 4_096
 PADDING_PER_VALUE = 16
 PADDING_FLOOR_CELLS = 1_000_000
+MAX_EXPANSION = 64
+"""Bytes a table may take per byte of its file: text runs 2-10x smaller in Parquet, very repetitive
+columns more, so real files stay well inside it."""
+EXPANSION_FLOOR_BYTES = 64 << 20
+"""What any file may expand to, however small (1 million rows of 64 bytes)."""
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
           "mib": 1 << 20, "g": GiB, "gb": GiB, "gib": GiB, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
 
@@ -103,3 +114,13 @@ def shape_refusal(rows: int, columns: int, values: int) -> str | None:
         return (f"its {values:,} values would be padded to {rows * columns:,} cells ({rows:,} rows x {columns:,} "
                 f"columns), over {PADDING_PER_VALUE} empty cells per value")
     return None
+
+
+def expansion_refusal(table_bytes: int, file_bytes: int) -> str | None:
+    """Why a table whose values take `table_bytes` once decoded may not be built from a file of
+    `file_bytes`, or None when it may (at most MAX_EXPANSION times the file, or EXPANSION_FLOOR_BYTES)."""
+    if table_bytes <= max(EXPANSION_FLOOR_BYTES, MAX_EXPANSION * file_bytes):
+        return None
+    return (f"its values would take {human_size(table_bytes)} as a table, {table_bytes / max(file_bytes, 1):,.0f} "
+            f"times the file's {human_size(file_bytes)}: over the {MAX_EXPANSION} times (or "
+            f"{human_size(EXPANSION_FLOOR_BYTES)} in all) a table may take of what its file holds")

@@ -21,17 +21,18 @@ linking found into a query whose filter found nothing (`时间(月份) = '2022-0
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 import time
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from datasolver.clip import clip
-from datasolver.data.errors import DataError
+from datasolver.data.errors import DataError, QueryInterrupted
 from datasolver.data.names import quote_ident, quote_literal
 from datasolver.data.terms import question_terms
 
@@ -44,7 +45,7 @@ class Catalog(Protocol):
     def load(self, names: list[str] | None = None, timeout_s: float | None = None) -> None: ...
     def column_types(self, name: str) -> list[tuple[str, str]]: ...
     def column_names(self, name: str, *, load: bool = True, timeout_s: float | None = None) -> list[str] | None: ...
-    def own_rows(self, sql: str) -> list[tuple]: ...
+    def own_rows(self, sql: str, timeout_s: float | None = None) -> list[tuple]: ...
     def value_index(self) -> ValueIndex: ...
 
 # The value index's bounds: per column, per table, in all, and the time to build it.
@@ -52,6 +53,24 @@ MAX_VALUES_PER_COLUMN = 5_000
 MAX_VALUES = 300_000
 MAX_INDEXED_ROWS = 2_000_000  # bigger tables are indexed from their first rows only
 INDEX_BUDGET_S = 8.0
+"""The index's time, its tables' load included; checked inside a table as well: each column's query
+is interrupted at it (`Catalog.own_rows(timeout_s=…)`) and the loop over values looks at the clock
+every INDEX_CLOCK_EVERY values (one 24 MB table of 60 text columns took 33-41 s against 8 s when it
+was checked between tables only)."""
+INDEX_CLOCK_EVERY = 256
+MAX_NEAR_CHARS = 48
+"""Near matching (trigrams) is for names: a longer value is found exactly only."""
+MAX_TRIGRAM_POSTINGS = 4_000_000
+"""Trigram entries the near matching keeps (as value ids: ~8 bytes each); past it later values are
+found exactly only. Every value's trigrams in Python sets took the same table's index to 1.26 GB."""
+MAX_LINKED_CHARS = 4_000
+"""A text is linked up to here (`link_question`, `ValueIndex.find`, `\\link`): its spans are tried
+longest first, at most MAX_VALUE_CHARS long, so the work grows with the text times MAX_VALUE_CHARS.
+A task's question is already cut at `data.tasks.MAX_QUESTION_CHARS`; `\\link <text>` from the model or
+an MCP client is cut here (80,000 CJK characters once took the process to 1.5 GB)."""
+MAX_NEAR_LITERALS = 20  # names of a text tried for a near match (each costs a pass over its trigrams' entries)
+MAX_NEAR_VISITS = 2_000_000  # trigram entries one text's near matching may visit, all its names together
+MAX_NEAR_CANDIDATES = 200  # values a name is compared with, those sharing most of its trigrams
 MAX_VALUE_CHARS = 80
 MIN_CJK_CHARS = 2
 MIN_LATIN_CHARS = 3
@@ -66,6 +85,8 @@ _DATE_TYPES = ("DATE", "TIMESTAMP")
 _INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
 _YEAR_COLUMN = re.compile(r"year|yr\b|年份|年度|^年$", re.IGNORECASE)
 _CJK = re.compile(r"[\u3400-\u9fff]")
+# Every date form holds a year 19xx/20xx or FY: a value without one names no month (one search instead of 12).
+_DATE_HINT = re.compile(r"(?:19|20)\d\d|fy", re.IGNORECASE)
 _LATIN_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
 _QUOTED = re.compile(r"[\"“”'‘’「『《]([^\"“”'‘’「」『』《》]{2,80})[\"“”'‘’」』》]")
 _CAPITALIZED = re.compile(r"\b[A-Z][\w.&'-]*(?:\s+(?:of|de|la|the|and|&)?\s*[A-Z][\w.&'-]*)*")
@@ -104,12 +125,18 @@ _QUOTES = str.maketrans({"’": "'", "‘": "'", "`": "'", "“": '"', "”": '"
 def normalize(text: str) -> str:
     """NFKC, case-folded, curly quotes made straight, inner white space collapsed: the form
     values are compared in."""
-    return " ".join(unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold().split())
+    text = unicodedata.normalize("NFKC", text)
+    if not text.isascii() or "`" in text:  # translating costs ~8 µs on 80 characters: only where a quote may be
+        text = text.translate(_QUOTES)
+    return " ".join(text.casefold().split())
 
 
 def plain(text: str) -> str:
     """`normalize`, then accents dropped (`São` → `sao`): the form near matches of Latin names use."""
-    decomposed = unicodedata.normalize("NFKD", normalize(text))
+    text = normalize(text)
+    if text.isascii():  # nothing to drop (most values: the index's build time is mostly here)
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
@@ -210,7 +237,7 @@ def question_literals(question: str) -> list[Literal]:
 
 # -- the value index ------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IndexedValue:
     table: str
     column: str
@@ -223,19 +250,24 @@ class ValueIndex:
     """Distinct text values of every table's columns, normalized, with where each occurs.
 
     Bounded: at most `MAX_VALUES_PER_COLUMN` values a column, `MAX_VALUES` in all, `INDEX_BUDGET_S`
-    seconds; `notes` says what was left out."""
+    seconds (checked inside a table too: each column's query is interrupted at the budget, and the
+    Python loop looks at the clock every INDEX_CLOCK_EVERY values), and MAX_TRIGRAM_POSTINGS trigram
+    entries for near matches (values up to MAX_NEAR_CHARS); `notes` says what was left out."""
 
     by_value: dict[str, list[IndexedValue]] = field(default_factory=dict)
-    by_plain_trigram: dict[str, set[str]] = field(default_factory=dict)  # Latin values only
+    by_plain_trigram: dict[str, list[int]] = field(default_factory=dict)  # Latin values only: ids in `plain_keys`
+    plain_keys: list[str] = field(default_factory=list)  # a near-matchable value's key, by id
     columns: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # table -> (column, type)
     notes: list[str] = field(default_factory=list)
     size: int = 0
+    postings: int = 0  # trigram entries held
     seconds: float = 0.0
 
     @classmethod
     def build(cls, catalog: Catalog, *, budget_s: float = INDEX_BUDGET_S,
               per_column: int = MAX_VALUES_PER_COLUMN, total: int = MAX_VALUES) -> ValueIndex:
         started = time.monotonic()
+        deadline = started + budget_s
         index = cls()
         names = catalog.names()
         try:
@@ -243,7 +275,7 @@ class ValueIndex:
         except DataError as exc:
             index.notes.append(f"some tables could not be loaded: {clip(str(exc), 200)}")
         for name in names:
-            if time.monotonic() - started > budget_s:
+            if time.monotonic() > deadline:
                 index.notes.append(f"time budget ({budget_s:g} s) spent: tables from {name} on not indexed")
                 break
             if index.size >= total:
@@ -254,77 +286,97 @@ class ValueIndex:
             except DataError:
                 continue
             index.columns[name] = columns
-            index._add_table(catalog, name, columns, per_column, total)
+            if not index._add_table(catalog, name, columns, per_column, total, deadline):
+                index.notes.append(f"time budget ({budget_s:g} s) spent in {name}: its other values and the tables "
+                                   "after it not indexed")
+                break
         index.seconds = time.monotonic() - started
         return index
 
     def _add_table(self, catalog: Catalog, table: str, columns: Sequence[tuple[str, str]], per_column: int,
-                   total: int) -> None:
-        parts = []
+                   total: int, deadline: float) -> bool:
+        """Index a table's values column by column, each column's query stopped at `deadline`;
+        False when the deadline came first."""
+        names: dict[str, str] = {}  # one string object per column name, shared by its entries
         for column, ctype in columns:
-            ident = quote_ident(column)
-            upper = ctype.upper()
-            if upper.startswith(_TEXT_TYPES):
-                expr = f"CAST({ident} AS VARCHAR)"
-                where = f"{ident} IS NOT NULL AND length({ident}) BETWEEN 1 AND {MAX_VALUE_CHARS}"
-            elif upper.startswith(_DATE_TYPES):
-                expr = f"strftime(CAST({ident} AS TIMESTAMP), '%Y-%m')"
-                where = f"{ident} IS NOT NULL"
-            elif upper.startswith(_INTEGER_TYPES) and _YEAR_COLUMN.search(column):
-                expr = f"CAST({ident} AS VARCHAR)"  # a year column's years, found as written
-                where = f"{ident} BETWEEN 1000 AND 2999"
-            else:
+            sql = _distinct_values_sql(table, column, ctype, per_column)
+            if sql is None:
                 continue
-            label = column.replace("'", "''")
-            parts.append(f"(SELECT '{label}' AS c, v, {int(upper.startswith(_DATE_TYPES))} AS d FROM "
-                         f"(SELECT DISTINCT {expr} AS v FROM (SELECT * FROM {quote_ident(table)} "
-                         f"LIMIT {MAX_INDEXED_ROWS}) WHERE {where} LIMIT {per_column}))")
-        if not parts:
-            return
-        try:
-            rows = catalog.own_rows(" UNION ALL ".join(parts))
-        except DataError as exc:
-            self.notes.append(f"{table}: values not indexed ({clip(str(exc), 120)})")
-            return
-        for column, value, from_dates in rows:
-            if self.size >= total:
-                self.notes.append(f"value cap ({total}) reached in {table}: its other values not indexed")
-                break
-            self._add(IndexedValue(table, column, str(value), bool(from_dates)))
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            try:
+                rows = catalog.own_rows(sql, timeout_s=left)
+            except QueryInterrupted:
+                return False
+            except DataError as exc:
+                self.notes.append(f"{table}.{column}: values not indexed ({clip(str(exc), 120)})")
+                continue
+            label = names.setdefault(column, column)
+            for number, (value, from_dates) in enumerate(rows):
+                if self.size >= total:
+                    self.notes.append(f"value cap ({total}) reached in {table}: its other values not indexed")
+                    return True
+                if number % INDEX_CLOCK_EVERY == 0 and time.monotonic() > deadline:
+                    return False
+                self._add(IndexedValue(table, label, str(value), bool(from_dates)))
+        return True
 
     def _add(self, entry: IndexedValue) -> None:
         key = normalize(entry.value)
         if not _indexable(key):
             return
+        if key == entry.value:
+            key = entry.value  # one string, not two equal ones
         self.by_value.setdefault(key, []).append(entry)
         self.size += 1
-        for month in month_keys(entry.value) if not entry.from_dates else {entry.value}:
+        months = {entry.value} if entry.from_dates else month_keys(entry.value) if _DATE_HINT.search(entry.value) else ()
+        for month in months:
             if month != key:
                 self.by_value.setdefault(month, []).append(entry)
-        if not _CJK.search(key):
-            flat = plain(key)
-            for gram in _trigrams(flat):
-                self.by_plain_trigram.setdefault(gram, set()).add(key)
+        if len(key) <= MAX_NEAR_CHARS and not _CJK.search(key):
+            grams = _trigrams(plain(key))
+            if self.postings + len(grams) > MAX_TRIGRAM_POSTINGS:
+                if self.postings < MAX_TRIGRAM_POSTINGS:
+                    self.notes.append(f"near-match cap ({MAX_TRIGRAM_POSTINGS:,} trigrams) reached at {entry.table}: "
+                                      "later values are matched exactly only")
+                    self.postings = MAX_TRIGRAM_POSTINGS
+                return
+            ident = len(self.plain_keys)
+            self.plain_keys.append(key)
+            self.postings += len(grams)
+            for gram in grams:
+                self.by_plain_trigram.setdefault(gram, []).append(ident)
 
     def tables_with(self, key: str) -> set[str]:
         return {e.table for e in self.by_value.get(key, ())}
 
     def find(self, text: str) -> list[ValueHit]:
-        """Values that occur in `text`: exactly (normalized; Latin at word boundaries), as the same
-        month in another form, or (Latin names) nearly. Longest first; a hit inside a longer one
-        at the same place is left out."""
+        """Values that occur in `text` (its first MAX_LINKED_CHARS characters): exactly (normalized;
+        Latin at word boundaries), as the same month in another form, or (Latin names) nearly. Longest
+        first; a hit inside a longer one at the same place is left out, and a value found again
+        (the same literal) is listed once."""
+        text = text[:MAX_LINKED_CHARS]
         norm = normalize(text)
         hits: list[ValueHit] = []
-        spans: list[tuple[int, int]] = []
+        seen: set[ValueHit] = set()
+        cover = [0] * (len(norm) + 1)  # cover[i]: the furthest end of a hit span holding position i
         for start, end in _candidate_spans(norm):
+            if cover[start] >= end:
+                continue
             key = norm[start:end]
             entries = self.by_value.get(key)
-            if not entries or any(s <= start and end <= e for s, e in spans):
+            if not entries:
                 continue
-            spans.append((start, end))
-            hits += [ValueHit(e.table, e.column, e.value, text_span(text, norm, start, end),
-                              "exact" if normalize(e.value) == key else "same month", e.from_dates)
-                     for e in entries]
+            for i in range(start, end):
+                cover[i] = max(cover[i], end)
+            literal = text_span(text, norm, start, end)
+            for e in entries:
+                hit = ValueHit(e.table, e.column, e.value, literal, "exact" if normalize(e.value) == key else "same month",
+                               e.from_dates)
+                if hit not in seen:
+                    seen.add(hit)
+                    hits.append(hit)
         for mention in date_mentions(text):
             for month in mention.months:
                 for e in self.by_value.get(month, ()):
@@ -335,21 +387,31 @@ class ValueIndex:
         return hits
 
     def _near(self, text: str, norm: str, exact: list[ValueHit]) -> list[ValueHit]:
-        """Latin names of the text (quoted or capitalized) whose nearest value is close enough."""
+        """Latin names of the text (quoted or capitalized; the first MAX_NEAR_LITERALS) whose nearest
+        value is close enough. The trigram entries visited are at most MAX_NEAR_VISITS in all (a name
+        whose entries would pass it is not tried), and only values holding enough of a name's
+        trigrams to reach FUZZY_MIN are compared with it."""
         found: list[ValueHit] = []
         seen = {normalize(h.value) for h in exact}
-        for literal in question_literals(text):
-            if literal.kind not in ("quoted", "name") or _CJK.search(literal.text):
-                continue
+        names = [lit for lit in question_literals(text) if lit.kind in ("quoted", "name") and not _CJK.search(lit.text)]
+        visits = 0
+        for literal in names[:MAX_NEAR_LITERALS]:
             flat = plain(literal.text)
             grams = _trigrams(flat)
-            if not grams:
+            lists = [self.by_plain_trigram.get(gram, ()) for gram in grams]
+            cost = sum(len(ids) for ids in lists)
+            if not grams or visits + cost > MAX_NEAR_VISITS:
                 continue
-            counts: dict[str, int] = defaultdict(int)
-            for gram in grams:
-                for key in self.by_plain_trigram.get(gram, ()):
-                    counts[key] += 1
-            best = sorted(((c / len(grams | _trigrams(plain(k))), k) for k, c in counts.items() if k not in seen),
+            visits += cost
+            counts: dict[int, int] = defaultdict(int)
+            for ids in lists:
+                for ident in ids:
+                    counts[ident] += 1
+            # similarity = shared / union <= shared / len(grams): fewer shared trigrams can never reach FUZZY_MIN
+            enough = FUZZY_MIN * len(grams)
+            close = heapq.nlargest(MAX_NEAR_CANDIDATES, ((c, i) for i, c in counts.items() if c >= enough))
+            keys = {self.plain_keys[i]: c for c, i in close}
+            best = sorted(((c / len(grams | _trigrams(plain(k))), k) for k, c in keys.items() if k not in seen),
                           reverse=True)[:3]
             for similarity, key in best:
                 if similarity < FUZZY_MIN and not (plain(key) == flat):
@@ -358,6 +420,26 @@ class ValueIndex:
                 found += [ValueHit(e.table, e.column, e.value, literal.text, f"near ({similarity:.2f})",
                                    e.from_dates) for e in self.by_value[key]]
         return found
+
+
+def _distinct_values_sql(table: str, column: str, ctype: str, per_column: int) -> str | None:
+    """The query for one column's distinct values as the index keeps them, (value, from dates); None
+    for a column the index does not read (numbers other than years, booleans, …)."""
+    ident = quote_ident(column)
+    upper = ctype.upper()
+    if upper.startswith(_TEXT_TYPES):
+        expr = f"CAST({ident} AS VARCHAR)"
+        where = f"{ident} IS NOT NULL AND length({ident}) BETWEEN 1 AND {MAX_VALUE_CHARS}"
+    elif upper.startswith(_DATE_TYPES):
+        expr = f"strftime(CAST({ident} AS TIMESTAMP), '%Y-%m')"
+        where = f"{ident} IS NOT NULL"
+    elif upper.startswith(_INTEGER_TYPES) and _YEAR_COLUMN.search(column):
+        expr = f"CAST({ident} AS VARCHAR)"  # a year column's years, found as written
+        where = f"{ident} BETWEEN 1000 AND 2999"
+    else:
+        return None
+    return (f"SELECT v, {int(upper.startswith(_DATE_TYPES))} AS d FROM (SELECT DISTINCT {expr} AS v FROM "
+            f"(SELECT * FROM {quote_ident(table)} LIMIT {MAX_INDEXED_ROWS}) WHERE {where} LIMIT {per_column})")
 
 
 def _indexable(key: str) -> bool:
@@ -375,29 +457,31 @@ def _trigrams(text: str) -> set[str]:
     return {padded[i:i + 3] for i in range(len(padded) - 2)} if len(text) >= MIN_LATIN_CHARS else set()
 
 
-def _candidate_spans(norm: str) -> Iterable[tuple[int, int]]:
-    """Spans of the normalized text that could be a value, longest first. A span starts at a CJK
-    character or at the start of a word, and ends at a CJK character or at the end of a word, so
-    `2019年12月` inside `昌平区2019年12月成交` is one, and `lyon` inside `lyonnais` is none."""
-    spans: list[tuple[int, int]] = []
+def _candidate_spans(norm: str) -> Iterator[tuple[int, int]]:
+    """Spans of the normalized text that could be a value, longest first (then leftmost). A span starts
+    at a CJK character or at the start of a word, and ends at a CJK character or at the end of a word,
+    so `2019年12月` inside `昌平区2019年12月成交` is one, and `lyon` inside `lyonnais` is none. Made one at
+    a time, never as a list: a CJK text has about MAX_VALUE_CHARS of them per character (80,000 CJK
+    characters once made a sorted list of 6.4 million, 1.5 GB)."""
     n = len(norm)
 
     def wordish(ch: str) -> bool:
         return ch.isalnum() and not _CJK.match(ch)
 
-    for start in range(n):
-        first = norm[start]
-        if not (_CJK.match(first) or (wordish(first) and (start == 0 or not wordish(norm[start - 1])))):
+    starts = [i for i in range(n) if _CJK.match(norm[i]) or (wordish(norm[i]) and (i == 0 or not wordish(norm[i - 1])))]
+    ends = bytearray(n + 1)  # ends[e]: a span may end before position e
+    for end in range(1, n + 1):
+        last = norm[end - 1]
+        if last.isspace() or (wordish(last) and end < n and wordish(norm[end])):
             continue
-        for end in range(start + 1, min(n, start + MAX_VALUE_CHARS) + 1):
-            last = norm[end - 1]
-            if last.isspace() or (wordish(last) and end < n and wordish(norm[end])):
-                continue
-            if not (_CJK.match(last) or wordish(last) or last in ".)）"):
-                continue
-            spans.append((start, end))
-    spans.sort(key=lambda s: (s[0] - s[1], s[0]))
-    return spans
+        ends[end] = _CJK.match(last) is not None or wordish(last) or last in ".)）"
+    for length in range(min(n, MAX_VALUE_CHARS), 0, -1):
+        for start in starts:
+            end = start + length
+            if end > n:
+                break
+            if ends[end]:
+                yield start, end
 
 
 def text_span(text: str, norm: str, start: int, end: int) -> str:
@@ -437,6 +521,7 @@ class QuestionLinks:
     column_parts: tuple[tuple[str, str, str], ...] = ()  # (table, column, the question's run in its name)
     lookalikes: tuple[str, ...] = ()  # same columns as a linked table, linked by nothing
     notes: tuple[str, ...] = ()
+    cut: str = ""  # how much of a text longer than MAX_LINKED_CHARS was linked ("" when all of it)
 
     def linked(self) -> list[str]:
         """Tables something links, best first (look-alikes never)."""
@@ -481,7 +566,10 @@ def _date_words(mention: DateMention) -> str:
 def link_question(catalog: Catalog, question: str, index: ValueIndex | None = None, *,
                   knowledge: str = "") -> QuestionLinks:
     """Link `question` to the catalog's tables, columns and values (see the module's doc);
-    `knowledge` (knowledge.md) adds what it says of each table and column."""
+    `knowledge` (knowledge.md) adds what it says of each table and column. Only the first
+    MAX_LINKED_CHARS characters of a longer text are linked (a note says so)."""
+    cut = _cut_note(question)
+    question = question[:MAX_LINKED_CHARS]
     index = index if index is not None else catalog.value_index()
     names = catalog.names()
     columns = {name: [c for c, _ in index.columns.get(name) or _types(catalog, name)] for name in names}
@@ -564,7 +652,13 @@ def link_question(catalog: Catalog, question: str, index: ValueIndex | None = No
     lookalikes = _lookalikes(ranked, scores, index, catalog, mismatched, name_weight, valued)
     tables = tuple(TableLink(n, round(scores[n], 3), tuple(reasons[n])) for n in ranked)
     return QuestionLinks(question, literals, tables, tuple(hits), tuple(col_hits), tuple(part_hits),
-                         tuple(lookalikes), tuple(index.notes))
+                         tuple(lookalikes), tuple(index.notes), cut)
+
+
+def _cut_note(text: str) -> str:
+    if len(text) <= MAX_LINKED_CHARS:
+        return ""
+    return f"only the first {MAX_LINKED_CHARS:,} of the text's {len(text):,} characters were linked"
 
 
 def _types(catalog: Catalog, name: str) -> list[tuple[str, str]]:

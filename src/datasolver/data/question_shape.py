@@ -10,7 +10,7 @@ quantity; the strings it quotes; its dates. `read_question` reads them, and the 
 (`data/tasks.Task.shape`) and the analyst's cleaned question (`ask/question.CleanQuestion.shape`)
 carry the one value, so no module re-reads the question's text for one of them.
 
-Bounded: only the first `MAX_QUESTION_CHARS` characters of a question are read.
+Bounded: only the first `SHAPE_CHARS` characters of a question are read.
 
 It lives in the data room, the floor every reader can import: solver.py in the sandbox imports
 only `datasolver.data`, the answer checks may import `data`, `ask/` and `agent/` both.
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from datasolver.data.linking import DateMention, date_mentions
 
-MAX_QUESTION_CHARS = 4_000
+SHAPE_CHARS = 4_000
 """The characters of a question its shape is read from; a longer question is cut before parsing."""
 
 # The question asks for a value (so a computed measure is an answer column, not a helper).
@@ -84,7 +84,7 @@ _ONE = re.compile(r"\bwhich\s+(?:one|of)\b.*\bor\b|\bwhich\s+one\b|\bwhether\b|�
 class QuestionShape:
     """What a question's wording asks for (see the module's docstring); built by `read_question`."""
 
-    text: str  # the question as read: its first MAX_QUESTION_CHARS characters
+    text: str  # the question as read: its first SHAPE_CHARS characters
     asks_one: bool  # "which one", "whether", 哪个, 是否, 谁: one value, whatever else it says
     asks_many: bool  # clearly several values: a list, top N (N ≥ 2), a value per group
     count: int | None  # N of `top N`, `first N`, `N largest`, `前N名`, when it says
@@ -101,8 +101,8 @@ class QuestionShape:
 
 
 def read_question(question: str) -> QuestionShape:
-    """The shape of `question`, read from its first MAX_QUESTION_CHARS characters."""
-    text = (question or "")[:MAX_QUESTION_CHARS]
+    """The shape of `question`, read from its first SHAPE_CHARS characters."""
+    text = (question or "")[:SHAPE_CHARS]
     dates = tuple(date_mentions(text))
     return QuestionShape(
         text=text,
@@ -126,7 +126,7 @@ def read_question(question: str) -> QuestionShape:
 def asks_for_many(question: str) -> bool:
     """True when the question clearly asks for several values: a list, top N (N ≥ 2), a value per
     group; "which of A or B" / "哪个" / "哪家" always asks for one."""
-    text = unicodedata.normalize("NFKC", (question or "")[:MAX_QUESTION_CHARS])
+    text = unicodedata.normalize("NFKC", (question or "")[:SHAPE_CHARS])
     if _ONE.search(text):
         return False
     count = asked_count(text)
@@ -137,7 +137,7 @@ def asks_for_many(question: str) -> bool:
 
 def asked_count(question: str) -> int | None:
     """N of `top N`, `first N`, `N largest`, `前N名`, when the question says it."""
-    match = _ASKED_COUNT.search(unicodedata.normalize("NFKC", (question or "")[:MAX_QUESTION_CHARS]))
+    match = _ASKED_COUNT.search(unicodedata.normalize("NFKC", (question or "")[:SHAPE_CHARS]))
     if match is None:
         return None
     word = next(g for g in match.groups() if g)
@@ -146,13 +146,13 @@ def asked_count(question: str) -> int | None:
 
 def mentions(question: str, words: tuple[str, ...]) -> bool:
     """Whether one of `words` is in the question (case aside)."""
-    text = question[:MAX_QUESTION_CHARS].lower()
+    text = question[:SHAPE_CHARS].lower()
     return any(word in text for word in words)
 
 
 def quoted_values(question: str) -> set[str]:
     """Strings the question puts in quotes ('Alpha Industries Ltd.', “北京”)."""
-    return {m.group(1).strip() for m in _QUOTED.finditer(question[:MAX_QUESTION_CHARS]) if m.group(1).strip()}
+    return {m.group(1).strip() for m in _QUOTED.finditer(question[:SHAPE_CHARS]) if m.group(1).strip()}
 
 
 def _periods(dates: tuple[DateMention, ...]) -> tuple[str, ...]:

@@ -296,7 +296,7 @@ def _register_csv(path: Path, relpath: str, source_name: str, reg: Registration,
 def _register_parquet(path: Path, relpath: str, reg: Registration) -> None:
     columns, rows = table_load.parquet_shape(path)
     source = Source("parquet", path, relpath, path.stem, lambda ctx: table_load.load_parquet(ctx, path),
-                    columns=columns, rows=rows, rows_exact=True, scan=lambda conn: table_load.parquet_scan(path),
+                    columns=columns, rows=rows, rows_exact=True, scan=lambda conn: table_load.parquet_scan(conn, path),
                     reads=(path,))
     reg.sources.append(source)
 

@@ -24,6 +24,11 @@ reads no source again.
   by no one else), the record is bounded JSON of the right version and shape, and the catalog
   checks that the DuckDB file attaches and holds the recorded rows, columns and types; anything
   else is a miss (rebuilt).
+- bounded: at most `$DATASOLVER_TABLE_CACHE_MAX` bytes in all (a size: `8G`, `512M`; default
+  DEFAULT_MAX_BYTES). Each entry's record is touched when a catalog reuses it, so its time says when
+  it was last used; after a table is written, the least recently used entries are removed until the
+  cache fits again (never one this process uses; the newest one stays even when it alone is larger).
+  A catalog whose cached table another process removed loads it again.
 - the sandbox never sees it: only `Catalog.open(..., table_cache=…)` uses it, which the CLI,
   `ask` and `mcp` pass and the generated solver.py does not; a task's scratch keeps its own
   private catalog file (`loaded_file`).
@@ -31,6 +36,7 @@ reads no source again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -42,10 +48,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from datasolver import __version__
-from datasolver.data.errors import SourceStopped
+from datasolver.data.errors import DataError, SourceStopped
+from datasolver.data.input_limits import parse_size
 from datasolver.data.user_cache import cache_root, make_dirs, owned_privately, real_dir, regular_file
 
 CACHE_ENV = "DATASOLVER_TABLE_CACHE"
+MAX_ENV = "DATASOLVER_TABLE_CACHE_MAX"
+DEFAULT_MAX_BYTES = 8 << 30
+"""The cache's size in all, past which the least recently used tables are removed (`$DATASOLVER_TABLE_CACHE_MAX`).
+Without it a folder of small hostile files could fill the disk: a 6 KB Parquet file once became a 629 MB entry."""
 FORMAT = 1
 LOADER_MODULES = ("arrow_columns", "compressed", "csv_source", "encoding", "errors", "excel_source", "files",
                   "infer_types", "input_files", "input_limits", "json_source", "knowledge_file", "layout", "load_notes",
@@ -147,6 +158,8 @@ class PendingEntry:
         for old in self.folder.glob(f"{self.key}-*.duckdb"):
             if old.name != final.name:
                 old.unlink(missing_ok=True)
+        self.cache.in_use.add(final)
+        self.cache.make_room(_file_size(final))
         return CachedTable(final, rows, list(columns), list(notes))
 
     def abort(self) -> None:
@@ -171,9 +184,12 @@ def cache_version() -> str:
 class TableCache:
     """The cache under `root` (see the module docstring)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, max_bytes: int | None = None) -> None:
         self.root = Path(root)
+        self.max_bytes = max_bytes_from_env() if max_bytes is None else max_bytes
         self.notes: list[str] = []  # why the cache could not be used, once each
+        self.in_use: set[Path] = set()  # tables this process reuses or wrote: never removed by it
+        self._used: int | None = None  # the cache's bytes as last counted (None: not counted yet)
 
     @classmethod
     def from_setting(cls, setting: str | Path | None = None) -> TableCache | None:
@@ -201,6 +217,9 @@ class TableCache:
                         or file_sha256(source) != record["sha256"]:
                     return None
                 self._write_record(folder, key, dict(record, identity=_as_dict(now)))
+            else:
+                os.utime(folder / f"{key}.json", follow_symlinks=False)  # last used: now (see make_room)
+            self.in_use.add(db)
             return CachedTable(db, int(record["rows"]), [(str(c), str(t)) for c, t in record["columns"]],
                                [(str(k), str(t)) for k, t in record.get("notes", [])])
         except (OSError, ValueError, KeyError, TypeError):
@@ -233,6 +252,60 @@ class TableCache:
                   "identity": _as_dict(identity)}
         return PendingEntry(self, folder, key, record, tmp / "table.duckdb", tmp)
 
+    # ------------------------------------------------------------------ size
+    def make_room(self, added: int = 0) -> None:
+        """After `added` bytes were written: when the cache is over `max_bytes`, remove its least
+        recently used entries (by their record's time) until it fits, never one in `in_use`. The
+        cache is counted once per TableCache and then kept up to date; a failure to count or remove
+        is ignored (the cache is a convenience)."""
+        try:
+            if self._used is None:
+                self._used = sum(entry.size for entry in self._entries())
+            else:
+                self._used += added
+            if self._used <= self.max_bytes:
+                return
+            entries = sorted(self._entries(), key=lambda entry: entry.last_used)
+            total = sum(entry.size for entry in entries)
+            for entry in entries:
+                if total <= self.max_bytes:
+                    break
+                if any(f in self.in_use for f in entry.files):
+                    continue
+                for path in entry.files:
+                    path.unlink(missing_ok=True)
+                total -= entry.size
+                with contextlib.suppress(OSError):
+                    entry.files[0].parent.rmdir()  # its file's folder, once empty
+            self._used = total
+        except OSError:
+            self._used = None
+
+    def _entries(self) -> list[_Stored]:
+        """Every entry under the root (a record and its tables, or a table left without a record),
+        with its size and when it was last used; only files and folders that are ours."""
+        if real_dir(self.root) is not True or not owned_privately(self.root):
+            return []
+        found = []
+        for folder in self.root.iterdir():
+            if folder.name.startswith(".") or real_dir(folder) is not True or not owned_privately(folder):
+                continue
+            tables: dict[str, list[Path]] = {}
+            records: dict[str, Path] = {}
+            for path in folder.iterdir():
+                if path.name.startswith(".tmp-") or not regular_file(path) or not owned_privately(path):
+                    continue  # a table being written, or not ours
+                if path.suffix == ".json":
+                    records[path.stem] = path
+                elif path.suffix == ".duckdb":
+                    tables.setdefault(path.name.rsplit("-", 1)[0], []).append(path)
+            for key in records.keys() | tables.keys():
+                files = tables.get(key, []) + ([records[key]] if key in records else [])
+                infos = [f.lstat() for f in files]
+                last_used = records[key].lstat().st_mtime if key in records else max(i.st_mtime for i in infos)
+                found.append(_Stored(files, sum(i.st_size for i in infos), last_used))
+        return found
+
     # ------------------------------------------------------------------ internals
     def _where(self, source: Path, table: str, options: str) -> tuple[Path, str]:
         file_key = hashlib.sha256(str(source).encode("utf-8", "surrogateescape")).hexdigest()[:32]
@@ -264,6 +337,33 @@ class TableCache:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """One entry as the cache's size sees it: its files (tables first, then the record), bytes, last use."""
+
+    files: list[Path]
+    size: int
+    last_used: float
+
+
+def max_bytes_from_env(environ: dict[str, str] | None = None) -> int:
+    """The cache's size cap: `$DATASOLVER_TABLE_CACHE_MAX` (a size: bytes, or 512M, 8G), else DEFAULT_MAX_BYTES."""
+    value = (os.environ if environ is None else environ).get(MAX_ENV, "").strip()
+    if not value:
+        return DEFAULT_MAX_BYTES
+    try:
+        return parse_size(value)
+    except DataError as exc:
+        raise DataError(f"{MAX_ENV}: {exc}") from exc
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _as_dict(identity: Identity) -> dict:

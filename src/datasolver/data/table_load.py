@@ -6,7 +6,9 @@
   (`encoding.choose_encoding`), a UTF-8 copy when it is another encoding, then the scan again, or
   Arrow's reader, which skips ragged rows and counts them. Each step that changed something leaves
   a note.
-- Parquet: DuckDB's `read_parquet`, types as the file has them.
+- Parquet: DuckDB's `read_parquet`, types as the file has them, once one streaming pass has counted
+  what its values take decoded (`parquet_table_bytes`): a file that would expand past
+  `input_limits.expansion_refusal` is not loaded (nor read straight by a query), with the reason.
 - Everything else (JSON, SQLite, Excel) is read in Python into Arrow and typed by the same rules.
 
 A source may also offer a `scan`: the typed relation over its file, which a query can read before
@@ -28,11 +30,13 @@ from datasolver.data.csv_source import CsvHead, directly_scannable, read_csv_hea
 from datasolver.data.encoding import EncodingChoice, check_codec, choose_encoding, transcode
 from datasolver.data.errors import SourceSkipped, SourceStopped
 from datasolver.data.infer_types import checked_relation, materialize, materialize_from
+from datasolver.data.input_limits import expansion_refusal, shape_refusal
 from datasolver.data.load_notes import ENCODING, REPLACED, ROWS_SKIPPED
 from datasolver.data.names import quote_ident
 
 Notes = list[tuple[str, str]]
 UTF8 = ("utf-8", "utf-8-sig")
+FIXED_VALUE_BYTES = 8  # what a number, date or flag counts for in a table's decoded size
 
 if TYPE_CHECKING:  # pyarrow (~0.3 CPU-s to import) loads where a source is read, not for cached tables
     import pyarrow as pa
@@ -126,7 +130,8 @@ def csv_scan(conn: duckdb.DuckDBPyConnection, path: Path, head: CsvHead, encodin
 
 
 def parquet_shape(path: Path) -> tuple[list[str], int]:
-    """A Parquet file's column names and row count, from its footer only."""
+    """A Parquet file's column names and row count, from its footer only; SourceSkipped past the
+    column cap (`input_limits.shape_refusal`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -134,17 +139,60 @@ def parquet_shape(path: Path) -> tuple[list[str], int]:
         meta = pq.ParquetFile(path).metadata
     except (pa.ArrowException, OSError) as exc:
         raise SourceSkipped(f"not a readable Parquet file ({str(exc)[:200]})") from exc
-    return list(meta.schema.names), meta.num_rows
+    names = list(meta.schema.names)
+    if refusal := shape_refusal(meta.num_rows, len(names), meta.num_rows * len(names)):
+        raise SourceSkipped(f"not loaded: {refusal}")
+    return names, meta.num_rows
 
 
-def parquet_scan(path: Path) -> str:
-    return f"SELECT * FROM read_parquet({sql_literal(os.fspath(path))})"
+def parquet_scan(conn: duckdb.DuckDBPyConnection, path: Path) -> str | None:
+    """The relation a query reads straight from a Parquet file; None when the file may not become a
+    table (`parquet_refusal`: the query then loads it, and the load says why not)."""
+    try:
+        return None if parquet_refusal(conn, path) else _parquet_sql(path)
+    except duckdb.InterruptException:
+        raise
+    except (duckdb.Error, OSError):  # an unreadable file: the load says why
+        return None
 
 
 def load_parquet(ctx: LoadContext, path: Path) -> Notes:
-    """A Parquet file as it is typed: DuckDB reads it directly."""
-    ctx.conn.execute(f"CREATE TABLE {quote_ident(ctx.target)} AS {parquet_scan(path)}")
+    """A Parquet file as it is typed: DuckDB reads it directly, unless its values would take more
+    than its size allows (SourceSkipped with the reason)."""
+    if refusal := parquet_refusal(ctx.conn, path):
+        raise SourceSkipped(f"not loaded: {refusal}")
+    ctx.check_stopped()
+    ctx.conn.execute(f"CREATE TABLE {quote_ident(ctx.target)} AS {_parquet_sql(path)}")
     return []
+
+
+def parquet_refusal(conn: duckdb.DuckDBPyConnection, path: Path) -> str | None:
+    """Why the Parquet file at `path` may not become a table (`input_limits.expansion_refusal`), or None."""
+    return expansion_refusal(parquet_table_bytes(conn, path), path.stat().st_size)
+
+
+def parquet_table_bytes(conn: duckdb.DuckDBPyConnection, path: Path) -> int:
+    """What a Parquet file's values take decoded: text and blobs as long as they are, nested values
+    as long as their text, every other value FIXED_VALUE_BYTES. One streaming pass of DuckDB over the
+    file (lengths only: a dictionary-encoded text is never copied), interruptible like any query."""
+    relation = conn.sql(_parquet_sql(path))
+    sums, fixed = [], 0
+    for name, kind in zip(relation.columns, relation.types):
+        ident, kind = quote_ident(name), str(kind).upper()
+        if kind in ("VARCHAR", "JSON"):
+            sums.append(f"sum(strlen({ident}))")
+        elif kind in ("BLOB", "BIT"):
+            sums.append(f"sum(octet_length({ident}))")
+        elif kind.endswith("]") or kind.startswith(("STRUCT", "MAP", "UNION", "VARIANT")):
+            sums.append(f"sum(strlen(CAST({ident} AS VARCHAR)))")
+        else:
+            fixed += 1
+    row = conn.execute(f"SELECT count(*), {', '.join(sums) or '0'} FROM ({_parquet_sql(path)})").fetchone()
+    return row[0] * fixed * FIXED_VALUE_BYTES + sum(int(v or 0) for v in row[1:])
+
+
+def _parquet_sql(path: Path) -> str:
+    return f"SELECT * FROM read_parquet({sql_literal(os.fspath(path))})"
 
 
 def load_arrow(ctx: LoadContext, table: pa.Table, infer: list[str]) -> Notes:

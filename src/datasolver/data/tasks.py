@@ -21,6 +21,12 @@ DIFFICULTIES = ("easy", "medium", "hard", "extreme")
 
 MAX_TASK_JSON_BYTES = 1 << 20
 """task.json is read only this far: a sparse 3 GiB one took discovery to 3.2 GB and a MemoryError."""
+MAX_QUESTION_CHARS = 8_000
+"""A question is kept this far (task.json may hold 1 MiB: ~340,000 CJK characters): the prompt, the
+question linking, solver.py and the trace get its first MAX_QUESTION_CHARS characters and a line
+saying how long it was, as the first prompt holds knowledge.md's first parts (an 80,000-character
+question once took `run` to 1.5 GB). As long as a part of knowledge.md (`knowledge_file.PART_CHARS`);
+real questions are under 500 characters."""
 TASK_ID_MAX_BYTES = 128
 """A task id names folders (scratch, logs, output): one path component, well under NAME_MAX."""
 _TASK_ID = re.compile(r"[\w.-]+")
@@ -37,6 +43,15 @@ def task_id_problem(task_id: str) -> str | None:
     if len(task_id.encode("utf-8")) > TASK_ID_MAX_BYTES:
         return f"task_id {task_id[:40]!r}… is longer than {TASK_ID_MAX_BYTES} bytes"
     return None
+
+
+def capped_question(question: str, limit: int = MAX_QUESTION_CHARS) -> str:
+    """`question` when it has at most `limit` characters, else its first `limit` and a line saying
+    how much was left out (the one rule for every question a model is sent: task.json's and `ask`'s)."""
+    if len(question) <= limit:
+        return question
+    return (question[:limit].rstrip() + f"\n… (the question goes on: these are its first {limit:,} of "
+            f"{len(question):,} characters; the rest is left out)")
 
 
 def task_id_key(task_id: str) -> str:
@@ -118,7 +133,7 @@ def load_task(task_dir: Path) -> Task:
     difficulty = spec.get("difficulty")
     if difficulty is not None and not isinstance(difficulty, str):
         raise TaskError(f"{spec_path}: 'difficulty' must be a string when present")
-    return Task(task_id=task_id, question=question.strip(), dir=task_dir, difficulty=difficulty or None)
+    return Task(task_id=task_id, question=capped_question(question.strip()), dir=task_dir, difficulty=difficulty or None)
 
 
 def discover_tasks(input_dir: Path) -> TaskDiscovery:

@@ -90,7 +90,8 @@ def _command(ctx: ToolContext, text: str) -> ToolResult:
         catalog = ctx.open_catalog()
         knowledge = catalog.files_of(ctx.layout.context).knowledge_text()
         links = link_question(catalog, rest.strip() or ctx.task.question, knowledge=knowledge)
-        return ToolResult(links.render() or "nothing in that text names a table, column or value of this task")
+        found = links.render() or "nothing in that text names a table, column or value of this task"
+        return ToolResult(found + (f"\nnote: {links.cut}" if links.cut else ""))
     if word == "\\joins":
         tables = _words(rest)
         if len(tables) != 2:
