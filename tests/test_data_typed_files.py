@@ -57,3 +57,16 @@ def test_stata_value_labels_are_text_and_spss_is_a_reason(tmp_path):
     assert _rows(task, "SELECT sex, n FROM people ORDER BY n") == [("male", 1), ("female", 2), ("male", 3)]
     listing = CliRunner().invoke(cli, ["tables", str(task)]).output
     assert "unreadable: survey.sav: not read: SPSS .sav files need the pyreadstat package" in listing
+
+
+def test_a_stata_value_without_a_label_keeps_its_number_as_text_with_a_note(tmp_path):
+    # pandas reads a partly labelled column as categories 'male', 'female', 3: Arrow cannot hold both,
+    # so the whole file was unreadable; now the unlabelled value is its number as text, and a note says so.
+    frame = pd.DataFrame({"sex": [1, 2, 3], "n": [1, 2, 3]}).astype("int32")
+    task = write_task(tmp_path, files={"people.dta": lambda p: frame.to_stata(
+        p, write_index=False, value_labels={"sex": {1: "male", 2: "female"}})})
+    read = pd.read_stata(task / "context" / "people.dta")
+    assert list(read["sex"]) == ["male", "female", 3]
+    assert _rows(task, "SELECT sex, n FROM people ORDER BY n") == [("male", 1), ("female", 2), ("3", 3)]
+    listing = CliRunner().invoke(cli, ["tables", str(task)]).output
+    assert "column 'sex': 1 value(s) with no value label (3) kept as their numbers" in listing, listing

@@ -321,7 +321,8 @@ def _register_typed_file(path: Path, relpath: str, reg: Registration) -> None:
     """A Stata, SAS, Feather or ORC file: one table, its columns typed as the file types them."""
 
     def read(stop: Stop) -> Loaded:
-        return Loaded(typed_files.read_typed_file(path), [])
+        table, notes = typed_files.read_typed_file(path)
+        return Loaded(table, [], notes)
 
     reg.sources.append(Source(KIND_BY_SUFFIX[path.suffix.lower()], path, relpath, path.stem, from_python(read)))
 
