@@ -1,8 +1,11 @@
-"""Stata, SAS, Feather and ORC files become tables with the values pandas / pyarrow read from the
-same file; SPSS .sav is listed as not read, with the reason."""
+"""Stata, SPSS, SAS, Feather and ORC files become tables with the values pandas / pyarrow /
+pyreadstat read from the same file, each file written in the test by its library (SPSS .sav, .zsav
+and .por by pyreadstat); without pyreadstat an SPSS file is listed as not read, with the package to
+add."""
 
 import datetime as dt
 import json
+import sys
 
 import pandas as pd
 import pyarrow as pa
@@ -50,13 +53,10 @@ def test_typed_files_give_the_values_their_library_reads(tmp_path, name, write, 
     assert _ours(task, "life") == _expected(read(task / "context" / name))
 
 
-def test_stata_value_labels_are_text_and_spss_is_a_reason(tmp_path):
+def test_stata_value_labels_are_text(tmp_path):
     frame = pd.DataFrame({"sex": pd.Categorical(["male", "female", "male"]), "n": [1, 2, 3]})
-    task = write_task(tmp_path, files={"people.dta": lambda p: frame.to_stata(p, write_index=False),
-                                       "survey.sav": b"$FL2@(#) not really spss"})
+    task = write_task(tmp_path, files={"people.dta": lambda p: frame.to_stata(p, write_index=False)})
     assert _rows(task, "SELECT sex, n FROM people ORDER BY n") == [("male", 1), ("female", 2), ("male", 3)]
-    listing = CliRunner().invoke(cli, ["tables", str(task)]).output
-    assert "unreadable: survey.sav: not read: SPSS .sav files need the pyreadstat package" in listing
 
 
 def test_a_stata_value_without_a_label_keeps_its_number_as_text_with_a_note(tmp_path):
@@ -70,3 +70,60 @@ def test_a_stata_value_without_a_label_keeps_its_number_as_text_with_a_note(tmp_
     assert _rows(task, "SELECT sex, n FROM people ORDER BY n") == [("male", 1), ("female", 2), ("3", 3)]
     listing = CliRunner().invoke(cli, ["tables", str(task)]).output
     assert "column 'sex': 1 value(s) with no value label (3) kept as their numbers" in listing, listing
+
+
+SURVEY = pd.DataFrame({"country": ["Afghanistan", "Albania", "Algeria", "Angola"], "year": [1952, 1957, 1962, 1967],
+                       "lifeExp": [28.801, 59.28, None, 35.985],
+                       "day": [dt.date(1952, 1, 1), dt.date(1957, 6, 30), dt.date(1962, 12, 31), dt.date(1967, 3, 1)],
+                       "sex": [1.0, 2.0, 3.0, None]})
+SEX_LABELS = {"sex": {1: "male", 2: "female"}}  # 3 has no label
+
+
+@pytest.mark.parametrize("name, write, read", [
+    ("survey.sav", lambda p: pyreadstat().write_sav(SURVEY, p, variable_value_labels=SEX_LABELS),
+     lambda p: pyreadstat().read_sav(p, apply_value_formats=True)),
+    ("survey.zsav", lambda p: pyreadstat().write_sav(SURVEY, p, compress=True, variable_value_labels=SEX_LABELS),
+     lambda p: pyreadstat().read_sav(p, apply_value_formats=True)),
+    ("survey.por", lambda p: pyreadstat().write_por(SURVEY, p),  # portable files keep no value labels here
+     lambda p: pyreadstat().read_por(p, apply_value_formats=True)),
+])
+def test_spss_files_give_the_values_pyreadstat_reads(tmp_path, name, write, read):
+    task = write_task(tmp_path, files={name: write})
+    listing = CliRunner().invoke(cli, ["tables", str(task)])
+    assert listing.exit_code == 0 and listing.output.split()[:5] == ["survey", "rows", "4", "cols", "5"], listing.output
+    frame, _ = read(task / "context" / name)
+    frame.columns = [c.lower() for c in frame.columns]  # a .por file keeps its names in capitals
+    expected = [(c, float(y), None if pd.isna(e) else float(e), d.date().isoformat() if hasattr(d, "date") else str(d),
+                 None if pd.isna(s) else s if isinstance(s, str) else f"{s:g}" if name.endswith("sav") else float(s))
+                for c, y, e, d, s in frame.itertuples(index=False)]
+    ours = _rows(task, "SELECT country, year, lifeExp, day::VARCHAR, sex FROM survey ORDER BY year")
+    assert ours == expected
+    if name.endswith("sav"):  # labels as text, the unlabelled 3 as its number, as a Stata file's
+        assert [r[4] for r in ours] == ["male", "female", "3", None]
+        assert "column 'sex': 1 value(s) with no value label (3)" in listing.output, listing.output
+
+
+def test_spss_without_pyreadstat_is_a_reason_not_a_traceback(tmp_path, monkeypatch):
+    task = write_task(tmp_path, files={"survey.sav": lambda p: pyreadstat().write_sav(SURVEY, p)})
+    monkeypatch.setitem(sys.modules, "pyreadstat", None)  # an install that left it out
+    listing = CliRunner().invoke(cli, ["tables", str(task)])
+    assert listing.exit_code == 0, listing.output
+    assert ("unreadable: survey.sav: not read: SPSS .sav files are read by the pyreadstat package, which this install "
+            "lacks; install it (pip install pyreadstat)") in listing.output
+
+
+def test_spss_files_are_bounded_before_their_rows_are_read(tmp_path, monkeypatch):
+    from datasolver.data import input_limits
+
+    wide = pd.DataFrame({f"c{i}": [1.0] for i in range(input_limits.MAX_TABLE_COLUMNS + 1)})
+    long_text = pd.DataFrame({"note": ["x" * 2_000] * 2_000})  # 4 MB of text, a few KB compressed
+    task = write_task(tmp_path, files={"wide.sav": lambda p: pyreadstat().write_sav(wide, p),
+                                       "notes.zsav": lambda p: pyreadstat().write_sav(long_text, p, compress=True)})
+    monkeypatch.setattr(input_limits, "EXPANSION_FLOOR_BYTES", 1 << 20)
+    listing = CliRunner().invoke(cli, ["tables", str(task)]).output
+    assert "wide.sav: not loaded: its rows would need 4,097 columns, over the 4,096-column limit" in listing, listing
+    assert "notes.zsav: not loaded: its values would take" in listing, listing
+
+
+def pyreadstat():
+    return pytest.importorskip("pyreadstat")

@@ -28,6 +28,9 @@ KIND_BY_SUFFIX = {
     ".dta": "stats",
     ".xpt": "stats",
     ".sas7bdat": "stats",
+    ".sav": "stats",
+    ".zsav": "stats",
+    ".por": "stats",
     ".feather": "arrow",
     ".arrow": "arrow",
     ".orc": "arrow",
@@ -65,7 +68,7 @@ class ContextFiles:
     db: list[Path] = field(default_factory=list)
     parquet: list[Path] = field(default_factory=list)
     excel: list[Path] = field(default_factory=list)
-    stats: list[Path] = field(default_factory=list)  # Stata .dta, SAS .xpt/.sas7bdat (pandas' readers)
+    stats: list[Path] = field(default_factory=list)  # Stata .dta, SAS .xpt/.sas7bdat, SPSS .sav/.zsav/.por
     arrow: list[Path] = field(default_factory=list)  # Feather / Arrow IPC, ORC (pyarrow's readers)
     doc: list[Path] = field(default_factory=list)
     video: list[Path] = field(default_factory=list)

@@ -130,16 +130,13 @@ def register_files(files: ContextFiles, reg: Registration, limits: InputLimits |
 
 def not_a_table_reason(path: Path) -> str:
     suffix = path.suffix.lower() or "(no extension)"
-    if suffix in (".sav", ".zsav", ".por"):
-        return (f"not read: SPSS {suffix} files need the pyreadstat package, which datasolver does not install; "
-                "save the data as CSV or Stata .dta to read it")
     inner = format_suffix(path)
     if compression(path) and KIND_BY_SUFFIX.get(inner) in TABLE_KINDS:
         kinds = sorted(s for s, kind in KIND_BY_SUFFIX.items() if kind in COMPRESSED_KINDS)
         return (f"not read: a compressed {inner} file is not read (compressed files are read for "
                 f"{', '.join(kinds)} only); decompress it into the folder to read it")
     return (f"not read: {suffix} files are not a table format (tables are read from CSV/TSV, JSON, JSON Lines, "
-            "SQLite, Parquet and Excel files; documents from Markdown, text and PDF)")
+            "SQLite, Parquet, Excel, Stata, SPSS, SAS, Feather and ORC files; documents from Markdown, text and PDF)")
 
 
 def _within(budget: InputBudget, path: Path, relpath: str, reg: Registration,
@@ -318,13 +315,18 @@ def _register_excel(path: Path, relpath: str, reg: Registration, header_row: int
 
 
 def _register_typed_file(path: Path, relpath: str, reg: Registration) -> None:
-    """A Stata, SAS, Feather or ORC file: one table, its columns typed as the file types them."""
+    """A Stata, SAS, SPSS, Feather or ORC file: one table, its columns typed as the file types them
+    (an SPSS file's shape read from its header first, and bounded: `typed_files.spss_shape`)."""
 
     def read(stop: Stop) -> Loaded:
         table, notes = typed_files.read_typed_file(path)
         return Loaded(table, [], notes)
 
-    reg.sources.append(Source(KIND_BY_SUFFIX[path.suffix.lower()], path, relpath, path.stem, from_python(read)))
+    columns, rows = None, None
+    if path.suffix.lower() in typed_files.SPSS_SUFFIXES:
+        columns, rows = typed_files.spss_shape(path)
+    reg.sources.append(Source(KIND_BY_SUFFIX[path.suffix.lower()], path, relpath, path.stem, from_python(read),
+                              columns=columns, rows=rows, rows_exact=rows is not None))
 
 
 def _estimate_lines(path: Path) -> int:

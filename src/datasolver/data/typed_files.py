@@ -1,22 +1,62 @@
-"""Files that type their own columns, read through the libraries datasolver already depends on:
-Stata `.dta` and SAS `.xpt` / `.sas7bdat` (pandas' own readers, no extra package), Feather / Arrow
-IPC `.feather` / `.arrow` and ORC `.orc` (pyarrow). Each is one table; its columns keep the types
-the file gives them (no inference). A value-labelled column (Stata value labels, read by pandas as a
-categorical) becomes text: each value its label; a value the file gives no label keeps its number,
-written as text beside the labels (`1.0` as `1`), with a note saying which values. SPSS `.sav` needs
-pyreadstat, which is not installed: such files are listed as not read.
-"""
+"""Files that type their own columns: Stata `.dta` and SAS `.xpt` / `.sas7bdat` (pandas' own
+readers), SPSS `.sav` / `.zsav` / `.por` (pyreadstat, a light dependency: readstat's C reader), Feather
+/ Arrow IPC `.feather` / `.arrow` and ORC `.orc` (pyarrow). Each is one table; its columns keep the
+types the file gives them (no inference; SPSS stores every number as a double, and a date format
+becomes DATE). A value-labelled column (Stata and SPSS value labels, read as a categorical) becomes
+text: each value its label; a value the file gives no label keeps its number, written as text beside
+the labels (`1.0` as `1`), with a note saying which values. SPSS user-missing values are missing.
+
+An SPSS file's shape is read from its header first (`spss_shape`, at registration): past the column
+cap (`input_limits.shape_refusal`) or, a `.zsav` being zlib-compressed, past what its file may expand
+to (`input_limits.expansion_refusal`, numbers 8 bytes, text its stored width), it is not read. Without
+pyreadstat (an install that left it out) an SPSS file is listed as not read with the package to add."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 from datasolver.data.errors import SourceSkipped
+from datasolver.data.input_limits import expansion_refusal, shape_refusal
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
+
+
+SPSS_SUFFIXES = (".sav", ".zsav", ".por")
+SPSS_NUMBER_BYTES = 8
+
+
+def spss_shape(path: Path) -> tuple[list[str], int | None]:
+    """An SPSS file's column names and row count (None where the file does not say: `.por`), from its
+    header only; SourceSkipped without pyreadstat, for an unreadable header, or past the caps."""
+    reader = _spss_reader(path)
+    try:
+        _, meta = reader(path, metadataonly=True)
+    except Exception as exc:  # noqa: BLE001 - any reader's complaint is this file's note
+        reason = f"{type(exc).__name__}: {str(exc)[:200]}"
+        raise SourceSkipped(f"not a readable {path.suffix.lower()} file ({reason})") from exc
+    names, rows = list(meta.column_names), meta.number_rows
+    known = rows if rows is not None and rows >= 0 else None
+    if refusal := shape_refusal(known or 0, len(names), (known or 0) * len(names)):
+        raise SourceSkipped(f"not loaded: {refusal}")
+    if known is not None:
+        widths = meta.variable_storage_width or {}
+        row_bytes = sum(max(widths.get(name) or 0, SPSS_NUMBER_BYTES) for name in names)
+        if refusal := expansion_refusal(known * row_bytes, path.stat().st_size):
+            raise SourceSkipped(f"not loaded: {refusal}")
+    return names, known
+
+
+def _spss_reader(path: Path) -> Callable[..., tuple[pd.DataFrame, Any]]:
+    suffix = path.suffix.lower()
+    try:
+        import pyreadstat
+    except ImportError as exc:
+        raise SourceSkipped(f"not read: SPSS {suffix} files are read by the pyreadstat package, which this install "
+                            "lacks; install it (pip install pyreadstat) or save the data as CSV or Stata .dta") from exc
+    return pyreadstat.read_por if suffix == ".por" else pyreadstat.read_sav
 
 
 def read_typed_file(path: Path) -> tuple[pa.Table, list[str]]:
@@ -40,6 +80,8 @@ def read_typed_file(path: Path) -> tuple[pa.Table, list[str]]:
 
             if suffix == ".dta":
                 frame = pd.read_stata(path)
+            elif suffix in SPSS_SUFFIXES:
+                frame, _ = _spss_reader(path)(path, apply_value_formats=True, formats_as_category=True)
             else:
                 frame = pd.read_sas(path, format="xport" if suffix == ".xpt" else "sas7bdat")
             notes = _unlabelled_as_text(frame)
