@@ -68,7 +68,7 @@ class ContextFiles:
     db: list[Path] = field(default_factory=list)
     parquet: list[Path] = field(default_factory=list)
     excel: list[Path] = field(default_factory=list)
-    stats: list[Path] = field(default_factory=list)  # Stata .dta, SAS .xpt/.sas7bdat, SPSS .sav/.zsav/.por
+    stats: list[Path] = field(default_factory=list)  # Stata .dta (pandas), SPSS, SAS (pyreadstat)
     arrow: list[Path] = field(default_factory=list)  # Feather / Arrow IPC, ORC (pyarrow's readers)
     doc: list[Path] = field(default_factory=list)
     video: list[Path] = field(default_factory=list)

@@ -316,15 +316,15 @@ def _register_excel(path: Path, relpath: str, reg: Registration, header_row: int
 
 def _register_typed_file(path: Path, relpath: str, reg: Registration) -> None:
     """A Stata, SAS, SPSS, Feather or ORC file: one table, its columns typed as the file types them
-    (an SPSS file's shape read from its header first, and bounded: `typed_files.spss_shape`)."""
+    (an SPSS or SAS file's shape read from its header first, and bounded: `typed_files.readstat_shape`)."""
 
     def read(stop: Stop) -> Loaded:
         table, notes = typed_files.read_typed_file(path)
         return Loaded(table, [], notes)
 
     columns, rows = None, None
-    if path.suffix.lower() in typed_files.SPSS_SUFFIXES:
-        columns, rows = typed_files.spss_shape(path)
+    if path.suffix.lower() in typed_files.READSTAT_SUFFIXES:
+        columns, rows = typed_files.readstat_shape(path)
     reg.sources.append(Source(KIND_BY_SUFFIX[path.suffix.lower()], path, relpath, path.stem, from_python(read),
                               columns=columns, rows=rows, rows_exact=rows is not None))
 

@@ -1,15 +1,19 @@
-"""Files that type their own columns: Stata `.dta` and SAS `.xpt` / `.sas7bdat` (pandas' own
-readers), SPSS `.sav` / `.zsav` / `.por` (pyreadstat, a light dependency: readstat's C reader), Feather
-/ Arrow IPC `.feather` / `.arrow` and ORC `.orc` (pyarrow). Each is one table; its columns keep the
-types the file gives them (no inference; SPSS stores every number as a double, and a date format
-becomes DATE). A value-labelled column (Stata and SPSS value labels, read as a categorical) becomes
-text: each value its label; a value the file gives no label keeps its number, written as text beside
-the labels (`1.0` as `1`), with a note saying which values. SPSS user-missing values are missing.
+"""Files that type their own columns: Stata `.dta` (pandas' reader), SPSS `.sav` / `.zsav` / `.por`
+and SAS `.xpt` / `.sas7bdat` (pyreadstat, a light dependency: readstat's C reader), Feather / Arrow
+IPC `.feather` / `.arrow` and ORC `.orc` (pyarrow). Each is one table; its columns keep the types the
+file gives them (no inference; SPSS and SAS store every number as a double, and a date format becomes
+DATE or TIMESTAMP). SAS goes through pyreadstat, not pandas: pandas reads no XPORT v8 file, and gives
+a SAS file's text as bytes and an XPORT date as its raw number of seconds.
 
-An SPSS file's shape is read from its header first (`spss_shape`, at registration): past the column
-cap (`input_limits.shape_refusal`) or, a `.zsav` being zlib-compressed, past what its file may expand
-to (`input_limits.expansion_refusal`, numbers 8 bytes, text its stored width), it is not read. Without
-pyreadstat (an install that left it out) an SPSS file is listed as not read with the package to add."""
+A value-labelled column (Stata and SPSS value labels, read as a categorical) becomes text: each value
+its label; a value the file gives no label keeps its number, written as text beside the labels (`1.0`
+as `1`), with a note saying which values. SPSS user-missing values are missing (NULL).
+
+An SPSS or SAS file's shape is read from its header first (`readstat_shape`, at registration): past
+the column cap (`input_limits.shape_refusal`) or, a `.zsav` or `.sas7bdat` being compressed, past what
+its file may expand to (`input_limits.expansion_refusal`, numbers 8 bytes, text its stored width), it
+is not read. Without pyreadstat (an install that left it out) such a file is listed as not read, with
+the package to add."""
 
 from __future__ import annotations
 
@@ -25,13 +29,15 @@ if TYPE_CHECKING:
 
 
 SPSS_SUFFIXES = (".sav", ".zsav", ".por")
-SPSS_NUMBER_BYTES = 8
+SAS_SUFFIXES = (".xpt", ".sas7bdat")
+READSTAT_SUFFIXES = SPSS_SUFFIXES + SAS_SUFFIXES
+NUMBER_BYTES = 8
 
 
-def spss_shape(path: Path) -> tuple[list[str], int | None]:
-    """An SPSS file's column names and row count (None where the file does not say: `.por`), from its
+def readstat_shape(path: Path) -> tuple[list[str], int | None]:
+    """An SPSS or SAS file's column names and row count (None where the file does not say: `.por`), from its
     header only; SourceSkipped without pyreadstat, for an unreadable header, or past the caps."""
-    reader = _spss_reader(path)
+    reader = _readstat_reader(path)
     try:
         _, meta = reader(path, metadataonly=True)
     except Exception as exc:  # noqa: BLE001 - any reader's complaint is this file's note
@@ -43,20 +49,22 @@ def spss_shape(path: Path) -> tuple[list[str], int | None]:
         raise SourceSkipped(f"not loaded: {refusal}")
     if known is not None:
         widths = meta.variable_storage_width or {}
-        row_bytes = sum(max(widths.get(name) or 0, SPSS_NUMBER_BYTES) for name in names)
+        row_bytes = sum(max(widths.get(name) or 0, NUMBER_BYTES) for name in names)
         if refusal := expansion_refusal(known * row_bytes, path.stat().st_size):
             raise SourceSkipped(f"not loaded: {refusal}")
     return names, known
 
 
-def _spss_reader(path: Path) -> Callable[..., tuple[pd.DataFrame, Any]]:
+def _readstat_reader(path: Path) -> Callable[..., tuple[pd.DataFrame, Any]]:
     suffix = path.suffix.lower()
     try:
         import pyreadstat
     except ImportError as exc:
-        raise SourceSkipped(f"not read: SPSS {suffix} files are read by the pyreadstat package, which this install "
+        maker = "SAS" if suffix in SAS_SUFFIXES else "SPSS"
+        raise SourceSkipped(f"not read: {maker} {suffix} files are read by the pyreadstat package, which this install "
                             "lacks; install it (pip install pyreadstat) or save the data as CSV or Stata .dta") from exc
-    return pyreadstat.read_por if suffix == ".por" else pyreadstat.read_sav
+    readers = {".por": pyreadstat.read_por, ".xpt": pyreadstat.read_xport, ".sas7bdat": pyreadstat.read_sas7bdat}
+    return readers.get(suffix, pyreadstat.read_sav)
 
 
 def read_typed_file(path: Path) -> tuple[pa.Table, list[str]]:
@@ -81,9 +89,9 @@ def read_typed_file(path: Path) -> tuple[pa.Table, list[str]]:
             if suffix == ".dta":
                 frame = pd.read_stata(path)
             elif suffix in SPSS_SUFFIXES:
-                frame, _ = _spss_reader(path)(path, apply_value_formats=True, formats_as_category=True)
-            else:
-                frame = pd.read_sas(path, format="xport" if suffix == ".xpt" else "sas7bdat")
+                frame, _ = _readstat_reader(path)(path, apply_value_formats=True, formats_as_category=True)
+            else:  # SAS: no value labels without a separate format catalog
+                frame, _ = _readstat_reader(path)(path)
             notes = _unlabelled_as_text(frame)
             table = pa.Table.from_pandas(frame, preserve_index=False)
     except (SourceSkipped, MemoryError):
