@@ -18,12 +18,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import sqlglot
 from sqlglot import exp
 
 from datasolver.clip import clip
 from datasolver.data.errors import DataError
 from datasolver.data.names import quote_ident, quote_literal
+from datasolver.data.sql_tree import parse_statement
 
 if TYPE_CHECKING:
     from datasolver.data.catalog import Catalog
@@ -376,13 +376,7 @@ def _only_on(part: exp.Expression, alias: str, columns: set[str], resolved: list
 
 def _parse(sql: str) -> exp.Expression | None:
     """One DuckDB statement, or None (unreadable, several statements, or too long to parse cheaply)."""
-    if len(sql) > MAX_SQL_CHARS:
-        return None
-    try:
-        trees = [t for t in sqlglot.parse(sql, read="duckdb") if t is not None]
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError, RecursionError):
-        return None
-    return trees[0] if len(trees) == 1 else None
+    return parse_statement(sql, MAX_SQL_CHARS)
 
 
 def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:

@@ -978,16 +978,13 @@ def respell_filters(sql: str, links: QuestionLinks) -> tuple[str, list[str]] | N
         return None
     # ~0.3 CPU-s to import, and this module is on every task's path (data/question_shape reads
     # date_mentions from it): sqlglot only for a query being respelt.
-    import sqlglot
     from sqlglot import exp
 
-    try:
-        trees = [t for t in sqlglot.parse(sql, read="duckdb") if t is not None]
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError, RecursionError):
+    from datasolver.data.sql_tree import parse_statement
+
+    tree = parse_statement(sql)
+    if tree is None:
         return None
-    if len(trees) != 1:
-        return None
-    tree = trees[0]
     tables = {normalize(t.name) for t in tree.find_all(exp.Table)}
     found: dict[str, set[str]] = defaultdict(set)  # column (normalized) → the values found in it
     for hit in links.values:

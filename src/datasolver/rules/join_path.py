@@ -13,12 +13,12 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import sqlglot
 from sqlglot import exp
 
 from datasolver.data.duck_errors import DuckError
 from datasolver.data.errors import DataError
 from datasolver.data.joins import compatible_types
+from datasolver.data.sql_tree import parse_select
 from datasolver.data.names import quote_ident
 from datasolver.rules.protocol import RuleContext
 
@@ -54,7 +54,7 @@ def join_path(sql: str, error: DuckError, context: RuleContext) -> list[tuple[st
     column = error.missing_column
     if column is None or len(sql) > MAX_SQL_CHARS:
         return []
-    tree = _parse(sql)
+    tree = parse_select(sql)
     if tree is None:
         return []
     catalog = context.catalog
@@ -195,14 +195,6 @@ def _rewritten(tree: exp.Select, query_tables: dict[str, str], starts: list[str]
             node.replace(exp.column(home[name], table=near_alias, quoted=True))
             changed = changed or name == column.casefold()
     return copy.sql(dialect="duckdb") if changed else None
-
-
-def _parse(sql: str) -> exp.Select | None:
-    try:
-        trees = [t for t in sqlglot.parse(sql, read="duckdb") if t is not None]
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError, RecursionError):
-        return None
-    return trees[0] if len(trees) == 1 and isinstance(trees[0], exp.Select) else None
 
 
 def _from_tables(tree: exp.Select, catalog: Catalog) -> dict[str, str]:

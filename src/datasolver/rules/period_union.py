@@ -22,6 +22,7 @@ import sqlglot
 from sqlglot import exp
 
 from datasolver.data.errors import DataError
+from datasolver.data.sql_tree import parse_select
 from datasolver.data.names import quote_ident, quote_literal
 from datasolver.data.question_shape import QuestionShape
 from datasolver.rules.protocol import ResultShape, RuleContext
@@ -60,7 +61,7 @@ def period_union(sql: str, result: ResultShape, context: RuleContext) -> list[tu
     years, months = named_periods(shape)
     if len(years) < 2 and len(months) < 2:
         return []
-    tree = _parse(sql)
+    tree = parse_select(sql)
     if tree is None or tree.args.get("limit") is not None or tree.args.get("from_") is None:
         return []
     catalog = context.catalog
@@ -174,14 +175,6 @@ def _rewritten(tree: exp.Select, node: exp.Table, column: str, members: list[tup
     ordered = [*order.expressions] if order is not None else []
     tree.set("order", exp.Order(expressions=[*ordered, exp.Ordered(this=period.copy())]))
     return tree.sql(dialect="duckdb")
-
-
-def _parse(sql: str) -> exp.Select | None:
-    try:
-        trees = [t for t in sqlglot.parse(sql, read="duckdb") if t is not None]
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError, RecursionError):
-        return None
-    return trees[0] if len(trees) == 1 and isinstance(trees[0], exp.Select) else None
 
 
 def _catalog_name(catalog: Catalog, name: str) -> str | None:
