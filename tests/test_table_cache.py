@@ -238,8 +238,8 @@ def _records(cache_root: Path) -> dict[str, dict]:
     """The table cache's records by the name of the file each keeps a table of."""
     import json
 
-    return {Path(json.loads(p.read_text())["path"]).name: json.loads(p.read_text())
-            for p in cache_root.glob("*/*.json")}
+    records = (json.loads(p.read_text()) for p in cache_root.glob("*/*.json"))
+    return {Path(record["path"]).name: record for record in records}
 
 
 def _wait_gone(pid: int, limit_s: float = 180.0) -> bool:
@@ -255,6 +255,58 @@ def test_a_big_file_read_straight_goes_into_the_cache_after_the_command_exits(tm
     # Issue 45 item 3. Before: `sql` printed the rows, then loaded the whole file into the cache
     # while the shell waited (13.6 s against DuckDB's ~3 s for a 1.7M-row CSV). Now a file of 16 MiB
     # or more goes into the cache in a detached process; a small one is still cached before exit.
+    # First the fill's lock is held here, so no child can start: the command itself must then leave
+    # the big file uncached (deterministic, whatever the child's speed); then, lock released, the
+    # next command starts the child that fills it.
+    import fcntl
+    import re
+    import subprocess
+    import sys
+
+    import duckdb
+
+    from datasolver.data.cache_fill import FillJob
+
+    folder = write_task(tmp_path, files={"csv/small.csv": ROWS})
+    big = folder / "context" / "csv" / "big.csv"
+    duckdb.sql(f"COPY (SELECT i AS a, i % 7 AS b, 'label ' || i AS c FROM range(800000) t(i)) TO '{big}' (HEADER)")
+    assert big.stat().st_size >= 16 << 20
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    env = dict(os.environ, DATASOLVER_TABLE_CACHE=str(cache))
+    query = [sys.executable, "-m", "datasolver", "sql", str(folder),
+             "SELECT (SELECT count(*) FROM big) AS big, (SELECT sum(n) FROM small) AS small"]
+    lock = (cache / FillJob(str(folder.resolve()), str(cache), ["big"]).lock_name()).open("w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        first = subprocess.run(query, capture_output=True, text=True, env=env, timeout=300)
+    finally:
+        lock.close()
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines()[1:] == ["800000\t1225"]
+    assert re.search(r"note: big \(csv/big\.csv, [\d.]+ MB\) goes into the table cache by another datasolver "
+                     r"process; until then a query reads the file", first.stderr), first.stderr
+    records = _records(cache)
+    assert "small.csv" in records and "big.csv" not in records
+    second = subprocess.run(query, capture_output=True, text=True, env=env, timeout=300)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout == first.stdout
+    found = re.search(r"note: big \(csv/big\.csv, [\d.]+ MB\) goes into the table cache in the background "
+                      r"\(pid (\d+)\); until then a query reads the file", second.stderr)
+    assert found, second.stderr
+    assert _wait_gone(int(found.group(1)))
+    assert _records(cache)["big.csv"]["rows"] == 800000
+    third = subprocess.run([sys.executable, "-m", "datasolver", "tables", str(folder)],
+                           capture_output=True, text=True, env=env, timeout=300)
+    assert third.returncode == 0, third.stderr
+    assert f"note: 2 of 2 table(s) read from the table cache ({cache}), not from their files" in third.stdout + third.stderr
+
+
+def test_the_background_fill_loads_with_the_commands_header_row(tmp_path):
+    # The detached child opens the folder with the command's own options: a big file whose header
+    # `--header-row` placed below title lines is cached as the command read it, so the next command
+    # with the same option reads it from the cache (before, the child loaded it without the option,
+    # under another key, and the next command read the file again).
     import re
     import subprocess
     import sys
@@ -262,24 +314,23 @@ def test_a_big_file_read_straight_goes_into_the_cache_after_the_command_exits(tm
     import duckdb
 
     folder = write_task(tmp_path, files={"csv/small.csv": ROWS})
+    body = tmp_path / "body.csv"
+    duckdb.sql(f"COPY (SELECT i AS a, i % 7 AS b, 'label ' || i AS c FROM range(800000) t(i)) TO '{body}' (HEADER)")
     big = folder / "context" / "csv" / "big.csv"
-    duckdb.sql(f"COPY (SELECT i AS a, i % 7 AS b, 'label ' || i AS c FROM range(800000) t(i)) TO '{big}' (HEADER)")
-    assert big.stat().st_size >= 16 << 20
+    big.write_bytes(b"Exported by a tool\n\n" + body.read_bytes())
     cache = tmp_path / "cache"
     env = dict(os.environ, DATASOLVER_TABLE_CACHE=str(cache))
-    first = subprocess.run([sys.executable, "-m", "datasolver", "sql", str(folder),
-                            "SELECT (SELECT count(*) FROM big) AS big, (SELECT sum(n) FROM small) AS small"],
+    first = subprocess.run([sys.executable, "-m", "datasolver", "sql", str(folder), "--header-row", "3",
+                            "SELECT count(*) AS n, max(a) AS top FROM big"],
                            capture_output=True, text=True, env=env, timeout=300)
-    records = _records(cache)  # read at once: the command has exited, its background child goes on
     assert first.returncode == 0, first.stderr
-    assert first.stdout.splitlines()[1:] == ["800000\t1225"]
-    found = re.search(r"note: big \(csv/big\.csv, [\d.]+ MB\) goes into the table cache in the background "
-                      r"\(pid (\d+)\); until then a query reads the file", first.stderr)
+    assert first.stdout.splitlines()[1:] == ["800000\t799999"]
+    found = re.search(r"goes into the table cache in the background \(pid (\d+)\)", first.stderr)
     assert found, first.stderr
-    assert "small.csv" in records and "big.csv" not in records
     assert _wait_gone(int(found.group(1)))
-    assert _records(cache)["big.csv"]["rows"] == 800000
-    second = subprocess.run([sys.executable, "-m", "datasolver", "tables", str(folder)],
+    second = subprocess.run([sys.executable, "-m", "datasolver", "sql", str(folder), "--header-row", "3",
+                             "SELECT count(*) AS n, max(a) AS top FROM big"],
                             capture_output=True, text=True, env=env, timeout=300)
     assert second.returncode == 0, second.stderr
-    assert f"note: 2 of 2 table(s) read from the table cache ({cache}), not from their files" in second.stdout + second.stderr
+    assert second.stdout.splitlines()[1:] == ["800000\t799999"]
+    assert "goes into the table cache" not in second.stderr, second.stderr  # read from the cache this time

@@ -239,7 +239,7 @@ def sql_command(task_dir: Path, query: str | None, query_file: Path | None, limi
             left = run_catalog_work(catalog, lambda: catalog.persist(leave_from_bytes=BACKGROUND_BYTES))
             if left and catalog.table_cache is not None:
                 job = FillJob(str(task_dir.resolve()), str(catalog.table_cache.root), [name for name, _, _ in left],
-                              [str(Path(d).resolve()) for d in docs.extra_derived], encoding)
+                              [str(Path(d).resolve()) for d in docs.extra_derived], encoding, header_row)
                 for line in fill_later(job, left):
                     click.echo(printable(line), err=True)
             # a table read straight from its file has its notes once it is loaded

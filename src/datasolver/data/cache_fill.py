@@ -40,16 +40,17 @@ FILL_TIMEOUT_S = 600.0
 @dataclass(frozen=True)
 class FillJob:
     """What the child needs to open the same catalog: the folder, its derived folders (document
-    tables), the `--encoding`, the cache root, and the tables to load."""
+    tables), the `--encoding` and `--header-row`, the cache root, and the tables to load."""
 
     folder: str
     cache_root: str
     tables: list[str]
     derived: list[str] = field(default_factory=list)
     encoding: str | None = None
+    header_row: int | None = None
 
     def lock_name(self) -> str:
-        key = json.dumps([self.folder, sorted(self.tables), self.derived, self.encoding]).encode("utf-8", "surrogateescape")
+        key = json.dumps([self.folder, sorted(self.tables), self.derived, self.encoding, self.header_row]).encode("utf-8", "surrogateescape")
         return f".fill-{hashlib.sha256(key).hexdigest()[:24]}.lock"
 
 
@@ -94,7 +95,7 @@ def _fill(job: FillJob) -> None:
     from datasolver.data.table_cache import TableCache
 
     derived = [Path(d) for d in job.derived if Path(d).is_dir()]
-    with Catalog.open(job.folder, extra_derived=derived, encoding=job.encoding,
+    with Catalog.open(job.folder, extra_derived=derived, encoding=job.encoding, header_row=job.header_row,
                       table_cache=TableCache(Path(job.cache_root))) as catalog:
         names = [n for n in job.tables if n in catalog.names()]
         if names:
