@@ -33,6 +33,8 @@ from typing import Protocol
 
 from datasolver.clip import clip
 from datasolver.data.errors import DataError, QueryInterrupted
+from datasolver.data.link_signals import (LINK_SIGNALS, FoundValue, LinkHit, LinkSignal, QuestionFacts, TableFacts,
+                                          signal_hits, signal_reasons, signal_score)
 from datasolver.data.names import quote_ident, quote_literal
 from datasolver.data.terms import question_terms
 
@@ -75,8 +77,6 @@ MAX_VALUE_CHARS = 80
 MIN_CJK_CHARS = 2
 MIN_LATIN_CHARS = 3
 FUZZY_MIN = 0.72  # trigram similarity for a near match of a Latin name
-SHOWN_VALUES = 3  # value hits said per table (the most distinctive)
-SHOWN_COLUMNS = 3
 MAX_LINKED_SHOWN = 5
 LOOKALIKE_SHARE = 0.5  # a same-columns sibling linked less than half as strongly as the best is a look-alike
 
@@ -506,7 +506,8 @@ class ValueHit:
 class TableLink:
     name: str
     score: float
-    reasons: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()  # what its signals' hits say (and a bridge's "it joins …")
+    hits: tuple[LinkHit, ...] = ()  # each names its signal (`data/link_signals.py`)
 
 
 @dataclass(frozen=True)
@@ -564,95 +565,83 @@ def _date_words(mention: DateMention) -> str:
 
 
 def link_question(catalog: Catalog, question: str, index: ValueIndex | None = None, *,
-                  knowledge: str = "") -> QuestionLinks:
+                  knowledge: str = "", signals: Sequence[LinkSignal] = LINK_SIGNALS) -> QuestionLinks:
     """Link `question` to the catalog's tables, columns and values (see the module's doc);
     `knowledge` (knowledge.md) adds what it says of each table and column. Only the first
-    MAX_LINKED_CHARS characters of a longer text are linked (a note says so)."""
+    MAX_LINKED_CHARS characters of a longer text are linked (a note says so).
+
+    What each table shares with the question is found once (`_table_facts`); `signals`
+    (`data/link_signals.LINK_SIGNALS`) weigh it into the table's score and say why. Tables rank by
+    score, a tie in the catalog's order (its files in sorted order)."""
     cut = _cut_note(question)
     question = question[:MAX_LINKED_CHARS]
     index = index if index is not None else catalog.value_index()
     names = catalog.names()
     columns = {name: [c for c, _ in index.columns.get(name) or _types(catalog, name)] for name in names}
-    described = knowledge_by_table(knowledge, names)
-    text_idf = _text_idf(described, names)
     literals = tuple(question_literals(question))
-    asked_months, asked_years = month_keys(question), year_keys(question)
+    asked = QuestionFacts(frozenset(month_keys(question)), frozenset(year_keys(question)))
     hits = index.find(question)
-    norm_q = normalize(question)
-    q_terms = _latin_stems(norm_q) | {t for t in question_terms(norm_q) if _CJK.search(t)}
-    idf = _name_idf(names)
+    facts = _table_facts(names, columns, question, hits, index, knowledge)
     scores: dict[str, float] = {}
     reasons: dict[str, list[str]] = {}
-    col_hits: list[tuple[str, str]] = []
-    part_hits: list[tuple[str, str, str]] = []
+    found: dict[str, tuple[LinkHit, ...]] = {}
     mismatched: set[str] = set()
     name_weight: dict[str, float] = {}
-    in_names = _column_parts(norm_q, columns, [normalize(h.value) for h in hits])
     for name in names:
-        score, why = 0.0, []
-        name_months, name_years = month_keys(name), year_keys(name)
-        if asked_months and name_months:
-            same = sorted(name_months & asked_months)
-            if same:
-                score += 4.0
-                why.append(f"its name says {', '.join(same)}")
-            else:
+        fired = signal_hits(asked, facts[name], signals)
+        scores[name] = signal_score(fired)
+        reasons[name] = signal_reasons(fired)
+        found[name] = tuple(hit for _, fired_hits in fired for hit in fired_hits)
+        for signal, fired_hits in fired:
+            if signal.veto:
                 mismatched.add(name)
-        elif (asked_years or asked_months) and name_years:
-            wanted = asked_years | {m[:4] for m in asked_months}
-            same = sorted(name_years & wanted)
-            if same:
-                score += 1.5
-                why.append(f"its name says {', '.join(same)}")
-            else:
-                mismatched.add(name)
-        named = _name_terms(name) & q_terms
-        parts = _compound_parts(name, q_terms) - named
-        weight = sum(idf.get(t, 0.0) for t in named) + sum(_part_weight(t, names) for t in parts)
-        named = {t for t in named if idf.get(t, 0.0) > 0} | parts
-        if weight > 0:
-            score += weight
-            name_weight[name] = weight
-            why.append("its name shares " + ", ".join(sorted(_readable_terms(name, norm_q, named))))
-        meanings = described[name].meanings if name in described else {}
-        for column in columns[name]:
-            if _column_named(column, norm_q) or _meaning_named(meanings.get(normalize(column), ""), norm_q):
-                col_hits.append((name, column))
-            elif column in in_names:
-                col_hits.append((name, column))
-                part_hits.append((name, column, in_names[column]))
-        if name in described:
-            shared = _text_terms(described[name].text) & q_terms
-            weight = KNOWLEDGE_WEIGHT * sum(text_idf.get(t, 0.0) for t in shared)
-            if weight > 0:
-                score += weight
-                why.append("knowledge.md's text on it shares " + ", ".join(sorted(shared)[:6]))
-        used = [c for t, c in col_hits if t == name]
-        if used:
-            score += 0.5 * min(len(used), 4)
-        partly = [c for t, c, _ in part_hits if t == name]
-        whole = [c for c in used if c not in partly]
-        if whole:
-            why.append("the question uses column " + ", ".join(whole[:SHOWN_COLUMNS]))
-        why += [f"column {c} has the question's {in_names[c]} in its name" for c in partly[:SHOWN_COLUMNS]]
-        mine = list(dict.fromkeys(h for h in hits if h.table == name))
-        if mine:
-            spread = {h: len(index.tables_with(normalize(h.value))) or 1 for h in mine}
-            score += sum((3.0 if h.how == "exact" else 2.0) / spread[h] for h in mine)
-            # the most distinctive first (held by fewest tables), then the longest
-            shown = sorted(mine, key=lambda h: (spread[h], -len(h.value)))[:SHOWN_VALUES]
-            why.append("; ".join(_value_reason(h) for h in shown))
-        scores[name] = score
-        reasons[name] = why
-    for name in mismatched:  # a table whose name carries another month or year
-        scores[name] = min(scores[name], 0.0) - 1.0
+            elif signal.name == "name_terms":
+                name_weight[name] = signal.weight * math.fsum(hit.strength for hit in fired_hits)
+    col_hits = [(name, c) for name in names for c, _ in facts[name].columns]
+    part_hits = [(name, c, run) for name in names for c, run in facts[name].columns if run]
     ranked = sorted(names, key=lambda n: (-scores[n], names.index(n)))
     ranked = _with_bridges(ranked, scores, columns, reasons)
     valued = {h.table for h in hits}
     lookalikes = _lookalikes(ranked, scores, index, catalog, mismatched, name_weight, valued)
-    tables = tuple(TableLink(n, round(scores[n], 3), tuple(reasons[n])) for n in ranked)
+    tables = tuple(TableLink(n, round(scores[n], 3), tuple(reasons[n]), found[n]) for n in ranked)
     return QuestionLinks(question, literals, tables, tuple(hits), tuple(col_hits), tuple(part_hits),
                          tuple(lookalikes), tuple(index.notes), cut)
+
+
+def _table_facts(names: Sequence[str], columns: dict[str, list[str]], question: str, hits: Sequence[ValueHit],
+                 index: ValueIndex, knowledge: str) -> dict[str, TableFacts]:
+    """What each table shares with the question, for the signals to weigh: the periods its name carries,
+    the question's terms in its name and in knowledge.md's text on it, the columns the question names
+    (whole, by meaning, or by a CJK run of the name no other column holds), the question's values in it.
+    The question's dates are read here again, not taken from its `QuestionShape`
+    (`data/question_shape.py`): `explore_data`'s `\\link` links any text, which has no shape."""
+    described = knowledge_by_table(knowledge, names)
+    text_idf = _text_idf(described, names)
+    norm_q = normalize(question)
+    q_terms = _latin_stems(norm_q) | {t for t in question_terms(norm_q) if _CJK.search(t)}
+    idf = _name_idf(names)
+    in_names = _column_parts(norm_q, columns, [normalize(h.value) for h in hits])
+    out: dict[str, TableFacts] = {}
+    for name in names:
+        named = _name_terms(name) & q_terms
+        parts = _compound_parts(name, q_terms) - named
+        terms = [(t, idf.get(t, 0.0)) for t in sorted(named)] + [(t, _part_weight(t, names)) for t in sorted(parts)]
+        weighed = {t for t in named if idf.get(t, 0.0) > 0} | parts
+        meanings = described[name].meanings if name in described else {}
+        used: list[tuple[str, str]] = []
+        for column in columns[name]:
+            if _column_named(column, norm_q) or _meaning_named(meanings.get(normalize(column), ""), norm_q):
+                used.append((column, ""))
+            elif column in in_names:
+                used.append((column, in_names[column]))
+        shared = sorted(_text_terms(described[name].text) & q_terms) if name in described else []
+        mine = list(dict.fromkeys(h for h in hits if h.table == name))
+        values = tuple(FoundValue(h.value, _value_reason(h), h.how == "exact",
+                                  len(index.tables_with(normalize(h.value))) or 1) for h in mine)
+        out[name] = TableFacts(name, frozenset(month_keys(name)), frozenset(year_keys(name)), tuple(terms),
+                               tuple(sorted(_readable_terms(name, norm_q, weighed))),
+                               tuple((t, text_idf.get(t, 0.0)) for t in shared), tuple(used), values)
+    return out
 
 
 def _cut_note(text: str) -> str:
@@ -783,7 +772,6 @@ def _column_words(name: str) -> set[str]:
 
 # -- what knowledge.md says of each table ----------------------------------------------------------
 
-KNOWLEDGE_WEIGHT = 0.35  # a shared word of knowledge.md's text on a table counts this much of a name's
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*)$")
 
 
