@@ -8,10 +8,15 @@ from pathlib import Path
 import pytest
 
 from datasolver.data import Catalog
+from datasolver.data.link_signals import (LINK_SIGNALS, FoundValue, LinkHit, QuestionFacts, TableFacts, column_named,
+                                          knowledge_text, month_in_name, name_terms, other_period, signal_hits,
+                                          signal_reasons, signal_score, value_found, year_in_name)
 from datasolver.data.linking import link_question
 from tests.helpers.datafiles import write_task
 
 pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
 
 PRICES = "项目名称,成交均价,集团开发商\n"
 SHOP_KNOWLEDGE = ("# Shop data\n\n## Table `t_moves`\n\nEvery shipment leaving the warehouse, one row per parcel.\n\n"
@@ -172,3 +177,110 @@ def test_the_ranks_scores_and_rendered_links_of_general_examples_are_pinned(tmp_
     assert [(t.name, t.score) for t in links.tables] == ranked
     assert links.lookalikes == lookalikes
     assert links.render().splitlines() == rendered
+
+
+def test_the_links_name_the_signal_of_every_hit_and_a_signal_is_left_out_by_name(tmp_path: Path) -> None:
+    links = linked(tmp_path, "a month against yearly and monthly tables")
+    first = links.tables[0]
+    assert [h.signal for h in first.hits] == ["month_in_name", "name_terms", "column_named", "value_found"]
+    question, _, _ = CASES["a month against yearly and monthly tables"]
+    with Catalog.open(tmp_path / "task_case") as catalog:
+        without = link_question(catalog, question, signals=[s for s in LINK_SIGNALS if s.name != "month_in_name"])
+    assert dict((t.name, t.score) for t in without.tables)["orders_2022_03"] == pytest.approx(first.score - 4.0)
+
+
+# -- each signal on its own example -----------------------------------------------------------------
+
+MARCH = QuestionFacts(months=frozenset({"2022-03"}), years=frozenset({"2022"}))
+
+
+def test_month_in_name_rewards_a_name_with_the_questions_month() -> None:
+    assert month_in_name(MARCH, TableFacts("sales_2022_03", months=frozenset({"2022-03"}))) == [
+        LinkHit("month_in_name", "its name says 2022-03")]
+    assert month_in_name(MARCH, TableFacts("sales_2022_04", months=frozenset({"2022-04"}))) == []
+    assert month_in_name(QuestionFacts(years=frozenset({"2022"})), TableFacts("s", months=frozenset({"2022-03"}))) == []
+
+
+def test_year_in_name_rewards_a_name_with_the_questions_year_or_its_months_year() -> None:
+    in_2022 = QuestionFacts(years=frozenset({"2022"}))
+    assert year_in_name(in_2022, TableFacts("sales_2022", years=frozenset({"2022"}))) == [
+        LinkHit("year_in_name", "its name says 2022")]
+    assert year_in_name(QuestionFacts(months=frozenset({"2022-03"})), TableFacts("sales_2022", years=frozenset({"2022"}))
+                        ) == [LinkHit("year_in_name", "its name says 2022")]
+    assert year_in_name(in_2022, TableFacts("sales_2021", years=frozenset({"2021"}))) == []
+    # both name months: the month decides, not the year
+    assert year_in_name(MARCH, TableFacts("s", months=frozenset({"2022-04"}), years=frozenset({"2022"}))) == []
+
+
+def test_other_period_vetoes_a_name_with_another_month_or_year() -> None:
+    april = TableFacts("sales_2022_04", months=frozenset({"2022-04"}), years=frozenset({"2022"}))
+    (hit,) = other_period(MARCH, april)
+    assert hit.signal == "other_period" and hit.reason == "its name says 2022-04, the question 2022-03"
+    assert other_period(MARCH, TableFacts("sales_2021", years=frozenset({"2021"})))[0].reason == (
+        "its name says 2021, the question 2022")
+    assert other_period(MARCH, TableFacts("sales_2022_03", months=frozenset({"2022-03"}))) == []
+    assert other_period(QuestionFacts(), april) == [] and other_period(MARCH, TableFacts("customers")) == []
+    # a veto: whatever else links the table, it scores below every table nothing links
+    veto = (LINK_SIGNALS[2], [hit])
+    assert LINK_SIGNALS[2].name == "other_period"
+    assert signal_score([(LINK_SIGNALS[0], [LinkHit("month_in_name", "x")]), veto]) == -1.0
+    assert signal_score([veto]) == -1.0
+
+
+def test_name_terms_weighs_the_questions_terms_in_the_name_by_their_rarity() -> None:
+    table = TableFacts("order_items", name_terms=(("item", 0.7), ("order", 0.0)), name_words=("item",))
+    assert name_terms(QuestionFacts(), table) == [LinkHit("name_terms", "its name shares item", 0.7)]
+    assert name_terms(QuestionFacts(), TableFacts("orders", name_terms=(("order", 0.0),))) == []
+
+
+def test_knowledge_text_weighs_the_questions_words_in_knowledge_md_on_the_table() -> None:
+    table = TableFacts("t_moves", knowledge_terms=(("warehouse", 1.0), ("parcel", 0.5), ("the", 0.0)))
+    (hit,) = knowledge_text(QuestionFacts(), table)
+    assert hit.reason == "knowledge.md's text on it shares parcel, the, warehouse" and hit.strength == 1.5
+    assert signal_score([(LINK_SIGNALS[4], [hit])]) == pytest.approx(0.35 * 1.5)
+    assert knowledge_text(QuestionFacts(), TableFacts("t", knowledge_terms=(("the", 0.0),))) == []
+
+
+def test_column_named_counts_each_column_the_question_names_up_to_its_cap() -> None:
+    table = TableFacts("projects", columns=(("amount", ""), ("city", ""), ("集团开发商", "开发")))
+    hits = column_named(QuestionFacts(), table)
+    assert signal_reasons([(LINK_SIGNALS[5], hits)]) == [
+        "the question uses column amount, city", "column 集团开发商 has the question's 开发 in its name"]
+    assert signal_score([(LINK_SIGNALS[5], hits)]) == 1.5
+    many = TableFacts("wide", columns=tuple((f"c{i}", "") for i in range(6)))
+    wide = column_named(QuestionFacts(), many)
+    assert signal_score([(LINK_SIGNALS[5], wide)]) == 2.0  # four columns count
+    assert signal_reasons([(LINK_SIGNALS[5], wide)]) == ["the question uses column c0, c1, c2"]
+
+
+def test_value_found_counts_exact_values_more_and_values_many_tables_hold_less() -> None:
+    table = TableFacts("city", values=(
+        FoundValue("France", "column country has the value 'France'", exact=True, tables=2),
+        FoundValue("São Paulo", "column name has the value 'São Paulo' (near)", exact=False),
+        FoundValue("Lyon", "column name has the value 'Lyon'", exact=True),
+        FoundValue("Nice", "column name has the value 'Nice'", exact=True, tables=3)))
+    hits = value_found(QuestionFacts(), table)
+    assert signal_score([(LINK_SIGNALS[6], hits)]) == pytest.approx(3.0 / 2 + 2.0 + 3.0 + 3.0 / 3)
+    # said most distinctive first (fewest tables, then the longest), at most SHOWN_VALUES
+    assert signal_reasons([(LINK_SIGNALS[6], hits)]) == [
+        "column name has the value 'São Paulo' (near)", "column name has the value 'Lyon'",
+        "column country has the value 'France'"]
+
+
+def test_signal_hits_leaves_out_the_signals_that_found_nothing() -> None:
+    fired = signal_hits(MARCH, TableFacts("sales_2022_03", months=frozenset({"2022-03"})))
+    assert [signal.name for signal, _ in fired] == ["month_in_name"]
+
+
+def test_every_signal_has_a_name_a_weight_a_docstring_and_a_row_in_docs_rules() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    section = text[text.index("## Linking signals"):]
+    rows = {cells[0].strip("`"): cells[1] for line in section.splitlines() if line.startswith("| `")
+            for cells in [[c.strip() for c in line.strip("|").split("|")]]}
+    names = [signal.name for signal in LINK_SIGNALS]
+    assert len(set(names)) == len(names) == 7
+    for signal in LINK_SIGNALS:
+        assert signal.name == signal.find.__name__
+        assert isinstance(signal.weight, float) and signal.weight != 0
+        assert len(signal.doc) > 40, signal.name
+        assert float(rows[signal.name].replace("−", "-")) == signal.weight, signal.name
