@@ -19,10 +19,8 @@ into the cache afterwards.
 from __future__ import annotations
 
 import difflib
-import functools
 import os
 import re
-import resource
 import shutil
 import tempfile
 import threading
@@ -39,11 +37,12 @@ import duckdb
 from datasolver.data.compressed import table_stem
 from datasolver.data.csv_source import sql_literal
 from datasolver.data.duck_errors import compact_error, parse_duck_error
+from datasolver.data.duck_settings import OPEN_CONFIG, confine, connection_config, reader_config
 from datasolver.data.encoding import check_codec
 from datasolver.data.error_hints import error_hints
 from datasolver.data.errors import DataError, QueryError, QueryInterrupted, SourceSkipped, SourceStopped, UnknownTable
 from datasolver.data.files import ContextFiles, list_context_files
-from datasolver.data.guard import check_read_only, lists_the_catalog, locked_connection_config, shows_how_tables_are_read
+from datasolver.data.guard import check_read_only, lists_the_catalog, shows_how_tables_are_read
 from datasolver.data.input_files import read_prepared_record
 from datasolver.data.input_limits import InputBudget, InputLimits
 from datasolver.data.layout import DERIVED, ScratchLayout, TaskFolder
@@ -66,58 +65,7 @@ from datasolver.sizes import human_size
 if TYPE_CHECKING:
     from datasolver.data.linking import ValueIndex
 
-# Every connection starts with no extension install or autoload; file access is then limited to the
-# files it must read (`_confine`): the loader reads the sources DuckDB scans itself and the scratch
-# folder, the query connection only the files of tables it scans before they are loaded.
-OPEN_CONFIG = {
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
-}
 CACHE_ALIAS = "datasolver_cache_{index}"  # how a cached table's file is attached to the query connection
-# The database is a scratch copy, removed with the catalog: a crash loses nothing worth an fsync
-# at each loader checkpoint (the 40-task dev oracle run, one task at a time: ~10-20% less wall time).
-SCRATCH_DATABASE = {"fsync_mode": "NONE"}
-# Under an address-space rlimit (the solver sandbox) DuckDB's default of 80% of RAM would hit the
-# rlimit and fail instead of spilling to disk; keep DuckDB well inside it.
-MEMORY_SHARE_OF_RLIMIT = 0.5
-# Queries run on one thread: DuckDB's parallel aggregates, joins and sorts with ties give rows back
-# in whichever order the threads finish, so a query without ORDER BY would show the model other
-# first rows on each run and a replay would diverge on them (8 of 32 dev oracle queries on 2
-# cores). Tasks run in parallel anyway; loading stays multi-threaded. benchmarks/query_threads.py
-# measures both sides.
-ONE_ORDER = {"threads": 1}
-
-
-# Outside a sandbox DuckDB would take 80% of RAM and 90% of the free disk per catalog, and a batch
-# opens one catalog per task at once: each gets a share sized for several (an eighth of the RAM,
-# 1-4 GiB; spilling beyond it goes to temp files, at most an eighth of the free disk, 1-16 GiB).
-CATALOGS_AT_ONCE = 8
-MEMORY_BOUNDS = (1 << 30, 4 << 30)
-TEMP_BOUNDS = (1 << 30, 16 << 30)
-
-
-@functools.cache
-def _memory_config() -> dict[str, str]:
-    """DuckDB's memory and temp-space caps for this process (the same for every connection of it:
-    DuckDB refuses a second connection to one file with other settings)."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft != resource.RLIM_INFINITY and soft > 0:  # the solver sandbox: keep well inside the rlimit
-        memory = int(soft * MEMORY_SHARE_OF_RLIMIT)
-    else:
-        memory = _clamp(_physical_memory() // CATALOGS_AT_ONCE, MEMORY_BOUNDS)
-    temp = _clamp(shutil.disk_usage(tempfile.gettempdir()).free // CATALOGS_AT_ONCE, TEMP_BOUNDS)
-    return {"memory_limit": f"{max(64, memory >> 20)}MB", "max_temp_directory_size": f"{temp >> 20}MB"}
-
-
-def _physical_memory() -> int:
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return 8 << 30
-
-
-def _clamp(value: int, bounds: tuple[int, int]) -> int:
-    return max(bounds[0], min(bounds[1], value))
 LOADED_ENV = "DATASOLVER_LOADED_CATALOG"  # how a sandboxed solver.py run learns its parent's loaded tables
 STOP_REPEAT_S = 0.02  # how often a stopped operation's connections are interrupted again
 SMALL_SOURCE_BYTES = 16 << 20  # a cached table from a file smaller than this is written with small blocks
@@ -214,7 +162,7 @@ class Catalog:
                     found[entry.name] = cached
         if not found:
             return
-        probe = duckdb.connect(":memory:", config=self._config(OPEN_CONFIG))
+        probe = duckdb.connect(":memory:", config=connection_config(OPEN_CONFIG))
         try:
             for name, cached in found.items():
                 if not _holds_recorded(probe, cached):
@@ -232,8 +180,8 @@ class Catalog:
         catalog of the same folder loaded them): nothing is read from the files again. Anything
         less, or a file DuckDB cannot open, is ignored."""
         try:
-            conn = duckdb.connect(str(path), read_only=True, config=self._reader_config())
-            _confine(conn, [], [])
+            conn = duckdb.connect(str(path), read_only=True, config=reader_config())
+            confine(conn, [], [])
         except duckdb.Error:
             return
         present = {row[0] for row in conn.execute(
@@ -604,12 +552,12 @@ class Catalog:
     def _loader(self, path: Path | str, entries: list[_Entry], folders: tuple[Path, ...] = ()) -> duckdb.DuckDBPyConnection:
         """A writable connection on `path` that may read only the files these entries' sources read,
         the catalog's scratch folder and `folders`; it is the one `interrupt()` stops while it exists."""
-        config = self._config(OPEN_CONFIG)
+        config = connection_config(OPEN_CONFIG)
         if path == ":memory:":  # where it spills: its own scratch, never the working directory
             config["temp_directory"] = str(self._dir / "loader.tmp")
         rw = duckdb.connect(str(path), config=config)
         try:
-            _confine(rw, [p for e in entries for p in e.source.reads], [self._dir, *folders], progress=True)
+            confine(rw, [p for e in entries for p in e.source.reads], [self._dir, *folders], progress=True)
         except BaseException:
             rw.close()
             raise
@@ -684,9 +632,9 @@ class Catalog:
         scannable = [e for e in entries if self._scan_before_load and e.source.scan is not None]
         if not scannable:
             return False
-        probe = duckdb.connect(":memory:", config=self._config(OPEN_CONFIG))
+        probe = duckdb.connect(":memory:", config=connection_config(OPEN_CONFIG))
         try:
-            _confine(probe, [p for e in scannable for p in e.source.reads], [])
+            confine(probe, [p for e in scannable for p in e.source.reads], [])
             with self._state:
                 self._rw = probe
             for entry in scannable:
@@ -779,7 +727,7 @@ class Catalog:
         if self._ro is None:
             self._forget_evicted()
             if not self._db_path.exists():  # nothing loaded yet: an empty database to read
-                duckdb.connect(str(self._db_path), config=self._config(OPEN_CONFIG)).close()
+                duckdb.connect(str(self._db_path), config=connection_config(OPEN_CONFIG)).close()
             ro = self._open_read_only()
             with self._state:
                 self._ro = ro
@@ -789,14 +737,14 @@ class Catalog:
         """The query connection: the catalog's file read-only, each cached table's file attached
         read-only and named by a view, each table read straight from its file named by a view;
         then no file access beyond those files, and no setting can change."""
-        conn = duckdb.connect(str(self._db_path), read_only=True, config=self._reader_config())
+        conn = duckdb.connect(str(self._db_path), read_only=True, config=reader_config())
         try:
             stored = [e for e in self._entries.values() if e.stored is not None]
             for index, entry in enumerate(stored):
                 conn.execute(f"ATTACH {sql_literal(str(entry.stored.db))} AS "
                              f"{CACHE_ALIAS.format(index=index)} (READ_ONLY)")
             scanned = [e for e in self._entries.values() if e.scanned and not e.loaded]
-            _confine(conn, [p for e in scanned for p in e.source.reads], [], progress=bool(scanned))
+            confine(conn, [p for e in scanned for p in e.source.reads], [], progress=bool(scanned))
             for index, entry in enumerate(stored):
                 for name in (entry.name, *entry.aliases):
                     conn.execute(f"CREATE TEMP VIEW {quote_ident(name)} AS SELECT * FROM "
@@ -811,20 +759,6 @@ class Catalog:
             raise
         return conn
 
-    @staticmethod
-    def _config(base: dict) -> dict:
-        # Connections to one file open at once in one process must share their settings, or DuckDB
-        # refuses the second: a catalog never holds its loader and reader together, and a second
-        # catalog on `loaded_file()` opens it as a reader.
-        return {**base, **SCRATCH_DATABASE, **_memory_config()}
-
-    @classmethod
-    def _reader_config(cls) -> dict:
-        """The query connection's settings at open; `_confine` then turns file access off and
-        locks them (after attaching the cached tables' files, which a locked connection cannot)."""
-        locked = {k: v for k, v in locked_connection_config().items()
-                  if k not in ("enable_external_access", "lock_configuration")}
-        return {**cls._config(locked), **ONE_ORDER}
 
     def _close_read_only(self) -> None:
         with self._state:
@@ -949,7 +883,7 @@ class Catalog:
         aliases stay views in information_schema and duckdb_views(), marked as such."""
         with_aliases = not _TABLES_LISTING.match(sql)
         reader = self._reader()
-        mirror = duckdb.connect(":memory:", config=self._config(OPEN_CONFIG))
+        mirror = duckdb.connect(":memory:", config=connection_config(OPEN_CONFIG))
         try:
             for entry in self._entries.values():
                 if entry.error or not (entry.loaded or entry.scanned):
@@ -960,7 +894,7 @@ class Catalog:
                     mirror.execute(f"CREATE VIEW {quote_ident(alias)} AS SELECT * FROM {quote_ident(entry.name)}")
             for name, view in self._session_views.items():
                 mirror.execute(f"CREATE TEMP VIEW {quote_ident(name)} AS {view}")
-            _confine(mirror, [], [])
+            confine(mirror, [], [])
         except BaseException:
             mirror.close()
             raise
@@ -1062,27 +996,6 @@ class Catalog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _confine(conn: duckdb.DuckDBPyConnection, paths: list[Path], folders: list[Path], progress: bool = False) -> None:
-    """Limit a connection's file access to `paths` and `folders` (none: no file access at all),
-    then lock its settings. `progress` lets `query_progress()` say how far a long statement is.
-    A second connection to a database already confined (settings are the database's) keeps them."""
-    if conn.execute("SELECT current_setting('lock_configuration')").fetchall()[0][0]:
-        if conn.execute("SELECT current_setting('enable_external_access')").fetchall()[0][0]:
-            raise DataError("a catalog database is open elsewhere in this process with file access on")
-        return
-    if paths:
-        conn.execute("SET allowed_paths = ?", [[os.fspath(p) for p in paths]])
-    if folders:
-        conn.execute("SET allowed_directories = ?", [[os.fspath(f) for f in folders]])
-    conn.execute("SET enable_external_access = false")
-    # DuckDB's own bar would print on our stdout (in the middle of `sql`'s rows) for any statement
-    # over ~2 s, a query on cached tables included: never printed, only read by query_progress().
-    conn.execute("SET enable_progress_bar_print = false")
-    if progress:
-        conn.execute("SET enable_progress_bar = true")
-    conn.execute("SET lock_configuration = true")
 
 
 def _load_options(codec: str | None, header_row: int | None) -> str:
