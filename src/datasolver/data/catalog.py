@@ -26,8 +26,6 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeVar
@@ -48,6 +46,15 @@ from datasolver.data.input_limits import InputBudget, InputLimits
 from datasolver.data.layout import DERIVED, ScratchLayout, TaskFolder
 from datasolver.data.load_notes import OTHER, UNREAD, LoadNote
 from datasolver.data.names import assign_table_names, canonical_name, quote_ident
+from datasolver.data.operations import (
+    Activity,
+    check_stopped,
+    current_activity,
+    interruptible,
+    operation,
+    stop_operation,
+    stopped_message,
+)
 from datasolver.data.relation import Relation
 from datasolver.data.results import QueryResult, TableInfo, render_describe
 from datasolver.data.sources import Registration, Source, register_derived, register_files, unreadable_reason
@@ -67,7 +74,6 @@ if TYPE_CHECKING:
 
 CACHE_ALIAS = "datasolver_cache_{index}"  # how a cached table's file is attached to the query connection
 LOADED_ENV = "DATASOLVER_LOADED_CATALOG"  # how a sandboxed solver.py run learns its parent's loaded tables
-STOP_REPEAT_S = 0.02  # how often a stopped operation's connections are interrupted again
 SMALL_SOURCE_BYTES = 16 << 20  # a cached table from a file smaller than this is written with small blocks
 SMALL_BLOCK_BYTES = 16384
 LOADING = "datasolver_loading"  # how the cache file a table is being loaded into is attached to the loader
@@ -79,16 +85,6 @@ UNREAD_SHOWN = 4  # files named as not read when a query names their table
 
 
 SkippedSource = LoadNote  # the name callers knew for a note on a file that could not be read
-
-
-@dataclass(frozen=True)
-class Activity:
-    """What a catalog is doing now that may take a while: `what` for people, `percent` done
-    (None when unknown), since when (`time.monotonic()`)."""
-
-    what: str
-    percent: float | None
-    started: float
 
 
 @dataclass
@@ -408,7 +404,7 @@ class Catalog:
             targets = [self.resolve(n) for n in names] if names is not None else list(self._entries)
             if all(self._entries[n].loaded or self._entries[n].error for n in targets):
                 return  # nothing to do: no operation (its timer is a thread started and stopped)
-            with self._operation(timeout_s):
+            with operation(self, timeout_s):
                 self._ensure_loaded(targets)
 
     # ----------------------------------------------------------------- stopping
@@ -419,7 +415,7 @@ class Catalog:
         the load stops before it is stored (already loaded tables stay). The operation's caller
         gets `QueryInterrupted`; the next operation runs normally.
         """
-        return self._stop(None, "interrupted")
+        return stop_operation(self, None, "interrupted")
 
     @property
     def busy(self) -> bool:
@@ -427,69 +423,6 @@ class Catalog:
         with self._state:
             return self._depth > 0
 
-    def _stop(self, op: int | None, reason: str) -> bool:
-        with self._state:
-            if self._depth == 0 or (op is not None and op != self._op):
-                return False
-            first = self._stopped is None
-            if self._activity is not None and not self._activity[2] and reason.startswith("timed out"):
-                reason += f" while {self._activity[0]}"  # a load, not the query, took the time
-            self._stopped = reason
-            op = self._op
-            self._interrupt_connections()
-            if first:
-                # DuckDB ignores an interrupt that arrives between two statements (or while a
-                # connection is being reopened after a load), so keep interrupting until the
-                # operation has ended. Listed once started, under the state lock: close() joins
-                # what it lists (a thread listed before its start made join() raise, when the
-                # interrupted query and close() ran between the two on a busy machine).
-                stopper = threading.Thread(target=self._keep_stopping, args=(op,), daemon=True)
-                stopper.start()  # it sleeps STOP_REPEAT_S before it takes the state lock
-                self._stoppers.append(stopper)
-        return True
-
-    def _keep_stopping(self, op: int) -> None:
-        while True:
-            time.sleep(STOP_REPEAT_S)
-            with self._state:
-                if self._depth == 0 or self._op != op:
-                    return
-                self._interrupt_connections()
-
-    def _interrupt_connections(self) -> None:
-        for conn in (self._ro, self._rw):
-            if conn is not None:
-                conn.interrupt()
-
-    @contextmanager
-    def _operation(self, timeout_s: float | None) -> Iterator[None]:
-        """Mark one public operation (call with self._lock held); nested calls join the outer one."""
-        with self._state:
-            self._depth += 1
-            outer = self._depth == 1
-            if outer:
-                self._op += 1
-                self._stopped = None
-            op = self._op
-        limit = self.timeout_s if timeout_s is None else timeout_s
-        timer = None
-        if outer and limit is not None and limit > 0:
-            timer = threading.Timer(limit, self._stop, (op, f"timed out after {limit:g} s"))
-            timer.daemon = True
-            timer.start()
-        try:
-            yield
-        finally:
-            if timer is not None:
-                timer.cancel()
-            with self._state:
-                self._depth -= 1
-
-    def _check_stopped(self, sql: str = "") -> None:
-        with self._state:
-            reason = self._stopped
-        if reason is not None:
-            raise QueryInterrupted(_stopped_message(reason), sql)
 
     def referenced_tables(self, sql: str) -> list[str]:
         """Tables whose name or alias appears in the SQL as a whole word (over-approximate by design);
@@ -520,7 +453,7 @@ class Catalog:
             pending = [n for n in pending if not self._entries[n].scanned]
         if not pending:
             return
-        self._check_stopped()
+        check_stopped(self)
         self._close_read_only()
         private = []
         try:
@@ -530,7 +463,7 @@ class Catalog:
                 rw = self._loader(self._db_path, private)
                 try:
                     for entry in private:
-                        self._check_stopped()
+                        check_stopped(self)
                         self._set_activity(entry)
                         self._load_one(rw, entry, entry.name)
                 finally:
@@ -576,7 +509,7 @@ class Catalog:
         rw = None
         try:
             for entry in entries:
-                self._check_stopped()
+                check_stopped(self)
                 entry.scanned = None
                 self._set_activity(entry)
                 pending = self._cache.begin(entry.source.path, entry.source.source_name, self._load_options)
@@ -640,7 +573,7 @@ class Catalog:
             for entry in scannable:
                 entry.scanned = entry.source.scan(probe)
         except duckdb.InterruptException:
-            raise QueryInterrupted(_stopped_message(self._stopped or "interrupted")) from None
+            raise QueryInterrupted(stopped_message(self._stopped or "interrupted")) from None
         finally:
             with self._state:
                 self._rw = None
@@ -653,7 +586,7 @@ class Catalog:
         stop = lambda: self._stopped is not None  # noqa: E731
         try:
             notes = entry.source.load(LoadContext(rw, target, self._dir, stop))
-            self._check_stopped()
+            check_stopped(self)
             for alias in aliases:
                 rw.execute(f"CREATE VIEW {quote_ident(alias)} AS SELECT * FROM {quote_ident(target)}")
             entry.notes = [LoadNote(entry.source.relpath, text, kind, entry.name) for kind, text in notes]
@@ -669,8 +602,8 @@ class Catalog:
             rw.execute(f"DROP TABLE IF EXISTS {quote_ident(target)}")
             for alias in aliases:
                 rw.execute(f"DROP VIEW IF EXISTS {quote_ident(alias)}")
-            self._check_stopped()
-            raise QueryInterrupted(_stopped_message("interrupted"))
+            check_stopped(self)
+            raise QueryInterrupted(stopped_message("interrupted"))
         except Exception as exc:  # noqa: BLE001 - one unreadable table never stops the others
             entry.error = unreadable_reason(exc)
             rw.execute(f"DROP TABLE IF EXISTS {quote_ident(target)}")
@@ -696,7 +629,7 @@ class Catalog:
             left = [e for e in scanned if leave_from_bytes is not None and _size(e.source.path) >= leave_from_bytes]
             now = [e.name for e in scanned if e not in left]
             if now:
-                with self._operation(timeout_s):
+                with operation(self, timeout_s):
                     self._ensure_loaded(now)
             return [(e.name, e.source.relpath, _size(e.source.path)) for e in left]
 
@@ -704,19 +637,7 @@ class Catalog:
         """What the catalog is doing now that may take long (loading a table, a query reading a file
         straight), with DuckDB's estimate of how far it is; None when nothing such runs. Safe to
         call from any thread while another runs the operation."""
-        with self._state:
-            if self._activity is None:
-                return None
-            what, since, on_reader = self._activity
-            conn = self._ro if on_reader else self._rw
-        percent = None
-        if conn is not None:
-            try:
-                value = conn.query_progress()
-                percent = value if value >= 0 else None
-            except duckdb.Error:
-                percent = None
-        return Activity(what, percent, since)
+        return current_activity(self)
 
     def _drop_alias_entries(self, entry: _Entry) -> None:
         for key in [k for k, v in self._lookup.items() if v == entry.name]:
@@ -793,7 +714,7 @@ class Catalog:
 
     def _run_statement(self, sql: str, fetch: Callable[[duckdb.DuckDBPyRelation], T],
                        timeout_s: float | None) -> RepairOutcome[T]:
-        with self._lock, self._operation(timeout_s):
+        with self._lock, operation(self, timeout_s):
             referenced = self.referenced_tables(sql)
             # A plan or a view's SQL over a file read straight would name the file's path: load first.
             self._ensure_loaded(referenced, scan=self._scan_before_load and not shows_how_tables_are_read(sql))
@@ -824,7 +745,7 @@ class Catalog:
                 raise duckdb.InvalidInputException("a table read straight from its file must be loaded first")
             if text != sql:
                 check_read_only(text, self._reader())  # a rewrite must pass the same guard
-            self._check_stopped(sql)
+            check_stopped(self, sql)
             conn = self._names_mirror(text) if listing else self._reader()
             try:
                 rel = conn.sql(text)
@@ -852,7 +773,7 @@ class Catalog:
                 suspicious_ok = True
                 return execute_with_repair(sql, run, self._known_columns, self._known_text_columns)
         except (QueryInterrupted, duckdb.InterruptException) as exc:
-            raise QueryInterrupted(_stopped_message(self._stopped or "interrupted"), sql) from exc
+            raise QueryInterrupted(stopped_message(self._stopped or "interrupted"), sql) from exc
         except duckdb.Error as exc:
             if scan_failed:
                 raise _ScanFailed() from exc
@@ -912,7 +833,7 @@ class Catalog:
     def describe(self, name: str, sample_rows: int = 5, timeout_s: float | None = None) -> str:
         """Columns with types and a few sample rows, as compact text (for `\\schema`)."""
         table = self.resolve(name)
-        with self._lock, self._operation(timeout_s), _interruptible(self):
+        with self._lock, operation(self, timeout_s), interruptible(self):
             self._ensure_loaded([table])
             if self._entries[table].error:
                 raise QueryError(f"table {table} could not be loaded: {self._entries[table].error}")
@@ -926,7 +847,7 @@ class Catalog:
     def create_temp_view(self, name: str, sql: str) -> None:
         """A session view (for result handles); it survives the reconnects that lazy loads cause."""
         check_read_only(sql)
-        with self._lock, self._operation(None), _interruptible(self, sql):
+        with self._lock, operation(self, None), interruptible(self, sql):
             self._ensure_loaded(self.referenced_tables(sql))
             try:
                 self._reader().execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS {sql}")
@@ -960,8 +881,8 @@ class Catalog:
                     return self._reader().execute(sql).fetchall()
                 except duckdb.Error as exc:
                     raise QueryError(compact_error(exc, sql), sql) from exc
-            with self._operation(timeout_s), _interruptible(self, sql):
-                self._check_stopped(sql)
+            with operation(self, timeout_s), interruptible(self, sql):
+                check_stopped(self, sql)
                 try:
                     return self._reader().execute(sql).fetchall()
                 except duckdb.InterruptException:
@@ -1045,26 +966,6 @@ def _own_derived(path: Path, context: Path, reg: Registration) -> list[Path]:
                                    "only in a folder `prepare` made); its tables are ignored"))
         return []
     return [derived]
-
-
-def _stopped_message(reason: str) -> str:
-    if reason.startswith("timed out") and " while loading " in reason:
-        return (f"query {reason} and was stopped: reading the table took the time, not the query. Allow "
-                "more time (sql --timeout, mcp --query-timeout, 0 = no limit), or load it once with `datasolver "
-                "tables`: the table cache keeps it for every later command on the same files.")
-    if reason.startswith("timed out"):
-        return (f"query {reason} and was stopped. Make it cheaper: filter early, aggregate before "
-                "joining, avoid cross joins, or select fewer rows.")
-    return "query interrupted before it finished (nothing changed; run a query again when ready)."
-
-
-@contextmanager
-def _interruptible(catalog: Catalog, sql: str = "") -> Iterator[None]:
-    """Turn DuckDB's interrupt inside an operation into QueryInterrupted with the reason."""
-    try:
-        yield
-    except duckdb.InterruptException as exc:
-        raise QueryInterrupted(_stopped_message(catalog._stopped or "interrupted"), sql) from exc
 
 
 class _ScanFailed(Exception):
