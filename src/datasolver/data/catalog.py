@@ -26,7 +26,6 @@ import tempfile
 import threading
 import time
 import weakref
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeVar
 
@@ -38,12 +37,21 @@ from datasolver.data.duck_errors import compact_error, parse_duck_error
 from datasolver.data.duck_settings import OPEN_CONFIG, confine, connection_config, reader_config
 from datasolver.data.encoding import check_codec
 from datasolver.data.error_hints import error_hints
-from datasolver.data.errors import DataError, QueryError, QueryInterrupted, SourceSkipped, SourceStopped, UnknownTable
+from datasolver.data.errors import DataError, QueryError, QueryInterrupted, SourceSkipped, UnknownTable
 from datasolver.data.files import ContextFiles, list_context_files
 from datasolver.data.guard import check_read_only, lists_the_catalog, shows_how_tables_are_read
 from datasolver.data.input_files import read_prepared_record
 from datasolver.data.input_limits import InputBudget, InputLimits
 from datasolver.data.layout import DERIVED, ScratchLayout, TaskFolder
+from datasolver.data.lazy_load import (
+    TableEntry,
+    ensure_loaded,
+    forget_evicted,
+    persist_scanned,
+    read_loaded,
+    table_column_types,
+    use_cached,
+)
 from datasolver.data.load_notes import OTHER, UNREAD, LoadNote
 from datasolver.data.names import assign_table_names, canonical_name, quote_ident
 from datasolver.data.operations import (
@@ -57,7 +65,7 @@ from datasolver.data.operations import (
 )
 from datasolver.data.relation import Relation
 from datasolver.data.results import QueryResult, TableInfo, render_describe
-from datasolver.data.sources import Registration, Source, register_derived, register_files, unreadable_reason
+from datasolver.data.sources import Registration, Source, register_derived, register_files
 from datasolver.data.sql_repair import (
     RepairOutcome,
     execute_with_repair,
@@ -65,18 +73,13 @@ from datasolver.data.sql_repair import (
     widen_float_casts,
 )
 from datasolver.data.sql_tokens import tokenize
-from datasolver.data.table_cache import TABLE, CachedTable, PendingEntry, TableCache
-from datasolver.data.table_load import LoadContext
-from datasolver.sizes import human_size
+from datasolver.data.table_cache import TABLE, PendingEntry, TableCache
 
 if TYPE_CHECKING:
     from datasolver.data.linking import ValueIndex
 
 CACHE_ALIAS = "datasolver_cache_{index}"  # how a cached table's file is attached to the query connection
 LOADED_ENV = "DATASOLVER_LOADED_CATALOG"  # how a sandboxed solver.py run learns its parent's loaded tables
-SMALL_SOURCE_BYTES = 16 << 20  # a cached table from a file smaller than this is written with small blocks
-SMALL_BLOCK_BYTES = 16384
-LOADING = "datasolver_loading"  # how the cache file a table is being loaded into is attached to the loader
 CLOSE_WAIT_S = 0.5  # close() waits this long for a running operation before removing the files anyway
 T = TypeVar("T")
 NAMES_LISTED = 10  # an unknown table's message lists this many names when none is close
@@ -85,20 +88,6 @@ UNREAD_SHOWN = 4  # files named as not read when a query names their table
 
 
 SkippedSource = LoadNote  # the name callers knew for a note on a file that could not be read
-
-
-@dataclass
-class _Entry:
-    name: str
-    source: Source
-    aliases: list[str] = field(default_factory=list)
-    loaded: bool = False
-    error: str | None = None
-    notes: list[LoadNote] = field(default_factory=list)
-    shape: tuple[int, list[tuple[str, str]]] | None = None  # rows, (column, type) as loaded (it never changes)
-    stored: CachedTable | None = None  # loaded into the table cache: attached, not in the catalog's own file
-    scanned: str | None = None  # read straight from its file by queries until loaded (scan_before_load)
-    reused: bool = False  # found in the table cache when the catalog opened
 
 
 class Catalog:
@@ -122,7 +111,7 @@ class Catalog:
         # interpreter exits would abort the process.
         self._stoppers: list[threading.Thread] = []
         self._writing: PendingEntry | None = None  # the table cache entry being written
-        self._entries: dict[str, _Entry] = {}
+        self._entries: dict[str, TableEntry] = {}
         self._lookup: dict[str, str] = {}  # lowercase name or alias → canonical name
         self._skipped = [LoadNote(p, r, UNREAD) for p, r in registration.skipped]
         self._notes = [LoadNote(p, r, OTHER) for p, r in registration.notes]
@@ -143,52 +132,9 @@ class Catalog:
         # as for solver.py's scaffold, needs none).
         self._ro: duckdb.DuckDBPyConnection | None = None
         if loaded is not None:
-            self._read_loaded(Path(loaded))
+            read_loaded(self, Path(loaded))
         if table_cache is not None:
-            self._use_cached(table_cache)
-
-    def _use_cached(self, cache: TableCache) -> None:
-        """Take every table the cache holds for these unchanged files, once its file proved usable:
-        it attaches and holds the recorded rows, columns and types."""
-        found: dict[str, CachedTable] = {}
-        for entry in self._entries.values():
-            if not entry.loaded:
-                cached = cache.lookup(entry.source.path, entry.source.source_name, self._load_options)
-                if cached is not None:
-                    found[entry.name] = cached
-        if not found:
-            return
-        probe = duckdb.connect(":memory:", config=connection_config(OPEN_CONFIG))
-        try:
-            for name, cached in found.items():
-                if not _holds_recorded(probe, cached):
-                    cache.forget(cached)
-                    continue
-                entry = self._entries[name]
-                entry.stored, entry.loaded, entry.shape = cached, True, (cached.rows, list(cached.columns))
-                entry.reused = True
-                entry.notes = [LoadNote(entry.source.relpath, text, kind, name) for kind, text in cached.notes]
-        finally:
-            probe.close()
-
-    def _read_loaded(self, path: Path) -> None:
-        """Query `path` read-only when it holds every table and alias of this catalog (another
-        catalog of the same folder loaded them): nothing is read from the files again. Anything
-        less, or a file DuckDB cannot open, is ignored."""
-        try:
-            conn = duckdb.connect(str(path), read_only=True, config=reader_config())
-            confine(conn, [], [])
-        except duckdb.Error:
-            return
-        present = {row[0] for row in conn.execute(
-            "SELECT table_name FROM duckdb_tables() UNION ALL SELECT view_name FROM duckdb_views() WHERE NOT internal"
-        ).fetchall()}
-        if not {n for e in self._entries.values() for n in (e.name, *e.aliases)} <= present:
-            conn.close()
-            return
-        self._db_path, self._ro = path, conn  # never written: every table is loaded already
-        for entry in self._entries.values():
-            entry.loaded = True
+            use_cached(self, table_cache)
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -230,7 +176,7 @@ class Catalog:
         namings = assign_table_names([(source.source_name, table_stem(source.path), source.path.name)
                                       for source in sources])
         for source, naming in zip(sources, namings):
-            self._entries[naming.name] = _Entry(naming.name, source, list(naming.aliases))
+            self._entries[naming.name] = TableEntry(naming.name, source, list(naming.aliases))
             self._lookup[naming.name.lower()] = naming.name
             for alias in naming.aliases:
                 self._lookup[alias.lower()] = naming.name
@@ -308,14 +254,14 @@ class Catalog:
         with self._lock:
             return self._info(self._entries[self.resolve(name)])
 
-    def _info(self, entry: _Entry) -> TableInfo:
+    def _info(self, entry: TableEntry) -> TableInfo:
         source = entry.source
         rows, exact, columns, types = source.rows, source.rows_exact, source.columns, None
         if entry.loaded:
             if entry.shape is None:  # loaded by another catalog (see `loaded_file`): read it once
                 reader = self._reader()
                 entry.shape = (reader.execute(f"SELECT count(*) FROM {quote_ident(entry.name)}").fetchall()[0][0],
-                               _column_types(reader, entry.name))
+                               table_column_types(reader, entry.name))
             rows, columns, exact = entry.shape[0], [c for c, _ in entry.shape[1]], True
             types = [t for _, t in entry.shape[1]]
         elif rows is None and source.count_rows is not None:
@@ -405,7 +351,7 @@ class Catalog:
             if all(self._entries[n].loaded or self._entries[n].error for n in targets):
                 return  # nothing to do: no operation (its timer is a thread started and stopped)
             with operation(self, timeout_s):
-                self._ensure_loaded(targets)
+                ensure_loaded(self, targets)
 
     # ----------------------------------------------------------------- stopping
     def interrupt(self) -> bool:
@@ -423,7 +369,6 @@ class Catalog:
         with self._state:
             return self._depth > 0
 
-
     def referenced_tables(self, sql: str) -> list[str]:
         """Tables whose name or alias appears in the SQL as a whole word (over-approximate by design);
         every table when the SQL lists the catalog itself (SHOW TABLES, information_schema, …)."""
@@ -440,198 +385,13 @@ class Catalog:
                     break
         return list(dict.fromkeys(hits))
 
-    def _ensure_loaded(self, names: list[str], scan: bool = False) -> None:
-        """Load the tables named that are not loaded yet. With `scan`, a table DuckDB can read
-        itself is read straight from its file by the queries instead (scan_before_load)."""
-        pending = [n for n in names if not self._entries[n].loaded and not self._entries[n].error]
-        if pending or self._ro is None:  # the query connection (re)opens: every cached file it attaches must be there
-            self._forget_evicted()
-            pending = [n for n in names if not self._entries[n].loaded and not self._entries[n].error]
-        if scan:
-            if self._scan_first([self._entries[n] for n in pending if not self._entries[n].scanned]):
-                self._close_read_only()  # reopened with views over the files it now reads
-            pending = [n for n in pending if not self._entries[n].scanned]
-        if not pending:
-            return
-        check_stopped(self)
-        self._close_read_only()
-        private = []
-        try:
-            private = self._load_into_cache([self._entries[name] for name in pending])
-            if private:
-                self._set_activity(private[0])
-                rw = self._loader(self._db_path, private)
-                try:
-                    for entry in private:
-                        check_stopped(self)
-                        self._set_activity(entry)
-                        self._load_one(rw, entry, entry.name)
-                finally:
-                    with self._state:
-                        self._rw = None
-                        rw.close()
-        finally:
-            with self._state:
-                self._activity = None
-
-    def _forget_evicted(self) -> None:
-        """Tables whose table-cache file is gone (the cache's size cap removed it in another process)
-        count as not loaded, so that the next query that names one loads it again (one the query
-        connection has attached stays readable while it is open: the file lives on until closed)."""
-        for entry in self._entries.values():
-            if entry.stored is not None and not os.path.exists(entry.stored.db):
-                entry.stored, entry.loaded, entry.shape, entry.reused = None, False, None, False
-
-    def _loader(self, path: Path | str, entries: list[_Entry], folders: tuple[Path, ...] = ()) -> duckdb.DuckDBPyConnection:
-        """A writable connection on `path` that may read only the files these entries' sources read,
-        the catalog's scratch folder and `folders`; it is the one `interrupt()` stops while it exists."""
-        config = connection_config(OPEN_CONFIG)
-        if path == ":memory:":  # where it spills: its own scratch, never the working directory
-            config["temp_directory"] = str(self._dir / "loader.tmp")
-        rw = duckdb.connect(str(path), config=config)
-        try:
-            confine(rw, [p for e in entries for p in e.source.reads], [self._dir, *folders], progress=True)
-        except BaseException:
-            rw.close()
-            raise
-        with self._state:
-            self._rw = rw
-        return rw
-
-    def _load_into_cache(self, entries: list[_Entry]) -> list[_Entry]:
-        """Load each table into a fresh file of the table cache and put it into place; returns those
-        the cache cannot take (to be loaded into the catalog's own file). One loader connection
-        serves them all, each table's file attached in turn: a DuckDB instance costs ~20 ms of CPU,
-        an attached file ~5 (listing the 80 dev tasks' ~1,000 tables: ~20 CPU-s less)."""
-        if self._cache is None:
-            return list(entries)
-        private: list[_Entry] = []
-        rw = None
-        try:
-            for entry in entries:
-                check_stopped(self)
-                entry.scanned = None
-                self._set_activity(entry)
-                pending = self._cache.begin(entry.source.path, entry.source.source_name, self._load_options)
-                if pending is None:
-                    private.append(entry)
-                    continue
-                if rw is None:
-                    rw = self._loader(":memory:", entries, (self._cache.root,))
-                self._load_attached(rw, entry, pending)
-        finally:
-            if rw is not None:
-                with self._state:
-                    self._rw = None
-                rw.close()
-        return private
-
-    def _load_attached(self, rw: duckdb.DuckDBPyConnection, entry: _Entry, pending: PendingEntry) -> None:
-        """Load one table into `pending`'s fresh file, attached to the loader `rw`, and commit it. A
-        small table's file gets small blocks (a cached table of a few rows takes ~45 KB on disk
-        instead of DuckDB's 512 KB minimum)."""
-        self._writing = pending  # close() removes it if an interrupted load cannot end in time
-        blocks = f" (BLOCK_SIZE {SMALL_BLOCK_BYTES})" if _size(entry.source.path) < SMALL_SOURCE_BYTES else ""
-        try:
-            with self._state:  # attaching is not the load: an interrupt now would leave a DuckDB error
-                self._rw = None
-            rw.execute(f"ATTACH {sql_literal(str(pending.db))} AS {LOADING}{blocks}")
-            try:
-                rw.execute(f"USE {LOADING}")
-                with self._state:
-                    self._rw = rw
-                self._load_one(rw, entry, TABLE)
-            finally:
-                with self._state:  # off the interrupt list first, so the file is closed whole
-                    self._rw = None
-                rw.execute("USE memory")
-                rw.execute(f"DETACH {LOADING}")
-            if not entry.loaded:  # unreadable: noted in entry.error
-                pending.abort()
-                return
-            rows, columns = entry.shape
-            entry.stored = pending.commit(rows, columns, [(n.kind, n.reason) for n in entry.notes],
-                                          lambda: self._stopped is not None)
-        except BaseException:
-            pending.abort()
-            raise
-        finally:
-            self._writing = None
-
-    def _scan_first(self, entries: list[_Entry]) -> bool:
-        """Whether queries read any of these tables straight from its file for now (scan_before_load):
-        the typed relation over each such table is kept in its `entry.scanned`. One probe connection
-        serves them all (a DuckDB instance costs ~20 ms of CPU)."""
-        scannable = [e for e in entries if self._scan_before_load and e.source.scan is not None]
-        if not scannable:
-            return False
-        probe = duckdb.connect(":memory:", config=connection_config(OPEN_CONFIG))
-        try:
-            confine(probe, [p for e in scannable for p in e.source.reads], [])
-            with self._state:
-                self._rw = probe
-            for entry in scannable:
-                entry.scanned = entry.source.scan(probe)
-        except duckdb.InterruptException:
-            raise QueryInterrupted(stopped_message(self._stopped or "interrupted")) from None
-        finally:
-            with self._state:
-                self._rw = None
-            probe.close()
-        return any(e.scanned is not None for e in scannable)
-
-    def _load_one(self, rw: duckdb.DuckDBPyConnection, entry: _Entry, target: str) -> None:
-        """Load one table into `rw` as `target` (and, in the catalog's own file, its aliases)."""
-        aliases = entry.aliases if target == entry.name else []
-        stop = lambda: self._stopped is not None  # noqa: E731
-        try:
-            notes = entry.source.load(LoadContext(rw, target, self._dir, stop))
-            check_stopped(self)
-            for alias in aliases:
-                rw.execute(f"CREATE VIEW {quote_ident(alias)} AS SELECT * FROM {quote_ident(target)}")
-            entry.notes = [LoadNote(entry.source.relpath, text, kind, entry.name) for kind, text in notes]
-            # Read once here, so listing a loaded table needs no query.
-            rows = rw.execute(f"SELECT count(*) FROM {quote_ident(target)}").fetchall()[0][0]
-            entry.shape = (rows, _column_types(rw, target))
-            entry.loaded = True
-        except (QueryInterrupted, SourceStopped, duckdb.InterruptException):
-            # Stopped, not broken: the table stays loadable for the next operation. The loader
-            # connection leaves the interrupt list first, so these clean-up statements finish.
-            with self._state:
-                self._rw = None
-            rw.execute(f"DROP TABLE IF EXISTS {quote_ident(target)}")
-            for alias in aliases:
-                rw.execute(f"DROP VIEW IF EXISTS {quote_ident(alias)}")
-            check_stopped(self)
-            raise QueryInterrupted(stopped_message("interrupted"))
-        except Exception as exc:  # noqa: BLE001 - one unreadable table never stops the others
-            entry.error = unreadable_reason(exc)
-            rw.execute(f"DROP TABLE IF EXISTS {quote_ident(target)}")
-            self._drop_alias_entries(entry)
-
-    def _set_activity(self, entry: _Entry) -> None:
-        """Say which table is loading now (for `activity()` and a timeout's message)."""
-        size = _size(entry.source.path)
-        what = f"loading {entry.name} ({entry.source.relpath}{f', {human_size(size)}' if size else ''})"
-        with self._state:
-            self._activity = (what, time.monotonic(), False)
-
     def persist(self, timeout_s: float | None = None, *,
                 leave_from_bytes: int | None = None) -> list[tuple[str, str, int]]:
         """Load every table that queries have so far read straight from its file (scan_before_load)
         into the table cache, so that a later catalog of the same files reads none of them again.
         A table whose file holds `leave_from_bytes` or more is left for the caller to cache another
         way (`cache_fill.start_fill`, after the answer): returned as (name, source file, bytes)."""
-        with self._lock:
-            scanned = [e for e in self._entries.values() if e.scanned and not e.loaded and not e.error]
-            if not scanned or self._cache is None:
-                return []
-            left = [e for e in scanned if leave_from_bytes is not None and _size(e.source.path) >= leave_from_bytes]
-            now = [e.name for e in scanned if e not in left]
-            if now:
-                with operation(self, timeout_s):
-                    self._ensure_loaded(now)
-            return [(e.name, e.source.relpath, _size(e.source.path)) for e in left]
+        return persist_scanned(self, timeout_s, leave_from_bytes)
 
     def activity(self) -> Activity | None:
         """What the catalog is doing now that may take long (loading a table, a query reading a file
@@ -639,14 +399,10 @@ class Catalog:
         call from any thread while another runs the operation."""
         return current_activity(self)
 
-    def _drop_alias_entries(self, entry: _Entry) -> None:
-        for key in [k for k, v in self._lookup.items() if v == entry.name]:
-            del self._lookup[key]
-
     def _reader(self) -> duckdb.DuckDBPyConnection:
         """The read-only connection (call with self._lock held), opened again after a load."""
         if self._ro is None:
-            self._forget_evicted()
+            forget_evicted(self)
             if not self._db_path.exists():  # nothing loaded yet: an empty database to read
                 duckdb.connect(str(self._db_path), config=connection_config(OPEN_CONFIG)).close()
             ro = self._open_read_only()
@@ -679,7 +435,6 @@ class Catalog:
             conn.close()
             raise
         return conn
-
 
     def _close_read_only(self) -> None:
         with self._state:
@@ -717,7 +472,7 @@ class Catalog:
         with self._lock, operation(self, timeout_s):
             referenced = self.referenced_tables(sql)
             # A plan or a view's SQL over a file read straight would name the file's path: load first.
-            self._ensure_loaded(referenced, scan=self._scan_before_load and not shows_how_tables_are_read(sql))
+            ensure_loaded(self, referenced, scan=self._scan_before_load and not shows_how_tables_are_read(sql))
             try:
                 return self._run_loaded(sql, fetch, referenced)
             except _ScanFailed:
@@ -726,7 +481,7 @@ class Catalog:
                 scanned = [n for n in referenced if self._entries[n].scanned and not self._entries[n].loaded]
                 for name in scanned:
                     self._entries[name].scanned = None
-                self._ensure_loaded(scanned)
+                ensure_loaded(self, scanned)
                 return self._run_loaded(sql, fetch, referenced)
 
     def _run_loaded(self, sql: str, fetch: Callable[[duckdb.DuckDBPyRelation], T],
@@ -809,7 +564,7 @@ class Catalog:
             for entry in self._entries.values():
                 if entry.error or not (entry.loaded or entry.scanned):
                     continue
-                columns = ", ".join(f"{quote_ident(c)} {t}" for c, t in _column_types(reader, entry.name))
+                columns = ", ".join(f"{quote_ident(c)} {t}" for c, t in table_column_types(reader, entry.name))
                 mirror.execute(f"CREATE TABLE {quote_ident(entry.name)} ({columns})")
                 for alias in entry.aliases if with_aliases else ():
                     mirror.execute(f"CREATE VIEW {quote_ident(alias)} AS SELECT * FROM {quote_ident(entry.name)}")
@@ -834,7 +589,7 @@ class Catalog:
         """Columns with types and a few sample rows, as compact text (for `\\schema`)."""
         table = self.resolve(name)
         with self._lock, operation(self, timeout_s), interruptible(self):
-            self._ensure_loaded([table])
+            ensure_loaded(self, [table])
             if self._entries[table].error:
                 raise QueryError(f"table {table} could not be loaded: {self._entries[table].error}")
             sample = self._reader().sql(f"SELECT * FROM {quote_ident(table)}").limit(sample_rows)
@@ -848,7 +603,7 @@ class Catalog:
         """A session view (for result handles); it survives the reconnects that lazy loads cause."""
         check_read_only(sql)
         with self._lock, operation(self, None), interruptible(self, sql):
-            self._ensure_loaded(self.referenced_tables(sql))
+            ensure_loaded(self, self.referenced_tables(sql))
             try:
                 self._reader().execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS {sql}")
             except duckdb.Error as exc:
@@ -923,36 +678,6 @@ def _load_options(codec: str | None, header_row: int | None) -> str:
     """The options that change what a file loads as (part of a cached table's key)."""
     return " ".join(o for o in (f"encoding={codec}" if codec else "",
                                 f"header_row={header_row}" if header_row else "") if o)
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
-
-
-def _holds_recorded(conn: duckdb.DuckDBPyConnection, cached: CachedTable) -> bool:
-    """Whether a cached table's file attaches and holds the rows, columns and types its record says."""
-    alias = "probe"
-    try:
-        conn.execute(f"ATTACH {sql_literal(str(cached.db))} AS {alias} (READ_ONLY)")
-    except duckdb.Error:
-        return False
-    try:
-        rows = conn.execute(f"SELECT count(*) FROM {alias}.{TABLE}").fetchall()[0][0]
-        return rows == cached.rows and _column_types(conn, f"{alias}.{TABLE}", quoted=True) == list(cached.columns)
-    except duckdb.Error:
-        return False
-    finally:
-        conn.execute(f"DETACH {alias}")
-
-
-def _column_types(conn: duckdb.DuckDBPyConnection, table: str, quoted: bool = False) -> list[tuple[str, str]]:
-    """(column, type) as DESCRIBE gives them, from the relation's schema: DESCRIBE is a query
-    (~3 ms of CPU a table, most of a small table's profile); the schema is ~0.3 ms."""
-    relation = conn.table(table if quoted else quote_ident(table))
-    return [(column, str(kind)) for column, kind in zip(relation.columns, relation.types)]
 
 
 def _own_derived(path: Path, context: Path, reg: Registration) -> list[Path]:
