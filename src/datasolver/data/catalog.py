@@ -18,7 +18,6 @@ into the cache afterwards.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import shutil
@@ -33,11 +32,10 @@ import duckdb
 
 from datasolver.data.compressed import table_stem
 from datasolver.data.csv_source import sql_literal
-from datasolver.data.duck_errors import compact_error, parse_duck_error
+from datasolver.data.duck_errors import compact_error
 from datasolver.data.duck_settings import OPEN_CONFIG, confine, connection_config, reader_config
 from datasolver.data.encoding import check_codec
-from datasolver.data.error_hints import error_hints
-from datasolver.data.errors import DataError, QueryError, QueryInterrupted, SourceSkipped, UnknownTable
+from datasolver.data.errors import QueryError, QueryInterrupted, SourceSkipped, UnknownTable
 from datasolver.data.files import ContextFiles, list_context_files
 from datasolver.data.guard import check_read_only, lists_the_catalog, shows_how_tables_are_read
 from datasolver.data.input_files import read_prepared_record
@@ -63,6 +61,7 @@ from datasolver.data.operations import (
     stop_operation,
     stopped_message,
 )
+from datasolver.data.query_errors import nearest_hint, query_error, unread_hint
 from datasolver.data.relation import Relation
 from datasolver.data.results import QueryResult, TableInfo, render_describe
 from datasolver.data.sources import Registration, Source, register_derived, register_files
@@ -82,9 +81,6 @@ CACHE_ALIAS = "datasolver_cache_{index}"  # how a cached table's file is attache
 LOADED_ENV = "DATASOLVER_LOADED_CATALOG"  # how a sandboxed solver.py run learns its parent's loaded tables
 CLOSE_WAIT_S = 0.5  # close() waits this long for a running operation before removing the files anyway
 T = TypeVar("T")
-NAMES_LISTED = 10  # an unknown table's message lists this many names when none is close
-_NOT_READ = re.compile(r"^not (?:read|loaded): ")  # a reason said after "x was not read: "
-UNREAD_SHOWN = 4  # files named as not read when a query names their table
 
 
 SkippedSource = LoadNote  # the name callers knew for a note on a file that could not be read
@@ -276,48 +272,7 @@ class Catalog:
         found = self._lookup.get(key) or self._lookup.get(canonical_name(key))
         if found and not self._entries[found].error:
             return found
-        raise UnknownTable(f"no table named {name!r}.{self._unread_hint(key) or self._nearest_hint(key)}")
-
-    def _unread_hint(self, name: str) -> str:
-        """` csv/x.csv.gz was not read: <why>.` for the files that would have made table `name`
-        (a file skipped, or a table that failed to load); "" when none."""
-        key = canonical_name(name.strip().strip('"`[]'))
-        with self._lock:
-            found = [(e.source.relpath, e.error) for e in self._entries.values() if e.error and e.name == key]
-            found += [(n.path, n.reason) for n in self._skipped if canonical_name(table_stem(Path(n.path))) == key]
-        if not found:
-            return ""
-        said = [f"{path} was not read: {_NOT_READ.sub('', reason or '')}" for path, reason in found[:UNREAD_SHOWN]]
-        return " " + "; ".join(said) + "."
-
-    def _nearest_hint(self, key: str) -> str:
-        """` Nearest: a, b.` — the canonical names closest to `key`; when none is close, the first
-        few names (` Tables: a, b, … (N in all).`)."""
-        near = difflib.get_close_matches(key.lower(), list(self._lookup), n=5, cutoff=0.3)
-        nearest = dict.fromkeys(self._lookup[c] for c in near)
-        if nearest:
-            return f" Nearest: {', '.join(nearest)}."
-        names = self.names()
-        if not names:
-            return " The catalog has no tables."
-        more = f", … ({len(names)} in all)" if len(names) > NAMES_LISTED else ""
-        return f" Tables: {', '.join(names[:NAMES_LISTED])}{more}."
-
-    def _query_error(self, exc: duckdb.Error, sql: str, unloaded: list[str] | None = None) -> DataError:
-        """DuckDB's error as the engine's: a table DuckDB does not know (it would suggest its own
-        system tables, since the catalog's tables load lazily) is UnknownTable with the nearest
-        names, as `resolve` says it; anything else is a QueryError."""
-        duck = parse_duck_error(exc)
-        missing = duck.missing_table if isinstance(exc, duckdb.CatalogException) else None
-        if missing and missing.lower() not in {n.lower() for n in unloaded or []}:
-            name = missing
-            return UnknownTable(f"no table named {name!r}.{self._unread_hint(name) or self._nearest_hint(name)}")
-        if missing and (unread := self._unread_hint(missing)):
-            return QueryError(f"table {missing!r} could not be loaded:{unread}", sql, unloaded=unloaded)
-        message = compact_error(exc, sql) + error_hints(duck, sql, self)
-        if unloaded:
-            message += f" (could not load: {', '.join(unloaded)})"
-        return QueryError(message, sql, unloaded=unloaded)
+        raise UnknownTable(f"no table named {name!r}.{unread_hint(self, key) or nearest_hint(self, key)}")
 
     def column_names(self, name: str, *, load: bool = True, timeout_s: float | None = None) -> list[str] | None:
         """A table's column names: from what is known without loading (the file's header, SQLite's
@@ -532,7 +487,7 @@ class Catalog:
         except duckdb.Error as exc:
             if scan_failed:
                 raise _ScanFailed() from exc
-            raise self._query_error(exc, sql, failed) from exc
+            raise query_error(self, exc, sql, failed) from exc
         finally:
             with self._state:
                 self._activity = None
@@ -607,7 +562,7 @@ class Catalog:
             try:
                 self._reader().execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS {sql}")
             except duckdb.Error as exc:
-                raise self._query_error(exc, sql) from exc
+                raise query_error(self, exc, sql) from exc
             self._session_views[name] = sql
 
     def drop_temp_view(self, name: str) -> None:
