@@ -23,7 +23,6 @@ import re
 import shutil
 import tempfile
 import threading
-import time
 import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeVar
@@ -35,9 +34,9 @@ from datasolver.data.csv_source import sql_literal
 from datasolver.data.duck_errors import compact_error
 from datasolver.data.duck_settings import OPEN_CONFIG, confine, connection_config, reader_config
 from datasolver.data.encoding import check_codec
-from datasolver.data.errors import QueryError, QueryInterrupted, SourceSkipped, UnknownTable
+from datasolver.data.errors import QueryError, SourceSkipped, UnknownTable
 from datasolver.data.files import ContextFiles, list_context_files
-from datasolver.data.guard import check_read_only, lists_the_catalog, shows_how_tables_are_read
+from datasolver.data.guard import check_read_only, lists_the_catalog
 from datasolver.data.input_files import read_prepared_record
 from datasolver.data.input_limits import InputBudget, InputLimits
 from datasolver.data.layout import DERIVED, ScratchLayout, TaskFolder
@@ -59,19 +58,13 @@ from datasolver.data.operations import (
     interruptible,
     operation,
     stop_operation,
-    stopped_message,
 )
 from datasolver.data.query_errors import nearest_hint, query_error, unread_hint
+from datasolver.data.query_run import run_statement
 from datasolver.data.relation import Relation
 from datasolver.data.results import QueryResult, TableInfo, render_describe
 from datasolver.data.sources import Registration, Source, register_derived, register_files
-from datasolver.data.sql_repair import (
-    RepairOutcome,
-    execute_with_repair,
-    unwrap_statement,
-    widen_float_casts,
-)
-from datasolver.data.sql_tokens import tokenize
+from datasolver.data.sql_repair import RepairOutcome, unwrap_statement, widen_float_casts
 from datasolver.data.table_cache import TABLE, PendingEntry, TableCache
 
 if TYPE_CHECKING:
@@ -418,127 +411,9 @@ class Catalog:
         sql, unwrapped = unwrap_statement(sql)
         sql, widened = widen_float_casts(sql)
         unwrapped += widened
-        outcome = self._run_statement(sql, fetch, timeout_s)
+        outcome = run_statement(self, sql, fetch, timeout_s)
         outcome.rewrites[:0] = unwrapped
         return outcome
-
-    def _run_statement(self, sql: str, fetch: Callable[[duckdb.DuckDBPyRelation], T],
-                       timeout_s: float | None) -> RepairOutcome[T]:
-        with self._lock, operation(self, timeout_s):
-            referenced = self.referenced_tables(sql)
-            # A plan or a view's SQL over a file read straight would name the file's path: load first.
-            ensure_loaded(self, referenced, scan=self._scan_before_load and not shows_how_tables_are_read(sql))
-            try:
-                return self._run_loaded(sql, fetch, referenced)
-            except _ScanFailed:
-                # A table read straight from its file holds what its scan cannot read (a ragged row,
-                # a value its sampled type does not fit): load it the careful way, then run again.
-                scanned = [n for n in referenced if self._entries[n].scanned and not self._entries[n].loaded]
-                for name in scanned:
-                    self._entries[name].scanned = None
-                ensure_loaded(self, scanned)
-                return self._run_loaded(sql, fetch, referenced)
-
-    def _run_loaded(self, sql: str, fetch: Callable[[duckdb.DuckDBPyRelation], T],
-                    referenced: list[str]) -> RepairOutcome[T]:
-        # Parsed on the connection the query will use: one DuckDB database fewer per process.
-        check_read_only(sql, self._reader())
-        failed = [n for n in referenced if self._entries[n].error]
-        scanning = [n for n in referenced if self._entries[n].scanned and not self._entries[n].loaded]
-        listing = self._lists_names_only(sql)
-        suspicious_ok = False
-        scan_failed = False
-
-        def run(text: str) -> T:
-            nonlocal scan_failed
-            if scan_failed:  # no rewrite is tried over a file the scan cannot read
-                raise duckdb.InvalidInputException("a table read straight from its file must be loaded first")
-            if text != sql:
-                check_read_only(text, self._reader())  # a rewrite must pass the same guard
-            check_stopped(self, sql)
-            conn = self._names_mirror(text) if listing else self._reader()
-            try:
-                rel = conn.sql(text)
-                if rel is None:
-                    raise duckdb.InvalidInputException("the statement returned no result")
-                if not suspicious_ok and _has_bracket_list_column(rel):
-                    raise _BracketListResult()
-                return fetch(rel)
-            except duckdb.Error as exc:
-                if scanning and not listing and not isinstance(exc, (duckdb.InterruptException, _BracketListResult)):
-                    scan_failed = True
-                raise
-            finally:
-                if listing:
-                    conn.close()
-
-        try:
-            with self._state:
-                self._activity = (f"reading {', '.join(self._entries[n].source.relpath for n in scanning)}",
-                                  time.monotonic(), True) if scanning else None
-            try:
-                return execute_with_repair(sql, run, self._known_columns, self._known_text_columns)
-            except _BracketListResult:
-                # No rewrite worked either: the list literal was apparently meant.
-                suspicious_ok = True
-                return execute_with_repair(sql, run, self._known_columns, self._known_text_columns)
-        except (QueryInterrupted, duckdb.InterruptException) as exc:
-            raise QueryInterrupted(stopped_message(self._stopped or "interrupted"), sql) from exc
-        except duckdb.Error as exc:
-            if scan_failed:
-                raise _ScanFailed() from exc
-            raise query_error(self, exc, sql, failed) from exc
-        finally:
-            with self._state:
-                self._activity = None
-
-    def _lists_names_only(self, sql: str) -> bool:
-        """Whether `sql` lists the catalog (SHOW TABLES, information_schema, …) while some table is
-        not in the catalog's own file (a cached table's file attached, a file read straight: temp
-        views DuckDB would list beside its attached `t` tables), and names none of the tables
-        outside a string: it then runs on `_names_mirror`, which lists what the catalog holds."""
-        if not lists_the_catalog(sql):
-            return False
-        if not _TABLES_LISTING.match(sql) and not any(
-                e.stored is not None or (e.scanned and not e.loaded) for e in self._entries.values()):
-            return False
-        names = {t.text.strip('"`').lower() for t in tokenize(sql) if t.kind in ("word", "ident", "backtick")}
-        return not any(name in self._lookup for name in names)
-
-    def _names_mirror(self, sql: str) -> duckdb.DuckDBPyConnection:
-        """An in-memory database that DuckDB's listings (SHOW TABLES, DESCRIBE, information_schema,
-        duckdb_tables(), sqlite_master) read as they read a catalog without a table cache: each table
-        an empty table with its columns and types, each alias a view of it, each session view a temp
-        view. Only for SQL that lists: it holds no rows (`_lists_names_only`). SHOW TABLES and its
-        kin list the tables alone (the aliases were every name again: 14 names for 7 tables); the
-        aliases stay views in information_schema and duckdb_views(), marked as such."""
-        with_aliases = not _TABLES_LISTING.match(sql)
-        reader = self._reader()
-        mirror = duckdb.connect(":memory:", config=connection_config(OPEN_CONFIG))
-        try:
-            for entry in self._entries.values():
-                if entry.error or not (entry.loaded or entry.scanned):
-                    continue
-                columns = ", ".join(f"{quote_ident(c)} {t}" for c, t in table_column_types(reader, entry.name))
-                mirror.execute(f"CREATE TABLE {quote_ident(entry.name)} ({columns})")
-                for alias in entry.aliases if with_aliases else ():
-                    mirror.execute(f"CREATE VIEW {quote_ident(alias)} AS SELECT * FROM {quote_ident(entry.name)}")
-            for name, view in self._session_views.items():
-                mirror.execute(f"CREATE TEMP VIEW {quote_ident(name)} AS {view}")
-            confine(mirror, [], [])
-        except BaseException:
-            mirror.close()
-            raise
-        return mirror
-
-    def _known_columns(self) -> list[str]:
-        rows = self._reader().execute("SELECT DISTINCT column_name FROM duckdb_columns() WHERE NOT internal").fetchall()
-        return [r[0] for r in rows]
-
-    def _known_text_columns(self) -> list[str]:
-        rows = self._reader().execute(
-            "SELECT DISTINCT column_name FROM duckdb_columns() WHERE NOT internal AND data_type = 'VARCHAR'").fetchall()
-        return [r[0] for r in rows]
 
     def describe(self, name: str, sample_rows: int = 5, timeout_s: float | None = None) -> str:
         """Columns with types and a few sample rows, as compact text (for `\\schema`)."""
@@ -648,20 +523,6 @@ def _own_derived(path: Path, context: Path, reg: Registration) -> list[Path]:
     return [derived]
 
 
-class _ScanFailed(Exception):
-    """A query over a table read straight from its file failed; the table is loaded and the query run again."""
-
-
-class _BracketListResult(duckdb.Error):
-    """A T-SQL `[column]` ran as a DuckDB list literal; treated as a failure so repair quotes it."""
-
-
 # The listings of tables by name (not information_schema, which marks an alias as a VIEW).
-_TABLES_LISTING = re.compile(r"\s*(SHOW(\s+ALL)?\s+TABLES|PRAGMA\s+show_tables|SHOW|DESCRIBE)\s*;?\s*\Z", re.IGNORECASE)
 
 
-def _has_bracket_list_column(rel: duckdb.DuckDBPyRelation) -> bool:
-    return any(
-        str(t).endswith("[]") and name.startswith(("list_value(", "main.list_value("))
-        for name, t in zip(rel.columns, rel.types)
-    )
