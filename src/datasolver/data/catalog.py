@@ -44,9 +44,9 @@ from datasolver.data.lazy_load import (
     TableEntry,
     ensure_loaded,
     forget_evicted,
+    load_options,
     persist_scanned,
     read_loaded,
-    table_column_types,
     use_cached,
 )
 from datasolver.data.load_notes import OTHER, UNREAD, LoadNote
@@ -62,10 +62,11 @@ from datasolver.data.operations import (
 from datasolver.data.query_errors import nearest_hint, query_error, unread_hint
 from datasolver.data.query_run import run_statement
 from datasolver.data.relation import Relation
-from datasolver.data.results import QueryResult, TableInfo, render_describe
+from datasolver.data.results import QueryResult, TableInfo
 from datasolver.data.sources import Registration, Source, register_derived, register_files
 from datasolver.data.sql_repair import RepairOutcome, unwrap_statement, widen_float_casts
 from datasolver.data.table_cache import TABLE, PendingEntry, TableCache
+from datasolver.data.table_listing import describe_table, table_info
 
 if TYPE_CHECKING:
     from datasolver.data.linking import ValueIndex
@@ -157,7 +158,7 @@ class Catalog:
         loaded = loaded if loaded is not None else os.environ.get(LOADED_ENV) or None
         catalog = cls(reg, Path(cache_dir) if cache_dir else None, timeout_s=timeout_s,
                       loaded=Path(loaded) if loaded else None, table_cache=table_cache,
-                      scan_before_load=scan_before_load, load_options=_load_options(codec, header_row))
+                      scan_before_load=scan_before_load, load_options=load_options(codec, header_row))
         catalog.context_files = files
         return catalog
 
@@ -237,27 +238,11 @@ class Catalog:
     def tables(self) -> list[TableInfo]:
         """One entry per readable table, rows from cheap metadata where not yet loaded."""
         with self._lock:
-            return [self._info(e) for e in self._entries.values() if not e.error]
+            return [table_info(self, e) for e in self._entries.values() if not e.error]
 
     def table(self, name: str) -> TableInfo:
         with self._lock:
-            return self._info(self._entries[self.resolve(name)])
-
-    def _info(self, entry: TableEntry) -> TableInfo:
-        source = entry.source
-        rows, exact, columns, types = source.rows, source.rows_exact, source.columns, None
-        if entry.loaded:
-            if entry.shape is None:  # loaded by another catalog (see `loaded_file`): read it once
-                reader = self._reader()
-                entry.shape = (reader.execute(f"SELECT count(*) FROM {quote_ident(entry.name)}").fetchall()[0][0],
-                               table_column_types(reader, entry.name))
-            rows, columns, exact = entry.shape[0], [c for c, _ in entry.shape[1]], True
-            types = [t for _, t in entry.shape[1]]
-        elif rows is None and source.count_rows is not None:
-            rows, exact = source.count_rows(), source.count_is_exact
-            source.rows, source.rows_exact = rows, exact
-        return TableInfo(entry.name, source.kind, source.relpath, source.source_name, rows, columns,
-                         list(entry.aliases), source.origin, entry.loaded, exact, types)
+            return table_info(self, self._entries[self.resolve(name)])
 
     def resolve(self, name: str) -> str:
         """Canonical name for a name or alias (case-insensitive, quotes/brackets tolerated)."""
@@ -288,7 +273,7 @@ class Catalog:
             entry = self._entries[table]
             if entry.error:
                 raise QueryError(f"table {table} could not be loaded: {entry.error}")
-            self._info(entry)  # reads the shape of a table another catalog loaded
+            table_info(self, entry)  # reads the shape of a table another catalog loaded
             return list(entry.shape[1])
 
     # ----------------------------------------------------------------- loading
@@ -417,17 +402,7 @@ class Catalog:
 
     def describe(self, name: str, sample_rows: int = 5, timeout_s: float | None = None) -> str:
         """Columns with types and a few sample rows, as compact text (for `\\schema`)."""
-        table = self.resolve(name)
-        with self._lock, operation(self, timeout_s), interruptible(self):
-            ensure_loaded(self, [table])
-            if self._entries[table].error:
-                raise QueryError(f"table {table} could not be loaded: {self._entries[table].error}")
-            sample = self._reader().sql(f"SELECT * FROM {quote_ident(table)}").limit(sample_rows)
-            rows = sample.fetchall()
-            total = self._reader().execute(f"SELECT count(*) FROM {quote_ident(table)}").fetchall()[0][0]
-            info = self._info(self._entries[table])
-            cols = self._entries[table].shape[1]
-        return render_describe(info, cols, rows, total)
+        return describe_table(self, name, sample_rows, timeout_s)
 
     def create_temp_view(self, name: str, sql: str) -> None:
         """A session view (for result handles); it survives the reconnects that lazy loads cause."""
@@ -502,12 +477,6 @@ class Catalog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _load_options(codec: str | None, header_row: int | None) -> str:
-    """The options that change what a file loads as (part of a cached table's key)."""
-    return " ".join(o for o in (f"encoding={codec}" if codec else "",
-                                f"header_row={header_row}" if header_row else "") if o)
 
 
 def _own_derived(path: Path, context: Path, reg: Registration) -> list[Path]:

@@ -315,6 +315,12 @@ def persist_scanned(catalog: Loading, timeout_s: float | None, leave_from_bytes:
         return [(e.name, e.source.relpath, file_size(e.source.path)) for e in left]
 
 
+def load_options(codec: str | None, header_row: int | None) -> str:
+    """The options that change what a file loads as (part of a cached table's key)."""
+    return " ".join(o for o in (f"encoding={codec}" if codec else "",
+                                f"header_row={header_row}" if header_row else "") if o)
+
+
 def file_size(path: Path) -> int:
     try:
         return path.stat().st_size
