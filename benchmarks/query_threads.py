@@ -25,7 +25,7 @@ from pathlib import Path
 
 import duckdb
 
-import datasolver.data.catalog as catalog_module
+import datasolver.data.duck_settings as duck_settings
 from datasolver.data import Catalog, DataError
 from datasolver.data.profile import profile_table
 
@@ -35,12 +35,12 @@ SHOWN_ROWS = 5  # run_solver's default show_rows
 
 @contextmanager
 def threads(one: bool):
-    original = catalog_module.ONE_ORDER
-    catalog_module.ONE_ORDER = original if one else {}
+    original = duck_settings.ONE_ORDER
+    duck_settings.ONE_ORDER = original if one else {}
     try:
         yield
     finally:
-        catalog_module.ONE_ORDER = original
+        duck_settings.ONE_ORDER = original
 
 
 def open_loaded(tasks: list[Path]) -> list[Catalog]:

@@ -18,19 +18,12 @@ into the cache afterwards.
 
 from __future__ import annotations
 
-import difflib
-import functools
 import os
 import re
-import resource
 import shutil
 import tempfile
 import threading
-import time
 import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeVar
 
@@ -38,123 +31,53 @@ import duckdb
 
 from datasolver.data.compressed import table_stem
 from datasolver.data.csv_source import sql_literal
-from datasolver.data.duck_errors import compact_error, parse_duck_error
+from datasolver.data.duck_errors import compact_error
+from datasolver.data.duck_settings import OPEN_CONFIG, confine, connection_config, reader_config
 from datasolver.data.encoding import check_codec
-from datasolver.data.error_hints import error_hints
-from datasolver.data.errors import DataError, QueryError, QueryInterrupted, SourceSkipped, SourceStopped, UnknownTable
+from datasolver.data.errors import QueryError, SourceSkipped, UnknownTable
 from datasolver.data.files import ContextFiles, list_context_files
-from datasolver.data.guard import check_read_only, lists_the_catalog, locked_connection_config, shows_how_tables_are_read
+from datasolver.data.guard import check_read_only, lists_the_catalog
 from datasolver.data.input_files import read_prepared_record
 from datasolver.data.input_limits import InputBudget, InputLimits
 from datasolver.data.layout import DERIVED, ScratchLayout, TaskFolder
+from datasolver.data.lazy_load import (
+    TableEntry,
+    ensure_loaded,
+    forget_evicted,
+    load_options,
+    persist_scanned,
+    read_loaded,
+    use_cached,
+)
 from datasolver.data.load_notes import OTHER, UNREAD, LoadNote
 from datasolver.data.names import assign_table_names, canonical_name, quote_ident
-from datasolver.data.relation import Relation
-from datasolver.data.results import QueryResult, TableInfo, render_describe
-from datasolver.data.sources import Registration, Source, register_derived, register_files, unreadable_reason
-from datasolver.data.sql_repair import (
-    RepairOutcome,
-    execute_with_repair,
-    unwrap_statement,
-    widen_float_casts,
+from datasolver.data.operations import (
+    Activity,
+    check_stopped,
+    current_activity,
+    interruptible,
+    operation,
+    stop_operation,
 )
-from datasolver.data.sql_tokens import tokenize
-from datasolver.data.table_cache import TABLE, CachedTable, PendingEntry, TableCache
-from datasolver.data.table_load import LoadContext
-from datasolver.sizes import human_size
+from datasolver.data.query_errors import nearest_hint, query_error, unread_hint
+from datasolver.data.query_run import run_statement
+from datasolver.data.relation import Relation
+from datasolver.data.results import QueryResult, TableInfo
+from datasolver.data.sources import Registration, Source, register_derived, register_files
+from datasolver.data.sql_repair import RepairOutcome, unwrap_statement, widen_float_casts
+from datasolver.data.table_cache import TABLE, PendingEntry, TableCache
+from datasolver.data.table_listing import describe_table, table_info
 
 if TYPE_CHECKING:
     from datasolver.data.linking import ValueIndex
 
-# Every connection starts with no extension install or autoload; file access is then limited to the
-# files it must read (`_confine`): the loader reads the sources DuckDB scans itself and the scratch
-# folder, the query connection only the files of tables it scans before they are loaded.
-OPEN_CONFIG = {
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
-}
 CACHE_ALIAS = "datasolver_cache_{index}"  # how a cached table's file is attached to the query connection
-# The database is a scratch copy, removed with the catalog: a crash loses nothing worth an fsync
-# at each loader checkpoint (the 40-task dev oracle run, one task at a time: ~10-20% less wall time).
-SCRATCH_DATABASE = {"fsync_mode": "NONE"}
-# Under an address-space rlimit (the solver sandbox) DuckDB's default of 80% of RAM would hit the
-# rlimit and fail instead of spilling to disk; keep DuckDB well inside it.
-MEMORY_SHARE_OF_RLIMIT = 0.5
-# Queries run on one thread: DuckDB's parallel aggregates, joins and sorts with ties give rows back
-# in whichever order the threads finish, so a query without ORDER BY would show the model other
-# first rows on each run and a replay would diverge on them (8 of 32 dev oracle queries on 2
-# cores). Tasks run in parallel anyway; loading stays multi-threaded. benchmarks/query_threads.py
-# measures both sides.
-ONE_ORDER = {"threads": 1}
-
-
-# Outside a sandbox DuckDB would take 80% of RAM and 90% of the free disk per catalog, and a batch
-# opens one catalog per task at once: each gets a share sized for several (an eighth of the RAM,
-# 1-4 GiB; spilling beyond it goes to temp files, at most an eighth of the free disk, 1-16 GiB).
-CATALOGS_AT_ONCE = 8
-MEMORY_BOUNDS = (1 << 30, 4 << 30)
-TEMP_BOUNDS = (1 << 30, 16 << 30)
-
-
-@functools.cache
-def _memory_config() -> dict[str, str]:
-    """DuckDB's memory and temp-space caps for this process (the same for every connection of it:
-    DuckDB refuses a second connection to one file with other settings)."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft != resource.RLIM_INFINITY and soft > 0:  # the solver sandbox: keep well inside the rlimit
-        memory = int(soft * MEMORY_SHARE_OF_RLIMIT)
-    else:
-        memory = _clamp(_physical_memory() // CATALOGS_AT_ONCE, MEMORY_BOUNDS)
-    temp = _clamp(shutil.disk_usage(tempfile.gettempdir()).free // CATALOGS_AT_ONCE, TEMP_BOUNDS)
-    return {"memory_limit": f"{max(64, memory >> 20)}MB", "max_temp_directory_size": f"{temp >> 20}MB"}
-
-
-def _physical_memory() -> int:
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return 8 << 30
-
-
-def _clamp(value: int, bounds: tuple[int, int]) -> int:
-    return max(bounds[0], min(bounds[1], value))
 LOADED_ENV = "DATASOLVER_LOADED_CATALOG"  # how a sandboxed solver.py run learns its parent's loaded tables
-STOP_REPEAT_S = 0.02  # how often a stopped operation's connections are interrupted again
-SMALL_SOURCE_BYTES = 16 << 20  # a cached table from a file smaller than this is written with small blocks
-SMALL_BLOCK_BYTES = 16384
-LOADING = "datasolver_loading"  # how the cache file a table is being loaded into is attached to the loader
 CLOSE_WAIT_S = 0.5  # close() waits this long for a running operation before removing the files anyway
 T = TypeVar("T")
-NAMES_LISTED = 10  # an unknown table's message lists this many names when none is close
-_NOT_READ = re.compile(r"^not (?:read|loaded): ")  # a reason said after "x was not read: "
-UNREAD_SHOWN = 4  # files named as not read when a query names their table
 
 
 SkippedSource = LoadNote  # the name callers knew for a note on a file that could not be read
-
-
-@dataclass(frozen=True)
-class Activity:
-    """What a catalog is doing now that may take a while: `what` for people, `percent` done
-    (None when unknown), since when (`time.monotonic()`)."""
-
-    what: str
-    percent: float | None
-    started: float
-
-
-@dataclass
-class _Entry:
-    name: str
-    source: Source
-    aliases: list[str] = field(default_factory=list)
-    loaded: bool = False
-    error: str | None = None
-    notes: list[LoadNote] = field(default_factory=list)
-    shape: tuple[int, list[tuple[str, str]]] | None = None  # rows, (column, type) as loaded (it never changes)
-    stored: CachedTable | None = None  # loaded into the table cache: attached, not in the catalog's own file
-    scanned: str | None = None  # read straight from its file by queries until loaded (scan_before_load)
-    reused: bool = False  # found in the table cache when the catalog opened
 
 
 class Catalog:
@@ -178,7 +101,7 @@ class Catalog:
         # interpreter exits would abort the process.
         self._stoppers: list[threading.Thread] = []
         self._writing: PendingEntry | None = None  # the table cache entry being written
-        self._entries: dict[str, _Entry] = {}
+        self._entries: dict[str, TableEntry] = {}
         self._lookup: dict[str, str] = {}  # lowercase name or alias → canonical name
         self._skipped = [LoadNote(p, r, UNREAD) for p, r in registration.skipped]
         self._notes = [LoadNote(p, r, OTHER) for p, r in registration.notes]
@@ -199,52 +122,9 @@ class Catalog:
         # as for solver.py's scaffold, needs none).
         self._ro: duckdb.DuckDBPyConnection | None = None
         if loaded is not None:
-            self._read_loaded(Path(loaded))
+            read_loaded(self, Path(loaded))
         if table_cache is not None:
-            self._use_cached(table_cache)
-
-    def _use_cached(self, cache: TableCache) -> None:
-        """Take every table the cache holds for these unchanged files, once its file proved usable:
-        it attaches and holds the recorded rows, columns and types."""
-        found: dict[str, CachedTable] = {}
-        for entry in self._entries.values():
-            if not entry.loaded:
-                cached = cache.lookup(entry.source.path, entry.source.source_name, self._load_options)
-                if cached is not None:
-                    found[entry.name] = cached
-        if not found:
-            return
-        probe = duckdb.connect(":memory:", config=self._config(OPEN_CONFIG))
-        try:
-            for name, cached in found.items():
-                if not _holds_recorded(probe, cached):
-                    cache.forget(cached)
-                    continue
-                entry = self._entries[name]
-                entry.stored, entry.loaded, entry.shape = cached, True, (cached.rows, list(cached.columns))
-                entry.reused = True
-                entry.notes = [LoadNote(entry.source.relpath, text, kind, name) for kind, text in cached.notes]
-        finally:
-            probe.close()
-
-    def _read_loaded(self, path: Path) -> None:
-        """Query `path` read-only when it holds every table and alias of this catalog (another
-        catalog of the same folder loaded them): nothing is read from the files again. Anything
-        less, or a file DuckDB cannot open, is ignored."""
-        try:
-            conn = duckdb.connect(str(path), read_only=True, config=self._reader_config())
-            _confine(conn, [], [])
-        except duckdb.Error:
-            return
-        present = {row[0] for row in conn.execute(
-            "SELECT table_name FROM duckdb_tables() UNION ALL SELECT view_name FROM duckdb_views() WHERE NOT internal"
-        ).fetchall()}
-        if not {n for e in self._entries.values() for n in (e.name, *e.aliases)} <= present:
-            conn.close()
-            return
-        self._db_path, self._ro = path, conn  # never written: every table is loaded already
-        for entry in self._entries.values():
-            entry.loaded = True
+            use_cached(self, table_cache)
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -278,7 +158,7 @@ class Catalog:
         loaded = loaded if loaded is not None else os.environ.get(LOADED_ENV) or None
         catalog = cls(reg, Path(cache_dir) if cache_dir else None, timeout_s=timeout_s,
                       loaded=Path(loaded) if loaded else None, table_cache=table_cache,
-                      scan_before_load=scan_before_load, load_options=_load_options(codec, header_row))
+                      scan_before_load=scan_before_load, load_options=load_options(codec, header_row))
         catalog.context_files = files
         return catalog
 
@@ -286,7 +166,7 @@ class Catalog:
         namings = assign_table_names([(source.source_name, table_stem(source.path), source.path.name)
                                       for source in sources])
         for source, naming in zip(sources, namings):
-            self._entries[naming.name] = _Entry(naming.name, source, list(naming.aliases))
+            self._entries[naming.name] = TableEntry(naming.name, source, list(naming.aliases))
             self._lookup[naming.name.lower()] = naming.name
             for alias in naming.aliases:
                 self._lookup[alias.lower()] = naming.name
@@ -358,27 +238,11 @@ class Catalog:
     def tables(self) -> list[TableInfo]:
         """One entry per readable table, rows from cheap metadata where not yet loaded."""
         with self._lock:
-            return [self._info(e) for e in self._entries.values() if not e.error]
+            return [table_info(self, e) for e in self._entries.values() if not e.error]
 
     def table(self, name: str) -> TableInfo:
         with self._lock:
-            return self._info(self._entries[self.resolve(name)])
-
-    def _info(self, entry: _Entry) -> TableInfo:
-        source = entry.source
-        rows, exact, columns, types = source.rows, source.rows_exact, source.columns, None
-        if entry.loaded:
-            if entry.shape is None:  # loaded by another catalog (see `loaded_file`): read it once
-                reader = self._reader()
-                entry.shape = (reader.execute(f"SELECT count(*) FROM {quote_ident(entry.name)}").fetchall()[0][0],
-                               _column_types(reader, entry.name))
-            rows, columns, exact = entry.shape[0], [c for c, _ in entry.shape[1]], True
-            types = [t for _, t in entry.shape[1]]
-        elif rows is None and source.count_rows is not None:
-            rows, exact = source.count_rows(), source.count_is_exact
-            source.rows, source.rows_exact = rows, exact
-        return TableInfo(entry.name, source.kind, source.relpath, source.source_name, rows, columns,
-                         list(entry.aliases), source.origin, entry.loaded, exact, types)
+            return table_info(self, self._entries[self.resolve(name)])
 
     def resolve(self, name: str) -> str:
         """Canonical name for a name or alias (case-insensitive, quotes/brackets tolerated)."""
@@ -386,48 +250,7 @@ class Catalog:
         found = self._lookup.get(key) or self._lookup.get(canonical_name(key))
         if found and not self._entries[found].error:
             return found
-        raise UnknownTable(f"no table named {name!r}.{self._unread_hint(key) or self._nearest_hint(key)}")
-
-    def _unread_hint(self, name: str) -> str:
-        """` csv/x.csv.gz was not read: <why>.` for the files that would have made table `name`
-        (a file skipped, or a table that failed to load); "" when none."""
-        key = canonical_name(name.strip().strip('"`[]'))
-        with self._lock:
-            found = [(e.source.relpath, e.error) for e in self._entries.values() if e.error and e.name == key]
-            found += [(n.path, n.reason) for n in self._skipped if canonical_name(table_stem(Path(n.path))) == key]
-        if not found:
-            return ""
-        said = [f"{path} was not read: {_NOT_READ.sub('', reason or '')}" for path, reason in found[:UNREAD_SHOWN]]
-        return " " + "; ".join(said) + "."
-
-    def _nearest_hint(self, key: str) -> str:
-        """` Nearest: a, b.` — the canonical names closest to `key`; when none is close, the first
-        few names (` Tables: a, b, … (N in all).`)."""
-        near = difflib.get_close_matches(key.lower(), list(self._lookup), n=5, cutoff=0.3)
-        nearest = dict.fromkeys(self._lookup[c] for c in near)
-        if nearest:
-            return f" Nearest: {', '.join(nearest)}."
-        names = self.names()
-        if not names:
-            return " The catalog has no tables."
-        more = f", … ({len(names)} in all)" if len(names) > NAMES_LISTED else ""
-        return f" Tables: {', '.join(names[:NAMES_LISTED])}{more}."
-
-    def _query_error(self, exc: duckdb.Error, sql: str, unloaded: list[str] | None = None) -> DataError:
-        """DuckDB's error as the engine's: a table DuckDB does not know (it would suggest its own
-        system tables, since the catalog's tables load lazily) is UnknownTable with the nearest
-        names, as `resolve` says it; anything else is a QueryError."""
-        duck = parse_duck_error(exc)
-        missing = duck.missing_table if isinstance(exc, duckdb.CatalogException) else None
-        if missing and missing.lower() not in {n.lower() for n in unloaded or []}:
-            name = missing
-            return UnknownTable(f"no table named {name!r}.{self._unread_hint(name) or self._nearest_hint(name)}")
-        if missing and (unread := self._unread_hint(missing)):
-            return QueryError(f"table {missing!r} could not be loaded:{unread}", sql, unloaded=unloaded)
-        message = compact_error(exc, sql) + error_hints(duck, sql, self)
-        if unloaded:
-            message += f" (could not load: {', '.join(unloaded)})"
-        return QueryError(message, sql, unloaded=unloaded)
+        raise UnknownTable(f"no table named {name!r}.{unread_hint(self, key) or nearest_hint(self, key)}")
 
     def column_names(self, name: str, *, load: bool = True, timeout_s: float | None = None) -> list[str] | None:
         """A table's column names: from what is known without loading (the file's header, SQLite's
@@ -450,7 +273,7 @@ class Catalog:
             entry = self._entries[table]
             if entry.error:
                 raise QueryError(f"table {table} could not be loaded: {entry.error}")
-            self._info(entry)  # reads the shape of a table another catalog loaded
+            table_info(self, entry)  # reads the shape of a table another catalog loaded
             return list(entry.shape[1])
 
     # ----------------------------------------------------------------- loading
@@ -460,8 +283,8 @@ class Catalog:
             targets = [self.resolve(n) for n in names] if names is not None else list(self._entries)
             if all(self._entries[n].loaded or self._entries[n].error for n in targets):
                 return  # nothing to do: no operation (its timer is a thread started and stopped)
-            with self._operation(timeout_s):
-                self._ensure_loaded(targets)
+            with operation(self, timeout_s):
+                ensure_loaded(self, targets)
 
     # ----------------------------------------------------------------- stopping
     def interrupt(self) -> bool:
@@ -471,77 +294,13 @@ class Catalog:
         the load stops before it is stored (already loaded tables stay). The operation's caller
         gets `QueryInterrupted`; the next operation runs normally.
         """
-        return self._stop(None, "interrupted")
+        return stop_operation(self, None, "interrupted")
 
     @property
     def busy(self) -> bool:
         """True while an operation (query, describe, load) is running in some thread."""
         with self._state:
             return self._depth > 0
-
-    def _stop(self, op: int | None, reason: str) -> bool:
-        with self._state:
-            if self._depth == 0 or (op is not None and op != self._op):
-                return False
-            first = self._stopped is None
-            if self._activity is not None and not self._activity[2] and reason.startswith("timed out"):
-                reason += f" while {self._activity[0]}"  # a load, not the query, took the time
-            self._stopped = reason
-            op = self._op
-            self._interrupt_connections()
-            if first:
-                # DuckDB ignores an interrupt that arrives between two statements (or while a
-                # connection is being reopened after a load), so keep interrupting until the
-                # operation has ended. Listed once started, under the state lock: close() joins
-                # what it lists (a thread listed before its start made join() raise, when the
-                # interrupted query and close() ran between the two on a busy machine).
-                stopper = threading.Thread(target=self._keep_stopping, args=(op,), daemon=True)
-                stopper.start()  # it sleeps STOP_REPEAT_S before it takes the state lock
-                self._stoppers.append(stopper)
-        return True
-
-    def _keep_stopping(self, op: int) -> None:
-        while True:
-            time.sleep(STOP_REPEAT_S)
-            with self._state:
-                if self._depth == 0 or self._op != op:
-                    return
-                self._interrupt_connections()
-
-    def _interrupt_connections(self) -> None:
-        for conn in (self._ro, self._rw):
-            if conn is not None:
-                conn.interrupt()
-
-    @contextmanager
-    def _operation(self, timeout_s: float | None) -> Iterator[None]:
-        """Mark one public operation (call with self._lock held); nested calls join the outer one."""
-        with self._state:
-            self._depth += 1
-            outer = self._depth == 1
-            if outer:
-                self._op += 1
-                self._stopped = None
-            op = self._op
-        limit = self.timeout_s if timeout_s is None else timeout_s
-        timer = None
-        if outer and limit is not None and limit > 0:
-            timer = threading.Timer(limit, self._stop, (op, f"timed out after {limit:g} s"))
-            timer.daemon = True
-            timer.start()
-        try:
-            yield
-        finally:
-            if timer is not None:
-                timer.cancel()
-            with self._state:
-                self._depth -= 1
-
-    def _check_stopped(self, sql: str = "") -> None:
-        with self._state:
-            reason = self._stopped
-        if reason is not None:
-            raise QueryInterrupted(_stopped_message(reason), sql)
 
     def referenced_tables(self, sql: str) -> list[str]:
         """Tables whose name or alias appears in the SQL as a whole word (over-approximate by design);
@@ -559,227 +318,26 @@ class Catalog:
                     break
         return list(dict.fromkeys(hits))
 
-    def _ensure_loaded(self, names: list[str], scan: bool = False) -> None:
-        """Load the tables named that are not loaded yet. With `scan`, a table DuckDB can read
-        itself is read straight from its file by the queries instead (scan_before_load)."""
-        pending = [n for n in names if not self._entries[n].loaded and not self._entries[n].error]
-        if pending or self._ro is None:  # the query connection (re)opens: every cached file it attaches must be there
-            self._forget_evicted()
-            pending = [n for n in names if not self._entries[n].loaded and not self._entries[n].error]
-        if scan:
-            if self._scan_first([self._entries[n] for n in pending if not self._entries[n].scanned]):
-                self._close_read_only()  # reopened with views over the files it now reads
-            pending = [n for n in pending if not self._entries[n].scanned]
-        if not pending:
-            return
-        self._check_stopped()
-        self._close_read_only()
-        private = []
-        try:
-            private = self._load_into_cache([self._entries[name] for name in pending])
-            if private:
-                self._set_activity(private[0])
-                rw = self._loader(self._db_path, private)
-                try:
-                    for entry in private:
-                        self._check_stopped()
-                        self._set_activity(entry)
-                        self._load_one(rw, entry, entry.name)
-                finally:
-                    with self._state:
-                        self._rw = None
-                        rw.close()
-        finally:
-            with self._state:
-                self._activity = None
-
-    def _forget_evicted(self) -> None:
-        """Tables whose table-cache file is gone (the cache's size cap removed it in another process)
-        count as not loaded, so that the next query that names one loads it again (one the query
-        connection has attached stays readable while it is open: the file lives on until closed)."""
-        for entry in self._entries.values():
-            if entry.stored is not None and not os.path.exists(entry.stored.db):
-                entry.stored, entry.loaded, entry.shape, entry.reused = None, False, None, False
-
-    def _loader(self, path: Path | str, entries: list[_Entry], folders: tuple[Path, ...] = ()) -> duckdb.DuckDBPyConnection:
-        """A writable connection on `path` that may read only the files these entries' sources read,
-        the catalog's scratch folder and `folders`; it is the one `interrupt()` stops while it exists."""
-        config = self._config(OPEN_CONFIG)
-        if path == ":memory:":  # where it spills: its own scratch, never the working directory
-            config["temp_directory"] = str(self._dir / "loader.tmp")
-        rw = duckdb.connect(str(path), config=config)
-        try:
-            _confine(rw, [p for e in entries for p in e.source.reads], [self._dir, *folders], progress=True)
-        except BaseException:
-            rw.close()
-            raise
-        with self._state:
-            self._rw = rw
-        return rw
-
-    def _load_into_cache(self, entries: list[_Entry]) -> list[_Entry]:
-        """Load each table into a fresh file of the table cache and put it into place; returns those
-        the cache cannot take (to be loaded into the catalog's own file). One loader connection
-        serves them all, each table's file attached in turn: a DuckDB instance costs ~20 ms of CPU,
-        an attached file ~5 (listing the 80 dev tasks' ~1,000 tables: ~20 CPU-s less)."""
-        if self._cache is None:
-            return list(entries)
-        private: list[_Entry] = []
-        rw = None
-        try:
-            for entry in entries:
-                self._check_stopped()
-                entry.scanned = None
-                self._set_activity(entry)
-                pending = self._cache.begin(entry.source.path, entry.source.source_name, self._load_options)
-                if pending is None:
-                    private.append(entry)
-                    continue
-                if rw is None:
-                    rw = self._loader(":memory:", entries, (self._cache.root,))
-                self._load_attached(rw, entry, pending)
-        finally:
-            if rw is not None:
-                with self._state:
-                    self._rw = None
-                rw.close()
-        return private
-
-    def _load_attached(self, rw: duckdb.DuckDBPyConnection, entry: _Entry, pending: PendingEntry) -> None:
-        """Load one table into `pending`'s fresh file, attached to the loader `rw`, and commit it. A
-        small table's file gets small blocks (a cached table of a few rows takes ~45 KB on disk
-        instead of DuckDB's 512 KB minimum)."""
-        self._writing = pending  # close() removes it if an interrupted load cannot end in time
-        blocks = f" (BLOCK_SIZE {SMALL_BLOCK_BYTES})" if _size(entry.source.path) < SMALL_SOURCE_BYTES else ""
-        try:
-            with self._state:  # attaching is not the load: an interrupt now would leave a DuckDB error
-                self._rw = None
-            rw.execute(f"ATTACH {sql_literal(str(pending.db))} AS {LOADING}{blocks}")
-            try:
-                rw.execute(f"USE {LOADING}")
-                with self._state:
-                    self._rw = rw
-                self._load_one(rw, entry, TABLE)
-            finally:
-                with self._state:  # off the interrupt list first, so the file is closed whole
-                    self._rw = None
-                rw.execute("USE memory")
-                rw.execute(f"DETACH {LOADING}")
-            if not entry.loaded:  # unreadable: noted in entry.error
-                pending.abort()
-                return
-            rows, columns = entry.shape
-            entry.stored = pending.commit(rows, columns, [(n.kind, n.reason) for n in entry.notes],
-                                          lambda: self._stopped is not None)
-        except BaseException:
-            pending.abort()
-            raise
-        finally:
-            self._writing = None
-
-    def _scan_first(self, entries: list[_Entry]) -> bool:
-        """Whether queries read any of these tables straight from its file for now (scan_before_load):
-        the typed relation over each such table is kept in its `entry.scanned`. One probe connection
-        serves them all (a DuckDB instance costs ~20 ms of CPU)."""
-        scannable = [e for e in entries if self._scan_before_load and e.source.scan is not None]
-        if not scannable:
-            return False
-        probe = duckdb.connect(":memory:", config=self._config(OPEN_CONFIG))
-        try:
-            _confine(probe, [p for e in scannable for p in e.source.reads], [])
-            with self._state:
-                self._rw = probe
-            for entry in scannable:
-                entry.scanned = entry.source.scan(probe)
-        except duckdb.InterruptException:
-            raise QueryInterrupted(_stopped_message(self._stopped or "interrupted")) from None
-        finally:
-            with self._state:
-                self._rw = None
-            probe.close()
-        return any(e.scanned is not None for e in scannable)
-
-    def _load_one(self, rw: duckdb.DuckDBPyConnection, entry: _Entry, target: str) -> None:
-        """Load one table into `rw` as `target` (and, in the catalog's own file, its aliases)."""
-        aliases = entry.aliases if target == entry.name else []
-        stop = lambda: self._stopped is not None  # noqa: E731
-        try:
-            notes = entry.source.load(LoadContext(rw, target, self._dir, stop))
-            self._check_stopped()
-            for alias in aliases:
-                rw.execute(f"CREATE VIEW {quote_ident(alias)} AS SELECT * FROM {quote_ident(target)}")
-            entry.notes = [LoadNote(entry.source.relpath, text, kind, entry.name) for kind, text in notes]
-            # Read once here, so listing a loaded table needs no query.
-            rows = rw.execute(f"SELECT count(*) FROM {quote_ident(target)}").fetchall()[0][0]
-            entry.shape = (rows, _column_types(rw, target))
-            entry.loaded = True
-        except (QueryInterrupted, SourceStopped, duckdb.InterruptException):
-            # Stopped, not broken: the table stays loadable for the next operation. The loader
-            # connection leaves the interrupt list first, so these clean-up statements finish.
-            with self._state:
-                self._rw = None
-            rw.execute(f"DROP TABLE IF EXISTS {quote_ident(target)}")
-            for alias in aliases:
-                rw.execute(f"DROP VIEW IF EXISTS {quote_ident(alias)}")
-            self._check_stopped()
-            raise QueryInterrupted(_stopped_message("interrupted"))
-        except Exception as exc:  # noqa: BLE001 - one unreadable table never stops the others
-            entry.error = unreadable_reason(exc)
-            rw.execute(f"DROP TABLE IF EXISTS {quote_ident(target)}")
-            self._drop_alias_entries(entry)
-
-    def _set_activity(self, entry: _Entry) -> None:
-        """Say which table is loading now (for `activity()` and a timeout's message)."""
-        size = _size(entry.source.path)
-        what = f"loading {entry.name} ({entry.source.relpath}{f', {human_size(size)}' if size else ''})"
-        with self._state:
-            self._activity = (what, time.monotonic(), False)
-
     def persist(self, timeout_s: float | None = None, *,
                 leave_from_bytes: int | None = None) -> list[tuple[str, str, int]]:
         """Load every table that queries have so far read straight from its file (scan_before_load)
         into the table cache, so that a later catalog of the same files reads none of them again.
         A table whose file holds `leave_from_bytes` or more is left for the caller to cache another
         way (`cache_fill.start_fill`, after the answer): returned as (name, source file, bytes)."""
-        with self._lock:
-            scanned = [e for e in self._entries.values() if e.scanned and not e.loaded and not e.error]
-            if not scanned or self._cache is None:
-                return []
-            left = [e for e in scanned if leave_from_bytes is not None and _size(e.source.path) >= leave_from_bytes]
-            now = [e.name for e in scanned if e not in left]
-            if now:
-                with self._operation(timeout_s):
-                    self._ensure_loaded(now)
-            return [(e.name, e.source.relpath, _size(e.source.path)) for e in left]
+        return persist_scanned(self, timeout_s, leave_from_bytes)
 
     def activity(self) -> Activity | None:
         """What the catalog is doing now that may take long (loading a table, a query reading a file
         straight), with DuckDB's estimate of how far it is; None when nothing such runs. Safe to
         call from any thread while another runs the operation."""
-        with self._state:
-            if self._activity is None:
-                return None
-            what, since, on_reader = self._activity
-            conn = self._ro if on_reader else self._rw
-        percent = None
-        if conn is not None:
-            try:
-                value = conn.query_progress()
-                percent = value if value >= 0 else None
-            except duckdb.Error:
-                percent = None
-        return Activity(what, percent, since)
-
-    def _drop_alias_entries(self, entry: _Entry) -> None:
-        for key in [k for k, v in self._lookup.items() if v == entry.name]:
-            del self._lookup[key]
+        return current_activity(self)
 
     def _reader(self) -> duckdb.DuckDBPyConnection:
         """The read-only connection (call with self._lock held), opened again after a load."""
         if self._ro is None:
-            self._forget_evicted()
+            forget_evicted(self)
             if not self._db_path.exists():  # nothing loaded yet: an empty database to read
-                duckdb.connect(str(self._db_path), config=self._config(OPEN_CONFIG)).close()
+                duckdb.connect(str(self._db_path), config=connection_config(OPEN_CONFIG)).close()
             ro = self._open_read_only()
             with self._state:
                 self._ro = ro
@@ -789,14 +347,14 @@ class Catalog:
         """The query connection: the catalog's file read-only, each cached table's file attached
         read-only and named by a view, each table read straight from its file named by a view;
         then no file access beyond those files, and no setting can change."""
-        conn = duckdb.connect(str(self._db_path), read_only=True, config=self._reader_config())
+        conn = duckdb.connect(str(self._db_path), read_only=True, config=reader_config())
         try:
             stored = [e for e in self._entries.values() if e.stored is not None]
             for index, entry in enumerate(stored):
                 conn.execute(f"ATTACH {sql_literal(str(entry.stored.db))} AS "
                              f"{CACHE_ALIAS.format(index=index)} (READ_ONLY)")
             scanned = [e for e in self._entries.values() if e.scanned and not e.loaded]
-            _confine(conn, [p for e in scanned for p in e.source.reads], [], progress=bool(scanned))
+            confine(conn, [p for e in scanned for p in e.source.reads], [], progress=bool(scanned))
             for index, entry in enumerate(stored):
                 for name in (entry.name, *entry.aliases):
                     conn.execute(f"CREATE TEMP VIEW {quote_ident(name)} AS SELECT * FROM "
@@ -810,21 +368,6 @@ class Catalog:
             conn.close()
             raise
         return conn
-
-    @staticmethod
-    def _config(base: dict) -> dict:
-        # Connections to one file open at once in one process must share their settings, or DuckDB
-        # refuses the second: a catalog never holds its loader and reader together, and a second
-        # catalog on `loaded_file()` opens it as a reader.
-        return {**base, **SCRATCH_DATABASE, **_memory_config()}
-
-    @classmethod
-    def _reader_config(cls) -> dict:
-        """The query connection's settings at open; `_confine` then turns file access off and
-        locks them (after attaching the cached tables' files, which a locked connection cannot)."""
-        locked = {k: v for k, v in locked_connection_config().items()
-                  if k not in ("enable_external_access", "lock_configuration")}
-        return {**cls._config(locked), **ONE_ORDER}
 
     def _close_read_only(self) -> None:
         with self._state:
@@ -853,151 +396,23 @@ class Catalog:
         sql, unwrapped = unwrap_statement(sql)
         sql, widened = widen_float_casts(sql)
         unwrapped += widened
-        outcome = self._run_statement(sql, fetch, timeout_s)
+        outcome = run_statement(self, sql, fetch, timeout_s)
         outcome.rewrites[:0] = unwrapped
         return outcome
 
-    def _run_statement(self, sql: str, fetch: Callable[[duckdb.DuckDBPyRelation], T],
-                       timeout_s: float | None) -> RepairOutcome[T]:
-        with self._lock, self._operation(timeout_s):
-            referenced = self.referenced_tables(sql)
-            # A plan or a view's SQL over a file read straight would name the file's path: load first.
-            self._ensure_loaded(referenced, scan=self._scan_before_load and not shows_how_tables_are_read(sql))
-            try:
-                return self._run_loaded(sql, fetch, referenced)
-            except _ScanFailed:
-                # A table read straight from its file holds what its scan cannot read (a ragged row,
-                # a value its sampled type does not fit): load it the careful way, then run again.
-                scanned = [n for n in referenced if self._entries[n].scanned and not self._entries[n].loaded]
-                for name in scanned:
-                    self._entries[name].scanned = None
-                self._ensure_loaded(scanned)
-                return self._run_loaded(sql, fetch, referenced)
-
-    def _run_loaded(self, sql: str, fetch: Callable[[duckdb.DuckDBPyRelation], T],
-                    referenced: list[str]) -> RepairOutcome[T]:
-        # Parsed on the connection the query will use: one DuckDB database fewer per process.
-        check_read_only(sql, self._reader())
-        failed = [n for n in referenced if self._entries[n].error]
-        scanning = [n for n in referenced if self._entries[n].scanned and not self._entries[n].loaded]
-        listing = self._lists_names_only(sql)
-        suspicious_ok = False
-        scan_failed = False
-
-        def run(text: str) -> T:
-            nonlocal scan_failed
-            if scan_failed:  # no rewrite is tried over a file the scan cannot read
-                raise duckdb.InvalidInputException("a table read straight from its file must be loaded first")
-            if text != sql:
-                check_read_only(text, self._reader())  # a rewrite must pass the same guard
-            self._check_stopped(sql)
-            conn = self._names_mirror(text) if listing else self._reader()
-            try:
-                rel = conn.sql(text)
-                if rel is None:
-                    raise duckdb.InvalidInputException("the statement returned no result")
-                if not suspicious_ok and _has_bracket_list_column(rel):
-                    raise _BracketListResult()
-                return fetch(rel)
-            except duckdb.Error as exc:
-                if scanning and not listing and not isinstance(exc, (duckdb.InterruptException, _BracketListResult)):
-                    scan_failed = True
-                raise
-            finally:
-                if listing:
-                    conn.close()
-
-        try:
-            with self._state:
-                self._activity = (f"reading {', '.join(self._entries[n].source.relpath for n in scanning)}",
-                                  time.monotonic(), True) if scanning else None
-            try:
-                return execute_with_repair(sql, run, self._known_columns, self._known_text_columns)
-            except _BracketListResult:
-                # No rewrite worked either: the list literal was apparently meant.
-                suspicious_ok = True
-                return execute_with_repair(sql, run, self._known_columns, self._known_text_columns)
-        except (QueryInterrupted, duckdb.InterruptException) as exc:
-            raise QueryInterrupted(_stopped_message(self._stopped or "interrupted"), sql) from exc
-        except duckdb.Error as exc:
-            if scan_failed:
-                raise _ScanFailed() from exc
-            raise self._query_error(exc, sql, failed) from exc
-        finally:
-            with self._state:
-                self._activity = None
-
-    def _lists_names_only(self, sql: str) -> bool:
-        """Whether `sql` lists the catalog (SHOW TABLES, information_schema, …) while some table is
-        not in the catalog's own file (a cached table's file attached, a file read straight: temp
-        views DuckDB would list beside its attached `t` tables), and names none of the tables
-        outside a string: it then runs on `_names_mirror`, which lists what the catalog holds."""
-        if not lists_the_catalog(sql):
-            return False
-        if not _TABLES_LISTING.match(sql) and not any(
-                e.stored is not None or (e.scanned and not e.loaded) for e in self._entries.values()):
-            return False
-        names = {t.text.strip('"`').lower() for t in tokenize(sql) if t.kind in ("word", "ident", "backtick")}
-        return not any(name in self._lookup for name in names)
-
-    def _names_mirror(self, sql: str) -> duckdb.DuckDBPyConnection:
-        """An in-memory database that DuckDB's listings (SHOW TABLES, DESCRIBE, information_schema,
-        duckdb_tables(), sqlite_master) read as they read a catalog without a table cache: each table
-        an empty table with its columns and types, each alias a view of it, each session view a temp
-        view. Only for SQL that lists: it holds no rows (`_lists_names_only`). SHOW TABLES and its
-        kin list the tables alone (the aliases were every name again: 14 names for 7 tables); the
-        aliases stay views in information_schema and duckdb_views(), marked as such."""
-        with_aliases = not _TABLES_LISTING.match(sql)
-        reader = self._reader()
-        mirror = duckdb.connect(":memory:", config=self._config(OPEN_CONFIG))
-        try:
-            for entry in self._entries.values():
-                if entry.error or not (entry.loaded or entry.scanned):
-                    continue
-                columns = ", ".join(f"{quote_ident(c)} {t}" for c, t in _column_types(reader, entry.name))
-                mirror.execute(f"CREATE TABLE {quote_ident(entry.name)} ({columns})")
-                for alias in entry.aliases if with_aliases else ():
-                    mirror.execute(f"CREATE VIEW {quote_ident(alias)} AS SELECT * FROM {quote_ident(entry.name)}")
-            for name, view in self._session_views.items():
-                mirror.execute(f"CREATE TEMP VIEW {quote_ident(name)} AS {view}")
-            _confine(mirror, [], [])
-        except BaseException:
-            mirror.close()
-            raise
-        return mirror
-
-    def _known_columns(self) -> list[str]:
-        rows = self._reader().execute("SELECT DISTINCT column_name FROM duckdb_columns() WHERE NOT internal").fetchall()
-        return [r[0] for r in rows]
-
-    def _known_text_columns(self) -> list[str]:
-        rows = self._reader().execute(
-            "SELECT DISTINCT column_name FROM duckdb_columns() WHERE NOT internal AND data_type = 'VARCHAR'").fetchall()
-        return [r[0] for r in rows]
-
     def describe(self, name: str, sample_rows: int = 5, timeout_s: float | None = None) -> str:
         """Columns with types and a few sample rows, as compact text (for `\\schema`)."""
-        table = self.resolve(name)
-        with self._lock, self._operation(timeout_s), _interruptible(self):
-            self._ensure_loaded([table])
-            if self._entries[table].error:
-                raise QueryError(f"table {table} could not be loaded: {self._entries[table].error}")
-            sample = self._reader().sql(f"SELECT * FROM {quote_ident(table)}").limit(sample_rows)
-            rows = sample.fetchall()
-            total = self._reader().execute(f"SELECT count(*) FROM {quote_ident(table)}").fetchall()[0][0]
-            info = self._info(self._entries[table])
-            cols = self._entries[table].shape[1]
-        return render_describe(info, cols, rows, total)
+        return describe_table(self, name, sample_rows, timeout_s)
 
     def create_temp_view(self, name: str, sql: str) -> None:
         """A session view (for result handles); it survives the reconnects that lazy loads cause."""
         check_read_only(sql)
-        with self._lock, self._operation(None), _interruptible(self, sql):
-            self._ensure_loaded(self.referenced_tables(sql))
+        with self._lock, operation(self, None), interruptible(self, sql):
+            ensure_loaded(self, self.referenced_tables(sql))
             try:
                 self._reader().execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS {sql}")
             except duckdb.Error as exc:
-                raise self._query_error(exc, sql) from exc
+                raise query_error(self, exc, sql) from exc
             self._session_views[name] = sql
 
     def drop_temp_view(self, name: str) -> None:
@@ -1026,8 +441,8 @@ class Catalog:
                     return self._reader().execute(sql).fetchall()
                 except duckdb.Error as exc:
                     raise QueryError(compact_error(exc, sql), sql) from exc
-            with self._operation(timeout_s), _interruptible(self, sql):
-                self._check_stopped(sql)
+            with operation(self, timeout_s), interruptible(self, sql):
+                check_stopped(self, sql)
                 try:
                     return self._reader().execute(sql).fetchall()
                 except duckdb.InterruptException:
@@ -1064,63 +479,6 @@ class Catalog:
         self.close()
 
 
-def _confine(conn: duckdb.DuckDBPyConnection, paths: list[Path], folders: list[Path], progress: bool = False) -> None:
-    """Limit a connection's file access to `paths` and `folders` (none: no file access at all),
-    then lock its settings. `progress` lets `query_progress()` say how far a long statement is.
-    A second connection to a database already confined (settings are the database's) keeps them."""
-    if conn.execute("SELECT current_setting('lock_configuration')").fetchall()[0][0]:
-        if conn.execute("SELECT current_setting('enable_external_access')").fetchall()[0][0]:
-            raise DataError("a catalog database is open elsewhere in this process with file access on")
-        return
-    if paths:
-        conn.execute("SET allowed_paths = ?", [[os.fspath(p) for p in paths]])
-    if folders:
-        conn.execute("SET allowed_directories = ?", [[os.fspath(f) for f in folders]])
-    conn.execute("SET enable_external_access = false")
-    # DuckDB's own bar would print on our stdout (in the middle of `sql`'s rows) for any statement
-    # over ~2 s, a query on cached tables included: never printed, only read by query_progress().
-    conn.execute("SET enable_progress_bar_print = false")
-    if progress:
-        conn.execute("SET enable_progress_bar = true")
-    conn.execute("SET lock_configuration = true")
-
-
-def _load_options(codec: str | None, header_row: int | None) -> str:
-    """The options that change what a file loads as (part of a cached table's key)."""
-    return " ".join(o for o in (f"encoding={codec}" if codec else "",
-                                f"header_row={header_row}" if header_row else "") if o)
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
-
-
-def _holds_recorded(conn: duckdb.DuckDBPyConnection, cached: CachedTable) -> bool:
-    """Whether a cached table's file attaches and holds the rows, columns and types its record says."""
-    alias = "probe"
-    try:
-        conn.execute(f"ATTACH {sql_literal(str(cached.db))} AS {alias} (READ_ONLY)")
-    except duckdb.Error:
-        return False
-    try:
-        rows = conn.execute(f"SELECT count(*) FROM {alias}.{TABLE}").fetchall()[0][0]
-        return rows == cached.rows and _column_types(conn, f"{alias}.{TABLE}", quoted=True) == list(cached.columns)
-    except duckdb.Error:
-        return False
-    finally:
-        conn.execute(f"DETACH {alias}")
-
-
-def _column_types(conn: duckdb.DuckDBPyConnection, table: str, quoted: bool = False) -> list[tuple[str, str]]:
-    """(column, type) as DESCRIBE gives them, from the relation's schema: DESCRIBE is a query
-    (~3 ms of CPU a table, most of a small table's profile); the schema is ~0.3 ms."""
-    relation = conn.table(table if quoted else quote_ident(table))
-    return [(column, str(kind)) for column, kind in zip(relation.columns, relation.types)]
-
-
 def _own_derived(path: Path, context: Path, reg: Registration) -> list[Path]:
     """derived/ of a task folder when the program made it (a scratch folder `prepare` marked); one
     shipped with an input task is ignored with a note: its manifest could name any file."""
@@ -1134,40 +492,6 @@ def _own_derived(path: Path, context: Path, reg: Registration) -> list[Path]:
     return [derived]
 
 
-def _stopped_message(reason: str) -> str:
-    if reason.startswith("timed out") and " while loading " in reason:
-        return (f"query {reason} and was stopped: reading the table took the time, not the query. Allow "
-                "more time (sql --timeout, mcp --query-timeout, 0 = no limit), or load it once with `datasolver "
-                "tables`: the table cache keeps it for every later command on the same files.")
-    if reason.startswith("timed out"):
-        return (f"query {reason} and was stopped. Make it cheaper: filter early, aggregate before "
-                "joining, avoid cross joins, or select fewer rows.")
-    return "query interrupted before it finished (nothing changed; run a query again when ready)."
-
-
-@contextmanager
-def _interruptible(catalog: Catalog, sql: str = "") -> Iterator[None]:
-    """Turn DuckDB's interrupt inside an operation into QueryInterrupted with the reason."""
-    try:
-        yield
-    except duckdb.InterruptException as exc:
-        raise QueryInterrupted(_stopped_message(catalog._stopped or "interrupted"), sql) from exc
-
-
-class _ScanFailed(Exception):
-    """A query over a table read straight from its file failed; the table is loaded and the query run again."""
-
-
-class _BracketListResult(duckdb.Error):
-    """A T-SQL `[column]` ran as a DuckDB list literal; treated as a failure so repair quotes it."""
-
-
 # The listings of tables by name (not information_schema, which marks an alias as a VIEW).
-_TABLES_LISTING = re.compile(r"\s*(SHOW(\s+ALL)?\s+TABLES|PRAGMA\s+show_tables|SHOW|DESCRIBE)\s*;?\s*\Z", re.IGNORECASE)
 
 
-def _has_bracket_list_column(rel: duckdb.DuckDBPyRelation) -> bool:
-    return any(
-        str(t).endswith("[]") and name.startswith(("list_value(", "main.list_value("))
-        for name, t in zip(rel.columns, rel.types)
-    )
