@@ -158,3 +158,15 @@ def test_without_stall_rounds_the_loop_goes_on(scratch: Path) -> None:
     bad = [explore(f"SELECT nope{i} FROM orders") for i in range(4)]
     outcome, model, _ = solve(scratch, [*bad, text("I cannot.")], Limits(max_attempts=1, send_backs=0))
     assert outcome.attempt_results[0].ended == "answered" and len(model.requests) == 5
+
+
+def test_a_stall_with_nothing_to_publish_goes_on_to_the_next_attempt(scratch: Path) -> None:
+    # Two rounds without progress and nothing to publish (no answer, no query with rows): ending the
+    # task there would end it with no answer, so the next attempt starts afresh and answers.
+    script = [explore("SELECT nope FROM orders"), explore("SELECT nope2 FROM orders"),
+              edit_query_turn(scratch, CITIES), tool_call("run_solver", {}), text("Done.")]
+    outcome, model, events = solve(scratch, script, Limits(max_attempts=2, stall_rounds=2, send_backs=0))
+    assert [r.ended for r in outcome.attempt_results][0] == "stalled"
+    assert [e["attempt"] for e in events if e["event"] == "stall_goes_on"] == [1]
+    assert outcome.status == "solved" and len(outcome.attempt_results) == 2
+    assert outcome.prediction.read_text(encoding="utf-8") == "city\nLyon\nNice\nParis\n"

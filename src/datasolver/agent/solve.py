@@ -77,6 +77,7 @@ EVENT_SOLVE_END = "solve_end"
 EVENT_PROMPT_FITTED = "prompt_fitted"
 EVENT_HELD = "answer_held"  # an answer with failed checks, not published while time remains
 EVENT_HELD_PUBLISHED = "held_answer_published"  # at the end: the held answer with the fewest failed checks
+EVENT_STALL_GOES_ON = "stall_goes_on"  # a stalled attempt with nothing to publish: the next attempt starts
 EVENT_CONFIDENCE = "confidence"  # the published answer's label and what it was read from
 EVENT_WINDOW = "context_window"  # what is known of the server's window as the task starts
 RELEVANCE_VOTES = 3  # votes on table relevance, asked only when the first prompt is over its budget
@@ -321,7 +322,13 @@ class _Session:
                     path = await self._publish(number)
                     self._evidence(self._loop_evidence(result, number))
                     return self._outcome(SOLVED, path, reason)
-                break
+                if self.state.held or self.state.last_rows_query is not None:
+                    break  # something to publish: the fallback weighs it now, not at the deadline
+                # Nothing at all to publish (no answer held, no query with rows): ending here would end
+                # the task with no answer; the next attempt starts afresh with what this one learnt.
+                self._event(EVENT_STALL_GOES_ON, attempt=number)
+                await asyncio.to_thread(self._remember_edits)
+                continue
             if result.error is None and safe_files.is_regular(self.task_run.layout.prediction):
                 if self._hold(result, number):
                     reason = f"attempt {number}'s answer failed answer checks ({', '.join(result.checks)})"
