@@ -33,6 +33,15 @@ def _no_real_model(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(var, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _no_outside_links_opt_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--follow-outside-links` sets DATASOLVER_FOLLOW_OUTSIDE_LINKS in its own process (so the children
+    it starts inherit the opt-in); a command run in-process (CliRunner) would leave it set for the
+    worker's later tests, which would then read links out of their folders. Every test starts with
+    the opt-in off, and whatever a test sets is undone after it."""
+    monkeypatch.setenv("DATASOLVER_FOLLOW_OUTSIDE_LINKS", "")
+
+
 @pytest.fixture(scope="session")
 def _cache_roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"DATASOLVER_DOC_CACHE": tmp_path_factory.mktemp("doc-cache"),
