@@ -165,6 +165,19 @@ def test_unasked_filter_drops_a_filter_the_question_never_named(shop) -> None:
     assert not unasked_filter.asked("month = '2020-12'", QuestionLinks("orders of 2021"))
 
 
+def test_unasked_filter_keeps_a_number_when_the_question_states_one_in_other_units(shop) -> None:
+    # "over half a million" / "超过50万" over amounts kept in millions: the model's `amount > 500000`
+    # empties the result, but the question asks for a threshold, so the filter is not dropped.
+    sql = "SELECT count(*) FROM orders WHERE amount > 500000"
+    diagnosis = explain_empty(shop, sql)
+    assert [p.condition for p in diagnosis.brings_rows_back] == ["amount > 500000"]
+    for question in ("how many orders were over 0.5 million?", "金额超过50万的订单有多少？", "金额超过五十万的订单有多少？"):
+        assert unasked_filter.unasked_filter(sql, RuleContext(shop, QuestionLinks(question), diagnosis)) == []
+    # with no number of its own in the question, the invented threshold is still dropped
+    [(rewritten, _)] = unasked_filter.unasked_filter(sql, RuleContext(shop, QuestionLinks("how many orders?"), diagnosis))
+    assert "500000" not in rewritten
+
+
 def test_one_table_answers_a_join_that_pairs_nothing_from_the_table_that_holds_the_columns(shop) -> None:
     sql = ("SELECT o.amount FROM orders AS o JOIN customers AS c ON o.ship_city = c.customer_name "
            "WHERE o.ship_city = 'Lyon'")

@@ -4,7 +4,10 @@ A small model adds filters of its own (`status = 'active'`, a year it guessed) a
 emptied the result, sends it again. When the diagnosis (`data.empty_result.explain_empty`) shows a
 filter whose removal brings rows back, and the question names neither its value nor its column (no
 word of the question is the value, and the question linking links neither the column's name nor a
-value in it), the rule drops it, as a candidate the answer checks judge.
+value in it), the rule drops it, as a candidate the answer checks judge. A number compared is kept
+whenever the question states a number of its own: the threshold may be written in other units
+(`EU_Sales > 5000000` for "超过50万" over data in millions emptied the result, and dropping the
+filter answered a question it did not ask).
 """
 
 from __future__ import annotations
@@ -21,6 +24,10 @@ from datasolver.rules.protocol import RuleContext
 
 MAX_SQL_CHARS = 20_000  # of a query the rule reads (a longer one is left as it is)
 FILTERS_TRIED = 3  # filters of the diagnosis that bring rows back, in its order
+
+MAX_QUESTION_READ = 4_000  # characters of the question searched for a number of its own
+# A number of the question's own: digits, or a CJK numeral or unit (五, 十, 百, 千, 万, 亿).
+_NUMBER = re.compile(r"[0-9０-９]|[一二三四五六七八九十百千万亿两]")
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.ILike)
 
@@ -57,6 +64,8 @@ def asked(condition: str, links: QuestionLinks) -> bool:
     column, value = columns[0].name.casefold(), literals[0].name.strip("% ").casefold()
     if not value or value in links.question.casefold() or _written_otherwise(value, links):
         return True
+    if not literals[0].is_string and _NUMBER.search(links.question[:MAX_QUESTION_READ]):
+        return True  # a threshold the question may state in other units (50万 for 500000, 0.5 million)
     return (any(c.casefold() == column for _, c in links.columns)
             or any(h.column.casefold() == column for h in links.values)
             or any(c.casefold() == column for _, c, _ in links.column_parts))
