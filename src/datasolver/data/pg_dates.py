@@ -23,6 +23,7 @@ the ISO text DuckDB gives a DATE or a TIMESTAMP.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Collection
 
 from datasolver.data.names import quote_literal
 from datasolver.data.sql_tokens import Token, tokenize
@@ -48,18 +49,31 @@ _PADDED = {"MONTH", "DAY"}  # blank-padded to 9 characters without FM
 def rewrite_pg_dates(sql: str) -> tuple[str, list[str]]:
     """`sql` with every PostgreSQL `to_char`/`to_date`/`to_timestamp` call that has a date template
     rewritten (see the module docstring), and one note per rewritten function name."""
+    def rewrite(name: str, args: list[list[Token]]) -> str | None:
+        template = _template(args[1]) if len(args) == 2 else None
+        if template is None:
+            return None
+        value, _ = rewrite_pg_dates("".join(t.text for t in args[0]).strip())
+        return _rewrite(name.lower(), value, template)
+
+    text, done = _rewrite_calls(sql, FUNCTIONS, rewrite)
+    return text, [f"PostgreSQL {n}(…, template) → strftime/strptime" for n in dict.fromkeys(done)]
+
+
+def _rewrite_calls(sql: str, names: Collection[str],
+                   rewrite: Callable[[str, list[list[Token]]], str | None]) -> tuple[str, list[str]]:
+    """`sql` with each call of a function in `names` (lower case) that `rewrite(name as written, argument
+    tokens)` gives text for replaced by that text; the lower-case names of the calls replaced, in order."""
     tokens = tokenize(sql)
     out: list[str] = []
     done: list[str] = []
     i = 0
     while i < len(tokens):
         name = tokens[i].text.lower() if tokens[i].kind == "word" else ""
-        call = _call(tokens, i) if name in FUNCTIONS else None
+        call = _call(tokens, i) if name in names else None
         if call is not None:
             args, end = call
-            template = _template(args[1]) if len(args) == 2 else None
-            value, _ = rewrite_pg_dates("".join(t.text for t in args[0]).strip()) if len(args) == 2 else ("", [])
-            rewritten = _rewrite(name, value, template) if template is not None else None
+            rewritten = rewrite(tokens[i].text, args)
             if rewritten is not None:
                 out.append(rewritten)
                 done.append(name)
@@ -67,7 +81,7 @@ def rewrite_pg_dates(sql: str) -> tuple[str, list[str]]:
                 continue
         out.append(tokens[i].text)
         i += 1
-    return "".join(out), [f"PostgreSQL {n}(…, template) → strftime/strptime" for n in dict.fromkeys(done)]
+    return "".join(out), done
 
 
 # strptime codes of a date's day, month and year; the ISO text DuckDB writes a DATE or TIMESTAMP as.
@@ -82,27 +96,16 @@ def read_dates_as_text(sql: str) -> tuple[str, list[str]]:
     """`sql` with each `strptime(x, 'fmt')` (and try_strptime) whose template reads a day, a month and
     a year as `strptime(CAST(x AS VARCHAR), ['fmt', <fmt with its date as ISO>, <ISO timestamps>])`,
     and a note: `x` may be a DATE or TIMESTAMP column (strptime takes text only) whose text is ISO."""
-    tokens = tokenize(sql)
-    out: list[str] = []
-    done = False
-    i = 0
-    while i < len(tokens):
-        name = tokens[i].text.lower() if tokens[i].kind == "word" else ""
-        call = _call(tokens, i) if name in _PARSERS else None
-        if call is not None:
-            args, end = call
-            template = _template(args[1]) if len(args) == 2 else None
-            formats = _iso_alternatives(template) if template is not None else None
-            if formats is not None:
-                value = "".join(t.text for t in args[0]).strip()
-                listed = ", ".join(quote_literal(f) for f in formats)
-                out.append(f"{tokens[i].text}(CAST({value} AS VARCHAR), [{listed}])")
-                done = True
-                i = end + 1
-                continue
-        out.append(tokens[i].text)
-        i += 1
-    return "".join(out), ["a date read from text also read as a DATE or TIMESTAMP's ISO text"] if done else []
+    def rewrite(name: str, args: list[list[Token]]) -> str | None:
+        template = _template(args[1]) if len(args) == 2 else None
+        formats = _iso_alternatives(template) if template is not None else None
+        if formats is None:
+            return None
+        value = "".join(t.text for t in args[0]).strip()
+        return f"{name}(CAST({value} AS VARCHAR), [{', '.join(quote_literal(f) for f in formats)}])"
+
+    text, done = _rewrite_calls(sql, _PARSERS, rewrite)
+    return text, ["a date read from text also read as a DATE or TIMESTAMP's ISO text"] if done else []
 
 
 def _iso_alternatives(template: str) -> list[str] | None:
