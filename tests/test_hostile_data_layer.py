@@ -46,7 +46,7 @@ from tests.helpers.hostile_files import (
     one_byte_off_utf8_csv,
     run_measured,
 )
-from tests.helpers.mcp import free_port, texts, wait_listening
+from tests.helpers.mcp import free_port, terminate, texts, wait_listening
 
 MiB = 1 << 20
 # The limit the issue set for `run` on the long question and on the wide CSV (under 400 MB).
@@ -170,12 +170,7 @@ def test_link_of_60000_cjk_characters_over_mcp_grows_the_server_little(tmp_path:
 
         answer, before, peak = asyncio.run(main())
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        terminate(process)
     assert f"note: only the first {MAX_LINKED_CHARS:,} of the text's 60,000 characters were linked" in answer
     assert peak - before < 100 * 1024, f"grew {(peak - before) >> 10} MiB"
 

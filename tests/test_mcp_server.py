@@ -17,7 +17,7 @@ from datasolver.mcp_server import build_server
 from datasolver.solver.hashline import line_hash
 from datasolver.solver.scaffold import RESULT_LINE
 from tests.helpers.solver import make_tiny_task
-from tests.helpers.mcp import free_port, texts, wait_listening
+from tests.helpers.mcp import free_port, terminate, texts, wait_listening
 
 ENGINE_TOOLS = ["list_tables", "describe_table", "query", "filter", "group", "sort", "join", "join_keys", "render"]
 
@@ -106,12 +106,7 @@ def test_streamable_http_client_lists_and_calls_the_tools(data: Path) -> None:
 
         asyncio.run(main())
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        terminate(process)
 
 
 def test_task_folder_is_read_only_by_default(tmp_path: Path) -> None:

@@ -61,6 +61,16 @@ def wait_listening(process: subprocess.Popen, port: int, address: str = "127.0.0
             time.sleep(0.1)
 
 
+def terminate(process: subprocess.Popen, grace_s: float = 10) -> None:
+    """SIGTERM (the server's own way out), then SIGKILL after `grace_s`; the process reaped either way."""
+    process.terminate()
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def stop(process: subprocess.Popen) -> None:
     if process.poll() is None:
         process.kill()
