@@ -10,10 +10,11 @@ import pytest
 from datasolver.data import Catalog, QueryError
 from datasolver.data.duck_errors import DuckError, parse_duck_error
 from datasolver.data.empty_result import explain_empty
-from datasolver.data.linking import QuestionLinks, ValueHit
+from datasolver.data.linking import QuestionLinks, ValueHit, link_question
 from datasolver.data.question_shape import read_question
-from datasolver.rules import (join_path, moved_column, nearest_value, one_table, period_union, respelled_filter,
-                              unasked_filter, whole_column_name)
+from datasolver.rules import (entity_union, join_path, moved_column, nearest_value, one_table, period_union,
+                              respelled_filter, unasked_filter, whole_column_name)
+from datasolver.rules.look_alikes import differing_piece
 from datasolver.rules.protocol import ResultShape, RuleContext
 from datasolver.rules.stages import HINTS, ON_EMPTY, ON_ERROR, ON_ROWS, apply_on_empty, apply_on_error, apply_on_rows
 from tests.helpers.datafiles import write_task
@@ -232,7 +233,7 @@ def test_a_stage_applies_its_rules_in_order_and_names_each_rewrite(shop) -> None
     assert [r.rule for r in empty] == ["respelled_filter"]
     assert [r.__name__ for r in ON_ERROR] == ["whole_column_name", "moved_column", "join_path"]
     assert [r.__name__ for r in ON_EMPTY] == ["respelled_filter", "nearest_value", "unasked_filter", "one_table"]
-    assert [r.__name__ for r in ON_ROWS] == ["period_union"]
+    assert [r.__name__ for r in ON_ROWS] == ["period_union", "entity_union"]
 
 
 def test_docs_rules_lists_every_rule_of_every_stage() -> None:
@@ -306,3 +307,94 @@ def test_period_union_holds_to_its_bounds(yearly, monkeypatch) -> None:
     assert yearly.query(rewritten).rows == [("2021", 12), ("2022", 15)]
     monkeypatch.setattr(period_union, "MAX_PERIODS", 2)
     assert _on_rows(yearly, question, sql) == []
+
+
+@pytest.fixture()
+def cities(tmp_path):
+    """Listings in one table a city (same columns), a third city's table, a hosts table that is no
+    look-alike, yearly tables (look-alikes by period), and the same in Chinese without separators."""
+    task = write_task(tmp_path, "task_listings", "?", files={
+        "csv/listings_paris.csv": "name,district,price\nLoft Marais,Marais,120\nStudio Bastille,Bastille,90\n",
+        "csv/listings_rome.csv": "name,district,price\nCasa Trastevere,Trastevere,100\nAttico Monti,Monti,150\n",
+        "csv/listings_lyon.csv": "name,district,price\nCanut Croix-Rousse,Croix-Rousse,70\n",
+        "csv/hosts_rome.csv": "host,listing\nGiulia,Casa Trastevere\n",
+        "csv/stock_2021.csv": "product,units\nBlue Kettle,5\n",
+        "csv/stock_2022.csv": "product,units\nRed Teapot,6\n",
+        "csv/北京市朝阳区房源表.csv": "小区,绿化率\n望京花园,35\n",
+        "csv/上海市浦东新区房源表.csv": "小区,绿化率\n陆家嘴公寓,28\n"})
+    with Catalog.open(task) as catalog:
+        yield catalog
+
+
+def _entities(catalog: Catalog, question: str, sql: str, rows: int = 1) -> list[tuple[str, str]]:
+    context = RuleContext(catalog, link_question(catalog, question), shape=read_question(question))
+    return entity_union.entity_union(sql, ResultShape(("x",), rows), context)
+
+
+def test_differing_piece_is_the_one_piece_two_names_differ_by() -> None:
+    assert differing_piece("listings_paris", "listings_rome") == ("paris", "rome")
+    assert differing_piece("north_sales", "south_sales") == ("north", "south")  # never inside a word
+    assert differing_piece("sales_2021", "sales_2022") == ("2021", "2022")  # nor inside a number
+    assert differing_piece("北京市朝阳区房源表", "上海市浦东新区房源表") == ("北京市朝阳", "上海市浦东新")
+    assert differing_piece("orders", "orders_old") is None  # one piece empty
+    assert differing_piece("t1", "t2") is None and differing_piece("a_paris", "a_rome") is None  # too little shared
+    assert differing_piece("Orders", "orders") is None
+
+
+def test_entity_union_reads_every_look_alike_table_holding_a_named_entity(cities) -> None:
+    question = "What is the nightly price of the Loft Marais and of the Casa Trastevere?"
+    sql = "SELECT name, price FROM listings_paris WHERE name IN ('Loft Marais', 'Casa Trastevere')"
+    [(rewritten, how)] = _entities(cities, question, sql)
+    assert cities.query(rewritten).rows == [("Loft Marais", 120), ("Casa Trastevere", 100)]
+    assert "listings_paris alone, which lacks Casa Trastevere" in how and "listings_lyon" not in rewritten
+    assert "hosts_rome" not in rewritten  # it holds the name too, but has other columns
+    # an alias, an aggregate: the query as it was, over both tables
+    sql = "SELECT SUM(l.price) AS total FROM listings_rome AS l WHERE l.name = 'Loft Marais' OR l.name = 'Casa Trastevere'"
+    [(rewritten, _)] = _entities(cities, "The total price of Loft Marais and Casa Trastevere", sql)
+    assert cities.query(rewritten).rows == [(220,)]
+    # Chinese names without separators, differing by the city
+    [(rewritten, _)] = _entities(cities, "望京花园和陆家嘴公寓的绿化率分别是多少？",
+                                 "SELECT 小区, 绿化率 FROM 北京市朝阳区房源表 WHERE 小区 IN ('望京花园', '陆家嘴公寓')")
+    assert cities.query(rewritten).rows == [("陆家嘴公寓", 28), ("望京花园", 35)]
+
+
+def test_entity_union_leaves_a_query_whose_table_holds_the_entities_or_is_not_one_plain_select(cities) -> None:
+    question = "What is the nightly price of the Loft Marais and of the Casa Trastevere?"
+    assert _entities(cities, "What is the nightly price of the Loft Marais?",
+                     "SELECT price FROM listings_paris WHERE name = 'Loft Marais'") == []  # one entity
+    assert _entities(cities, "Loft Marais or Studio Bastille: which is cheaper?",
+                     "SELECT name FROM listings_paris ORDER BY price") == []  # its table holds both
+    assert _entities(cities, question, "SELECT price FROM listings_lyon") == []  # its table holds none
+    assert _entities(cities, question, "SELECT name, price FROM listings_paris UNION ALL "
+                                       "SELECT name, price FROM listings_rome") == []
+    assert _entities(cities, question, "SELECT p.price FROM listings_paris AS p JOIN listings_rome AS r "
+                                       "ON p.price = r.price") == []  # reads two of the group
+    assert _entities(cities, question, "SELECT name FROM listings_paris ORDER BY price LIMIT 1") == []
+    assert _entities(cities, question, "SELECT (SELECT MAX(price) FROM listings_paris) AS top") == []
+    assert _entities(cities, question, "SELECT price FROM listings_paris", rows=0) == []
+    # tables that differ by a period are period_union's: entities in two years' tables are left alone
+    assert _entities(cities, "How many Blue Kettle and Red Teapot units?",
+                     "SELECT units FROM stock_2021 WHERE product IN ('Blue Kettle', 'Red Teapot')") == []
+    assert entity_union.entity_union("SELECT price FROM listings_paris", ResultShape(("x",), 1),
+                                     RuleContext(cities)) == []  # no links
+    rewrites = apply_on_rows("SELECT price FROM listings_paris", ResultShape(("x",), 1),
+                             RuleContext(cities, link_question(cities, question), shape=read_question(question)))
+    assert [r.rule for r in rewrites] == ["entity_union"]
+
+
+def test_entity_union_holds_to_its_bounds(cities, monkeypatch) -> None:
+    question = "What is the nightly price of the Loft Marais and of the Casa Trastevere?"
+    sql = "SELECT name, price FROM listings_paris"
+    assert len(_entities(cities, question, sql)) == 1
+    assert _entities(cities, question, sql + " " * entity_union.MAX_SQL_CHARS) == []
+    monkeypatch.setattr(entity_union, "MAX_UNION_TABLES", 1)
+    assert _entities(cities, question, sql) == []
+    monkeypatch.setattr(entity_union, "MAX_UNION_TABLES", 12)
+    monkeypatch.setattr(entity_union, "MAX_ENTITIES", 1)
+    assert _entities(cities, question, sql) == []
+    monkeypatch.setattr(entity_union, "MAX_ENTITIES", 12)
+    monkeypatch.setattr(entity_union, "MAX_VALUE_HITS", 1)  # the second entity is never read
+    assert _entities(cities, question, sql) == []
+    monkeypatch.setattr(entity_union, "MAX_VALUE_HITS", 200)
+    monkeypatch.setattr(entity_union, "MAX_HOLDERS", 1)
+    assert _entities(cities, question, sql) == []

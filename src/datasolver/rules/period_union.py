@@ -15,16 +15,15 @@ as a candidate the answer checks judge.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import sqlglot
 from sqlglot import exp
 
 from datasolver.data.errors import DataError
-from datasolver.data.sql_tree import parse_select
 from datasolver.data.names import quote_ident, quote_literal
 from datasolver.data.question_shape import QuestionShape
+from datasolver.rules.look_alikes import (Period, period_of, plain_select, read_alone, read_tables, same_columns,
+                                          select_all, union_in_place)
 from datasolver.rules.protocol import ResultShape, RuleContext
 
 if TYPE_CHECKING:
@@ -35,19 +34,7 @@ MAX_PERIODS = 12  # periods the question names (more: the rule leaves the query 
 MAX_UNION_TABLES = 12  # tables in the union written
 TABLES_CONSIDERED = 200  # catalog tables read for look-alikes, in catalog order
 
-# A period in a table's name: a year (2021, 2021年), or a year and its month (2022年07月, 2021_07, 202107).
-_PERIOD = re.compile(r"(?<!\d)((?:19|20)\d{2})(?:\s*年)?(?:[-_./\s]?(0?[1-9]|1[0-2])(?:\s*月)?)?(?!\d)")
-_SEPARATORS = re.compile(r"[\s_\-./()（）]+")
 _CJK = re.compile(r"[\u3400-\u9fff]")
-
-
-@dataclass(frozen=True)
-class _Period:
-    """A table name read as a template and the period its name writes."""
-
-    template: tuple[str, ...]  # the name's other pieces (split at the period and at separators), sorted
-    key: str  # YYYY, or YYYY-MM
-    label: str  # the period as the name writes it (2021年, 2022年07月, 2021)
 
 
 def period_union(sql: str, result: ResultShape, context: RuleContext) -> list[tuple[str, str]]:
@@ -61,19 +48,16 @@ def period_union(sql: str, result: ResultShape, context: RuleContext) -> list[tu
     years, months = named_periods(shape)
     if len(years) < 2 and len(months) < 2:
         return []
-    tree = parse_select(sql)
-    if tree is None or tree.args.get("limit") is not None or tree.args.get("from_") is None:
+    tree = plain_select(sql)
+    if tree is None:
         return []
     catalog = context.catalog
     names = catalog.names()[:TABLES_CONSIDERED]
-    read = [(node, table) for node in tree.find_all(exp.Table) if (table := _catalog_name(catalog, node.name))]
-    periods = {name: p for name in names if (p := _period_of(name)) is not None}
-    in_group = [(node, table) for node, table in read if table in periods]
-    if len(in_group) != 1:
+    periods = {name: p for name in names if (p := period_of(name)) is not None}
+    alone = read_alone(tree, read_tables(tree, catalog), lambda table: table in periods)
+    if alone is None:
         return []
-    node, table = in_group[0]
-    if node.find_ancestor(exp.Select) is not tree or node.find_ancestor(exp.Subquery, exp.Union) is not None:
-        return []
+    node, table = alone
     mine = periods[table]
     asked = months if len(mine.key) > 4 else years
     if not 2 <= len(asked) <= MAX_PERIODS:
@@ -108,35 +92,14 @@ def named_periods(shape: QuestionShape) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(y for y in years if y)), list(dict.fromkeys(months))
 
 
-def _period_of(name: str) -> _Period | None:
-    """The period a table's name writes, when it writes exactly one."""
-    found = list(_PERIOD.finditer(name))
-    if len(found) != 1:
-        return None
-    match = found[0]
-    year, month = match.group(1), match.group(2)
-    key = f"{year}-{int(month):02d}" if month else year
-    pieces = _SEPARATORS.split(name[:match.start()]) + _SEPARATORS.split(name[match.end():])
-    return _Period(tuple(sorted(p.casefold() for p in pieces if p)), key, match.group(0).strip(" -_./"))
-
-
-def _look_alikes(catalog: Catalog, table: str, mine: _Period, periods: dict[str, _Period]) -> dict[str, str]:
+def _look_alikes(catalog: Catalog, table: str, mine: Period, periods: dict[str, Period]) -> dict[str, str]:
     """{period: table} of the tables named as `table` but for the period, with its columns and types."""
-    try:
-        columns = catalog.column_types(table)
-    except DataError:
-        return {}
     found = {mine.key: table}
     for name, period in periods.items():
         if name == table or period.template != mine.template or len(period.key) != len(mine.key):
             continue
-        if period.key in found:
-            continue
-        try:
-            if catalog.column_types(name) == columns:
-                found[period.key] = name
-        except DataError:
-            continue
+        if period.key not in found and same_columns(catalog, table, name):
+            found[period.key] = name
     return found
 
 
@@ -154,15 +117,11 @@ def _rewritten(tree: exp.Select, node: exp.Table, column: str, members: list[tup
     """The query with `node` replaced by the union of `members` ((period label, table); a label of None:
     the table has the period column already) and the period column selected, grouped and ordered by."""
     alias = node.alias_or_name
-    union = " UNION ALL ".join(f"SELECT {quote_literal(label)} AS {quote_ident(column)}, * FROM {quote_ident(t)}"
-                               if label is not None else f"SELECT * FROM {quote_ident(t)}" for label, t in members)
-    try:
-        subquery = sqlglot.parse_one(f"SELECT * FROM ({union}) AS {quote_ident(alias)}", read="duckdb")
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError, RecursionError):
+    tree = union_in_place(tree, node, [select_all(t) if label is None else
+                                       f"SELECT {quote_literal(label)} AS {quote_ident(column)}, * FROM {quote_ident(t)}"
+                                       for label, t in members])
+    if tree is None:
         return None
-    tree = tree.copy()
-    target = next(t for t in tree.find_all(exp.Table) if t.name == node.name and t.alias_or_name == alias)
-    target.replace(subquery.args["from_"].this)
     period = exp.column(column, table=alias, quoted=True)
     selected = {e.alias_or_name.casefold() for e in tree.expressions}
     if not any(isinstance(e, exp.Star) for e in tree.expressions) and column.casefold() not in selected:
@@ -175,10 +134,3 @@ def _rewritten(tree: exp.Select, node: exp.Table, column: str, members: list[tup
     ordered = [*order.expressions] if order is not None else []
     tree.set("order", exp.Order(expressions=[*ordered, exp.Ordered(this=period.copy())]))
     return tree.sql(dialect="duckdb")
-
-
-def _catalog_name(catalog: Catalog, name: str) -> str | None:
-    try:
-        return catalog.resolve(name)
-    except DataError:
-        return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from datasolver.data.duck_errors import DuckError
 from datasolver.data.error_hints import ENGINE_HINTS
+from datasolver.rules.entity_union import entity_union
 from datasolver.rules.join_path import join_path
 from datasolver.rules.moved_column import moved_column
 from datasolver.rules.nearest_value import nearest_value
@@ -24,7 +25,7 @@ from datasolver.rules.whole_column_name import whole_column_name
 
 ON_ERROR: tuple[OnError, ...] = (whole_column_name, moved_column, join_path)
 ON_EMPTY: tuple[OnEmpty, ...] = (respelled_filter, nearest_value, unasked_filter, one_table)
-ON_ROWS: tuple[OnRows, ...] = (period_union,)
+ON_ROWS: tuple[OnRows, ...] = (period_union, entity_union)
 HINTS: tuple[HintRule, ...] = ENGINE_HINTS
 
 
