@@ -208,3 +208,24 @@ def test_two_named_years_in_look_alike_tables_are_answered_from_their_union(tmp_
     assert outcome.prediction.read_text(encoding="utf-8") == "year,total\n2021,12.0\n2022,15.0\n"
     [chosen] = [e for e in events if e["event"] == "direct_answer"]
     assert chosen["chosen"] == "rows rewrite 1" and "period_union" not in chosen["how"]
+
+
+def test_two_named_entities_in_two_cities_look_alike_tables_are_answered_from_their_union(tmp_path: Path) -> None:
+    """The question names two listings, one in each city's table (same columns); the model reads one
+    city's table, its one row passes every check, and before it is published the program writes the union
+    of both cities' tables (`rules/entity_union.py`), which passes too and is chosen: both listings' rows."""
+    task = TaskFolder(tmp_path / "input" / "task_listings")
+    (task.context / "csv").mkdir(parents=True)
+    task.task_json.write_text(json.dumps({"task_id": "task_listings", "difficulty": "medium",
+                                          "question": "What is the nightly price of Loft Marais and Casa Trastevere?"}),
+                              encoding="utf-8")
+    for city, rows in (("paris", "Loft Marais,120\nStudio Bastille,90\n"), ("rome", "Casa Trastevere,100\n")):
+        (task.context / "csv" / f"listings_{city}.csv").write_text("name,price\n" + rows, encoding="utf-8")
+    scratch = prepare_task(task.root, tmp_path / "scratch")
+    query = "SELECT name, price FROM listings_paris WHERE name IN ('Loft Marais', 'Casa Trastevere')"
+    outcome, server, events = solve(scratch, [text(sql(query))])
+    assert (outcome.status, len(server.requests)) == ("solved", 1)
+    candidates = [e for e in events if e["event"] == "direct_candidate"]
+    assert [(c["source"], c["passes"], c.get("rule")) for c in candidates] == [
+        ("direct", True, None), ("rows rewrite 1", True, "entity_union")]
+    assert outcome.prediction.read_text(encoding="utf-8") == "name,price\nLoft Marais,120\nCasa Trastevere,100\n"
