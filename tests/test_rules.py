@@ -363,28 +363,31 @@ def test_entity_union_leaves_a_query_whose_table_holds_the_entities_or_is_not_on
     assert _entities(cities, "What is the nightly price of the Loft Marais?",
                      "SELECT price FROM listings_paris WHERE name = 'Loft Marais'") == []  # one entity
     assert _entities(cities, "Loft Marais or Studio Bastille: which is cheaper?",
-                     "SELECT name FROM listings_paris ORDER BY price") == []  # its table holds both
-    assert _entities(cities, question, "SELECT price FROM listings_lyon") == []  # its table holds none
-    assert _entities(cities, question, "SELECT name, price FROM listings_paris UNION ALL "
-                                       "SELECT name, price FROM listings_rome") == []
+                     "SELECT name FROM listings_paris WHERE name IN ('Loft Marais', 'Studio Bastille')") == []  # holds both
+    assert _entities(cities, question, "SELECT price FROM listings_lyon WHERE name = 'Casa Trastevere'") == []
+    assert _entities(cities, question, "SELECT AVG(price) FROM listings_paris") == []  # names none it lacks
+    assert _entities(cities, question, "SELECT price FROM listings_paris WHERE name = 'Loft Marais'") == []
+    named = "name IN ('Loft Marais', 'Casa Trastevere')"
+    assert _entities(cities, question, f"SELECT name, price FROM listings_paris WHERE {named} UNION ALL "
+                                       f"SELECT name, price FROM listings_rome WHERE {named}") == []
     assert _entities(cities, question, "SELECT p.price FROM listings_paris AS p JOIN listings_rome AS r "
-                                       "ON p.price = r.price") == []  # reads two of the group
-    assert _entities(cities, question, "SELECT name FROM listings_paris ORDER BY price LIMIT 1") == []
-    assert _entities(cities, question, "SELECT (SELECT MAX(price) FROM listings_paris) AS top") == []
-    assert _entities(cities, question, "SELECT price FROM listings_paris", rows=0) == []
+                                       "ON p.price = r.price WHERE r.name = 'Casa Trastevere'") == []  # two of the group
+    assert _entities(cities, question, f"SELECT name FROM listings_paris WHERE {named} ORDER BY price LIMIT 1") == []
+    assert _entities(cities, question, f"SELECT (SELECT MAX(price) FROM listings_paris WHERE {named}) AS top") == []
+    assert _entities(cities, question, "SELECT price FROM listings_paris WHERE name = 'Casa Trastevere'", rows=0) == []
     # tables that differ by a period are period_union's: entities in two years' tables are left alone
     assert _entities(cities, "How many Blue Kettle and Red Teapot units?",
                      "SELECT units FROM stock_2021 WHERE product IN ('Blue Kettle', 'Red Teapot')") == []
-    assert entity_union.entity_union("SELECT price FROM listings_paris", ResultShape(("x",), 1),
+    assert entity_union.entity_union(f"SELECT price FROM listings_paris WHERE {named}", ResultShape(("x",), 1),
                                      RuleContext(cities)) == []  # no links
-    rewrites = apply_on_rows("SELECT price FROM listings_paris", ResultShape(("x",), 1),
+    rewrites = apply_on_rows("SELECT price FROM listings_paris WHERE name LIKE '%Casa Trastevere%'", ResultShape(("x",), 1),
                              RuleContext(cities, link_question(cities, question), shape=read_question(question)))
     assert [r.rule for r in rewrites] == ["entity_union"]
 
 
 def test_entity_union_holds_to_its_bounds(cities, monkeypatch) -> None:
     question = "What is the nightly price of the Loft Marais and of the Casa Trastevere?"
-    sql = "SELECT name, price FROM listings_paris"
+    sql = "SELECT name, price FROM listings_paris WHERE name IN ('Loft Marais', 'Casa Trastevere')"
     assert len(_entities(cities, question, sql)) == 1
     assert _entities(cities, question, sql + " " * entity_union.MAX_SQL_CHARS) == []
     monkeypatch.setattr(entity_union, "MAX_UNION_TABLES", 1)

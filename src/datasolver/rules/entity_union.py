@@ -7,14 +7,17 @@ The linking knows where each value the question names lives (`data/linking.Quest
 When the question names two or more values found in a group of look-alike tables (same columns and
 types, names differing by one piece that is not a period: `rules/look_alikes.differing_piece`)
 and the query reads one of them (once, in its own FROM, not inside a subquery) that lacks some of
-those values, the rule writes the UNION ALL of that table and the look-alikes holding the values it
-lacks in its place: the query as it was, over every named entity's rows, as a candidate the answer
-checks judge. Only values found exactly count, dates and periods never (`period_union` has those).
+those values while comparing something with one it lacks (`项目名称 IN ('a', 'b')`), the rule writes
+the UNION ALL of that table and the look-alikes holding the values it lacks in its place: the query as
+it was, over every named entity's rows, as a candidate the answer checks judge. Only values found
+exactly count, dates and periods never (`period_union` has those).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from sqlglot import exp
 
 from datasolver.data.linking import QuestionLinks, date_mentions, normalize
 from datasolver.rules.look_alikes import (PERIOD, differing_piece, plain_select, read_alone, read_tables, same_columns,
@@ -34,8 +37,8 @@ MAX_HOLDERS = 50  # tables holding a named value, compared with the query's tabl
 def entity_union(sql: str, result: ResultShape, context: RuleContext) -> list[tuple[str, str]]:
     """`sql` reading the union of its table and the look-alikes that hold the named values it lacks; []
     when the question names fewer than two values (or more than `MAX_ENTITIES`) in the group, the
-    query's table holds every one of them or none, reads two of a group, or is not one SELECT whose
-    FROM holds the table (a LIMIT, a subquery or a set operation around it)."""
+    query's table holds every one of them or none, the query names none it lacks, reads two of a group,
+    or is not one SELECT whose FROM holds the table (a LIMIT, a subquery or a set operation around it)."""
     links = context.links
     if links is None or not links.values or result.rows == 0 or len(sql) > MAX_SQL_CHARS:
         return []
@@ -58,7 +61,7 @@ def entity_union(sql: str, result: ResultShape, context: RuleContext) -> list[tu
     mine = held[table]
     named = {key: value for member in (table, *groups[table]) for key, value in held[member].items()}
     lacking = {key: value for key, value in named.items() if key not in mine}
-    if len(named) < 2 or not lacking or len(named) > MAX_ENTITIES:
+    if len(named) < 2 or not lacking or len(named) > MAX_ENTITIES or not _asks_for(tree, lacking):
         return []
     others = [h for h in groups[table] if any(key in held[h] for key in lacking)]
     members = [name for name in catalog.names() if name == table or name in others]
@@ -82,6 +85,14 @@ def _held_values(links: QuestionLinks) -> dict[str, dict[str, str]]:
             continue
         held.setdefault(hit.table, {}).setdefault(normalize(hit.value), hit.value)
     return held
+
+
+def _asks_for(tree: exp.Select, lacking: dict[str, str]) -> bool:
+    """Whether the query compares something with a value its table lacks (`name IN ('a', 'b')`, `LIKE '%b%'`):
+    a query that names none of them asks for nothing the union adds, and over an unfiltered query the
+    union would add rows the question may not ask for."""
+    return any(normalize(literal.this.strip("%")) in lacking for literal in tree.find_all(exp.Literal)
+               if literal.is_string)
 
 
 def _look_alike(catalog: Catalog, a: str, b: str) -> bool:
