@@ -336,6 +336,7 @@ def test_differing_piece_is_the_one_piece_two_names_differ_by() -> None:
     assert differing_piece("north_sales", "south_sales") == ("north", "south")  # never inside a word
     assert differing_piece("sales_2021", "sales_2022") == ("2021", "2022")  # nor inside a number
     assert differing_piece("北京市朝阳区房源表", "上海市浦东新区房源表") == ("北京市朝阳", "上海市浦东新")
+    assert differing_piece("北京房源", "上海房源") == ("北京", "上海")  # a CJK word of two is enough
     assert differing_piece("orders", "orders_old") is None  # one piece empty
     assert differing_piece("t1", "t2") is None and differing_piece("a_paris", "a_rome") is None  # too little shared
     assert differing_piece("Orders", "orders") is None

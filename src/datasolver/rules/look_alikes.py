@@ -29,10 +29,13 @@ if TYPE_CHECKING:
 MIN_SHARED_CHARS = 3
 """Characters (separators aside) two names must share around the piece they differ by: `t1` and `t2`,
 `a_paris` and `a_rome` are no look-alikes by name."""
+MIN_SHARED_CJK = 2
+"""The same for CJK characters, a word of two (`北京房源`, `上海房源` share 房源)."""
 
 # A period in a table's name: a year (2021, 2021年), or a year and its month (2022年07月, 2021_07, 202107).
 PERIOD = re.compile(r"(?<!\d)((?:19|20)\d{2})(?:\s*年)?(?:[-_./\s]?(0?[1-9]|1[0-2])(?:\s*月)?)?(?!\d)")
 _SEPARATORS = re.compile(r"[\s_\-./()（）]+")
+_CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ def differing_piece(a: str, b: str) -> tuple[str, str] | None:
     `listings_rome` → `paris`, `rome`; `苏州市相城区土地表`, `广州市增城区土地表` → `苏州市相`, `广州市增`), case
     aside; a piece never starts or ends inside a Latin word or a number (`sales_2021`, `sales_2022` →
     `2021`, `2022`). None when the names are the same, one piece is empty (`orders`, `orders_old`), or
-    they share fewer than MIN_SHARED_CHARS characters besides separators."""
+    they share fewer than MIN_SHARED_CHARS characters besides separators (MIN_SHARED_CJK CJK ones)."""
     fa, fb = a.casefold(), b.casefold()
     if fa == fb:
         return None
@@ -79,7 +82,9 @@ def differing_piece(a: str, b: str) -> tuple[str, str] | None:
         s -= 1
     piece_a, piece_b = fa[p:len(fa) - s], fb[p:len(fb) - s]
     shared = _SEPARATORS.sub("", fa[:p] + fa[len(fa) - s:])
-    if not _SEPARATORS.sub("", piece_a) or not _SEPARATORS.sub("", piece_b) or len(shared) < MIN_SHARED_CHARS:
+    cjk = sum(1 for ch in shared if _CJK.match(ch))
+    if not _SEPARATORS.sub("", piece_a) or not _SEPARATORS.sub("", piece_b) or (
+            len(shared) < MIN_SHARED_CHARS and cjk < MIN_SHARED_CJK):
         return None
     return piece_a, piece_b
 
