@@ -112,3 +112,26 @@ def test_link_finds_the_tables_and_values_a_text_names(toolbox) -> None:
     assert explore(toolbox, "\\link").ok  # no text: the task's question
     nothing = explore(toolbox, "\\link zzz")
     assert nothing.ok and nothing.text.startswith("nothing in that text names")
+
+
+def test_a_query_with_no_rows_says_which_filter_emptied_it(toolbox) -> None:
+    """A small model re-sent a filter that emptied its result six times when exploration said only
+    `rows: 0 of 0`: the answer now says what each filter alone keeps, as the checks do."""
+    result = explore(toolbox, "SELECT order_id FROM orders WHERE city = 'paris' AND amount > 5")
+    lines = result.text.splitlines()
+    assert lines[:2] == ["rows: 0 of 0", "order_id"]
+    why = "\n".join(lines[2:])
+    assert why.startswith("why: no rows. Re-run without each filter:")
+    assert "without `city = 'paris'`: 2 rows (nearest existing values: 'Paris'" in why  # dropping the misspelt city brings rows back
+    assert "without `amount > 5`: 0 rows" in why
+    assert result.value.total_rows == 0
+
+
+def test_a_count_of_zero_is_diagnosed_and_a_true_result_is_not(toolbox) -> None:
+    zero = explore(toolbox, "SELECT count(*) AS n FROM orders WHERE city = 'Pariss'")
+    assert zero.text.splitlines()[:3] == ["rows: 1 of 1", "n", "0"]
+    assert "why: the answer is a count of 0" in zero.text and "Pariss" in zero.text
+    rows = explore(toolbox, "SELECT order_id FROM orders WHERE city = 'Paris'")
+    assert "why:" not in rows.text
+    no_where = explore(toolbox, "SELECT * FROM orders LIMIT 0")
+    assert "why:" not in no_where.text  # nothing to diagnose: the query asked for no rows

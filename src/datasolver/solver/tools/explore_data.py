@@ -10,12 +10,14 @@ from pydantic import Field
 
 from datasolver.data import (
     QueryError,
+    QueryResult,
     UnknownTable,
     join_candidates,
     lint_knowledge,
     render_joins,
     render_result,
 )
+from datasolver.data.empty_result import counts_zero, explain_empty
 from datasolver.data.linking import link_question
 from datasolver.errors import DatasolverError
 from datasolver.solver.tools.base import ToolContext
@@ -23,6 +25,8 @@ from datasolver.toolkit import ToolResult, hinted
 
 MAX_LIMIT = 500
 SAMPLE_ROWS = 5
+DIAGNOSIS_QUERY_S = 2.0  # each query of an empty result's diagnosis
+DIAGNOSIS_BUDGET_S = 6.0  # the whole diagnosis: exploration stays quick, later filters are left out
 
 
 def explore_hint(exc: DatasolverError) -> str:
@@ -63,11 +67,27 @@ def explore_data(ctx: ToolContext, query: str, limit: Annotated[int, Field(ge=1)
         return _command(ctx, text)
     result = ctx.open_catalog().query(text, limit=min(limit, MAX_LIMIT))
     out = render_result(result)
+    why = _why_empty(ctx, result)
+    if why:
+        out += f"\nwhy: {why}"
     if limit > MAX_LIMIT:
         out += f"\nnote: limit capped at {MAX_LIMIT}."
     # The result (its row counts, the SQL as sent) rides along for the program: the agent keeps
     # the latest query that returned rows for its fallback.
     return ToolResult(out, value=dataclasses.replace(result, sql=text))
+
+
+def _why_empty(ctx: ToolContext, result: QueryResult) -> str:
+    """For a result with no rows, or a count of 0, what each of its filters alone keeps (the diagnosis the
+    answer checks give): '' when there is nothing to measure (a result with rows, a query without filters).
+    A small model re-sent the filter that emptied its result six times when this said only `rows: 0 of 0`."""
+    zero_count = result.total_rows == len(result.rows) and counts_zero(result.sql, result.rows)
+    if result.total_rows and not zero_count:
+        return ""
+    diagnosis = explain_empty(ctx.open_catalog(), result.sql, zero_count=zero_count, timeout_s=DIAGNOSIS_QUERY_S,
+                              budget_s=DIAGNOSIS_BUDGET_S)
+    measured = diagnosis.probes or diagnosis.join_sides or diagnosis.empty_selects
+    return diagnosis.message() if measured else ""
 
 
 def _command(ctx: ToolContext, text: str) -> ToolResult:
