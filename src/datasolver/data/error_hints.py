@@ -3,7 +3,7 @@
 A query error the engine raises (`Catalog.query`, `sql`, `explore_data`, solver.py in the sandbox,
 `ask`, MCP) ends with these hints, each a named pass `(error, sql, schema) → text` in
 `ENGINE_HINTS`, applied in order by `error_hints`. They sit in the engine, not in the rules room
-above it (`datasolver.rules`, which lists them as its `HINTS` stage), because the engine's own
+above it (`datasolver.data.rules`, which lists them as its `HINTS` stage), because the engine's own
 message carries them to every caller, solver.py included, which imports only `datasolver.data`.
 Each states its bound: the SQL text it reads and how many names it shows.
 """

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from datasolver.data.duck_errors import DuckError
 from datasolver.data.error_hints import ENGINE_HINTS
-from datasolver.rules.join_path import join_path
-from datasolver.rules.moved_column import moved_column
-from datasolver.rules.nearest_value import nearest_value
-from datasolver.rules.one_table import one_table
-from datasolver.rules.period_union import period_union
-from datasolver.rules.protocol import HintRule, OnEmpty, OnError, OnRows, ResultShape, Rewrite, RuleContext
-from datasolver.rules.respelled_filter import respelled_filter
-from datasolver.rules.unasked_filter import unasked_filter
-from datasolver.rules.whole_column_name import whole_column_name
+from datasolver.data.rules.join_path import join_path
+from datasolver.data.rules.moved_column import moved_column
+from datasolver.data.rules.nearest_value import nearest_value
+from datasolver.data.rules.one_table import one_table
+from datasolver.data.rules.period_union import period_union
+from datasolver.data.rules.protocol import HintRule, OnEmpty, OnError, OnRows, ResultShape, Rewrite, RuleContext
+from datasolver.data.rules.respelled_filter import respelled_filter
+from datasolver.data.rules.unasked_filter import unasked_filter
+from datasolver.data.rules.whole_column_name import whole_column_name
 
 ON_ERROR: tuple[OnError, ...] = (whole_column_name, moved_column, join_path)
 ON_EMPTY: tuple[OnEmpty, ...] = (respelled_filter, nearest_value, unasked_filter, one_table)

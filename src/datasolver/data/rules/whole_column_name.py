@@ -13,7 +13,7 @@ from datasolver.data.duck_errors import DuckError
 from datasolver.data.error_hints import split_column
 from datasolver.data.names import quote_ident
 from datasolver.data.sql_tokens import significant, tokenize
-from datasolver.rules.protocol import RuleContext
+from datasolver.data.rules.protocol import RuleContext
 
 MAX_SQL_CHARS = 20_000  # of a query the rule reads (a longer one is left as it is)
 SPLIT_COLUMNS_TRIED = 3  # columns holding the piece, each tried in its place

@@ -1,6 +1,6 @@
 """The rules' one shape: a rule is a named function of one stage; what it proposes carries its name.
 
-A stage is a tuple of rules applied in order (`rules/stages.py`), as sqlglot's optimizer is a tuple
+A stage is a tuple of rules applied in order (`data/rules/stages.py`), as sqlglot's optimizer is a tuple
 of passes behind one function type. A rule returns (SQL, reason) pairs; the stage's apply function
 stamps each with the rule's name (its function's `__name__`), so a transcript says which rule
 changed what. Each rule module states its input bound as a named constant and holds to it.
