@@ -9,7 +9,7 @@ from datasolver.data.errors import ReadOnlyViolation
 from datasolver.data.profile import render_profiles
 from datasolver.data.input_files import mark_prepared
 from datasolver.data.duck_errors import parse_duck_error
-from datasolver.data.rules.protocol import RuleContext
+from datasolver.data.rules.context import RuleContext
 from datasolver.data.rules.stages import apply_on_error
 from datasolver.data.rules.whole_column_name import whole_column_names
 from datasolver.data.linking import QuestionLinks

@@ -13,9 +13,10 @@ from datasolver.data.empty_result import explain_empty
 from datasolver.data.linking import QuestionLinks, ValueHit
 from datasolver.data.question_shape import read_question
 from datasolver.data.rules import (join_path, moved_column, nearest_value, one_table, period_union, respelled_filter,
-                              unasked_filter, whole_column_name)
-from datasolver.data.rules.protocol import ResultShape, RuleContext
-from datasolver.data.rules.stages import HINTS, ON_EMPTY, ON_ERROR, ON_ROWS, apply_on_empty, apply_on_error, apply_on_rows
+                                   unasked_filter, whole_column_name)
+from datasolver.data.rules.context import ResultShape, RuleContext
+from datasolver.data.rules.engine_stages import HINTS
+from datasolver.data.rules.stages import ON_EMPTY, ON_ERROR, ON_ROWS, apply_on_empty, apply_on_error, apply_on_rows
 from tests.helpers.datafiles import write_task
 
 pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build

@@ -35,7 +35,7 @@ from datasolver.clip import clip
 from datasolver.eval import prediction_signature
 from datasolver.llm import NULL_TRACE, LLMClient, LLMError, ToolCall, TraceWriter, user_message
 from datasolver.llm.text_calls import reply_query, same_query
-from datasolver.data.rules import ResultShape, Rewrite
+from datasolver.data.rules.context import ResultShape, Rewrite
 from datasolver.solver.answer_checks import check_names_in
 from datasolver.solver.prediction_check import check_prediction
 from datasolver.solver.tools import written_query_calls

@@ -50,7 +50,8 @@ from datasolver.data.duck_errors import parse_duck_error
 from datasolver.clip import clip
 from datasolver.llm import LLMClient, TraceWriter, user_message
 from datasolver.llm.window import reply_tokens
-from datasolver.data.rules import Rewrite, RuleContext, apply_on_empty, apply_on_error, apply_on_rows
+from datasolver.data.rules.context import Rewrite, RuleContext
+from datasolver.data.rules.stages import apply_on_empty, apply_on_error, apply_on_rows
 from datasolver.sandbox import SandboxLimits, UnsafeFile, safe_files
 from datasolver.solver import (
     SolverToolbox,

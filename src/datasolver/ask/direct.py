@@ -34,7 +34,8 @@ from datasolver.data.linking import QuestionLinks
 from datasolver.data.duck_errors import parse_duck_error
 from datasolver.llm import LLMClient, LLMError, system_message, user_message
 from datasolver.llm.text_calls import reply_query, same_query
-from datasolver.data.rules import RuleContext, apply_on_empty, apply_on_error
+from datasolver.data.rules.context import RuleContext
+from datasolver.data.rules.stages import apply_on_empty, apply_on_error
 
 EVENT_DIRECT = "ask_direct"
 DIRECT_TABLES = 4  # tables described with columns, types and sample rows (the best linked first)

@@ -25,7 +25,7 @@ from datasolver.data.errors import DataError
 from datasolver.data.sql_tree import parse_select
 from datasolver.data.names import quote_ident, quote_literal
 from datasolver.data.question_shape import QuestionShape
-from datasolver.data.rules.protocol import ResultShape, RuleContext
+from datasolver.data.rules.context import ResultShape, RuleContext
 
 if TYPE_CHECKING:
     from datasolver.data.catalog import Catalog

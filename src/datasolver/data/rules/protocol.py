@@ -1,91 +1,31 @@
-"""The rules' one shape: a rule is a named function of one stage; what it proposes carries its name.
+"""The shape of the stages the engine applies itself: rules that read only the query, its error and
+the schema, never the task's catalog as a whole.
 
-A stage is a tuple of rules applied in order (`data/rules/stages.py`), as sqlglot's optimizer is a tuple
-of passes behind one function type. A rule returns (SQL, reason) pairs; the stage's apply function
-stamps each with the rule's name (its function's `__name__`), so a transcript says which rule
-changed what. Each rule module states its input bound as a named constant and holds to it.
+The catalog imports these stages (`engine_stages.py`): its query error carries the hints to every
+caller, solver.py in the sandbox included, and its execution boundary repairs what DuckDB rejects.
+So nothing here, nor in their rules' modules, may import what leads back to the catalog: the rules
+that read the task take a `RuleContext` (`context.py`) and sit in the stages the callers apply
+(`stages.py`). As there, a rule is a named function of its stage, its name the function's `__name__`,
+and each rule module states its input bound as a named constant and holds to it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from datasolver.data.duck_errors import DuckError
-from datasolver.data.empty_result import EmptyDiagnosis
-from datasolver.data.error_hints import Schema
-from datasolver.data.linking import QuestionLinks
-from datasolver.data.question_shape import QuestionShape
-
-if TYPE_CHECKING:
-    from datasolver.data.catalog import Catalog
 
 
-@dataclass(frozen=True)
-class Rewrite:
-    """A query the program wrote in place of one that failed or found nothing: only a candidate,
-    kept by whoever runs it when it answers and passes its checks."""
+class Schema(Protocol):
+    """What a hint reads of a `datasolver.data.Catalog`: names and the columns known without loading."""
 
-    sql: str
-    reason: str  # what was rewritten, for the model and the transcript
-    rule: str  # the name of the rule that wrote it
-
-
-@dataclass(frozen=True)
-class Hint:
-    """A line the program adds to an error, with the rule that wrote it."""
-
-    text: str
-    rule: str
-
-
-@dataclass(frozen=True)
-class RuleContext:
-    """What a rule may read besides the query: the task's catalog, the question's links, for a query
-    that found nothing, why (`data.empty_result.explain_empty`), and what the question asks for, read
-    once (`data.question_shape.QuestionShape`)."""
-
-    catalog: Catalog
-    links: QuestionLinks | None = None
-    diagnosis: EmptyDiagnosis | None = None
-    shape: QuestionShape | None = None
-
-
-@dataclass(frozen=True)
-class ResultShape:
-    """What a query that ran with rows returned, as the on-rows stage sees it: its columns and rows."""
-
-    columns: tuple[str, ...]
-    rows: int
-
-
-class OnError(Protocol):
-    """A rule of the on-error stage: (query, its parsed error, context) → (SQL, reason) rewrites."""
-
-    __name__: str
-
-    def __call__(self, sql: str, error: DuckError, context: RuleContext) -> list[tuple[str, str]]: ...
-
-
-class OnEmpty(Protocol):
-    """A rule of the on-empty stage: (query that found nothing, context) → (SQL, reason) rewrites."""
-
-    __name__: str
-
-    def __call__(self, sql: str, context: RuleContext) -> list[tuple[str, str]]: ...
-
-
-class OnRows(Protocol):
-    """A rule of the on-rows stage: (query that ran with rows, its result's shape, context) → (SQL, reason)
-    rewrites: what the question asks that the query, which passed, does not answer."""
-
-    __name__: str
-
-    def __call__(self, sql: str, result: ResultShape, context: RuleContext) -> list[tuple[str, str]]: ...
+    def names(self) -> list[str]: ...
+    def column_names(self, name: str, *, load: bool = True, timeout_s: float | None = None) -> list[str] | None: ...
 
 
 class HintRule(Protocol):
-    """A rule of the hints stage: (parsed error, query, schema) → text added to the error ("" when none)."""
+    """A rule of the hints stage: (parsed error, query, schema) → text added to the error ("" when none),
+    starting with a space."""
 
     __name__: str
 
