@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datasolver.data.duck_errors import DuckError
 from datasolver.data.rules.protocol import Schema
-from datasolver.data.sql_repair import compared_column
+from datasolver.data.rules.text_values import compared_column
 from datasolver.data.sql_tokens import significant, tokenize, unquote
 
 MAX_SQL_CHARS = 20_000  # of a query the hint reads (a longer one gets no hint)
