@@ -177,7 +177,7 @@ def test_the_warm_up_sends_the_rules_and_tools_every_task_opens_with(scratch: Pa
 
 def test_a_column_one_key_away_gets_its_join_written_by_the_program_before_any_repair(scratch: Path) -> None:
     """The model reads `title` and `year` from `writes`, which has neither (paper has them, one key away):
-    the program writes the join (`rules/join_path.py`), runs it as a candidate, and it passes the checks:
+    the program writes the join (`data/rules/join_path.py`), runs it as a candidate, and it passes the checks:
     one request, the rule named in the trace."""
     outcome, server, events = solve(scratch, [text(sql("SELECT title FROM writes WHERE year = 2020 ORDER BY title"))])
     assert (outcome.status, len(server.requests)) == ("solved", 1)
@@ -191,7 +191,7 @@ def test_a_column_one_key_away_gets_its_join_written_by_the_program_before_any_r
 def test_two_named_years_in_look_alike_tables_are_answered_from_their_union(tmp_path: Path) -> None:
     """The model reads one of two yearly tables for a question naming both years; its query passes every
     check, and before it is published the program writes the union of both years' tables
-    (`rules/period_union.py`), which passes the checks too and is chosen: one request, the rule in the trace."""
+    (`data/rules/period_union.py`), which passes the checks too and is chosen: one request, the rule in the trace."""
     task = TaskFolder(tmp_path / "input" / "task_sales")
     (task.context / "csv").mkdir(parents=True)
     task.task_json.write_text(json.dumps({"task_id": "task_sales", "difficulty": "medium",

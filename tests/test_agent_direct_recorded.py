@@ -56,7 +56,7 @@ def test_two_projects_with_the_same_value_are_two_rows_not_duplicates(tmp_path: 
 def test_a_count_of_zero_from_a_date_written_otherwise_is_rewritten_with_the_datas_spelling(tmp_path: Path) -> None:
     """v2854: `WHERE 时间(月份) = '2022-07'` counts 0 (the data writes '2022年07月'): not published. Before
     the repair request, the program puts in the month the question linking found in that column
-    (`rules/respelled_filter.py`); that candidate passes the checks and is published: one request."""
+    (`data/rules/respelled_filter.py`); that candidate passes the checks and is published: one request."""
     outcome, server, events = run(tmp_path, "task_retqa_v2854", [reply("v2854_direct")])
     assert len(server.requests) == 1
     candidates = [e for e in events if e["event"] == "direct_candidate"]
@@ -70,7 +70,7 @@ def test_a_column_name_split_in_two_is_written_whole_by_the_program_before_any_r
     """v1800: `SELECT DISTINCT GROUP 开发商 …` does not parse (the model wrote 集团开发商 half translated).
     The error's hint names the column, but the real model wrote the same query again in its repair turn
     and in two of three samples (stop 41's run); so before the repair request the program writes the
-    name whole in place of the piece and the word beside it (`rules/whole_column_name.py`), and that candidate
+    name whole in place of the piece and the word beside it (`data/rules/whole_column_name.py`), and that candidate
     passes the checks: one request, the right answer."""
     outcome, server, events = run(tmp_path, "task_retqa_v1800", [reply("v1800_direct")])
     assert len(server.requests) == 1
@@ -101,7 +101,7 @@ def test_a_column_taken_from_the_wrong_table_of_a_join_is_rewritten_to_the_colum
     """v1800 (this stop's run of the fixed 12): `SELECT DISTINCT T2.所属集团 … ON T1.地块名称 = T2.项目名称`
     fails (T2, the price table, has no 所属集团; DuckDB offers its 集团开发商), and the real model wrote it
     again in its repair turn and two of three samples: 450 s, no answer. The program's rewrites
-    (`rules/moved_column.py`): the column the question linking links (the question's 开发 in
+    (`data/rules/moved_column.py`): the column the question linking links (the question's 开发 in
     集团开发商) first; that query runs and finds nothing (the join pairs a plot's name with a project's
     name), so its own rewrite answers from the one table that holds what it selects: one request."""
     outcome, server, events = run(tmp_path, "task_retqa_v1800", [reply("v1800_binder_direct")])

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from datasolver.llm.fake import text, tool_call
-from datasolver.rules import one_table, respelled_filter
+from datasolver.data.rules import one_table, respelled_filter
 from tests.helpers.askcli import invoke, scripted_model_env
 from tests.helpers.datafiles import land_and_price
 
@@ -40,7 +40,7 @@ def sql(query: str):
 def no_filter_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """The repair turn itself: the program's retries of a filter that emptied the result (`nearest_value`,
     `unasked_filter`) turned off, so the model is asked."""
-    monkeypatch.setattr("datasolver.rules.stages.ON_EMPTY", (respelled_filter.respelled_filter, one_table.one_table))
+    monkeypatch.setattr("datasolver.data.rules.stages.ON_EMPTY", (respelled_filter.respelled_filter, one_table.one_table))
 
 
 def test_one_query_answers_and_the_program_writes_the_answer(data: Path, model) -> None:
@@ -144,7 +144,7 @@ def test_a_count_of_0_over_a_filter_that_matches_nothing_gets_the_repair_turn(da
 
 def test_a_filter_value_spelt_otherwise_is_retried_with_the_existing_value_without_a_request(data: Path, model) -> None:
     # The real 1.5B model re-sent a filter the diagnosis showed emptied the result; the program puts in
-    # the column's nearest existing value when it is the same value spelt otherwise (`rules/nearest_value.py`).
+    # the column's nearest existing value when it is the same value spelt otherwise (`data/rules/nearest_value.py`).
     server = model([sql("SELECT amount FROM sales WHERE region = 'NORTH '")])
     record = json.loads(invoke("ask", str(data), "How much did the region of the first row sell?", "--json").output)
     assert (record["answer"], record["path"], len(server.requests)) == ("amount: 10", "direct", 1)

@@ -9,15 +9,15 @@ from datasolver.data.errors import ReadOnlyViolation
 from datasolver.data.profile import render_profiles
 from datasolver.data.input_files import mark_prepared
 from datasolver.data.duck_errors import parse_duck_error
-from datasolver.rules.protocol import RuleContext
-from datasolver.rules.stages import apply_on_error
-from datasolver.rules.whole_column_name import whole_column_names
+from datasolver.data.rules.context import RuleContext
+from datasolver.data.rules.stages import apply_on_error
+from datasolver.data.rules.whole_column_name import whole_column_names
 from datasolver.data.linking import QuestionLinks
 from tests.helpers.datafiles import sqlite_file, write_task
 
 
 def rewrites_of_error(sql, error, catalog, links=None):
-    """(SQL, reason) of the on-error stage's rewrites (`datasolver.rules`) of a query that failed with `error`."""
+    """(SQL, reason) of the on-error stage's rewrites (`datasolver.data.rules`) of a query that failed with `error`."""
     return [(r.sql, r.reason) for r in apply_on_error(sql, parse_duck_error(error), RuleContext(catalog, links))]
 
 

@@ -1,4 +1,4 @@
-"""The engine's error hints (`data/error_hints.py`), each on a general example, and their bounds."""
+"""The engine's error hints (the `HINTS` stage, `data/rules/engine_stages.py`), each on a general example, and their bounds."""
 
 from __future__ import annotations
 
@@ -6,15 +6,10 @@ import pytest
 
 from datasolver.data import Catalog, QueryError
 from datasolver.data.duck_errors import parse_duck_error
-from datasolver.data.error_hints import (
-    ENGINE_HINTS,
-    HOMES_SHOWN,
-    MAX_SQL_CHARS,
-    PIECE_COLUMNS_SHOWN,
-    column_home,
-    column_piece,
-    quoted_value,
-)
+from datasolver.data.rules.column_home import HOMES_SHOWN, column_home
+from datasolver.data.rules.column_piece import PIECE_COLUMNS_SHOWN, column_piece
+from datasolver.data.rules.engine_stages import HINTS
+from datasolver.data.rules.quoted_value import MAX_SQL_CHARS, quoted_value
 from tests.helpers.datafiles import write_task
 
 pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
@@ -61,7 +56,7 @@ def test_column_piece_names_the_columns_holding_the_word_up_to_its_bound(shop) -
 
 
 def test_the_engine_adds_its_hints_in_order_to_a_failed_querys_error(shop) -> None:
-    assert [h.__name__ for h in ENGINE_HINTS] == ["quoted_value", "column_home", "column_piece"]
+    assert [h.__name__ for h in HINTS] == ["quoted_value", "column_home", "column_piece"]
     with pytest.raises(QueryError) as info:
         shop.query("SELECT city FROM orders")
     assert str(info.value).endswith("and 2 more, not where the query looked)")

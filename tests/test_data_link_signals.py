@@ -1,4 +1,4 @@
-"""Linking's signals (data/link_signals.py): the ranks and scores of general examples pinned, each
+"""Linking's signals (data/rules/link_signals.py): the ranks and scores of general examples pinned, each
 signal on its own example, and every signal named, weighted, documented and listed in docs/rules.md."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from datasolver.data import Catalog
-from datasolver.data.link_signals import (LINK_SIGNALS, FoundValue, LinkHit, QuestionFacts, TableFacts, column_named,
-                                          knowledge_text, month_in_name, name_terms, other_period, signal_hits,
-                                          signal_reasons, signal_score, value_found, year_in_name)
 from datasolver.data.linking import link_question
+from datasolver.data.rules.link_signals import (LINK_SIGNALS, FoundValue, LinkHit, QuestionFacts, TableFacts, column_named,
+                                                knowledge_text, month_in_name, name_terms, other_period, signal_hits,
+                                                signal_reasons, signal_score, value_found, year_in_name)
 from tests.helpers.datafiles import write_task
 
 pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build

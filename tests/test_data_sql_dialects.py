@@ -1,5 +1,5 @@
 """SQL written for other databases runs on DuckDB: each idiom is rewritten, RUN, and its value
-checked (`data.sql_repair`, `data.pg_dates`)."""
+checked (the on-reject rules of `data/rules/`, `data/rules/pg_dates.py`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from datasolver.cli import cli
 from datasolver.data import Catalog
-from datasolver.data.pg_dates import read_dates_as_text, rewrite_pg_dates
-from datasolver.data.sql_repair import widen_float_casts
+from datasolver.data.rules.pg_dates import read_dates_as_text, rewrite_pg_dates
+from datasolver.data.rules.widen_float_casts import widen_float_casts
 
 pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
 

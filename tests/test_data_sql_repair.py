@@ -7,15 +7,11 @@ from collections.abc import Iterator
 import duckdb
 import pytest
 
-from datasolver.data.sql_repair import (
-    RepairAttempt,
-    detect_dialects,
-    execute_with_repair,
-    fix_whitespace_columns,
-    quote_bare_columns,
-    quote_brackets_and_backticks,
-    transpile_dialect,
-)
+from datasolver.data.rules.bare_columns import quote_bare_columns
+from datasolver.data.rules.bracket_names import quote_brackets_and_backticks
+from datasolver.data.rules.other_dialect import detect_dialects, transpile_dialect
+from datasolver.data.rules.spaced_columns import fix_whitespace_columns
+from datasolver.data.sql_repair import RepairAttempt, execute_with_repair
 from datasolver.data.sql_tokens import tokenize
 
 pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
@@ -332,7 +328,7 @@ def test_a_double_quoted_value_compared_with_a_text_column_becomes_a_string() ->
     'SELECT "华润置地未来城市" FROM p',  # not compared: a misspelt column
 ])
 def test_a_double_quoted_name_that_is_a_column_or_not_compared_with_text_is_never_made_a_string(sql: str) -> None:
-    from datasolver.data.sql_repair import quote_text_values
+    from datasolver.data.rules.text_values import quote_text_values
 
     con = _projects()
     assert quote_text_values(sql, _columns(con, [])(), _text_columns(con)()) == (sql, [])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from datasolver.data import Catalog
-from datasolver.data.sql_repair import unwrap_statement
+from datasolver.data.rules.unwrap_statement import unwrap_statement
 from tests.helpers.datafiles import write_task
 
 pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build

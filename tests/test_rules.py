@@ -1,5 +1,6 @@
-"""The rules room: each rule on a general example (orders and customers), its bound, the stages'
-tuples and the rule name every rewrite carries; docs/rules.md lists every rule."""
+"""The rulebook's stages that read the task: each rule on a general example (orders and customers), its
+bound, the stages' tuples and the rule name every rewrite carries; docs/rules.md lists every rule of
+every stage (the engine's own too: tests/test_rules_engine.py) and every linking signal."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from datasolver.data.duck_errors import DuckError, parse_duck_error
 from datasolver.data.empty_result import explain_empty
 from datasolver.data.linking import QuestionLinks, ValueHit, link_question
 from datasolver.data.question_shape import read_question
-from datasolver.rules import (entity_union, join_path, moved_column, nearest_value, one_table, period_union,
-                              respelled_filter, unasked_filter, whole_column_name)
-from datasolver.rules.look_alikes import differing_piece
-from datasolver.rules.protocol import ResultShape, RuleContext
-from datasolver.rules.stages import HINTS, ON_EMPTY, ON_ERROR, ON_ROWS, apply_on_empty, apply_on_error, apply_on_rows
+from datasolver.data.rules import (entity_union, join_path, moved_column, nearest_value, one_table, period_union,
+                                   respelled_filter, unasked_filter, whole_column_name)
+from datasolver.data.rules.context import ResultShape, RuleContext
+from datasolver.data.rules.engine_stages import BEFORE_RUN, HINTS, ON_REJECT
+from datasolver.data.rules.link_signals import LINK_SIGNALS
+from datasolver.data.rules.look_alikes import differing_piece
+from datasolver.data.rules.stages import ON_EMPTY, ON_ERROR, ON_ROWS, apply_on_empty, apply_on_error, apply_on_rows
 from tests.helpers.datafiles import write_task
 
 pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
@@ -236,11 +239,11 @@ def test_a_stage_applies_its_rules_in_order_and_names_each_rewrite(shop) -> None
     assert [r.__name__ for r in ON_ROWS] == ["period_union", "entity_union"]
 
 
-def test_docs_rules_lists_every_rule_of_every_stage() -> None:
+def test_docs_rules_lists_every_rule_of_every_stage_and_every_linking_signal() -> None:
     text = DOC.read_text(encoding="utf-8")
-    missing = [rule.__name__ for stage in (ON_ERROR, ON_EMPTY, ON_ROWS, HINTS) for rule in stage
-               if f"`{rule.__name__}`" not in text]
-    assert missing == []
+    names = [rule.__name__ for stage in (BEFORE_RUN, ON_REJECT, HINTS, ON_ERROR, ON_EMPTY, ON_ROWS) for rule in stage]
+    names += [signal.name for signal in LINK_SIGNALS]
+    assert [name for name in names if f"`{name}`" not in text] == []
 
 
 @pytest.fixture()

@@ -35,7 +35,7 @@ from datasolver.clip import clip
 from datasolver.eval import prediction_signature
 from datasolver.llm import NULL_TRACE, LLMClient, LLMError, ToolCall, TraceWriter, user_message
 from datasolver.llm.text_calls import reply_query, same_query
-from datasolver.rules import ResultShape, Rewrite
+from datasolver.data.rules.context import ResultShape, Rewrite
 from datasolver.solver.answer_checks import check_names_in
 from datasolver.solver.prediction_check import check_prediction
 from datasolver.solver.tools import written_query_calls
@@ -107,11 +107,11 @@ class DirectPath:
     seconds_per_sample: float | None = None  # measured on the first reply: what one more query costs
     seconds_left: Callable[[], float | None] = lambda: None  # to the task's deadline (None: no deadline)
     rewrites: Callable[[Candidate], list[Rewrite]] = lambda failed: []
-    """The program's rewrites of a failed candidate (`datasolver.rules`: of the query that ran, when it
+    """The program's rewrites of a failed candidate (`datasolver.data.rules`: of the query that ran, when it
     found nothing; of the query written, when it failed at a piece of a column name): tried before the
     repair request, each a candidate like the model's."""
     row_rewrites: Callable[[Candidate], list[Rewrite]] = lambda passed: []
-    """The program's rewrites of a candidate with rows about to be chosen (`datasolver.rules.apply_on_rows`),
+    """The program's rewrites of a candidate with rows about to be chosen (`datasolver.data.rules.apply_on_rows`),
     each run as a candidate; the first that passes the answer checks is chosen in its place."""
 
     async def run(self) -> DirectOutcome:

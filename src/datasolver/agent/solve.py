@@ -50,7 +50,8 @@ from datasolver.data.duck_errors import parse_duck_error
 from datasolver.clip import clip
 from datasolver.llm import LLMClient, TraceWriter, user_message
 from datasolver.llm.window import reply_tokens
-from datasolver.rules import Rewrite, RuleContext, apply_on_empty, apply_on_error, apply_on_rows
+from datasolver.data.rules.context import Rewrite, RuleContext
+from datasolver.data.rules.stages import apply_on_empty, apply_on_error, apply_on_rows
 from datasolver.sandbox import SandboxLimits, UnsafeFile, safe_files
 from datasolver.solver import (
     SolverToolbox,
@@ -406,7 +407,7 @@ class _Session:
         return outcome
 
     def _rewrites_of(self, failed: Candidate) -> list[Rewrite]:
-        """The program's rewrites (`datasolver.rules`) of a direct candidate: of a query that failed, the
+        """The program's rewrites (`datasolver.data.rules`) of a direct candidate: of a query that failed, the
         query as written, by its error; of one that found nothing, the last query solver.py ran (after
         the data layer's repairs), diagnosed for a join that pairs nothing."""
         catalog = self.toolbox.catalog
@@ -419,7 +420,7 @@ class _Session:
         return apply_on_empty(sql, RuleContext(catalog, self.brief.links, diagnosis))
 
     def _row_rewrites_of(self, passed: Candidate) -> list[Rewrite]:
-        """The program's on-rows rewrites (`datasolver.rules.apply_on_rows`) of a direct candidate with rows."""
+        """The program's on-rows rewrites (`datasolver.data.rules.apply_on_rows`) of a direct candidate with rows."""
         context = RuleContext(self.toolbox.catalog, self.brief.links, shape=self.task_run.task.shape)
         return apply_on_rows(passed.sql, passed.result, context) if passed.result is not None else []
 

@@ -34,7 +34,8 @@ from datasolver.data.linking import QuestionLinks
 from datasolver.data.duck_errors import parse_duck_error
 from datasolver.llm import LLMClient, LLMError, system_message, user_message
 from datasolver.llm.text_calls import reply_query, same_query
-from datasolver.rules import RuleContext, apply_on_empty, apply_on_error
+from datasolver.data.rules.context import RuleContext
+from datasolver.data.rules.stages import apply_on_empty, apply_on_error
 
 EVENT_DIRECT = "ask_direct"
 DIRECT_TABLES = 4  # tables described with columns, types and sample rows (the best linked first)
@@ -63,7 +64,7 @@ class DirectTry:
     problem: str | None = None  # why it is no answer (an error, no rows and why); None when it answered
     repeats: str | None = None  # the source of the earlier try whose query this one wrote again
     empty: bool = False  # its problem is a result with nothing in it (no rows, NULLs, a count of 0 of no rows)
-    rule: str | None = None  # the rule that rewrote the query (`datasolver.rules`), when the program did
+    rule: str | None = None  # the rule that rewrote the query (`datasolver.data.rules`), when the program did
 
     def lesson(self) -> str:
         """One line for the tool loop's opening: the query, its result and why it was no answer."""
@@ -156,7 +157,7 @@ class DirectAnswer:
 
     def _rewritten(self, tried: DirectTry) -> DirectTry | None:
         """The query whose filters found nothing, or that failed, rewritten by the program
-        (`datasolver.rules`: the linked filter values put in; a join that pairs nothing answered from one
+        (`datasolver.data.rules`: the linked filter values put in; a join that pairs nothing answered from one
         table; a column name written whole where a piece of it did not parse), no request spent. The
         first that answers is taken, named by its rule; None when none does."""
         catalog = self.package.catalog

@@ -63,8 +63,9 @@ from datasolver.data.query_errors import nearest_hint, query_error, unread_hint
 from datasolver.data.query_run import run_statement
 from datasolver.data.relation import Relation
 from datasolver.data.results import QueryResult, TableInfo
+from datasolver.data.rules.engine_stages import apply_before_run
 from datasolver.data.sources import Registration, Source, register_derived, register_files
-from datasolver.data.sql_repair import RepairOutcome, unwrap_statement, widen_float_casts
+from datasolver.data.sql_repair import RepairOutcome
 from datasolver.data.table_cache import TABLE, PendingEntry, TableCache
 from datasolver.data.table_listing import describe_table, table_info
 
@@ -391,13 +392,12 @@ class Catalog:
 
     def _run(self, sql: str, fetch: Callable[[duckdb.DuckDBPyRelation], T],
              timeout_s: float | None = None) -> RepairOutcome[T]:
-        # As models write it: a Markdown fence around the SQL, comments after the last semicolon;
-        # and as PostgreSQL reads it: `::float` is 8 bytes there.
-        sql, unwrapped = unwrap_statement(sql)
-        sql, widened = widen_float_casts(sql)
-        unwrapped += widened
+        # As models write it (a Markdown fence, comments after the last semicolon, PostgreSQL's
+        # 4-byte-looking `::float`): the before-run stage of the rulebook, then the run and its repair.
+        sql, notes, rules = apply_before_run(sql)
         outcome = run_statement(self, sql, fetch, timeout_s)
-        outcome.rewrites[:0] = unwrapped
+        outcome.rewrites[:0] = notes
+        outcome.rules[:0] = rules
         return outcome
 
     def describe(self, name: str, sample_rows: int = 5, timeout_s: float | None = None) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 import duckdb
 
 from .errors import ReadOnlyViolation, SqlSyntaxError
-from .sql_repair import significant, tokenize
+from .sql_tokens import significant, tokenize
 
 ALLOWED = (
     "SELECT / WITH / UNION·EXCEPT·INTERSECT / VALUES, DESCRIBE, SHOW, SUMMARIZE, PIVOT, "

@@ -33,9 +33,9 @@ from typing import Protocol
 
 from datasolver.clip import clip
 from datasolver.data.errors import DataError, QueryInterrupted
-from datasolver.data.link_signals import (LINK_SIGNALS, FoundValue, LinkHit, LinkSignal, QuestionFacts, TableFacts,
-                                          signal_hits, signal_reasons, signal_score)
 from datasolver.data.names import quote_ident, quote_literal
+from datasolver.data.rules.link_signals import (LINK_SIGNALS, FoundValue, LinkHit, LinkSignal, QuestionFacts, TableFacts,
+                                                signal_hits, signal_reasons, signal_score)
 from datasolver.data.terms import question_terms
 
 
@@ -507,7 +507,7 @@ class TableLink:
     name: str
     score: float
     reasons: tuple[str, ...] = ()  # what its signals' hits say (and a bridge's "it joins …")
-    hits: tuple[LinkHit, ...] = ()  # each names its signal (`data/link_signals.py`)
+    hits: tuple[LinkHit, ...] = ()  # each names its signal (`data/rules/link_signals.py`)
 
 
 @dataclass(frozen=True)
@@ -571,7 +571,7 @@ def link_question(catalog: Catalog, question: str, index: ValueIndex | None = No
     MAX_LINKED_CHARS characters of a longer text are linked (a note says so).
 
     What each table shares with the question is found once (`_table_facts`); `signals`
-    (`data/link_signals.LINK_SIGNALS`) weigh it into the table's score and say why. Tables rank by
+    (`data/rules/link_signals.LINK_SIGNALS`) weigh it into the table's score and say why. Tables rank by
     score, a tie in the catalog's order (its files in sorted order)."""
     cut = _cut_note(question)
     question = question[:MAX_LINKED_CHARS]

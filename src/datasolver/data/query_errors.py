@@ -1,7 +1,7 @@
 """A failed query's error as the engine's (`query_error`): DuckDB's error parsed once
-(duck_errors.py) and followed by the engine's hints (error_hints.py); a table DuckDB does not know
-is UnknownTable, saying why its file was not read (`unread_hint`) or the nearest names
-(`nearest_hint`), as `Catalog.resolve` says it."""
+(duck_errors.py) and followed by the engine's hints (the `HINTS` stage, `rules/engine_stages.py`); a
+table DuckDB does not know is UnknownTable, saying why its file was not read (`unread_hint`) or the
+nearest names (`nearest_hint`), as `Catalog.resolve` says it."""
 
 from __future__ import annotations
 
@@ -15,11 +15,12 @@ import duckdb
 
 from datasolver.data.compressed import table_stem
 from datasolver.data.duck_errors import compact_error, parse_duck_error
-from datasolver.data.error_hints import Schema, error_hints
 from datasolver.data.errors import DataError, QueryError, UnknownTable
 from datasolver.data.lazy_load import TableEntry
 from datasolver.data.load_notes import LoadNote
 from datasolver.data.names import canonical_name
+from datasolver.data.rules.engine_stages import error_hints
+from datasolver.data.rules.protocol import Schema
 
 NAMES_LISTED = 10  # an unknown table's message lists this many names when none is close
 _NOT_READ = re.compile(r"^not (?:read|loaded): ")  # a reason said after "x was not read: "

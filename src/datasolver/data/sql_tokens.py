@@ -1,5 +1,5 @@
 """A small SQL scanner: tokens that rebuild the input exactly, so rewrites never touch string
-literals, quoted names or comments (`sql_repair`, `pg_dates`, `ask.refs`)."""
+literals, quoted names or comments (the engine's rules in `rules/`, `ask.refs`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """A query as a syntax tree: one DuckDB statement read by sqlglot, or None.
 
 The one place that turns a query's text into a tree for the program's own reading and rewriting
-(empty-result diagnosis, filter respelling, the rules room). Bounded: a query longer than the
+(empty-result diagnosis, filter respelling, the rules of `rules/`). Bounded: a query longer than the
 caller's `max_chars` is not parsed; parse errors, several statements and trees too deep to walk are
 all None, never an exception.
 """

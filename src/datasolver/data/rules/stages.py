@@ -2,31 +2,28 @@
 
 `ON_ERROR`: a query that failed, with its parsed DuckDB error. `ON_EMPTY`: a query whose filters
 found nothing. `ON_ROWS`: a query that ran with rows (and passed its checks), with its result's shape
-and the question's: what the question asks that the query does not answer. `HINTS`: the text the engine adds to a failed query's error; these run inside the
-engine (`data/error_hints.py`, `ENGINE_HINTS`), whose message carries them to every caller, so the
-tuple here names them and `docs/rules.md` lists them with the others. Every result carries the name
-of the rule that made it, for the transcript.
+and the question's: what the question asks that the query does not answer. Every result carries the
+name of the rule that made it, for the transcript. The stages the engine applies itself (before a
+query runs, on its rejection, the hints of its error) are in `engine_stages.py`.
 """
 
 from __future__ import annotations
 
 from datasolver.data.duck_errors import DuckError
-from datasolver.data.error_hints import ENGINE_HINTS
-from datasolver.rules.entity_union import entity_union
-from datasolver.rules.join_path import join_path
-from datasolver.rules.moved_column import moved_column
-from datasolver.rules.nearest_value import nearest_value
-from datasolver.rules.one_table import one_table
-from datasolver.rules.period_union import period_union
-from datasolver.rules.protocol import HintRule, OnEmpty, OnError, OnRows, ResultShape, Rewrite, RuleContext
-from datasolver.rules.respelled_filter import respelled_filter
-from datasolver.rules.unasked_filter import unasked_filter
-from datasolver.rules.whole_column_name import whole_column_name
+from datasolver.data.rules.context import OnEmpty, OnError, OnRows, ResultShape, Rewrite, RuleContext
+from datasolver.data.rules.entity_union import entity_union
+from datasolver.data.rules.join_path import join_path
+from datasolver.data.rules.moved_column import moved_column
+from datasolver.data.rules.nearest_value import nearest_value
+from datasolver.data.rules.one_table import one_table
+from datasolver.data.rules.period_union import period_union
+from datasolver.data.rules.respelled_filter import respelled_filter
+from datasolver.data.rules.unasked_filter import unasked_filter
+from datasolver.data.rules.whole_column_name import whole_column_name
 
 ON_ERROR: tuple[OnError, ...] = (whole_column_name, moved_column, join_path)
 ON_EMPTY: tuple[OnEmpty, ...] = (respelled_filter, nearest_value, unasked_filter, one_table)
 ON_ROWS: tuple[OnRows, ...] = (period_union, entity_union)
-HINTS: tuple[HintRule, ...] = ENGINE_HINTS
 
 
 def apply_on_error(sql: str, error: DuckError, context: RuleContext) -> list[Rewrite]:

@@ -17,7 +17,7 @@ from datasolver.data.duck_errors import DuckError
 from datasolver.data.errors import DataError
 from datasolver.data.names import quote_ident
 from datasolver.data.sql_tokens import Token, significant, tokenize, unquote
-from datasolver.rules.protocol import RuleContext
+from datasolver.data.rules.context import RuleContext
 
 if TYPE_CHECKING:
     from datasolver.data.catalog import Catalog

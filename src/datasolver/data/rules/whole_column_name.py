@@ -2,7 +2,7 @@
 
 The real 1.5B model wrote `GROUP 开发商` for the column 集团开发商, and wrote it again after the hint
 named the column. When DuckDB's syntax error is at a word that is a piece of column names
-(`data.error_hints.split_column`), the rule writes each of those names whole in the word's place.
+(`rules/column_piece.split_column`), the rule writes each of those names whole in the word's place.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 import duckdb
 
 from datasolver.data.duck_errors import DuckError
-from datasolver.data.error_hints import split_column
+from datasolver.data.rules.column_piece import split_column
 from datasolver.data.names import quote_ident
 from datasolver.data.sql_tokens import significant, tokenize
-from datasolver.rules.protocol import RuleContext
+from datasolver.data.rules.context import RuleContext
 
 MAX_SQL_CHARS = 20_000  # of a query the rule reads (a longer one is left as it is)
 SPLIT_COLUMNS_TRIED = 3  # columns holding the piece, each tried in its place

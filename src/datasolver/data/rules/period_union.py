@@ -22,9 +22,9 @@ from sqlglot import exp
 from datasolver.data.errors import DataError
 from datasolver.data.names import quote_ident, quote_literal
 from datasolver.data.question_shape import QuestionShape
-from datasolver.rules.look_alikes import (Period, period_of, plain_select, read_alone, read_tables, same_columns,
-                                          select_all, union_in_place)
-from datasolver.rules.protocol import ResultShape, RuleContext
+from datasolver.data.rules.context import ResultShape, RuleContext
+from datasolver.data.rules.look_alikes import (Period, period_of, plain_select, read_alone, read_tables, same_columns,
+                                               select_all, union_in_place)
 
 if TYPE_CHECKING:
     from datasolver.data.catalog import Catalog

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from datasolver.data.empty_result import filter_respelled
-from datasolver.rules.protocol import RuleContext
+from datasolver.data.rules.context import RuleContext
 
 MAX_SQL_CHARS = 20_000  # of a query the rule reads (a longer one is left as it is)
 FILTERS_TRIED = 3  # filters of the diagnosis that bring rows back, in its order

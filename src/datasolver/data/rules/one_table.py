@@ -8,7 +8,7 @@ rule asks the one table that holds the selected columns (`data.empty_result.one_
 from __future__ import annotations
 
 from datasolver.data.empty_result import one_table_query
-from datasolver.rules.protocol import RuleContext
+from datasolver.data.rules.context import RuleContext
 
 MAX_SQL_CHARS = 20_000  # of a query the rule reads (a longer one is left as it is)
 

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from datasolver.data.linking import QuestionLinks, date_mentions, normalize
-from datasolver.rules.look_alikes import (PERIOD, differing_piece, plain_select, read_alone, read_tables, same_columns,
-                                          select_all, union_in_place)
-from datasolver.rules.protocol import ResultShape, RuleContext
+from datasolver.data.rules.context import ResultShape, RuleContext
+from datasolver.data.rules.look_alikes import (PERIOD, differing_piece, plain_select, read_alone, read_tables, same_columns,
+                                               select_all, union_in_place)
 
 if TYPE_CHECKING:
     from datasolver.data.catalog import Catalog

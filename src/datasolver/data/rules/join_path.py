@@ -20,7 +20,7 @@ from datasolver.data.errors import DataError
 from datasolver.data.joins import compatible_types
 from datasolver.data.sql_tree import parse_select
 from datasolver.data.names import quote_ident
-from datasolver.rules.protocol import RuleContext
+from datasolver.data.rules.context import RuleContext
 
 if TYPE_CHECKING:
     from datasolver.data.catalog import Catalog

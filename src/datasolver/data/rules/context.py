@@ -1,9 +1,14 @@
-"""The rules' one shape: a rule is a named function of one stage; what it proposes carries its name.
+"""The shape of the stages that read the task: a rule is a named function of one stage; what it
+proposes carries its name.
 
-A stage is a tuple of rules applied in order (`rules/stages.py`), as sqlglot's optimizer is a tuple
+A stage is a tuple of rules applied in order (`data/rules/stages.py`), as sqlglot's optimizer is a tuple
 of passes behind one function type. A rule returns (SQL, reason) pairs; the stage's apply function
 stamps each with the rule's name (its function's `__name__`), so a transcript says which rule
 changed what. Each rule module states its input bound as a named constant and holds to it.
+
+These stages (on an error, on an empty result, on a result with rows) read the task's catalog through
+a `RuleContext`; the stages the engine applies itself read only the query, its error and the schema
+(`protocol.py`), since the catalog imports them and nothing they import may lead back to it.
 """
 
 from __future__ import annotations
@@ -13,7 +18,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from datasolver.data.duck_errors import DuckError
 from datasolver.data.empty_result import EmptyDiagnosis
-from datasolver.data.error_hints import Schema
 from datasolver.data.linking import QuestionLinks
 from datasolver.data.question_shape import QuestionShape
 
@@ -29,14 +33,6 @@ class Rewrite:
     sql: str
     reason: str  # what was rewritten, for the model and the transcript
     rule: str  # the name of the rule that wrote it
-
-
-@dataclass(frozen=True)
-class Hint:
-    """A line the program adds to an error, with the rule that wrote it."""
-
-    text: str
-    rule: str
 
 
 @dataclass(frozen=True)
@@ -82,11 +78,3 @@ class OnRows(Protocol):
     __name__: str
 
     def __call__(self, sql: str, result: ResultShape, context: RuleContext) -> list[tuple[str, str]]: ...
-
-
-class HintRule(Protocol):
-    """A rule of the hints stage: (parsed error, query, schema) → text added to the error ("" when none)."""
-
-    __name__: str
-
-    def __call__(self, error: DuckError, sql: str, schema: Schema) -> str: ...

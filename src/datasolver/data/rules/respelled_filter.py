@@ -8,7 +8,7 @@ linking found the value as the data writes it; the rule puts it in (`data.linkin
 from __future__ import annotations
 
 from datasolver.data.linking import respell_filters
-from datasolver.rules.protocol import RuleContext
+from datasolver.data.rules.context import RuleContext
 
 MAX_SQL_CHARS = 20_000  # of a query the rule reads (a longer one is left as it is)
 

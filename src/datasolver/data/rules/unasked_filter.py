@@ -19,8 +19,8 @@ from sqlglot import exp
 
 from datasolver.data.empty_result import filter_dropped
 from datasolver.data.linking import QuestionLinks
-from datasolver.rules.nearest_value import MIN_DATE_DIGITS, same_value
-from datasolver.rules.protocol import RuleContext
+from datasolver.data.rules.context import RuleContext
+from datasolver.data.rules.nearest_value import MIN_DATE_DIGITS, same_value
 
 MAX_SQL_CHARS = 20_000  # of a query the rule reads (a longer one is left as it is)
 FILTERS_TRIED = 3  # filters of the diagnosis that bring rows back, in its order
