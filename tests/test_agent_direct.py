@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from datasolver.agent import Limits
-from datasolver.agent.direct import Candidate, choose
+from datasolver.direct_step import Candidate, choose
 from tests.helpers.agent import solve_scripted
 from datasolver.llm.fake import text, tool_call
 from datasolver.solver.prepare import prepare_task
