@@ -208,3 +208,16 @@ def test_two_named_years_in_look_alike_tables_are_answered_from_their_union(tmp_
     assert outcome.prediction.read_text(encoding="utf-8") == "year,total\n2021,12.0\n2022,15.0\n"
     [chosen] = [e for e in events if e["event"] == "direct_answer"]
     assert chosen["chosen"] == "rows rewrite 1" and "period_union" not in chosen["how"]
+
+
+def test_a_failed_repair_gets_the_programs_rewrites_too(scratch: Path) -> None:
+    """The one direct step (`datasolver.direct_step`) gives every query of the conversation that failed or
+    found nothing to the program's rewrites: here the repair reads `title` and `year` from `writes`, and the
+    join the program writes (`rules/join_path.py`) passes the checks without a second repair."""
+    script = [text(sql("SELECT titel FROM paper")), text(sql("SELECT title FROM writes WHERE year = 2020 ORDER BY title"))]
+    outcome, server, events = solve(scratch, script, direct_samples=0)
+    assert (outcome.status, len(server.requests)) == ("solved", 2)
+    candidates = [e for e in events if e["event"] == "direct_candidate"]
+    assert [(c["source"], c["passes"], c.get("rule")) for c in candidates][1:] == [
+        ("repair", False, None), ("rewrite 1", True, "join_path")]
+    assert outcome.prediction.read_text(encoding="utf-8") == ANSWER_CSV
