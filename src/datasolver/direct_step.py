@@ -7,7 +7,7 @@ with ONE request, tools off, for the query whose result is the answer. What they
 - a candidate that failed or found nothing is given to the program's rewrites first
   (`datasolver.rules`), each run as a candidate, no request spent; a rewrite of a failed query that
   runs and finds nothing has its own rewrites tried, once (`REWRITE_DEPTH`);
-- then up to `DirectPolicy.repairs` repair turns in the same conversation (a server that caches the
+- then up to `DirectTerms.repairs` repair turns in the same conversation (a server that caches the
   prompt's prefix reads only the new turn), each told what went wrong; a query written again is not
   run again (its verdict stands), and the next turn says so and is sampled warmer;
 - then, while time allows, samples of the first request at a higher temperature, stopping once two agree;
@@ -17,7 +17,7 @@ with ONE request, tools off, for the query whose result is the answer. What they
 
 What differs between the agents is a parameter: how a query is run and judged, and which rewrites
 the program offers (`Judge`: the Solver's solver.py and answer checks, the analyst's stored results and
-evidence rules), and the policy (`DirectPolicy`: repair turns, samples, temperatures, the reply's tokens,
+evidence rules), and the terms (`DirectTerms`: repair turns, samples, temperatures, the reply's tokens,
 the repair prompt, time and request budgets, the trace events' names). The callers build the messages.
 """
 
@@ -133,7 +133,7 @@ class Judge(Protocol):
 
 
 @dataclass(frozen=True)
-class DirectPolicy:
+class DirectTerms:
     """What differs between the agents' direct steps, apart from the judge."""
 
     render: Callable[..., str]  # the agent's prompt files (`PromptFiles.render`)
@@ -154,12 +154,12 @@ class DirectPolicy:
 
 @dataclass
 class DirectStep:
-    """One direct step: the messages of the first request, the model, the judge, the policy."""
+    """One direct step: the messages of the first request, the model, the judge, the terms."""
 
     messages: list[dict[str, Any]]
     client: LLMClient
     judge: Judge
-    policy: DirectPolicy
+    terms: DirectTerms
     outcome: DirectOutcome = field(default_factory=DirectOutcome)
     seconds_per_request: float | None = None  # measured on the first reply: what one more query costs
     stopped: str | None = None  # why the last request gave no candidate
@@ -167,23 +167,23 @@ class DirectStep:
     async def run(self) -> DirectOutcome:
         """The first query, the program's rewrites and the repair turns, the samples, the choice."""
         conversation = list(self.messages)
-        tried = await self._turn(conversation, FIRST, self.policy.temperature)
-        for _ in range(self.policy.repairs):
+        tried = await self._turn(conversation, FIRST, self.terms.temperature)
+        for _ in range(self.terms.repairs):
             if tried is None or tried.passes or not self._room():
                 break
             conversation += [{"role": "assistant", "content": f"```sql\n{tried.sql}\n```"},
-                             user_message(self.policy.render(
-                                 self.policy.repair_prompt, problem=clip(tried.why(), PROBLEM_CHARS),
+                             user_message(self.terms.render(
+                                 self.terms.repair_prompt, problem=clip(tried.why(), PROBLEM_CHARS),
                                  again=f"\n{REPEATED}" if tried.repeats else "").strip())]
-            warmer = max(self.policy.warmer, self.policy.temperature or 0.0)
-            tried = await self._turn(conversation, REPAIR, warmer if tried.repeats else self.policy.temperature)
+            warmer = max(self.terms.warmer, self.terms.temperature or 0.0)
+            tried = await self._turn(conversation, REPAIR, warmer if tried.repeats else self.terms.temperature)
         if tried is not None and tried.passes:
             return await self._choose(tried, self._passed(tried))
         # A first reply with no query at all: the model wants to explore; the loop serves it better.
-        for _ in range(self.policy.samples if self.outcome.candidates else 0):
+        for _ in range(self.terms.samples if self.outcome.candidates else 0):
             if not self._room():
                 break
-            await self._ask(self.messages, self._numbered(SAMPLE), self.policy.warmer)
+            await self._ask(self.messages, self._numbered(SAMPLE), self.terms.warmer)
             if self._agreeing() >= AGREEING:
                 break
         chosen, how = choose(self.outcome.candidates)
@@ -201,18 +201,18 @@ class DirectStep:
 
     async def _ask(self, messages: list[dict[str, Any]], source: str, temperature: float | None) -> Candidate | None:
         """One request, tools off; its query (if any) run as a candidate. None when the reply had no query."""
-        options = {**self.policy.chat_options, "max_tokens": self.policy.reply_tokens}
+        options = {**self.terms.chat_options, "max_tokens": self.terms.reply_tokens}
         if temperature is not None:
             options["temperature"] = temperature
-        left = self.policy.seconds_left()
+        left = self.terms.seconds_left()
         if left is not None and left <= 0:
             self.stopped = f"no time was left for the {source} request"
             return None
         try:
-            reply = await self.client.chat(messages, self.policy.tools, **options)
+            reply = await self.client.chat(messages, self.terms.tools, **options)
         except LLMError as exc:
             self.stopped = f"the {source} request failed: {type(exc).__name__}: {exc}"
-            self._event(self.policy.step_event, source=source, error=self.stopped)
+            self._event(self.terms.step_event, source=source, error=self.stopped)
             return None
         self.outcome.requests += 1
         if self.seconds_per_request is None and reply.usage.completion_tokens:
@@ -221,7 +221,7 @@ class DirectStep:
         sql = reply_query(reply.content, reply.tool_calls)
         if sql is None:
             self.stopped = f"the {source} reply wrote no query"
-            self._event(self.policy.step_event, source=source, query=None, reply=clip(reply.content, SHOWN_REPLY_CHARS))
+            self._event(self.terms.step_event, source=source, query=None, reply=clip(reply.content, SHOWN_REPLY_CHARS))
             return None
         earlier = next((c for c in self.outcome.candidates if same_query(c.sql, sql)), None)
         if earlier is not None:  # the same query again: its verdict stands
@@ -253,7 +253,7 @@ class DirectStep:
         if not await self.judge.adopt(candidate):  # it passed a moment ago: say so, and let the loop take over
             return self._none(f"{candidate.source} no longer passes when run again")
         self.outcome.chosen, self.outcome.how = candidate, how
-        self._event(self.policy.step_event, chosen=candidate.source, how=how, signature=candidate.signature,
+        self._event(self.terms.step_event, chosen=candidate.source, how=how, signature=candidate.signature,
                     requests=self.outcome.requests)
         return self.outcome
 
@@ -277,12 +277,12 @@ class DirectStep:
 
     def _none(self, how: str) -> DirectOutcome:
         self.outcome.how = how
-        self._event(self.policy.step_event, chosen=None, how=how, requests=self.outcome.requests)
+        self._event(self.terms.step_event, chosen=None, how=how, requests=self.outcome.requests)
         return self.outcome
 
     def _add(self, candidate: Candidate) -> Candidate:
         self.outcome.candidates.append(candidate)
-        self._event(self.policy.candidate_event, **candidate.as_dict())
+        self._event(self.terms.candidate_event, **candidate.as_dict())
         return candidate
 
     def _seen(self, sql: str) -> bool:
@@ -300,10 +300,10 @@ class DirectStep:
 
     def _room(self) -> bool:
         """Whether one more request fits: the request budget, and the time left (keeping the reserve)."""
-        if self.policy.max_requests is not None and self.outcome.requests >= self.policy.max_requests:
+        if self.terms.max_requests is not None and self.outcome.requests >= self.terms.max_requests:
             return False
-        left = self.policy.seconds_left()
-        return left is None or left > (self.seconds_per_request or FIRST_GUESS_S) + self.policy.reserve_seconds
+        left = self.terms.seconds_left()
+        return left is None or left > (self.seconds_per_request or FIRST_GUESS_S) + self.terms.reserve_seconds
 
     def _agreeing(self) -> int:
         counts = Counter(c.signature for c in self.outcome.candidates if c.passes and c.signature is not None)
@@ -326,4 +326,4 @@ def choose(candidates: list[Candidate]) -> tuple[Candidate | None, str]:
     return chosen, f"{best} of {len(candidates)} candidate queries agree (and pass the answer checks)"
 
 
-__all__ = ["Candidate", "DirectOutcome", "DirectPolicy", "DirectStep", "Judge", "choose"]
+__all__ = ["Candidate", "DirectOutcome", "DirectTerms", "DirectStep", "Judge", "choose"]

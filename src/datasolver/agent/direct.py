@@ -23,7 +23,7 @@ from datasolver.agent.prompts import render_prompt
 from datasolver.data import ScratchLayout
 from datasolver.data.duck_errors import parse_duck_error
 from datasolver.data.empty_result import explain_empty
-from datasolver.direct_step import Candidate, DirectPolicy
+from datasolver.direct_step import Candidate, DirectTerms
 from datasolver.eval import prediction_signature
 from datasolver.llm import ToolCall
 from datasolver.llm.text_calls import same_query
@@ -56,11 +56,11 @@ def direct_messages(opening: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [*opening[:-1], {**last, "content": content}]
 
 
-def solver_policy(limits: Limits, tools: list[dict[str, Any]], chat_options: dict[str, Any],
-                  seconds_left: Callable[[], float | None]) -> DirectPolicy:
+def solver_terms(limits: Limits, tools: list[dict[str, Any]], chat_options: dict[str, Any],
+                  seconds_left: Callable[[], float | None]) -> DirectTerms:
     """The Solver's direct step: the loop's tools sent with tool calls off (the loop's prefix), one repair
     turn, `direct_samples` samples at `direct_temperature`, `reserve_seconds` kept for the loop."""
-    return DirectPolicy(
+    return DirectTerms(
         render=render_prompt, repair_prompt="direct_repair", reply_tokens=limits.direct_reply_tokens,
         candidate_event=EVENT_CANDIDATE, step_event=EVENT_DIRECT, repairs=SOLVER_REPAIRS,
         samples=limits.direct_samples, warmer=limits.direct_temperature, tools=tools,
@@ -134,4 +134,4 @@ def last_query(layout: ScratchLayout) -> str | None:
     return queries[-1] if queries else None
 
 
-__all__ = ["EVENT_CANDIDATE", "EVENT_DIRECT", "SolverJudge", "direct_messages", "last_query", "solver_policy"]
+__all__ = ["EVENT_CANDIDATE", "EVENT_DIRECT", "SolverJudge", "direct_messages", "last_query", "solver_terms"]

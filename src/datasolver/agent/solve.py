@@ -24,7 +24,7 @@ from datasolver.agent.assemble import build_messages, build_system_prompt
 from datasolver.agent.brief import TaskBrief, gather_brief
 from datasolver.eval.confidence import AnswerEvidence, confidence
 from datasolver.agent.conversation import Conversation
-from datasolver.agent.direct import SolverJudge, direct_messages, last_query, solver_policy
+from datasolver.agent.direct import SolverJudge, direct_messages, last_query, solver_terms
 from datasolver.agent.fit import first_prompt_tokens, fit_brief
 from datasolver.agent.learnt import Learnt
 from datasolver.agent.limits import NO_DEADLINE, Deadline, Limits
@@ -392,9 +392,9 @@ class _Session:
         before = self.task_run.client.usage.requests
         judge = SolverJudge(self.run.runner, self.task_run.layout,
                             RuleContext(self.toolbox.catalog, self.brief.links, shape=self.task_run.task.shape))
-        policy = solver_policy(self.task_run.limits, self.run.tools, dict(self.task_run.chat_options),
+        terms = solver_terms(self.task_run.limits, self.run.tools, dict(self.task_run.chat_options),
                                self.task_run.deadline.seconds_left)
-        outcome = await DirectStep(direct_messages(self.state.opening), self.task_run.client, judge, policy).run()
+        outcome = await DirectStep(direct_messages(self.state.opening), self.task_run.client, judge, terms).run()
         self.state.direct_ran = 1
         self.state.direct_requests = self.task_run.client.usage.requests - before
         self._event(EVENT_ATTEMPT_END, attempt=0, direct=True, requests=outcome.requests,

@@ -29,7 +29,7 @@ from datasolver.clip import clip
 from datasolver.data import DataError
 from datasolver.data.duck_errors import parse_duck_error
 from datasolver.data.linking import QuestionLinks
-from datasolver.direct_step import Candidate, DirectOutcome, DirectPolicy, DirectStep
+from datasolver.direct_step import Candidate, DirectOutcome, DirectTerms, DirectStep
 from datasolver.llm import LLMClient, system_message, user_message
 from datasolver.rules import ResultShape, Rewrite, RuleContext, apply_on_empty, apply_on_error, apply_on_rows
 
@@ -134,12 +134,12 @@ class DirectAnswer:
         messages = [system_message(render_prompt("direct_system").strip()),
                     user_message(direct_prompt(self.package, self.question, self.links, self.config))]
         judge = AskJudge(self.toolbox, self.checks, self.config, self.links)
-        policy = DirectPolicy(
+        terms = DirectTerms(
             render=render_prompt, repair_prompt="direct_repair", reply_tokens=DIRECT_REPLY_TOKENS,
             candidate_event=EVENT_DIRECT, step_event=EVENT_DIRECT, repairs=DIRECT_REPAIRS,
             temperature=self.config.temperature, warmer=REPEAT_TEMPERATURE,
             chat_options={"enable_thinking": self.config.enable_thinking}, max_requests=self.config.limits.max_requests)
-        step = await DirectStep(messages, self.client, judge, policy).run()
+        step = await DirectStep(messages, self.client, judge, terms).run()
         if step.chosen is not None and step.chosen.rewrite_of is not None:
             judge.notes.append(rewrite_note(step.chosen, step.chosen.rewrite_of))
         return DirectResult(step, judge.final, judge.notes)
