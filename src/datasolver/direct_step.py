@@ -108,8 +108,9 @@ class DirectOutcome:
     requests: int = 0
 
     def lessons(self) -> list[str]:
-        """What the tool loop is told was tried and why it gave no answer (each line once)."""
-        return list(dict.fromkeys(c.lesson() for c in self.candidates if not c.passes))
+        """What the tool loop is told was tried and why it gave no answer (each query once: a query written
+        again is its first writing's line)."""
+        return list(dict.fromkeys(c.lesson() for c in self.candidates if not c.passes and c.repeats is None))
 
 
 class Judge(Protocol):

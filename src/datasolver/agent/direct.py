@@ -40,7 +40,7 @@ VIA_DIRECT = "direct"  # tool_call events' `via` for the calls made for a direct
 ID_PREFIX = "direct_"
 FOUND_NOTHING = "empty_result"  # the check of a query that found nothing (no rows, NULLs, a count of 0 of no rows)
 REWRITE_QUERY_TIMEOUT_S = 5.0  # each query of the diagnosis behind the program's rewrites
-QUERY_LOG_CAP = 1 << 20
+QUERY_LOG_CAP = 1 << 20  # bytes of solver.py's query log read for its last query
 SOLVER_REPAIRS = 1  # one repair turn: the samples that follow draw from the same cached prompt
 
 
@@ -57,7 +57,7 @@ def direct_messages(opening: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def solver_terms(limits: Limits, tools: list[dict[str, Any]], chat_options: dict[str, Any],
-                  seconds_left: Callable[[], float | None]) -> DirectTerms:
+                 seconds_left: Callable[[], float | None]) -> DirectTerms:
     """The Solver's direct step: the loop's tools sent with tool calls off (the loop's prefix), one repair
     turn, `direct_samples` samples at `direct_temperature`, `reserve_seconds` kept for the loop."""
     return DirectTerms(
