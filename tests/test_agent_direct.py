@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from datasolver.agent import Limits
-from datasolver.agent.direct import Candidate, choose
+from datasolver.direct_step import Candidate, choose
 from tests.helpers.agent import solve_scripted
 from datasolver.llm.fake import text, tool_call
 from datasolver.solver.prepare import prepare_task
@@ -229,3 +229,14 @@ def test_two_named_entities_in_two_cities_look_alike_tables_are_answered_from_th
     assert [(c["source"], c["passes"], c.get("rule")) for c in candidates] == [
         ("direct", True, None), ("rows rewrite 1", True, "entity_union")]
     assert outcome.prediction.read_text(encoding="utf-8") == "name,price\nLoft Marais,120\nCasa Trastevere,100\n"
+def test_a_failed_repair_gets_the_programs_rewrites_too(scratch: Path) -> None:
+    """The one direct step (`datasolver.direct_step`) gives every query of the conversation that failed or
+    found nothing to the program's rewrites: here the repair reads `title` and `year` from `writes`, and the
+    join the program writes (`rules/join_path.py`) passes the checks without a second repair."""
+    script = [text(sql("SELECT titel FROM paper")), text(sql("SELECT title FROM writes WHERE year = 2020 ORDER BY title"))]
+    outcome, server, events = solve(scratch, script, direct_samples=0)
+    assert (outcome.status, len(server.requests)) == ("solved", 2)
+    candidates = [e for e in events if e["event"] == "direct_candidate"]
+    assert [(c["source"], c["passes"], c.get("rule")) for c in candidates][1:] == [
+        ("repair", False, None), ("rewrite 1", True, "join_path")]
+    assert outcome.prediction.read_text(encoding="utf-8") == ANSWER_CSV

@@ -242,3 +242,19 @@ def test_a_column_name_split_in_two_is_written_whole_without_a_request(tmp_path:
     assert any(n.startswith('the query failed; the column name "集团开发商" written whole for `GROUP 开发商`, and ')
                for n in record["notes"])
     assert record["evidence_sql"] == ["SELECT DISTINCT \"集团开发商\" FROM price WHERE 项目名称 = '武汉长江中心'"]
+
+
+def test_two_named_years_in_look_alike_tables_are_answered_from_their_union(tmp_path: Path, model) -> None:
+    """The analyst's direct step is the Solver's (`datasolver.direct_step`), on-rows rewrites included: the
+    model reads one of two yearly tables for a question naming both years; the program writes the union
+    of both years' tables (`rules/period_union.py`), which answers, and the answer is written from it."""
+    folder = tmp_path / "sales"
+    folder.mkdir()
+    for year, rows in (("2021", "north,5\nsouth,7\n"), ("2022", "north,6\nsouth,9\n")):
+        (folder / f"sales_{year}.csv").write_text("region,amount\n" + rows, encoding="utf-8")
+    server = model([sql("SELECT SUM(amount) AS total FROM sales_2022")])
+    record = json.loads(invoke("ask", str(folder), "What was the total amount sold in 2021 and 2022?", "--json").output)
+    assert (record["answer"], record["path"], len(server.requests)) == ("year (total): 2021 (12), 2022 (15)", "direct", 1)
+    assert "UNION ALL" in record["evidence_sql"][0] and [h["ref"] for h in record["handles"]] == ["@2"]
+    assert any(n.startswith("@1 answered; the question names 2 periods (2021, 2022)") for n in record["notes"])
+    assert record["confidence"] == "medium"  # one query (the program's) before the answering one, as the Solver counts

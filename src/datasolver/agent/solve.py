@@ -22,12 +22,12 @@ from collections.abc import Awaitable, Mapping
 
 from datasolver.agent.assemble import build_messages, build_system_prompt
 from datasolver.agent.brief import TaskBrief, gather_brief
-from datasolver.eval.confidence import AnswerEvidence, confidence
 from datasolver.agent.conversation import Conversation
-from datasolver.agent.direct import Candidate, DirectOutcome, DirectPath
+from datasolver.agent.direct import SolverJudge, direct_messages, last_query, solver_terms
 from datasolver.agent.fit import first_prompt_tokens, fit_brief
 from datasolver.agent.learnt import Learnt
 from datasolver.agent.limits import NO_DEADLINE, Deadline, Limits
+from datasolver.eval.confidence import AnswerEvidence, confidence
 from datasolver.agent.loop import (
     ANSWERED,
     CONTEXT_OVERFLOW,
@@ -41,17 +41,15 @@ from datasolver.agent.loop import (
 from datasolver.agent.prompts import render_prompt
 from datasolver.agent.relevance import vote_table_relevance
 from datasolver.agent.state import OPENING_SHARE, AttemptResult, Held, SolveState
+from datasolver.agent.tokens import estimate_tokens, estimate_tools_tokens
 from datasolver.agent.video import pick_frames
 from datasolver.agent.video_judge import judge_video
-from datasolver.agent.tokens import estimate_tokens, estimate_tools_tokens
-from datasolver.data import Catalog, ScratchLayout, Task
-from datasolver.data.empty_result import explain_empty
-from datasolver.data.duck_errors import parse_duck_error
 from datasolver.clip import clip
+from datasolver.data import Catalog, ScratchLayout, Task
+from datasolver.data.rules.context import RuleContext
+from datasolver.direct_step import DirectOutcome, DirectStep
 from datasolver.llm import LLMClient, TraceWriter, user_message
 from datasolver.llm.window import reply_tokens
-from datasolver.data.rules.context import Rewrite, RuleContext
-from datasolver.data.rules.stages import apply_on_empty, apply_on_error, apply_on_rows
 from datasolver.sandbox import SandboxLimits, UnsafeFile, safe_files
 from datasolver.solver import (
     SolverToolbox,
@@ -61,7 +59,6 @@ from datasolver.solver import (
     restore_scaffold,
     run_fallback,
 )
-from datasolver.solver.answer_checks import read_query_log
 from datasolver.solver.scaffold import with_query
 from datasolver.solver.tools import SOLVER_HOOKS, sent_query, written_query_calls
 from datasolver.toolkit import ToolRunner
@@ -83,7 +80,6 @@ EVENT_CONFIDENCE = "confidence"  # the published answer's label and what it was 
 EVENT_WINDOW = "context_window"  # what is known of the server's window as the task starts
 RELEVANCE_VOTES = 3  # votes on table relevance, asked only when the first prompt is over its budget
 QUERY_SHARE_OF_TOOL_TIMEOUT = 0.9
-REWRITE_QUERY_TIMEOUT_S = 5.0  # each query of the diagnosis behind the program's rewrites
 EVENT_VIDEO_JUDGE = "video_judge"
 # With a known context window the whole opening may take OPENING_SHARE (`agent/state.py`) of the
 # compaction threshold; the rest is room for tool results and the model's turns.
@@ -96,7 +92,6 @@ SMALL_WINDOW = 16_384  # below it the compaction note shows only solver.py's que
 # read in at most this share of the time left to the task: on 2 CPU cores a 1.5B model reads 20-40
 # tokens a second, so a 4,500-token opening took 78-250 s of a 600 s task.
 PREFILL_SHARE = 0.15
-QUERY_LOG_CAP = 1 << 20
 
 
 @dataclass
@@ -382,7 +377,7 @@ class _Session:
         if code is None:
             return False
         self.state.held.append(Held(f"attempt {number}", code, list(result.check_lines)))
-        query = _last_query(self.task_run.layout)
+        query = last_query(self.task_run.layout)
         if query:
             self.state.learnt.rejected.append(f"`{clip(' '.join(query.split()), 300)}` → "
                                             + clip("; ".join(result.check_lines), 300))
@@ -390,39 +385,22 @@ class _Session:
         return True
 
     async def _direct(self) -> DirectOutcome:
-        """The cheapest path first (`agent.direct`): one direct answer query, then candidates."""
+        """The cheapest path first (`datasolver.direct_step`, the Solver's judge `agent.direct`): one direct
+        answer query, then candidates."""
         await asyncio.to_thread(restore_scaffold, self.task_run.layout)
         self._event(EVENT_ATTEMPT_START, attempt=0, temperature=self.task_run.client.settings.temperature, direct=True)
         before = self.task_run.client.usage.requests
-        path = DirectPath(self.state.opening, self.run.tools, self.task_run.client, self.run.runner, self.task_run.limits,
-                          self.task_run.layout.prediction, self.task_run.trace, dict(self.task_run.chat_options),
-                          rewrites=self._rewrites_of, row_rewrites=self._row_rewrites_of,
-                          seconds_left=self.task_run.deadline.seconds_left)
-        outcome = await path.run()
+        judge = SolverJudge(self.run.runner, self.task_run.layout,
+                            RuleContext(self.toolbox.catalog, self.brief.links, shape=self.task_run.task.shape))
+        terms = solver_terms(self.task_run.limits, self.run.tools, dict(self.task_run.chat_options),
+                               self.task_run.deadline.seconds_left)
+        outcome = await DirectStep(direct_messages(self.state.opening), self.task_run.client, judge, terms).run()
         self.state.direct_ran = 1
         self.state.direct_requests = self.task_run.client.usage.requests - before
         self._event(EVENT_ATTEMPT_END, attempt=0, direct=True, requests=outcome.requests,
                     candidates=len(outcome.candidates), chosen=outcome.chosen.source if outcome.chosen else None,
                     how=outcome.how, prediction=safe_files.is_regular(self.task_run.layout.prediction))
         return outcome
-
-    def _rewrites_of(self, failed: Candidate) -> list[Rewrite]:
-        """The program's rewrites (`datasolver.data.rules`) of a direct candidate: of a query that failed, the
-        query as written, by its error; of one that found nothing, the last query solver.py ran (after
-        the data layer's repairs), diagnosed for a join that pairs nothing."""
-        catalog = self.toolbox.catalog
-        if not failed.ok:
-            return apply_on_error(failed.sql, parse_duck_error(failed.report), RuleContext(catalog, self.brief.links))
-        sql = _last_query(self.task_run.layout)
-        if sql is None:
-            return []
-        diagnosis = explain_empty(catalog, sql, timeout_s=REWRITE_QUERY_TIMEOUT_S)
-        return apply_on_empty(sql, RuleContext(catalog, self.brief.links, diagnosis))
-
-    def _row_rewrites_of(self, passed: Candidate) -> list[Rewrite]:
-        """The program's on-rows rewrites (`datasolver.data.rules.apply_on_rows`) of a direct candidate with rows."""
-        context = RuleContext(self.toolbox.catalog, self.brief.links, shape=self.task_run.task.shape)
-        return apply_on_rows(passed.sql, passed.result, context) if passed.result is not None else []
 
     async def _attempt(self, number: int) -> AttemptResult:
         await asyncio.to_thread(restore_scaffold, self.task_run.layout)
@@ -579,16 +557,6 @@ def _why_rejected(result: AttemptResult) -> str:
     if result.ended == ANSWERED:  # what the model's last reply held instead of a call
         return f"attempt {result.number} ended (answered with {reply_kind(result.final_text)}) without prediction.csv"
     return f"attempt {result.number} ended ({result.ended}) without prediction.csv"
-
-
-def _last_query(layout: ScratchLayout) -> str | None:
-    """The last query solver.py's run_sql ran (its query log is the sandbox's: read capped, no link)."""
-    try:
-        text = safe_files.read_text(layout.query_log, max_bytes=QUERY_LOG_CAP, errors="replace")
-    except (OSError, UnsafeFile):
-        return None
-    queries = read_query_log(text)
-    return queries[-1] if queries else None
 
 
 def _read(path: Path) -> str | None:

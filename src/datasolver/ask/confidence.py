@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from datasolver.ask.checks import CheckEvent
-from datasolver.ask.direct import DirectOutcome
+from datasolver.direct_step import DirectOutcome
 from datasolver.eval.confidence import AnswerEvidence
 
 REPAIR_ACTIONS = frozenset({"sent_back", "rewrote"})
@@ -30,7 +30,7 @@ class AskEvidence:
     """What one question's answer came to, as the label reads it."""
 
     path: str  # direct | loop
-    direct: DirectOutcome  # the direct path's tries (none when it was off)
+    direct: DirectOutcome  # the direct step's candidates (none when it was off)
     direct_ran: bool
     checks: list[CheckEvent]
     backed: bool  # a stored result backs the answer
@@ -41,8 +41,8 @@ class AskEvidence:
         """The evidence of the one rule; None without an answer."""
         if not self.answered:
             return None
-        if self.path == "direct":
-            rounds = max(len(self.direct.tries) - 1, 0)
+        if self.path == "direct" and self.direct.chosen is not None:
+            rounds = self.direct.candidates.index(self.direct.chosen)
         else:
             rounds = 1 + int(self.direct_ran)
         rounds += sum(1 for event in self.checks if event.action in REPAIR_ACTIONS)

@@ -15,7 +15,7 @@ from datasolver.ask.answer import without_call_markup
 from datasolver.ask.checks import NO_ANSWER_MARK, NO_QUERY_NOTE, UNBACKED_MARK, AnswerChecks, CheckEvent, Checked
 from datasolver.ask.confidence import AskEvidence
 from datasolver.ask.config import AskConfig
-from datasolver.ask.direct import DirectAnswer, DirectOutcome
+from datasolver.ask.direct import DirectAnswer, DirectResult
 from datasolver.ask.handles import Handle
 from datasolver.ask.package import DataPackage
 from datasolver.ask.prompts import render_prompt
@@ -110,20 +110,20 @@ class Analyst:
         checks = AnswerChecks(toolbox, cleaned.text, cleaned.shape)
         self._event("ask_question", question=cleaned.text, original=cleaned.original, notes=cleaned.notes)
         links = self._links(cleaned.text, notes)
-        direct = DirectOutcome()
+        direct = DirectResult()
         if self.config.direct_answer:
             direct = await DirectAnswer(self.package, self.client, self.config, toolbox, checks, cleaned.text,
                                         links).run()
             notes += direct.notes
         if direct.final is not None:
-            state = _State([], checks, requests=direct.requests, notes=notes)
+            state = _State([], checks, requests=direct.step.requests, notes=notes)
             final, stopped, path = direct.final, "direct_answer", "direct"
         else:
             if self.config.direct_answer:
-                notes.append(f"the direct query gave no answer ({direct.why_not}); the tool loop took over")
-            first = self.first_message(cleaned.text, links, tried=direct.lessons())
+                notes.append(f"the direct query gave no answer ({direct.step.how}); the tool loop took over")
+            first = self.first_message(cleaned.text, links, tried=direct.step.lessons())
             state = _State([system_message(self.system_prompt()), user_message(first)], checks,
-                           requests=direct.requests, notes=notes)
+                           requests=direct.step.requests, notes=notes)
             runner = ToolRunner(toolbox, self.client.trace)
             final, stopped = await self._run(state, toolbox, runner, cleaned.text)
             path = "loop"
@@ -142,7 +142,7 @@ class Analyst:
                 answer = f"{UNBACKED_MARK} {answer}"
         if state.no_answer is not None:
             state.notes.append(state.no_answer)
-        evidence = AskEvidence(path, direct, self.config.direct_answer, state.events, backed=unbacked is None,
+        evidence = AskEvidence(path, direct.step, self.config.direct_answer, state.events, backed=unbacked is None,
                                written_by_program=state.no_answer is not None,
                                answered=not answer.startswith(NO_ANSWER_MARK)).evidence()
         lineage: dict[int, Handle] = {}
@@ -180,7 +180,8 @@ class Analyst:
         limits = self.config.limits
         graphs = "\n".join(f"- {g.describe()}" for g in self.package.graphs)
         linked = links.render() if links is not None else ""
-        tried_text = ("\n\nTried first, no answer (the results stay stored):\n" + "\n".join(tried)) if tried else ""
+        tried_text = ("\n\nTried first, no answer (the results stay stored):\n"
+                      + "\n".join(f"- {line}" for line in tried)) if tried else ""
         return render_prompt(
             "question",
             tables=clip(table_overview(self.package, with_graphs=False), limits.table_list_chars, counted=True),
