@@ -15,8 +15,11 @@ from click.testing import CliRunner
 from datasolver.ask import AskLimits
 from datasolver.cli import cli
 from datasolver.llm import LLMError, TraceWriter, read_trace
-from datasolver.llm.fake import ScriptedServer, text
+from datasolver.llm.fake import SCRIPTED_BASE_URL, text
+from tests.helpers.askcli import cli_model
 from tests.helpers.askreplay import recorded, recorded_task, replay
+
+pytestmark = pytest.mark.fast
 
 
 def test_the_right_query_then_three_of_four_cities_without_populations_is_written_from_the_result(
@@ -36,20 +39,17 @@ def test_the_right_query_then_three_of_four_cities_without_populations_is_writte
 
 def ask_cli(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str, direct: bool = False):
     """`datasolver ask TASK --no-direct-answer ARGS` (with `direct`, the direct path first) as a person runs
-    it, the recorded raw replies served over HTTP in order (the client reads their written tool calls as it
-    read the real server's)."""
+    it, the recorded raw replies answered in order at the client's transport (the client reads their
+    written tool calls as it read the real server's)."""
     task = recorded_task(name)
     replies = recorded(name)["replies"]
-    server = ScriptedServer([text(r["content"]) for r in replies]).start()
-    try:
-        monkeypatch.setenv("MODEL_API_URL", server.base_url)
+    with cli_model([text(r["content"]) for r in replies]) as model:
+        monkeypatch.setenv("MODEL_API_URL", SCRIPTED_BASE_URL)
         monkeypatch.setenv("MODEL_NAME", "replay")
         monkeypatch.setenv("DATASOLVER_DOC_CACHE", str(tmp_path / "doc-cache"))
         result = CliRunner().invoke(cli, ["ask", str(task), "--direct-answer" if direct else "--no-direct-answer",
                                           "--table-cache", "off", *args], catch_exceptions=False)
-    finally:
-        server.close()
-    return result, server
+    return result, model
 
 
 def test_an_answer_that_names_the_latest_result_is_written_from_it(

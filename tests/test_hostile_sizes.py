@@ -86,6 +86,7 @@ SLOW_PDF_CHILD = textwrap.dedent("""
     from pathlib import Path
     from datasolver.documents import PrepareOptions, prepare_documents, pdf
     pdf.MAX_FORM_DRAWS = pdf.MAX_PAGE_CONTENT_BYTES = 10 ** 12  # caps lifted: only the deadline is left
+    pdf.START_GRACE_S = 1.0  # the reader killed 1 s past the deadline, not 5: the same stop, sooner
     started = time.monotonic()
     report = prepare_documents(Path(sys.argv[1]), Path(sys.argv[2]),
                                PrepareOptions(deadline=time.monotonic() + float(sys.argv[3])))
@@ -97,7 +98,8 @@ SLOW_PDF_CHILD = textwrap.dedent("""
 def test_the_pdf_reader_ends_at_the_deadline_inside_a_page(tmp_path: Path) -> None:
     """Before, the deadline was looked at between pages only, in a thread nothing could stop: one
     page of 10^7 draws held the pass (and `run --task-timeout 30` at 150 s). The reader now runs in
-    the sandbox, which is killed at the deadline (here 3 s, with the page caps lifted)."""
+    the sandbox, which is killed at the deadline (here 3 s, with the page caps lifted, and a 1 s grace
+    for the sandbox's start instead of 5)."""
     task = write_task(tmp_path, files={"doc/bomb.pdf": nested_forms_pdf()})
     done = subprocess.run([sys.executable, "-c", SLOW_PDF_CHILD, str(task / "context"), str(tmp_path / "out"), "3"],
                           capture_output=True, text=True, timeout=150)
@@ -115,7 +117,10 @@ def test_one_reader_reads_the_pdfs_of_a_pass_and_a_new_one_goes_on_after_a_kill(
     from datasolver.documents.errors import DocumentSkipped
     monkeypatch.setattr(pdf, "MAX_FORM_DRAWS", 10 ** 12)  # the bomb is slow, not refused
     monkeypatch.setattr(pdf, "MAX_PAGE_CONTENT_BYTES", 10 ** 12)
-    monkeypatch.setattr(pdf, "MAX_PDF_SECONDS", 4.0)
+    # The first reader has 3 x 2.5 s and is killed 2.5 s after (the bomb holds it inside a page); the
+    # fresh one reads the last PDF at once. (4 s a PDF and the 5 s grace held the test 17 s.)
+    monkeypatch.setattr(pdf, "MAX_PDF_SECONDS", 2.5)
+    monkeypatch.setattr(pdf, "START_GRACE_S", 2.5)
     paths = []
     for name, body in (("a", nested_forms_pdf(1, 1, b"BT /F1 12 Tf 72 700 Td (alpha 1) Tj ET\n")),
                        ("bomb", nested_forms_pdf()), ("c", nested_forms_pdf(1, 1, b"BT /F1 12 Tf 72 700 Td (gamma 3) Tj ET\n"))):
@@ -134,6 +139,7 @@ PREPARE_STAGE_CHILD = textwrap.dedent("""
     from datasolver.llm import LLMSettings
     from datasolver.pipeline.task import TaskSetup, prepare_stage
     pdf.MAX_FORM_DRAWS = pdf.MAX_PAGE_CONTENT_BYTES = 10 ** 12  # caps lifted: only the task's deadline is left
+    pdf.START_GRACE_S = 1.0  # the reader killed 1 s past the deadline, not 5: the same stop, sooner
     root = Path(sys.argv[2])
     setup = TaskSetup(scratch_root=root / "scratch", output_dir=root / "out", logs_dir=root / "logs",
                       settings=LLMSettings(base_url="http://127.0.0.1:9", api_key=None, model="m"))
@@ -148,8 +154,8 @@ PREPARE_STAGE_CHILD = textwrap.dedent("""
 def test_a_tasks_documents_pass_gets_its_share_of_the_task_deadline(tmp_path: Path) -> None:
     """`run --task-timeout 30` on the forms PDF was still running at 150 s: the documents pass had
     300 s of its own whatever the task's deadline. It now shares the prepare stage's part of the
-    deadline with the video pass (here 3 s, with the page caps lifted so that only time stops it),
-    and the time it took is taken off the model's part."""
+    deadline with the video pass (here 3 s, with the page caps lifted so that only time stops it, and a
+    1 s grace for the sandbox's start instead of 5), and the time it took is taken off the model's part."""
     task = write_task(tmp_path / "in", files={"csv/t.csv": "id\n1\n", "doc/bomb.pdf": nested_forms_pdf()})
     done = subprocess.run([sys.executable, "-c", PREPARE_STAGE_CHILD, str(task), str(tmp_path), "3"],
                           capture_output=True, text=True, timeout=150)

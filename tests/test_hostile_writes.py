@@ -23,12 +23,13 @@ from datasolver.cli import cli
 from datasolver.data import discover_tasks, load_task
 from datasolver.data.errors import TaskError
 from datasolver.llm import TraceWriter
+from datasolver.llm.fake import SCRIPTED_BASE_URL
 from datasolver.pipeline.replay import ReplaySummary, write_replay_summary
 from datasolver.pipeline.summary import RunSummary, write_summary
 from datasolver.report import write_report
 from tests.helpers.samplerun import write_sample_run
 from datasolver.solver.publish import publish_prediction
-from tests.helpers.pipeline import copy_examples, examples_server, snapshot
+from tests.helpers.pipeline import copy_examples, examples_cli_model, snapshot
 
 SHELL_LINE = "$(touch /tmp/pwned)"
 
@@ -102,9 +103,9 @@ def test_the_traversal_attack_through_the_cli_writes_nothing_outside_output_and_
     logs.mkdir()
     (logs / "task_demo_library").symlink_to(elsewhere, target_is_directory=True)  # a shipped logs folder
     before = _everything(tmp_path, but=(out, logs, scratch))
-    with examples_server() as server:
+    with examples_cli_model():
         result = CliRunner().invoke(cli, [
-            "run", str(input_dir), str(out), "--api-url", server.base_url, "--model", "fake-model",
+            "run", str(input_dir), str(out), "--api-url", SCRIPTED_BASE_URL, "--model", "fake-model",
             "--logs", str(logs), "--scratch", str(scratch), "--no-doc-llm", "--workers", "2",
         ])
     assert result.exit_code == 0, result.output

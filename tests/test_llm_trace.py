@@ -1,4 +1,5 @@
-"""TraceWriter: JSON lines per event, keys scrubbed, incremental messages, safe concurrent appends."""
+"""TraceWriter: JSON lines per event, keys scrubbed, incremental messages, safe concurrent appends (the
+client's requests answered by the scripted model at its transport)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import pytest
 import datasolver.llm.client as client_module
 from datasolver.llm import LLMClient, LLMSettings, TraceWriter, Usage, user_message
 from datasolver.llm.errors import LLMServerError
-from datasolver.llm.fake import ScriptedServer, http_error, text, tool_call
+from datasolver.llm.fake import ScriptedModel, http_error, text, tool_call
+
+pytestmark = pytest.mark.fast
 
 KEY = "sk-live-ABCDEFGH12345678"
 
@@ -80,8 +83,8 @@ def test_client_traces_requests_retries_responses_and_errors(tmp_path: Path) -> 
     tools = [{"type": "function", "function": {"name": "explore_data", "parameters": {"type": "object"}}}]
     script = [http_error(429, retry_after=1), tool_call("explore_data", {"sql": "SELECT 1"}), text("done"),
               http_error(500)]
-    with ScriptedServer(script) as server:
-        settings = LLMSettings(base_url=server.base_url, api_key=KEY, model="m", max_retries=2)
+    with ScriptedModel(script) as model:
+        settings = LLMSettings(**model.connection(), api_key=KEY, model="m", max_retries=2)
 
         async def go() -> None:
             async with LLMClient(settings, trace=trace) as client:
@@ -121,8 +124,8 @@ def test_client_traces_requests_retries_responses_and_errors(tmp_path: Path) -> 
 
 def test_clients_sharing_a_trace_get_distinct_request_ids(tmp_path: Path) -> None:
     trace = TraceWriter(tmp_path, "t")
-    with ScriptedServer([text("a"), text("b")]) as server:
-        settings = LLMSettings(base_url=server.base_url, api_key=None, model="m")
+    with ScriptedModel([text("a"), text("b")]) as model:
+        settings = LLMSettings(**model.connection(), api_key=None, model="m")
 
         async def go() -> list[int]:
             async with LLMClient(settings, trace=trace) as client:

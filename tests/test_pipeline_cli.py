@@ -12,13 +12,14 @@ from datasolver.cli.model_options import NO_MODEL
 from datasolver.cli.run_cmds import Duration
 from datasolver.pipeline import config as run_config
 from datasolver.pipeline import default_logs_dir
-from tests.helpers.pipeline import copy_examples, examples_server, snapshot
+from datasolver.llm.fake import SCRIPTED_BASE_URL
+from tests.helpers.pipeline import copy_examples, examples_cli_model, snapshot
 
 
 @pytest.fixture
 def example_server():
-    with examples_server() as server:
-        yield server
+    with examples_cli_model() as model:
+        yield model
 
 
 def test_run_without_a_model_fails_at_once_with_a_clear_message(tmp_path):
@@ -38,7 +39,7 @@ def test_run_with_flags_solves_the_tasks_and_prints_the_summary(example_server, 
     input_dir = copy_examples(tmp_path)
     out, logs = tmp_path / "out", tmp_path / "logs"
     result = CliRunner().invoke(cli, [
-        "run", str(input_dir), str(out), "--api-url", example_server.base_url, "--model", "fake-model",
+        "run", str(input_dir), str(out), "--api-url", SCRIPTED_BASE_URL, "--model", "fake-model",
         "--workers", "2", "--logs", str(logs), "--no-doc-llm",
     ])
     assert result.exit_code == 0, result.output
@@ -63,7 +64,7 @@ def test_run_with_no_arguments_reads_the_environment(example_server, tmp_path, m
     monkeypatch.setenv("INPUT_DIR", str(input_dir))
     monkeypatch.setenv("OUTPUT_DIR", str(tmp_path / "out"))
     monkeypatch.setenv("LOGS_DIR", str(tmp_path / "logs"))
-    monkeypatch.setenv("MODEL_API_URL", example_server.base_url)
+    monkeypatch.setenv("MODEL_API_URL", SCRIPTED_BASE_URL)
     monkeypatch.setenv("MODEL_NAME", "fake-model")
     monkeypatch.setenv("DATASOLVER_WORKERS", "3")
     result = CliRunner().invoke(cli, ["run"])
@@ -81,7 +82,7 @@ def test_run_with_no_arguments_reads_the_environment(example_server, tmp_path, m
 def test_run_with_unknown_task_ids(example_server, tmp_path):
     input_dir = copy_examples(tmp_path)
     result = CliRunner().invoke(cli, [
-        "run", str(input_dir), str(tmp_path / "out"), "--api-url", example_server.base_url,
+        "run", str(input_dir), str(tmp_path / "out"), "--api-url", SCRIPTED_BASE_URL,
         "--model", "m", "--tasks", "task_nope,task_demo_sales"])
     assert result.exit_code == 1
     assert result.output == (

@@ -1,7 +1,8 @@
 """The whole pipeline on the dev tasks, driven by a scripted model that writes each task's oracle SQL
 into solver.py through the real tools; `datasolver eval` must give 1.0 everywhere, in 4 requests a
 task (read_solver, edit_solver, run_solver, the closing sentence). Tasks whose table lives in a
-document depend on the documents room's deterministic path.
+document depend on the documents room's deterministic path. The scripted model answers at the
+client's transport (`tests/helpers/askcli.py`'s `cli_model`).
 
 All 40 dev tasks (`slow`); of dev-en, the 8 tasks whose runs cover every line and branch a run of
 all 40 covers (`DEV_EN_ORACLE_SAMPLE`, found by benchmarks/dev_sample.py), which saves ~15 CPU-s."""
@@ -15,7 +16,8 @@ from click.testing import CliRunner
 
 from datasolver.cli import cli
 from datasolver.examples import solver_handler
-from datasolver.llm.fake import ScriptedServer
+from datasolver.llm.fake import SCRIPTED_BASE_URL
+from tests.helpers.askcli import cli_model
 from tests.helpers.datafiles import gold_is_only_nulls
 from tests.helpers.devsets import DEV_EN_ORACLE_SAMPLE, gold_of
 from tests.helpers.paths import SHARED
@@ -35,13 +37,13 @@ def test_run_with_the_oracle_script_scores_one_on_every_dev_task(task_set, sampl
     assert len(answers) == 40 and set(sample or ()) <= set(answers)
     task_ids = sorted(sample or answers)
     out, logs = tmp_path / "out", tmp_path / "logs"
-    with ScriptedServer(handler=solver_handler(answers)) as server:
+    with cli_model(handler=solver_handler(answers)) as model:
         result = CliRunner().invoke(cli, [
-            "run", str(dev_tasks / "input"), str(out), "--api-url", server.base_url, "--model", "oracle",
+            "run", str(dev_tasks / "input"), str(out), "--api-url", SCRIPTED_BASE_URL, "--model", "oracle",
             "--workers", "8", "--logs", str(logs), "--no-doc-llm", "--no-direct-answer", *(["--tasks", ",".join(task_ids)] if sample else []),
         ])
         assert result.exit_code == 0, result.output
-        assert server.errors == []
+        assert model.errors == []
     summary = json.loads((logs / "run_summary.json").read_text(encoding="utf-8"))
     not_solved = {t["task_id"]: t["reason"] for t in summary["tasks"] if t["status"] != "solved"}
     assert not_solved == {}

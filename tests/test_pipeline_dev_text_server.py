@@ -2,7 +2,9 @@
 fenced JSON), has a 6,144-token window it does not report (learnt from its first context-length
 400) and first answers each task in prose. Every task is solved at 1.0, the run summary's per-task
 request counts equal what the server received for each task, and no greedy (temperature 0)
-request body is ever sent twice.
+request body is ever sent twice. The server's behaviours are the scripted model's, answered at the
+client's transport (`tests/helpers/askcli.py`'s `cli_model`): what is tested is the client and the
+agent meeting them, not HTTP.
 
 The 11 dev tasks whose runs cover every line and branch that a run of all 40 covers
 (`DEV_TEXT_SAMPLE`, found by benchmarks/dev_sample.py; tests/test_pipeline_dev_oracle.py runs all
@@ -18,8 +20,9 @@ from click.testing import CliRunner
 
 from datasolver.cli import cli
 from datasolver.examples import solver_handler
-from datasolver.llm.fake import ScriptedServer, text_writer
+from datasolver.llm.fake import SCRIPTED_BASE_URL, text_writer
 from datasolver.llm.fake.text_writer import FENCED_JSON, HERMES
+from tests.helpers.askcli import cli_model
 from tests.helpers.devsets import DEV_TEXT_SAMPLE, gold_of
 from tests.helpers.pipeline import oracle_answers
 
@@ -42,9 +45,9 @@ def test_text_calls_small_window_prose_first_every_sampled_dev_task_solved(dev_t
     handler = text_writer(solver_handler(answers), forms=(HERMES, FENCED_JSON), prose_first=True,
                           conversation_key=task_of)
     out, logs = tmp_path / "out", tmp_path / "logs"
-    with ScriptedServer(handler=handler, context_window=WINDOW) as server:
+    with cli_model(handler=handler, context_window=WINDOW) as server:
         result = CliRunner().invoke(cli, [
-            "run", str(dev_tasks / "input"), str(out), "--api-url", server.base_url, "--model", "small",
+            "run", str(dev_tasks / "input"), str(out), "--api-url", SCRIPTED_BASE_URL, "--model", "small",
             "--workers", "4", "--logs", str(logs), "--no-doc-llm", "--no-direct-answer", "--tasks", ",".join(DEV_TEXT_SAMPLE),
         ])
         assert result.exit_code == 0, result.output

@@ -1,6 +1,7 @@
 """The Ray executor on a local Ray (2 CPUs): the same predictions, summary and traces as the local
 executor on the same scripted run; the cluster-wide request slots; resume. Few tests: Ray is slow
-to start on 2 cores, so one Ray session serves the module."""
+to start on 2 cores, so one Ray session serves the module. The scripted model is served over HTTP
+(`ScriptedServer`): Ray's workers are processes of their own."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from datasolver.llm.fake import ScriptedServer
 from datasolver.pipeline import run_batch_sync
 from datasolver.pipeline.summary import load_summary
 from tests.helpers.pipeline import bearer_key, copy_examples, examples_server, make_config
@@ -36,7 +38,7 @@ def _tasks(logs: Path) -> dict[str, dict]:
 
 def test_ray_gives_the_same_predictions_summary_and_traces_as_local(local_ray, tmp_path: Path) -> None:
     input_dir = copy_examples(tmp_path)
-    with examples_server() as server:
+    with examples_server(face=ScriptedServer) as server:
         local = run_batch_sync(make_config(server, input_dir, tmp_path / "local", workers=2))
         executor = RayExecutor()
         remote = run_batch_sync(make_config(server, input_dir, tmp_path / "rayex", workers=2), executor=executor)
@@ -63,7 +65,7 @@ def test_ray_gives_the_same_predictions_summary_and_traces_as_local(local_ray, t
 
 def test_ray_resume_skips_tasks_that_have_a_prediction(local_ray, tmp_path: Path) -> None:
     input_dir = copy_examples(tmp_path)
-    with examples_server() as server:
+    with examples_server(face=ScriptedServer) as server:
         first = run_batch_sync(make_config(server, input_dir, tmp_path, task_ids=("task_demo_sales",)),
                                executor=RayExecutor())
         assert first.counts()["solved"] == 1
@@ -98,7 +100,7 @@ def test_task_arguments_carry_no_key_and_the_workers_still_send_it(local_ray, tm
 
     monkeypatch.setattr(ray, "remote", spy_remote)
     input_dir = copy_examples(tmp_path)
-    with examples_server() as server:
+    with examples_server(face=ScriptedServer) as server:
         config = make_config(server, input_dir, tmp_path, task_ids=("task_demo_sales",))
         key = config.settings.api_key
         summary = run_batch_sync(config, executor=RayExecutor())
@@ -113,7 +115,6 @@ def test_what_one_ray_task_learnt_about_the_server_reaches_the_tasks_submitted_a
     the first task, so no Ray task asks the server again (one GET for the whole run)."""
     from datasolver import examples
     from datasolver.examples import solver_handler
-    from datasolver.llm.fake import ScriptedServer
 
     input_dir = copy_examples(tmp_path)
     with ScriptedServer(handler=solver_handler(examples.demo_answers()), context_window=100_000,

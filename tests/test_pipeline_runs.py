@@ -16,19 +16,20 @@ from click.testing import CliRunner
 from datasolver.cli import cli
 from datasolver.report.load import load_run
 from datasolver.run_logs import is_run_id
-from tests.helpers.pipeline import copy_examples, examples_server
+from datasolver.llm.fake import SCRIPTED_BASE_URL
+from tests.helpers.pipeline import copy_examples, examples_cli_model
 
 
 @pytest.fixture(scope="module")
 def server():
-    with examples_server() as running:
+    with examples_cli_model() as running:
         yield running
 
 
 def run(server, root: Path, *args: str):
     input_dir = root / "input" if (root / "input").is_dir() else copy_examples(root)
     result = CliRunner().invoke(cli, ["run", str(input_dir), str(root / "out"), "--logs", str(root / "logs"),
-                                      "--api-url", server.base_url, "--model", "fake-model", "--no-doc-llm",
+                                      "--api-url", SCRIPTED_BASE_URL, "--model", "fake-model", "--no-doc-llm",
                                       "--workers", "3", *args])
     assert result.exit_code == 0, result.output
     return json.loads((root / "logs" / "run_summary.json").read_text(encoding="utf-8"))

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from datasolver.llm import LLMSettings
+from datasolver.llm.fake import ScriptedServer
 from datasolver.pipeline.ray_executor import split_secrets, starts_local_ray, worker_settings
 from tests.helpers.pipeline import bearer_key, copy_examples, examples_server
 
@@ -93,7 +94,7 @@ def test_a_local_ray_started_by_the_executor_listens_on_loopback_only(tmp_path: 
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
     env["MODEL_API_KEY"] = KEY  # (not TMPDIR: Ray's socket paths under it must stay short)
     seen: set[tuple[str, str, str, int]] = set()
-    with examples_server() as server:
+    with examples_server(face=ScriptedServer) as server:
         command = [sys.executable, "-m", "datasolver", "run", str(input_dir), str(tmp_path / "out"),
                    "--executor", "ray", "--workers", "1", "--ray-cpus", "1", "--no-doc-llm",
                    "--tasks", "task_demo_sales", "--api-url", server.base_url, "--model", "fake-model"]

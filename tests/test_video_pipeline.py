@@ -23,10 +23,11 @@ from datasolver.data import Catalog, ScratchLayout
 from datasolver.eval import score_files
 from datasolver.examples import solver_handler
 from datasolver.llm import LLMClient
-from datasolver.llm.fake import ScriptedModel, ScriptedServer, text
+from datasolver.llm.fake import SCRIPTED_BASE_URL, ScriptedModel, text
 from datasolver.pipeline import run_batch_sync
 from datasolver.pipeline.video import prepare_task_video
 from datasolver.solver.prepare import prepare_task
+from tests.helpers.askcli import cli_model
 from tests.helpers.pipeline import VIDEO_EXAMPLE, copy_examples, make_config, settings_for, snapshot
 from tests.helpers.videomedia import require_media_tools
 
@@ -61,9 +62,9 @@ def video_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_cache: P
 
 def test_run_puts_the_panels_final_threshold_into_the_first_prompt(video_input: Path, tmp_path: Path) -> None:
     before = snapshot(video_input)
-    with ScriptedServer(handler=solver_handler(examples.demo_answers())) as server:
+    with cli_model(handler=solver_handler(examples.demo_answers())) as server:
         result = CliRunner().invoke(cli, ["run", str(video_input), str(tmp_path / "out"), "--api-url",
-                                          server.base_url, "--model", "fake-model", "--logs", str(tmp_path / "logs"),
+                                          SCRIPTED_BASE_URL, "--model", "fake-model", "--logs", str(tmp_path / "logs"),
                                           "--scratch", str(tmp_path / "scratch")])
         prompt = _first_solver_prompt(server)
     assert result.exit_code == 0, result.output

@@ -1,5 +1,5 @@
-"""Helpers of the pipeline tests: a scripted model that solves tasks through the real tools (over
-HTTP, or at the client's transport for a batch run in this process), the dev sets' oracle answers,
+"""Helpers of the pipeline tests: a scripted model that solves tasks through the real tools (at the
+client's transport for a batch run in this process or a command through CliRunner, or over HTTP), the dev sets' oracle answers,
 run configs pointing at it, and a byte-level snapshot of a folder."""
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from datasolver import examples
 from datasolver.examples import solver_handler
 from datasolver.examples.scripted import ScriptedAnswer
 from datasolver.llm import LLMSettings
-from datasolver.llm.fake import ScriptedModel, ScriptedServer
+from datasolver.llm.fake import ScriptedModel
 from datasolver.pipeline import RunConfig
+from tests.helpers.askcli import cli_model
 from tests.helpers.devsets import oracle
 
 
@@ -64,11 +65,21 @@ def add_task(input_dir: Path, task_id: str, question: str, csv_text: str, folder
 
 
 @contextmanager
-def examples_server(face: type[ScriptedModel] = ScriptedServer) -> Iterator[ScriptedModel]:
-    """A scripted model that solves the bundled examples, over HTTP or (`face=ScriptedModel`) at the
-    client's transport (wrap it in a fixture)."""
+def examples_server(face: type[ScriptedModel] = ScriptedModel) -> Iterator[ScriptedModel]:
+    """A scripted model that solves the bundled examples, at the client's transport (a batch run in
+    this process: `make_config`) or, with `face=ScriptedServer`, over HTTP (workers in processes of
+    their own, Ray; wrap it in a fixture). `datasolver run` through CliRunner reaches it with
+    `examples_cli_model`."""
     with face(handler=solver_handler(examples.demo_answers())) as server:
         yield server
+
+
+@contextmanager
+def examples_cli_model() -> Iterator[ScriptedModel]:
+    """The scripted model that solves the bundled examples, reached at the client's transport by
+    `datasolver run` through CliRunner in the block (pass ``--api-url SCRIPTED_BASE_URL``)."""
+    with cli_model(handler=solver_handler(examples.demo_answers())) as model:
+        yield model
 
 
 def answers_with(*extra: ScriptedAnswer) -> dict[str, ScriptedAnswer]:
