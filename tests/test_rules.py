@@ -13,8 +13,8 @@ from datasolver.data.duck_errors import DuckError, parse_duck_error
 from datasolver.data.empty_result import explain_empty
 from datasolver.data.linking import QuestionLinks, ValueHit, link_question
 from datasolver.data.question_shape import read_question
-from datasolver.data.rules import (entity_union, join_path, moved_column, nearest_value, one_table, period_union,
-                                   respelled_filter, unasked_filter, whole_column_name)
+from datasolver.data.rules import (entity_union, join_path, moved_column, nearest_value, nested_aggregate, one_table,
+                                   period_union, respelled_filter, unasked_filter, whole_column_name)
 from datasolver.data.rules.context import ResultShape, RuleContext
 from datasolver.data.rules.engine_stages import BEFORE_RUN, HINTS, ON_REJECT
 from datasolver.data.rules.link_signals import LINK_SIGNALS
@@ -134,6 +134,57 @@ def test_join_path_considers_at_most_its_bound_of_tables(tmp_path, monkeypatch) 
         assert catalog.query(rewritten).rows == [("x",)]
 
 
+def test_nested_aggregate_counts_per_key_in_a_subquery_and_aggregates_over_it(chain) -> None:
+    # customers with more than one order, as a share of the customers: the model nests COUNT in SUM
+    sql = ("SELECT CAST(SUM(CASE WHEN COUNT(order_id) > 1 THEN 1 ELSE 0 END) AS REAL) / COUNT(customer_id) AS share "
+           "FROM orders WHERE amount > 1")
+    error = _error(chain, sql)
+    assert error.nested_aggregate
+    [(rewritten, how)] = nested_aggregate.nested_aggregate(sql, error, RuleContext(chain))
+    assert rewritten == ('SELECT CAST(SUM(CASE WHEN nested_1 > 1 THEN 1 ELSE 0 END) AS REAL) / COUNT(customer_id) AS share '
+                         'FROM (SELECT "customer_id", COUNT(order_id) AS nested_1 FROM orders WHERE amount > 1 '
+                         'GROUP BY "customer_id") AS "orders"')
+    assert how == ("the inner aggregate COUNT(order_id) computed per customer_id of orders in a subquery, "
+                   "the outer aggregates over its rows")
+    assert chain.query(rewritten).rows == [(0.5,)]
+    # an alias stays the subquery's name (its qualified columns still bind); the same inner aggregate twice is one
+    sql = "SELECT MAX(COUNT(*)) AS most, MIN(COUNT(*)) FROM orders AS o WHERE o.amount > 1"
+    [(rewritten, _)] = nested_aggregate.nested_aggregate(sql, _error(chain, sql), RuleContext(chain))
+    assert rewritten.count("COUNT(*)") == 1 and chain.query(rewritten).rows == [(2, 1)]
+
+
+def test_nested_aggregate_leaves_what_it_cannot_read_as_a_count_per_key(chain) -> None:
+    nested = parse_duck_error("Binder Error: aggregate function calls cannot be nested")
+    cases = ["SELECT COUNT(CASE WHEN COUNT(order_id) > 1 THEN 1 END) / COUNT(order_id) FROM orders",  # outer reads it
+             "SELECT SUM(COUNT(order_id)) FROM orders GROUP BY customer_id",  # grouped already
+             "SELECT SUM(COUNT(o.order_id)) FROM orders AS o JOIN customers AS c ON o.customer_id = c.customer_id",
+             "SELECT SUM(COUNT(nothing)) FROM orders",  # no such column
+             "SELECT SUM(COUNT(note_id)) FROM notes"]  # note_id is the only key, one value per row
+    for sql in cases:
+        assert nested_aggregate.nested_aggregate(sql, nested, RuleContext(chain)) == [], sql
+    assert nested_aggregate.nested_aggregate("SELECT SUM(COUNT(order_id)) FROM orders", DuckError("x"),
+                                             RuleContext(chain)) == []
+
+
+def test_nested_aggregate_tries_the_key_the_question_links_first_and_at_most_its_bound(tmp_path, monkeypatch) -> None:
+    task = write_task(tmp_path, "task_visits", "?", files={
+        "csv/visits.csv": "visit_id,store_id,customer_id\n1,1,10\n2,1,10\n3,2,11\n4,2,10\n"})
+    with Catalog.open(task) as catalog:
+        sql = "SELECT AVG(COUNT(visit_id)) FROM visits"
+        keys = lambda context: [how.split(" per ")[1].split(" of ")[0]  # noqa: E731
+                                for _, how in nested_aggregate.nested_aggregate(sql, _error(catalog, sql), context)]
+        assert keys(RuleContext(catalog)) == ["store_id", "customer_id"]
+        padded = sql + " " * nested_aggregate.MAX_SQL_CHARS  # the query text past its bound: left alone
+        assert nested_aggregate.nested_aggregate(padded, _error(catalog, sql), RuleContext(catalog)) == []
+        assert keys(RuleContext(catalog, QuestionLinks("per customer", columns=(("visits", "customer_id"),)))) == [
+            "customer_id", "store_id"]
+        monkeypatch.setattr(nested_aggregate, "KEYS_TRIED", 1)
+        assert keys(RuleContext(catalog)) == ["store_id"]
+        monkeypatch.setattr(nested_aggregate, "KEYS_CONSIDERED", 1)  # visit_id first: one value per row, passed over
+        monkeypatch.setattr(nested_aggregate, "KEYS_TRIED", 2)
+        assert keys(RuleContext(catalog)) == ["store_id"]
+
+
 def test_respelled_filter_puts_in_the_value_the_question_linking_found(shop) -> None:
     links = QuestionLinks("orders shipped to lyon", values=(ValueHit("orders", "ship_city", "Lyon", "lyon", "case"),))
     sql = "SELECT count(*) FROM orders WHERE ship_city = 'lyon'"
@@ -234,7 +285,7 @@ def test_a_stage_applies_its_rules_in_order_and_names_each_rewrite(shop) -> None
     links = QuestionLinks("q", values=(ValueHit("orders", "ship_city", "Lyon", "lyon", "case"),))
     empty = apply_on_empty("SELECT amount FROM orders WHERE ship_city = 'lyon'", RuleContext(shop, links))
     assert [r.rule for r in empty] == ["respelled_filter"]
-    assert [r.__name__ for r in ON_ERROR] == ["whole_column_name", "moved_column", "join_path"]
+    assert [r.__name__ for r in ON_ERROR] == ["whole_column_name", "moved_column", "join_path", "nested_aggregate"]
     assert [r.__name__ for r in ON_EMPTY] == ["respelled_filter", "nearest_value", "unasked_filter", "one_table"]
     assert [r.__name__ for r in ON_ROWS] == ["period_union", "entity_union"]
 

@@ -9,7 +9,6 @@ joins and points the column at the joined table, as a candidate the answer check
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -17,7 +16,7 @@ from sqlglot import exp
 
 from datasolver.data.duck_errors import DuckError
 from datasolver.data.errors import DataError
-from datasolver.data.joins import compatible_types
+from datasolver.data.joins import compatible_types, key_like
 from datasolver.data.sql_tree import parse_select
 from datasolver.data.names import quote_ident
 from datasolver.data.rules.context import RuleContext
@@ -114,7 +113,8 @@ def _paths(catalog: Catalog, starts: list[str], homes: list[str], names: list[st
 
 def _key_step(catalog: Catalog, near: str, far: str, columns: dict[str, dict[str, str]]) -> _Step | None:
     """The best key between two tables: a column name both have, of compatible types, whose sampled
-    values on the near side the far side holds (at least `MIN_OVERLAP` of them), one named as a key first,
+    values on the near side the far side holds (at least `MIN_OVERLAP` of them), one named as a key first
+    (`key_like`: preferred to a shared measure such as `rating` or `year`, whose few values overlap by chance),
     then the best overlap; None when none."""
     shared = [key for key in columns.get(near, {}) if key in columns.get(far, {})]
     if not shared:
@@ -129,19 +129,10 @@ def _key_step(catalog: Catalog, near: str, far: str, columns: dict[str, dict[str
         if not compatible_types(near_types.get(key, ""), far_types.get(key, "")):
             continue
         overlap = _overlap(catalog, near, columns[near][key], far, columns[far][key])
-        if overlap >= MIN_OVERLAP and (best is None or (_key_like(key), overlap) > (_key_like(best.near_key), best.overlap)):
+        if overlap >= MIN_OVERLAP and (best is None or (key_like(key), overlap) > (key_like(best.near_key), best.overlap)):
             best = _Step(near, far, columns[near][key], columns[far][key], overlap,
                          near_types.get(key) == far_types.get(key))
     return best
-
-
-def _key_like(column: str) -> bool:
-    """Whether a column is named as a key (`id`, `customer_id`, `authorid`, `zip_code`, `order_no`): such a
-    column is preferred to a shared measure (`rating`, `year`) whose few values overlap by chance."""
-    return bool(_KEY_NAME.search(column.casefold()))
-
-
-_KEY_NAME = re.compile(r"(?:^|[^a-z])(?:id|key|code|no|uuid)$|[a-z]id$|编号$|代码$|编码$|id$")
 
 
 def _overlap(catalog: Catalog, near: str, near_key: str, far: str, far_key: str) -> float:
