@@ -13,8 +13,8 @@ from datasolver.data.duck_errors import DuckError, parse_duck_error
 from datasolver.data.empty_result import explain_empty
 from datasolver.data.linking import QuestionLinks, ValueHit, link_question
 from datasolver.data.question_shape import read_question
-from datasolver.data.rules import (entity_union, join_path, moved_column, nearest_value, nested_aggregate, one_table,
-                                   period_union, respelled_filter, unasked_filter, whole_column_name)
+from datasolver.data.rules import (entity_union, join_path, link_table, moved_column, nearest_value, nested_aggregate,
+                                   one_table, period_union, respelled_filter, unasked_filter, whole_column_name)
 from datasolver.data.rules.context import ResultShape, RuleContext
 from datasolver.data.rules.engine_stages import BEFORE_RUN, HINTS, ON_REJECT
 from datasolver.data.rules.link_signals import LINK_SIGNALS
@@ -132,6 +132,60 @@ def test_join_path_considers_at_most_its_bound_of_tables(tmp_path, monkeypatch) 
         monkeypatch.setattr(join_path, "TABLES_CONSIDERED", join_path.TABLES_CONSIDERED + 1)
         [(rewritten, _)] = join_path.join_path(sql, _error(catalog, sql), RuleContext(catalog))
         assert catalog.query(rewritten).rows == [("x",)]
+
+
+@pytest.fixture()
+def linked(tmp_path):
+    """orders and products, linked by order_items (order_id, product_id); notes.order_id matches no order."""
+    task = write_task(tmp_path, "task_items", "?", files={
+        "csv/orders.csv": "order_id,customer_id\n1,10\n2,11\n",
+        "csv/products.csv": "product_id,product_name,price\n5,Pen,2\n6,Ink,9\n",
+        "csv/notes.csv": "order_id,note_id\n98,1\n99,2\n",
+        "csv/order_items.csv": "order_id,product_id,quantity\n1,5,3\n1,6,1\n2,6,4\n"})
+    with Catalog.open(task) as catalog:
+        yield catalog
+
+
+def test_link_table_joins_through_the_table_that_holds_both_keys(linked) -> None:
+    # products has no order_id: the model skipped the link table, and the quantity it reads is there too
+    sql = ("SELECT o.customer_id, p.product_name, p.quantity FROM orders AS o JOIN products AS p "
+           "ON o.order_id = p.order_id")
+    error = _error(linked, sql)
+    [(rewritten, how)] = link_table.link_table(sql, error, RuleContext(linked))
+    assert rewritten == ('SELECT o.customer_id, p.product_name, "j1"."quantity" FROM orders AS o '
+                         'JOIN "order_items" AS j1 ON "o"."order_id" = j1."order_id" '
+                         'JOIN products AS p ON j1."product_id" = "p"."product_id"')
+    assert how == "products has no order_id: joined through order_items (on order_id = order_id, then product_id = product_id)"
+    assert sorted(linked.query(rewritten).rows) == [(10, "Ink", 1), (10, "Pen", 3), (11, "Ink", 4)]
+    # moved_column no longer compares o.order_id with itself (a cross join)
+    assert moved_column.moved_column(sql, error, RuleContext(linked)) == []
+    # the side that lacks the key read first: the link table joins it, the held join the other side
+    sql = "SELECT p.product_name FROM products AS p LEFT JOIN orders AS o ON p.order_id = o.order_id WHERE o.customer_id = 11"
+    [(rewritten, _)] = link_table.link_table(sql, _error(linked, sql), RuleContext(linked))
+    assert 'LEFT JOIN "order_items" AS j1 ON j1."product_id" = "p"."product_id"' in rewritten
+    assert linked.query(rewritten).rows == [("Ink",)]
+
+
+def test_link_table_leaves_a_join_no_table_links_or_that_is_not_one_equality(linked) -> None:
+    cases = ["SELECT p.product_name FROM orders AS o JOIN products AS p ON o.order_id = p.order_id AND o.customer_id > 0",
+             "SELECT n.note_id FROM products AS p JOIN notes AS n ON p.product_id = n.product_id",  # nothing links them
+             "SELECT p.order_id FROM orders AS o JOIN products AS p ON o.order_id = p.product_id"]  # not in the ON
+    for sql in cases:
+        assert link_table.link_table(sql, _error(linked, sql), RuleContext(linked)) == [], sql
+    assert link_table.link_table("SELECT 1", DuckError("x"), RuleContext(linked)) == []
+
+
+def test_link_table_holds_to_its_bounds(linked, monkeypatch) -> None:
+    sql = "SELECT p.product_name FROM orders AS o JOIN products AS p ON o.order_id = p.order_id"
+    error = _error(linked, sql)
+    assert link_table.link_table(sql + " " * link_table.MAX_SQL_CHARS, error, RuleContext(linked)) == []
+    monkeypatch.setattr(link_table, "TABLES_CONSIDERED", 2)  # notes and order_items, in catalog order: the link is 2nd
+    assert len(link_table.link_table(sql, error, RuleContext(linked))) == 1
+    monkeypatch.setattr(link_table, "TABLES_CONSIDERED", 1)
+    assert link_table.link_table(sql, error, RuleContext(linked)) == []
+    monkeypatch.setattr(link_table, "TABLES_CONSIDERED", 40)
+    monkeypatch.setattr(link_table, "LINKS_WRITTEN", 0)
+    assert link_table.link_table(sql, error, RuleContext(linked)) == []
 
 
 def test_nested_aggregate_counts_per_key_in_a_subquery_and_aggregates_over_it(chain) -> None:
@@ -285,7 +339,8 @@ def test_a_stage_applies_its_rules_in_order_and_names_each_rewrite(shop) -> None
     links = QuestionLinks("q", values=(ValueHit("orders", "ship_city", "Lyon", "lyon", "case"),))
     empty = apply_on_empty("SELECT amount FROM orders WHERE ship_city = 'lyon'", RuleContext(shop, links))
     assert [r.rule for r in empty] == ["respelled_filter"]
-    assert [r.__name__ for r in ON_ERROR] == ["whole_column_name", "moved_column", "join_path", "nested_aggregate"]
+    assert [r.__name__ for r in ON_ERROR] == ["whole_column_name", "moved_column", "join_path", "link_table",
+                                              "nested_aggregate"]
     assert [r.__name__ for r in ON_EMPTY] == ["respelled_filter", "nearest_value", "unasked_filter", "one_table"]
     assert [r.__name__ for r in ON_ROWS] == ["period_union", "entity_union"]
 
