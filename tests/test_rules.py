@@ -98,6 +98,15 @@ def test_join_path_takes_two_keys_and_keeps_the_alias_the_error_names(chain) -> 
     assert sorted(chain.query(rewritten).rows) == [(1, "North"), (2, "South")]
 
 
+def test_join_path_points_the_column_under_every_alias_of_the_query_that_lacks_it(chain) -> None:
+    # DuckDB names one alias's region_name; the other's fails next unless it is pointed at the joined table too
+    sql = ("SELECT o.region_name, sum(o.amount) AS total FROM orders AS o JOIN customers AS c "
+           "ON o.customer_id = c.customer_id WHERE c.region_name = 'North' GROUP BY o.region_name")
+    [(rewritten, _)] = join_path.join_path(sql, _error(chain, sql), RuleContext(chain))
+    assert "o.region_name" not in rewritten and "c.region_name" not in rewritten
+    assert chain.query(rewritten).rows == [("North", 7)]
+
+
 def test_join_path_needs_the_key_values_to_overlap_and_a_short_path(chain) -> None:
     sql = "SELECT o.note_text FROM orders AS o"  # notes.customer_id holds none of the orders' keys
     assert join_path.join_path(sql, _error(chain, sql), RuleContext(chain)) == []

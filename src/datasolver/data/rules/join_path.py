@@ -80,7 +80,7 @@ def join_path(sql: str, error: DuckError, context: RuleContext) -> list[tuple[st
     paths.sort(key=lambda p: (len(p), p[-1].far not in linked, -min(s.overlap for s in p)))
     found: list[tuple[str, str]] = []
     for path in paths[:PATHS_WRITTEN]:
-        rewritten = _rewritten(tree, query_tables, starts, path, column, error.qualifier, columns)
+        rewritten = _rewritten(tree, query_tables, starts, path, column, columns)
         if rewritten is not None:
             route = " → ".join([path[0].near] + [f"{s.far} (on {s.near_key} = {s.far_key})" for s in path])
             found.append((rewritten, f"{column} taken from {path[-1].far}, joined by key: {route}"))
@@ -150,9 +150,9 @@ def key_overlap(catalog: Catalog, near: str, near_key: str, far: str, far_key: s
 
 
 def _rewritten(tree: exp.Select, query_tables: dict[str, str], starts: list[str], path: list[KeyStep],
-               column: str, qualifier: str | None, columns: dict[str, dict[str, str]]) -> str | None:
+               column: str, columns: dict[str, dict[str, str]]) -> str | None:
     """The query with the path's joins after its FROM clause and the column pointed at the last one (with the
-    query's other columns that only that table has); in a query of one table, its other bare columns
+    query's other columns that only that table has, under whichever alias of the query); in a query of one table, its other bare columns
     qualified by it (a joined table may have the same names)."""
     copy = tree.copy()
     named = {e.alias.casefold() for e in tree.expressions if isinstance(e, exp.Alias)}  # ORDER BY total: no column
@@ -175,15 +175,18 @@ def _rewritten(tree: exp.Select, query_tables: dict[str, str], starts: list[str]
         copy = copy.join(exp.alias_(exp.to_table(quote_ident(step.far), dialect="duckdb"), alias, table=True),
                          on=on, dialect="duckdb")
         near_alias = alias
-    # the missing column, and any other the query's tables lack and the joined table has (DuckDB names one at a time)
+    # the missing column, and any other the query's tables lack and the joined table has (DuckDB names one at a
+    # time), bare or under any alias of the query: no table of it has them (the recorded `COUNT(T2.keyphrasename)
+    # / COUNT(T1.keyphrasename)` failed again on T1 when only the error's T2 was pointed at the joined table)
     home = columns.get(path[-1].far, {})
     lacking = {name for name in home if not any(name in columns.get(t, {}) for t in query_tables.values())} - named
+    aliases_read = {a.casefold() for a in query_tables}
     changed = False
     for node in list(copy.find_all(exp.Column)):
         name = node.name.casefold()
         if name not in lacking or (name != column.casefold() and not isinstance(node.this, exp.Identifier)):
             continue
-        if (node.table.casefold() == qualifier.casefold()) if qualifier is not None else not node.table:
+        if not node.table or node.table.casefold() in aliases_read:
             node.replace(exp.column(home[name], table=near_alias, quoted=True))
             changed = changed or name == column.casefold()
     return copy.sql(dialect="duckdb") if changed else None
