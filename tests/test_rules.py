@@ -14,7 +14,8 @@ from datasolver.data.empty_result import explain_empty
 from datasolver.data.linking import QuestionLinks, ValueHit, link_question
 from datasolver.data.question_shape import read_question
 from datasolver.data.rules import (entity_union, join_path, link_table, moved_column, nearest_value, nested_aggregate,
-                                   one_table, period_union, respelled_filter, unasked_filter, whole_column_name)
+                                   one_table, period_union, respelled_column, respelled_filter, unasked_filter,
+                                   whole_column_name)
 from datasolver.data.rules.context import ResultShape, RuleContext
 from datasolver.data.rules.engine_stages import BEFORE_RUN, HINTS, ON_REJECT
 from datasolver.data.rules.link_signals import LINK_SIGNALS
@@ -61,6 +62,49 @@ def test_moved_column_takes_the_column_from_the_joined_table_that_has_it(shop) -
     links = QuestionLinks("which city?", columns=(("customers", "city"),))
     rewrites = moved_column.moved_column(sql, _error(shop, sql), RuleContext(shop, links))
     assert [r.split(" FROM ")[0] for r, _ in rewrites] == ['SELECT c."city"', "SELECT o.ship_city"]
+
+
+@pytest.fixture()
+def camel(tmp_path):
+    """Columns in CamelCase: a model writes them in snake_case."""
+    task = write_task(tmp_path, "task_camel", "?", files={
+        "csv/orders.csv": "OrderID,CustomerID,Amount\n1,10,5\n2,11,7\n3,10,2\n",
+        "csv/customers.csv": "CustomerID,CustomerName,Order Note\n10,Ann,x\n11,Bob,y\n"})
+    with Catalog.open(task) as catalog:
+        yield catalog
+
+
+def test_respelled_column_writes_each_column_as_its_table_spells_it_from_the_table_that_has_it(camel) -> None:
+    sql = ("SELECT c.customer_name, SUM(c.amount) AS total FROM orders AS o JOIN customers AS c "
+           "ON o.customer_id = c.customer_id GROUP BY c.customer_name ORDER BY total")
+    [(rewritten, how)] = respelled_column.respelled_column(sql, _error(camel, sql), RuleContext(camel))
+    assert rewritten == ('SELECT "c"."CustomerName", SUM("o"."Amount") AS total FROM orders AS o JOIN customers AS c '
+                         'ON "o"."CustomerID" = "c"."CustomerID" GROUP BY "c"."CustomerName" ORDER BY total')
+    assert how == ("columns as the tables spell them: c.customer_name → c.CustomerName, c.amount → o.Amount, "
+                   "o.customer_id → o.CustomerID, c.customer_id → c.CustomerID")
+    assert sorted(camel.query(rewritten).rows) == [("Ann", 7), ("Bob", 7)]
+    # bare, in a one-table query: left bare (amount binds as written: DuckDB ignores case); a space is a separator too
+    sql = "SELECT order_id FROM orders WHERE amount > 4"
+    assert respelled_column.respelled_column(sql, _error(camel, sql), RuleContext(camel))[0][0] == (
+        'SELECT "OrderID" FROM orders WHERE amount > 4')
+    sql = "SELECT order_note FROM customers"
+    assert camel.query(respelled_column.respelled_column(sql, _error(camel, sql), RuleContext(camel))[0][0]).rows == [
+        ("x",), ("y",)]
+
+
+def test_respelled_column_leaves_a_name_spelt_by_no_column_or_by_several(camel, tmp_path) -> None:
+    sql = "SELECT c.customer_city FROM customers AS c"
+    assert respelled_column.respelled_column(sql, _error(camel, sql), RuleContext(camel)) == []
+    sql = "SELECT c.Amount FROM orders AS o JOIN customers AS c ON o.CustomerID = c.CustomerID"  # moved_column's
+    assert respelled_column.respelled_column(sql, _error(camel, sql), RuleContext(camel)) == []
+    # customer_id is in both tables: bare, it is ambiguous
+    sql = "SELECT customer_id, customer_name FROM orders AS o JOIN customers AS c ON o.OrderID = c.CustomerID"
+    assert respelled_column.respelled_column(sql, parse_duck_error('Referenced column "customer_id" not found'),
+                                             RuleContext(camel)) == []
+    task = write_task(tmp_path, "task_twice", "?", files={"csv/t.csv": "order_date,OrderDate\n1,2\n"})
+    with Catalog.open(task) as catalog:
+        sql = "SELECT orderdate_ FROM t"
+        assert respelled_column.respelled_column(sql, _error(catalog, sql), RuleContext(catalog)) == []
 
 
 @pytest.fixture()
@@ -326,6 +370,9 @@ def test_each_rule_holds_to_its_bound_on_the_query_text(shop) -> None:
         sql, RuleContext(shop, QuestionLinks("q"), explain_empty(shop, unasked))), unasked))
     linked = "SELECT customer_name FROM orders"
     cases.append((join_path, lambda sql: join_path.join_path(sql, _error(shop, linked), RuleContext(shop)), linked))
+    snake = "SELECT shipcity FROM orders"
+    cases.append((respelled_column, lambda sql: respelled_column.respelled_column(
+        sql, _error(shop, snake), RuleContext(shop)), snake))
     for module, rule, sql in cases:
         padded = sql + " " * module.MAX_SQL_CHARS
         assert rule(sql) != [] and rule(padded) == [], module.__name__
@@ -348,8 +395,8 @@ def test_a_stage_applies_its_rules_in_order_and_names_each_rewrite(shop) -> None
     links = QuestionLinks("q", values=(ValueHit("orders", "ship_city", "Lyon", "lyon", "case"),))
     empty = apply_on_empty("SELECT amount FROM orders WHERE ship_city = 'lyon'", RuleContext(shop, links))
     assert [r.rule for r in empty] == ["respelled_filter"]
-    assert [r.__name__ for r in ON_ERROR] == ["whole_column_name", "moved_column", "join_path", "link_table",
-                                              "nested_aggregate"]
+    assert [r.__name__ for r in ON_ERROR] == ["whole_column_name", "respelled_column", "moved_column", "join_path",
+                                              "link_table", "nested_aggregate"]
     assert [r.__name__ for r in ON_EMPTY] == ["respelled_filter", "nearest_value", "unasked_filter", "one_table"]
     assert [r.__name__ for r in ON_ROWS] == ["period_union", "entity_union"]
 

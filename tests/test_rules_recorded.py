@@ -66,3 +66,17 @@ def test_a_join_on_a_key_the_joined_table_lacks_goes_through_the_link_table() ->
                                                                 "(on TeacherID = TeacherID, then StudentID = StudentID)")
         assert len(catalog.query(rewrite.sql).rows) > 0  # students' averages: the question asks for teachers
 
+
+
+def test_snake_case_columns_over_camel_case_tables_are_respelled_each_from_its_table() -> None:
+    """mix8a falcon_233 request 4: `t1.teacher_id`, `t1.mark_obtained` over teachers (TeacherID) and marks
+    (MarkObtained). DuckDB offered TeacherID for t1 only; respelled_column writes every reference at once,
+    MarkObtained from marks. The query runs (teacher ids, its own LIMIT 5); the question asks for names."""
+    sql = ("SELECT t2.teacher_id, AVG(t1.mark_obtained) as average_mark\nFROM teachers AS t1\n"
+           "JOIN marks AS t2 ON t1.teacher_id = t2.teacher_id\nWHERE t1.mark_obtained > 85\nGROUP BY t2.teacher_id\n"
+           "HAVING AVG(t1.mark_obtained) > 85\nORDER BY average_mark DESC\nLIMIT 5")
+    with Catalog.open(_task("task_falcon_233")) as catalog:
+        [rewrite] = _rewrites(catalog, sql)
+        assert rewrite.rule == "respelled_column"
+        assert 'AVG("t2"."MarkObtained")' in rewrite.sql and '"t1"."TeacherID" = "t2"."TeacherID"' in rewrite.sql
+        assert len(catalog.query(rewrite.sql).rows) == 5
