@@ -327,6 +327,23 @@ def test_unasked_filter_drops_a_filter_the_question_never_named(shop) -> None:
     assert not unasked_filter.asked("month = '2020-12'", QuestionLinks("orders of 2021"))
 
 
+def test_unasked_filter_drops_unasked_filters_together_when_none_alone_brings_rows_back(shop) -> None:
+    # an invented customer, both halves of the name: each alone still matches nothing
+    sql = "SELECT o.amount FROM orders AS o JOIN customers AS c ON o.customer_id = c.customer_id " \
+          "WHERE c.customer_name = 'Eve' AND c.city = 'Rome'"
+    diagnosis = explain_empty(shop, sql)
+    assert diagnosis.brings_rows_back == []
+    [(rewritten, how)] = unasked_filter.unasked_filter(sql, RuleContext(shop, QuestionLinks("which amounts?"), diagnosis))
+    assert sorted(shop.query(rewritten).rows) == [(5,), (7,)]
+    assert how == ("`c.customer_name = 'Eve'`, `c.city = 'Rome'` matched nothing, none alone brought rows back, "
+                   "and the question names none of them: dropped together")
+    # one of them asked for: the other alone is not dropped (it brings no rows back by itself)
+    assert unasked_filter.unasked_filter(sql, RuleContext(shop, QuestionLinks("which amounts in Rome?"), diagnosis)) == []
+    # more unasked filters than FILTERS_TRIED: left as they are
+    many = sql + " AND c.customer_id > 50 AND o.order_id > 50"
+    assert unasked_filter.unasked_filter(many, RuleContext(shop, QuestionLinks("which?"), explain_empty(shop, many))) == []
+
+
 def test_unasked_filter_keeps_a_number_when_the_question_states_one_in_other_units(shop) -> None:
     # "over half a million" / "超过50万" over amounts kept in millions: the model's `amount > 500000`
     # empties the result, but the question asks for a threshold, so the filter is not dropped.
