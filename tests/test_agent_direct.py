@@ -240,3 +240,16 @@ def test_a_failed_repair_gets_the_programs_rewrites_too(scratch: Path) -> None:
     assert [(c["source"], c["passes"], c.get("rule")) for c in candidates][1:] == [
         ("repair", False, None), ("rewrite 1", True, "join_path")]
     assert outcome.prediction.read_text(encoding="utf-8") == ANSWER_CSV
+
+
+def test_a_failed_sample_gets_the_programs_rewrites_too(scratch: Path) -> None:
+    """Samples are candidates like the rest: the direct query and its repair find nothing, the sample reads
+    `title` and `year` from `writes`, and the join the program writes (`rules/join_path.py`) passes the checks
+    with no further request."""
+    script = [text(sql(EMPTY_SQL)), text(sql(EMPTY_SQL)), text(sql("SELECT title FROM writes WHERE year = 2020 ORDER BY title"))]
+    outcome, server, events = solve(scratch, script, direct_samples=1)
+    assert (outcome.status, len(server.requests)) == ("solved", 3)
+    candidates = [e for e in events if e["event"] == "direct_candidate"]
+    assert [(c["source"], c["passes"], c.get("rule")) for c in candidates][-2:] == [
+        ("sample 1", False, None), ("rewrite 1", True, "join_path")]
+    assert outcome.prediction.read_text(encoding="utf-8") == ANSWER_CSV

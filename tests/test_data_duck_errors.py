@@ -37,7 +37,9 @@ CASES = [
     ("SELECT GROUP name FROM orders",
      {"kind": "Parser", "near": "name", "missing_column": None, "line": 1, "column": 13}),
     ("SELECT CAST('ten' AS INTEGER)",
-     {"kind": "Conversion", "missing_column": None, "missing_table": None, "near": None}),
+     {"kind": "Conversion", "missing_column": None, "missing_table": None, "near": None, "nested_aggregate": False}),
+    ("SELECT SUM(CASE WHEN COUNT(order_id) > 1 THEN 1 ELSE 0 END) FROM orders",
+     {"kind": "Binder", "nested_aggregate": True, "missing_column": None}),
 ]
 
 

@@ -13,8 +13,9 @@ from datasolver.data.duck_errors import DuckError, parse_duck_error
 from datasolver.data.empty_result import explain_empty
 from datasolver.data.linking import QuestionLinks, ValueHit, link_question
 from datasolver.data.question_shape import read_question
-from datasolver.data.rules import (entity_union, join_path, moved_column, nearest_value, one_table, period_union,
-                                   respelled_filter, unasked_filter, whole_column_name)
+from datasolver.data.rules import (entity_union, join_path, link_table, moved_column, nearest_value, nested_aggregate,
+                                   one_table, period_union, respelled_column, respelled_filter, unasked_filter,
+                                   whole_column_name)
 from datasolver.data.rules.context import ResultShape, RuleContext
 from datasolver.data.rules.engine_stages import BEFORE_RUN, HINTS, ON_REJECT
 from datasolver.data.rules.link_signals import LINK_SIGNALS
@@ -64,6 +65,49 @@ def test_moved_column_takes_the_column_from_the_joined_table_that_has_it(shop) -
 
 
 @pytest.fixture()
+def camel(tmp_path):
+    """Columns in CamelCase: a model writes them in snake_case."""
+    task = write_task(tmp_path, "task_camel", "?", files={
+        "csv/orders.csv": "OrderID,CustomerID,Amount\n1,10,5\n2,11,7\n3,10,2\n",
+        "csv/customers.csv": "CustomerID,CustomerName,Order Note\n10,Ann,x\n11,Bob,y\n"})
+    with Catalog.open(task) as catalog:
+        yield catalog
+
+
+def test_respelled_column_writes_each_column_as_its_table_spells_it_from_the_table_that_has_it(camel) -> None:
+    sql = ("SELECT c.customer_name, SUM(c.amount) AS total FROM orders AS o JOIN customers AS c "
+           "ON o.customer_id = c.customer_id GROUP BY c.customer_name ORDER BY total")
+    [(rewritten, how)] = respelled_column.respelled_column(sql, _error(camel, sql), RuleContext(camel))
+    assert rewritten == ('SELECT "c"."CustomerName", SUM("o"."Amount") AS total FROM orders AS o JOIN customers AS c '
+                         'ON "o"."CustomerID" = "c"."CustomerID" GROUP BY "c"."CustomerName" ORDER BY total')
+    assert how == ("columns as the tables spell them: c.customer_name → c.CustomerName, c.amount → o.Amount, "
+                   "o.customer_id → o.CustomerID, c.customer_id → c.CustomerID")
+    assert sorted(camel.query(rewritten).rows) == [("Ann", 7), ("Bob", 7)]
+    # bare, in a one-table query: left bare (amount binds as written: DuckDB ignores case); a space is a separator too
+    sql = "SELECT order_id FROM orders WHERE amount > 4"
+    assert respelled_column.respelled_column(sql, _error(camel, sql), RuleContext(camel))[0][0] == (
+        'SELECT "OrderID" FROM orders WHERE amount > 4')
+    sql = "SELECT order_note FROM customers"
+    assert camel.query(respelled_column.respelled_column(sql, _error(camel, sql), RuleContext(camel))[0][0]).rows == [
+        ("x",), ("y",)]
+
+
+def test_respelled_column_leaves_a_name_spelt_by_no_column_or_by_several(camel, tmp_path) -> None:
+    sql = "SELECT c.customer_city FROM customers AS c"
+    assert respelled_column.respelled_column(sql, _error(camel, sql), RuleContext(camel)) == []
+    sql = "SELECT c.Amount FROM orders AS o JOIN customers AS c ON o.CustomerID = c.CustomerID"  # moved_column's
+    assert respelled_column.respelled_column(sql, _error(camel, sql), RuleContext(camel)) == []
+    # customer_id is in both tables: bare, it is ambiguous
+    sql = "SELECT customer_id, customer_name FROM orders AS o JOIN customers AS c ON o.OrderID = c.CustomerID"
+    assert respelled_column.respelled_column(sql, parse_duck_error('Referenced column "customer_id" not found'),
+                                             RuleContext(camel)) == []
+    task = write_task(tmp_path, "task_twice", "?", files={"csv/t.csv": "order_date,OrderDate\n1,2\n"})
+    with Catalog.open(task) as catalog:
+        sql = "SELECT orderdate_ FROM t"
+        assert respelled_column.respelled_column(sql, _error(catalog, sql), RuleContext(catalog)) == []
+
+
+@pytest.fixture()
 def chain(tmp_path):
     """orders → customers → regions by key, and a look-alike key (notes.customer_id) whose values match none."""
     task = write_task(tmp_path, "task_chain", "?", files={
@@ -96,6 +140,15 @@ def test_join_path_takes_two_keys_and_keeps_the_alias_the_error_names(chain) -> 
     [(rewritten, how)] = join_path.join_path(sql, _error(chain, sql), RuleContext(chain))
     assert how.endswith("orders → customers (on customer_id = customer_id) → regions (on region_id = region_id)")
     assert sorted(chain.query(rewritten).rows) == [(1, "North"), (2, "South")]
+
+
+def test_join_path_points_the_column_under_every_alias_of_the_query_that_lacks_it(chain) -> None:
+    # DuckDB names one alias's region_name; the other's fails next unless it is pointed at the joined table too
+    sql = ("SELECT o.region_name, sum(o.amount) AS total FROM orders AS o JOIN customers AS c "
+           "ON o.customer_id = c.customer_id WHERE c.region_name = 'North' GROUP BY o.region_name")
+    [(rewritten, _)] = join_path.join_path(sql, _error(chain, sql), RuleContext(chain))
+    assert "o.region_name" not in rewritten and "c.region_name" not in rewritten
+    assert chain.query(rewritten).rows == [("North", 7)]
 
 
 def test_join_path_needs_the_key_values_to_overlap_and_a_short_path(chain) -> None:
@@ -134,6 +187,111 @@ def test_join_path_considers_at_most_its_bound_of_tables(tmp_path, monkeypatch) 
         assert catalog.query(rewritten).rows == [("x",)]
 
 
+@pytest.fixture()
+def linked(tmp_path):
+    """orders and products, linked by order_items (order_id, product_id); notes.order_id matches no order."""
+    task = write_task(tmp_path, "task_items", "?", files={
+        "csv/orders.csv": "order_id,customer_id\n1,10\n2,11\n",
+        "csv/products.csv": "product_id,product_name,price\n5,Pen,2\n6,Ink,9\n",
+        "csv/notes.csv": "order_id,note_id\n98,1\n99,2\n",
+        "csv/order_items.csv": "order_id,product_id,quantity\n1,5,3\n1,6,1\n2,6,4\n"})
+    with Catalog.open(task) as catalog:
+        yield catalog
+
+
+def test_link_table_joins_through_the_table_that_holds_both_keys(linked) -> None:
+    # products has no order_id: the model skipped the link table, and the quantity it reads is there too
+    sql = ("SELECT o.customer_id, p.product_name, p.quantity FROM orders AS o JOIN products AS p "
+           "ON o.order_id = p.order_id")
+    error = _error(linked, sql)
+    [(rewritten, how)] = link_table.link_table(sql, error, RuleContext(linked))
+    assert rewritten == ('SELECT o.customer_id, p.product_name, "j1"."quantity" FROM orders AS o '
+                         'JOIN "order_items" AS j1 ON "o"."order_id" = j1."order_id" '
+                         'JOIN products AS p ON j1."product_id" = "p"."product_id"')
+    assert how == "products has no order_id: joined through order_items (on order_id = order_id, then product_id = product_id)"
+    assert sorted(linked.query(rewritten).rows) == [(10, "Ink", 1), (10, "Pen", 3), (11, "Ink", 4)]
+    # moved_column no longer compares o.order_id with itself (a cross join)
+    assert moved_column.moved_column(sql, error, RuleContext(linked)) == []
+    # the side that lacks the key read first: the link table joins it, the held join the other side
+    sql = "SELECT p.product_name FROM products AS p LEFT JOIN orders AS o ON p.order_id = o.order_id WHERE o.customer_id = 11"
+    [(rewritten, _)] = link_table.link_table(sql, _error(linked, sql), RuleContext(linked))
+    assert 'LEFT JOIN "order_items" AS j1 ON j1."product_id" = "p"."product_id"' in rewritten
+    assert linked.query(rewritten).rows == [("Ink",)]
+
+
+def test_link_table_leaves_a_join_no_table_links_or_that_is_not_one_equality(linked) -> None:
+    cases = ["SELECT p.product_name FROM orders AS o JOIN products AS p ON o.order_id = p.order_id AND o.customer_id > 0",
+             "SELECT n.note_id FROM products AS p JOIN notes AS n ON p.product_id = n.product_id",  # nothing links them
+             "SELECT p.order_id FROM orders AS o JOIN products AS p ON o.order_id = p.product_id"]  # not in the ON
+    for sql in cases:
+        assert link_table.link_table(sql, _error(linked, sql), RuleContext(linked)) == [], sql
+    assert link_table.link_table("SELECT 1", DuckError("x"), RuleContext(linked)) == []
+
+
+def test_link_table_holds_to_its_bounds(linked, monkeypatch) -> None:
+    sql = "SELECT p.product_name FROM orders AS o JOIN products AS p ON o.order_id = p.order_id"
+    error = _error(linked, sql)
+    assert link_table.link_table(sql + " " * link_table.MAX_SQL_CHARS, error, RuleContext(linked)) == []
+    monkeypatch.setattr(link_table, "TABLES_CONSIDERED", 2)  # notes and order_items, in catalog order: the link is 2nd
+    assert len(link_table.link_table(sql, error, RuleContext(linked))) == 1
+    monkeypatch.setattr(link_table, "TABLES_CONSIDERED", 1)
+    assert link_table.link_table(sql, error, RuleContext(linked)) == []
+    monkeypatch.setattr(link_table, "TABLES_CONSIDERED", 40)
+    monkeypatch.setattr(link_table, "LINKS_WRITTEN", 0)
+    assert link_table.link_table(sql, error, RuleContext(linked)) == []
+
+
+def test_nested_aggregate_counts_per_key_in_a_subquery_and_aggregates_over_it(chain) -> None:
+    # customers with more than one order, as a share of the customers: the model nests COUNT in SUM
+    sql = ("SELECT CAST(SUM(CASE WHEN COUNT(order_id) > 1 THEN 1 ELSE 0 END) AS REAL) / COUNT(customer_id) AS share "
+           "FROM orders WHERE amount > 1")
+    error = _error(chain, sql)
+    assert error.nested_aggregate
+    [(rewritten, how)] = nested_aggregate.nested_aggregate(sql, error, RuleContext(chain))
+    assert rewritten == ('SELECT CAST(SUM(CASE WHEN nested_1 > 1 THEN 1 ELSE 0 END) AS REAL) / COUNT(customer_id) AS share '
+                         'FROM (SELECT "customer_id", COUNT(order_id) AS nested_1 FROM orders WHERE amount > 1 '
+                         'GROUP BY "customer_id") AS "orders"')
+    assert how == ("the inner aggregate COUNT(order_id) computed per customer_id of orders in a subquery, "
+                   "the outer aggregates over its rows")
+    assert chain.query(rewritten).rows == [(0.5,)]
+    # an alias stays the subquery's name (its qualified columns still bind); the same inner aggregate twice is one
+    sql = "SELECT MAX(COUNT(*)) AS most, MIN(COUNT(*)) FROM orders AS o WHERE o.amount > 1"
+    [(rewritten, _)] = nested_aggregate.nested_aggregate(sql, _error(chain, sql), RuleContext(chain))
+    assert rewritten.count("COUNT(*)") == 1 and chain.query(rewritten).rows == [(2, 1)]
+
+
+def test_nested_aggregate_leaves_what_it_cannot_read_as_a_count_per_key(chain) -> None:
+    nested = parse_duck_error("Binder Error: aggregate function calls cannot be nested")
+    cases = ["SELECT COUNT(CASE WHEN COUNT(order_id) > 1 THEN 1 END) / COUNT(order_id) FROM orders",  # outer reads it
+             "SELECT SUM(COUNT(order_id)) FROM orders GROUP BY customer_id",  # grouped already
+             "SELECT SUM(COUNT(o.order_id)) FROM orders AS o JOIN customers AS c ON o.customer_id = c.customer_id",
+             "SELECT SUM(COUNT(nothing)) FROM orders",  # no such column
+             "SELECT SUM(COUNT(note_id)) FROM notes"]  # note_id is the only key, one value per row
+    for sql in cases:
+        assert nested_aggregate.nested_aggregate(sql, nested, RuleContext(chain)) == [], sql
+    assert nested_aggregate.nested_aggregate("SELECT SUM(COUNT(order_id)) FROM orders", DuckError("x"),
+                                             RuleContext(chain)) == []
+
+
+def test_nested_aggregate_tries_the_key_the_question_links_first_and_at_most_its_bound(tmp_path, monkeypatch) -> None:
+    task = write_task(tmp_path, "task_visits", "?", files={
+        "csv/visits.csv": "visit_id,store_id,customer_id\n1,1,10\n2,1,10\n3,2,11\n4,2,10\n"})
+    with Catalog.open(task) as catalog:
+        sql = "SELECT AVG(COUNT(visit_id)) FROM visits"
+        keys = lambda context: [how.split(" per ")[1].split(" of ")[0]  # noqa: E731
+                                for _, how in nested_aggregate.nested_aggregate(sql, _error(catalog, sql), context)]
+        assert keys(RuleContext(catalog)) == ["store_id", "customer_id"]
+        padded = sql + " " * nested_aggregate.MAX_SQL_CHARS  # the query text past its bound: left alone
+        assert nested_aggregate.nested_aggregate(padded, _error(catalog, sql), RuleContext(catalog)) == []
+        assert keys(RuleContext(catalog, QuestionLinks("per customer", columns=(("visits", "customer_id"),)))) == [
+            "customer_id", "store_id"]
+        monkeypatch.setattr(nested_aggregate, "KEYS_TRIED", 1)
+        assert keys(RuleContext(catalog)) == ["store_id"]
+        monkeypatch.setattr(nested_aggregate, "KEYS_CONSIDERED", 1)  # visit_id first: one value per row, passed over
+        monkeypatch.setattr(nested_aggregate, "KEYS_TRIED", 2)
+        assert keys(RuleContext(catalog)) == ["store_id"]
+
+
 def test_respelled_filter_puts_in_the_value_the_question_linking_found(shop) -> None:
     links = QuestionLinks("orders shipped to lyon", values=(ValueHit("orders", "ship_city", "Lyon", "lyon", "case"),))
     sql = "SELECT count(*) FROM orders WHERE ship_city = 'lyon'"
@@ -167,6 +325,23 @@ def test_unasked_filter_drops_a_filter_the_question_never_named(shop) -> None:
     # a date the question writes otherwise is asked for: `2020-12` for "December 2020" (2020年12月)
     assert unasked_filter.asked("month = '2020-12'", QuestionLinks("orders of 2020年12月"))
     assert not unasked_filter.asked("month = '2020-12'", QuestionLinks("orders of 2021"))
+
+
+def test_unasked_filter_drops_unasked_filters_together_when_none_alone_brings_rows_back(shop) -> None:
+    # an invented customer, both halves of the name: each alone still matches nothing
+    sql = "SELECT o.amount FROM orders AS o JOIN customers AS c ON o.customer_id = c.customer_id " \
+          "WHERE c.customer_name = 'Eve' AND c.city = 'Rome'"
+    diagnosis = explain_empty(shop, sql)
+    assert diagnosis.brings_rows_back == []
+    [(rewritten, how)] = unasked_filter.unasked_filter(sql, RuleContext(shop, QuestionLinks("which amounts?"), diagnosis))
+    assert sorted(shop.query(rewritten).rows) == [(5,), (7,)]
+    assert how == ("`c.customer_name = 'Eve'`, `c.city = 'Rome'` matched nothing, none alone brought rows back, "
+                   "and the question names none of them: dropped together")
+    # one of them asked for: the other alone is not dropped (it brings no rows back by itself)
+    assert unasked_filter.unasked_filter(sql, RuleContext(shop, QuestionLinks("which amounts in Rome?"), diagnosis)) == []
+    # more unasked filters than FILTERS_TRIED: left as they are
+    many = sql + " AND c.customer_id > 50 AND o.order_id > 50"
+    assert unasked_filter.unasked_filter(many, RuleContext(shop, QuestionLinks("which?"), explain_empty(shop, many))) == []
 
 
 def test_unasked_filter_keeps_a_number_when_the_question_states_one_in_other_units(shop) -> None:
@@ -212,6 +387,9 @@ def test_each_rule_holds_to_its_bound_on_the_query_text(shop) -> None:
         sql, RuleContext(shop, QuestionLinks("q"), explain_empty(shop, unasked))), unasked))
     linked = "SELECT customer_name FROM orders"
     cases.append((join_path, lambda sql: join_path.join_path(sql, _error(shop, linked), RuleContext(shop)), linked))
+    snake = "SELECT shipcity FROM orders"
+    cases.append((respelled_column, lambda sql: respelled_column.respelled_column(
+        sql, _error(shop, snake), RuleContext(shop)), snake))
     for module, rule, sql in cases:
         padded = sql + " " * module.MAX_SQL_CHARS
         assert rule(sql) != [] and rule(padded) == [], module.__name__
@@ -234,7 +412,8 @@ def test_a_stage_applies_its_rules_in_order_and_names_each_rewrite(shop) -> None
     links = QuestionLinks("q", values=(ValueHit("orders", "ship_city", "Lyon", "lyon", "case"),))
     empty = apply_on_empty("SELECT amount FROM orders WHERE ship_city = 'lyon'", RuleContext(shop, links))
     assert [r.rule for r in empty] == ["respelled_filter"]
-    assert [r.__name__ for r in ON_ERROR] == ["whole_column_name", "moved_column", "join_path"]
+    assert [r.__name__ for r in ON_ERROR] == ["whole_column_name", "respelled_column", "moved_column", "join_path",
+                                              "link_table", "nested_aggregate"]
     assert [r.__name__ for r in ON_EMPTY] == ["respelled_filter", "nearest_value", "unasked_filter", "one_table"]
     assert [r.__name__ for r in ON_ROWS] == ["period_union", "entity_union"]
 

@@ -11,6 +11,9 @@ with ONE request, tools off, for the query whose result is the answer. What they
   prompt's prefix reads only the new turn), each told what went wrong; a query written again is not
   run again (its verdict stands), and the next turn says so and is sampled warmer;
 - then, while time allows, samples of the first request at a higher temperature, stopping once two agree;
+  a sample that failed or found nothing gets the program's rewrites too (the real 1.5B model's samples
+  joined a link table's two sides directly and wrote snake_case names over CamelCase columns, which the
+  rules repair without a request);
 - execution chooses (`choose`): among the candidates that pass, the answer most agree on, a tie to the
   earliest; the program's on-rows rewrites of the candidate about to be chosen are tried first, and one
   that passes is chosen in its place.
@@ -184,7 +187,7 @@ class DirectStep:
         for _ in range(self.terms.samples if self.outcome.candidates else 0):
             if not self._room():
                 break
-            await self._ask(self.messages, self._numbered(SAMPLE), self.terms.warmer)
+            await self._turn(self.messages, self._numbered(SAMPLE), self.terms.warmer)
             if self._agreeing() >= AGREEING:
                 break
         chosen, how = choose(self.outcome.candidates)

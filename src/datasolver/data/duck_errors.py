@@ -33,6 +33,7 @@ _MISSING_TABLE = re.compile(r"Table with name (.+?) does not exist")
 # named "x"') or not ('Referenced column "x" not found').
 _NOT_IN_TABLE = re.compile(r'Table "((?:[^"]|"")+)" does not have a column named "((?:[^"]|"")+)"')
 _MISSING_COLUMN = re.compile(r'does not have a column named "((?:[^"]|"")+)"|Referenced column "((?:[^"]|"")+)" not found')
+_NESTED_AGGREGATE = "aggregate function calls cannot be nested"
 _SYNTAX_NEAR = re.compile(r'syntax error at or near "((?:[^"]|"")+)"')
 _CANDIDATES = "Candidate bindings:"
 _QUOTED = re.compile(r'\s*[:,]?\s*"((?:[^"]|"")+)"')
@@ -52,6 +53,7 @@ class DuckError:
     near: str | None = None  # the token of a syntax error ("syntax error at or near …")
     line: int | None = None  # the LINE of DuckDB's echo of the query
     column: int | None = None  # the caret's display column in that echoed line (0-based)
+    nested_aggregate: bool = False  # an aggregate inside an aggregate (`SUM(CASE WHEN COUNT(x) > 1 …)`)
 
     @property
     def unqualified_column(self) -> str | None:
@@ -74,7 +76,8 @@ def parse_duck_error(message: str | BaseException) -> DuckError:
     near = _SYNTAX_NEAR.search(text)
     line, caret = _echo_position(text)
     return DuckError(text, kind.group(1) if kind else "", column, qualifier, table.group(1) if table else None,
-                     _candidates(text), near.group(1).replace('""', '"') if near else None, line, caret)
+                     _candidates(text), near.group(1).replace('""', '"') if near else None, line, caret,
+                     _NESTED_AGGREGATE in text)
 
 
 def _candidates(text: str) -> tuple[str, ...]:

@@ -88,6 +88,14 @@ def compatible_types(a: str, b: str) -> bool:
     return (numeric_a and numeric_b) or (text_a and text_b) or (numeric_a and text_b) or (text_a and numeric_b)
 
 
+def key_like(column: str) -> bool:
+    """Whether a column is named as a key (`id`, `customer_id`, `authorid`, `zip_code`, `order_no`, `客户编号`)."""
+    return bool(_KEY_NAME.search(column.casefold()))
+
+
+_KEY_NAME = re.compile(r"(?:^|[^a-z])(?:id|key|code|no|uuid)$|[a-z]id$|编号$|代码$|编码$|id$")
+
+
 def _stem(column: str, table: str) -> str:
     key = re.sub(r"[\s_\-]+", "", column.lower())
     singular = re.sub(r"[\s_\-]+", "", table.lower()).rstrip("s")

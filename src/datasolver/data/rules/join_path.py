@@ -9,7 +9,6 @@ joins and points the column at the joined table, as a candidate the answer check
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -17,7 +16,7 @@ from sqlglot import exp
 
 from datasolver.data.duck_errors import DuckError
 from datasolver.data.errors import DataError
-from datasolver.data.joins import compatible_types
+from datasolver.data.joins import compatible_types, key_like
 from datasolver.data.sql_tree import parse_select
 from datasolver.data.names import quote_ident
 from datasolver.data.rules.context import RuleContext
@@ -35,7 +34,7 @@ QUERY_TIMEOUT_S = 2.0  # each overlap query
 
 
 @dataclass(frozen=True)
-class _Step:
+class KeyStep:
     """One join: from a table to the next, on a key column each has."""
 
     near: str  # catalog table already in the query (or reached)
@@ -58,7 +57,7 @@ def join_path(sql: str, error: DuckError, context: RuleContext) -> list[tuple[st
     if tree is None:
         return []
     catalog = context.catalog
-    query_tables = _from_tables(tree, catalog)
+    query_tables = from_tables(tree, catalog)
     if not query_tables:
         return []
     if error.qualifier is not None:
@@ -69,7 +68,7 @@ def join_path(sql: str, error: DuckError, context: RuleContext) -> list[tuple[st
         starts = list(query_tables)
     in_query = set(query_tables.values())
     names = [t for t in catalog.names() if t not in in_query][:TABLES_CONSIDERED]
-    columns = {t: {c.casefold(): c for c in _column_names(catalog, t)} for t in [*in_query, *names]}
+    columns = {t: {c.casefold(): c for c in column_names(catalog, t)} for t in [*in_query, *names]}
     if any(column.casefold() in columns[t] for t in in_query):
         return []
     homes = [t for t in names if column.casefold() in columns[t]]
@@ -81,7 +80,7 @@ def join_path(sql: str, error: DuckError, context: RuleContext) -> list[tuple[st
     paths.sort(key=lambda p: (len(p), p[-1].far not in linked, -min(s.overlap for s in p)))
     found: list[tuple[str, str]] = []
     for path in paths[:PATHS_WRITTEN]:
-        rewritten = _rewritten(tree, query_tables, starts, path, column, error.qualifier, columns)
+        rewritten = _rewritten(tree, query_tables, starts, path, column, columns)
         if rewritten is not None:
             route = " → ".join([path[0].near] + [f"{s.far} (on {s.near_key} = {s.far_key})" for s in path])
             found.append((rewritten, f"{column} taken from {path[-1].far}, joined by key: {route}"))
@@ -89,13 +88,13 @@ def join_path(sql: str, error: DuckError, context: RuleContext) -> list[tuple[st
 
 
 def _paths(catalog: Catalog, starts: list[str], homes: list[str], names: list[str],
-           columns: dict[str, dict[str, str]], in_query: set[str]) -> list[list[_Step]]:
+           columns: dict[str, dict[str, str]], in_query: set[str]) -> list[list[KeyStep]]:
     """The shortest key paths (one join, else two) from a start table to a home of the column."""
-    steps: dict[tuple[str, str], _Step | None] = {}
+    steps: dict[tuple[str, str], KeyStep | None] = {}
 
-    def step(near: str, far: str) -> _Step | None:
+    def step(near: str, far: str) -> KeyStep | None:
         if (near, far) not in steps:
-            steps[(near, far)] = _key_step(catalog, near, far, columns)
+            steps[(near, far)] = key_step(catalog, near, far, columns)
         return steps[(near, far)]
 
     direct = [[s] for start in dict.fromkeys(starts) for home in homes if (s := step(start, home)) is not None]
@@ -112,11 +111,13 @@ def _paths(catalog: Catalog, starts: list[str], homes: list[str], names: list[st
     return found
 
 
-def _key_step(catalog: Catalog, near: str, far: str, columns: dict[str, dict[str, str]]) -> _Step | None:
-    """The best key between two tables: a column name both have, of compatible types, whose sampled
-    values on the near side the far side holds (at least `MIN_OVERLAP` of them), one named as a key first,
-    then the best overlap; None when none."""
-    shared = [key for key in columns.get(near, {}) if key in columns.get(far, {})]
+def key_step(catalog: Catalog, near: str, far: str, columns: dict[str, dict[str, str]],
+             keys: set[str] | None = None) -> KeyStep | None:
+    """The best key between two tables: a column name both have (one of `keys`, case-folded, when given), of
+    compatible types, whose sampled values on the near side the far side holds (at least `MIN_OVERLAP` of
+    them), one named as a key first (`key_like`: preferred to a shared measure such as `rating` or `year`,
+    whose few values overlap by chance), then the best overlap; None when none."""
+    shared = [key for key in columns.get(near, {}) if key in columns.get(far, {}) and (keys is None or key in keys)]
     if not shared:
         return None
     try:
@@ -124,27 +125,18 @@ def _key_step(catalog: Catalog, near: str, far: str, columns: dict[str, dict[str
         far_types = {c.casefold(): t for c, t in catalog.column_types(far)}
     except DataError:
         return None
-    best: _Step | None = None
+    best: KeyStep | None = None
     for key in shared:
         if not compatible_types(near_types.get(key, ""), far_types.get(key, "")):
             continue
-        overlap = _overlap(catalog, near, columns[near][key], far, columns[far][key])
-        if overlap >= MIN_OVERLAP and (best is None or (_key_like(key), overlap) > (_key_like(best.near_key), best.overlap)):
-            best = _Step(near, far, columns[near][key], columns[far][key], overlap,
-                         near_types.get(key) == far_types.get(key))
+        overlap = key_overlap(catalog, near, columns[near][key], far, columns[far][key])
+        if overlap >= MIN_OVERLAP and (best is None or (key_like(key), overlap) > (key_like(best.near_key), best.overlap)):
+            best = KeyStep(near, far, columns[near][key], columns[far][key], overlap,
+                           near_types.get(key) == far_types.get(key))
     return best
 
 
-def _key_like(column: str) -> bool:
-    """Whether a column is named as a key (`id`, `customer_id`, `authorid`, `zip_code`, `order_no`): such a
-    column is preferred to a shared measure (`rating`, `year`) whose few values overlap by chance."""
-    return bool(_KEY_NAME.search(column.casefold()))
-
-
-_KEY_NAME = re.compile(r"(?:^|[^a-z])(?:id|key|code|no|uuid)$|[a-z]id$|编号$|代码$|编码$|id$")
-
-
-def _overlap(catalog: Catalog, near: str, near_key: str, far: str, far_key: str) -> float:
+def key_overlap(catalog: Catalog, near: str, near_key: str, far: str, far_key: str) -> float:
     """Share of up to `SAMPLED_VALUES` distinct non-null key values of `near` found in `far`."""
     nk, fk = quote_ident(near_key), quote_ident(far_key)
     sql = (f"WITH s AS (SELECT DISTINCT CAST({nk} AS VARCHAR) AS k FROM {quote_ident(near)} WHERE {nk} IS NOT NULL "
@@ -157,10 +149,10 @@ def _overlap(catalog: Catalog, near: str, near_key: str, far: str, far_key: str)
     return int(row[1]) / int(row[0]) if row[0] else 0.0
 
 
-def _rewritten(tree: exp.Select, query_tables: dict[str, str], starts: list[str], path: list[_Step],
-               column: str, qualifier: str | None, columns: dict[str, dict[str, str]]) -> str | None:
+def _rewritten(tree: exp.Select, query_tables: dict[str, str], starts: list[str], path: list[KeyStep],
+               column: str, columns: dict[str, dict[str, str]]) -> str | None:
     """The query with the path's joins after its FROM clause and the column pointed at the last one (with the
-    query's other columns that only that table has); in a query of one table, its other bare columns
+    query's other columns that only that table has, under whichever alias of the query); in a query of one table, its other bare columns
     qualified by it (a joined table may have the same names)."""
     copy = tree.copy()
     named = {e.alias.casefold() for e in tree.expressions if isinstance(e, exp.Alias)}  # ORDER BY total: no column
@@ -183,21 +175,24 @@ def _rewritten(tree: exp.Select, query_tables: dict[str, str], starts: list[str]
         copy = copy.join(exp.alias_(exp.to_table(quote_ident(step.far), dialect="duckdb"), alias, table=True),
                          on=on, dialect="duckdb")
         near_alias = alias
-    # the missing column, and any other the query's tables lack and the joined table has (DuckDB names one at a time)
+    # the missing column, and any other the query's tables lack and the joined table has (DuckDB names one at a
+    # time), bare or under any alias of the query: no table of it has them (the recorded `COUNT(T2.keyphrasename)
+    # / COUNT(T1.keyphrasename)` failed again on T1 when only the error's T2 was pointed at the joined table)
     home = columns.get(path[-1].far, {})
     lacking = {name for name in home if not any(name in columns.get(t, {}) for t in query_tables.values())} - named
+    aliases_read = {a.casefold() for a in query_tables}
     changed = False
     for node in list(copy.find_all(exp.Column)):
         name = node.name.casefold()
         if name not in lacking or (name != column.casefold() and not isinstance(node.this, exp.Identifier)):
             continue
-        if (node.table.casefold() == qualifier.casefold()) if qualifier is not None else not node.table:
+        if not node.table or node.table.casefold() in aliases_read:
             node.replace(exp.column(home[name], table=near_alias, quoted=True))
             changed = changed or name == column.casefold()
     return copy.sql(dialect="duckdb") if changed else None
 
 
-def _from_tables(tree: exp.Select, catalog: Catalog) -> dict[str, str]:
+def from_tables(tree: exp.Select, catalog: Catalog) -> dict[str, str]:
     """{alias as written: catalog table} of a SELECT whose FROM and JOINs are all catalog tables; {} otherwise."""
     if tree.args.get("from_") is None:
         return {}
@@ -213,7 +208,7 @@ def _from_tables(tree: exp.Select, catalog: Catalog) -> dict[str, str]:
     return found
 
 
-def _column_names(catalog: Catalog, table: str) -> list[str]:
+def column_names(catalog: Catalog, table: str) -> list[str]:
     try:
         return catalog.column_names(table, load=False) or []
     except DataError:

@@ -16,6 +16,7 @@ from sqlglot import exp
 from datasolver.data.duck_errors import DuckError
 from datasolver.data.errors import DataError
 from datasolver.data.names import quote_ident
+from datasolver.data.sql_tree import parse_statement
 from datasolver.data.sql_tokens import Token, significant, tokenize, unquote
 from datasolver.data.rules.context import RuleContext
 
@@ -31,7 +32,8 @@ def moved_column(sql: str, error: DuckError, context: RuleContext) -> list[tuple
     taken from the query's other table that has it (`T1.所属集团`), and, before it, the alias's own column
     DuckDB offers in its place ("Candidate bindings") when the question linking links that column (the
     question's 开发 in 集团开发商). [] when the error is another or the column is in no other table of
-    the query."""
+    the query; the taken column is not written where a join condition would compare a column with itself
+    (`_compares_itself`: the joined table lacks its key, `link_table`'s case)."""
     if error.qualifier is None or error.missing_column is None or len(sql) > MAX_SQL_CHARS:
         return []
     alias, column, catalog, links = error.qualifier, error.missing_column, context.catalog, context.links
@@ -46,7 +48,7 @@ def moved_column(sql: str, error: DuckError, context: RuleContext) -> list[tuple
     found: list[tuple[str, str]] = []
     home = homes[0]
     variant = _requalified(sql, alias, column, home_alias=_written_alias(sql, home), new_column=None)
-    if variant is not None:
+    if variant is not None and not _compares_itself(variant):
         found.append((variant, f"{column} taken from {tables[home]}, the query's table that has it"))
     # DuckDB's offer is a guess by spelling (dev-en academic_7: `citing` for citation_num, a wrong answer
     # that passed every check): taken only when the question linking links that column, and then first.
@@ -60,6 +62,22 @@ def moved_column(sql: str, error: DuckError, context: RuleContext) -> list[tuple
             found.insert(0, (variant, f"{alias}.{offered[0]}, the column of {table} DuckDB offers and the question "
                                       f"names, for {alias}.{column}"))
     return found
+
+
+def _compares_itself(sql: str) -> bool:
+    """Whether a join condition of `sql` compares a column with itself (`T1.paperid = T1.paperid`): the column
+    moved was the joined table's key, which it lacks (`link_table`'s case), and the join became a cross join
+    (scholar_10's ratio over it passed every check)."""
+    tree = parse_statement(sql)
+    if tree is None:
+        return False
+    for join in tree.find_all(exp.Join):
+        for equal in (join.args.get("on") or exp.Null()).find_all(exp.EQ):
+            sides = (equal.this, equal.expression)
+            if all(isinstance(side, exp.Column) for side in sides) and len(
+                    {(side.table.casefold(), side.name.casefold()) for side in sides}) == 1:
+                return True
+    return False
 
 
 def _bare(name: str, tables: dict[str, str]) -> str:

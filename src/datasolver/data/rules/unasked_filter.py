@@ -7,7 +7,9 @@ word of the question is the value, and the question linking links neither the co
 value in it), the rule drops it, as a candidate the answer checks judge. A number compared is kept
 whenever the question states a number of its own: the threshold may be written in other units
 (`EU_Sales > 5000000` for "超过50万" over data in millions emptied the result, and dropping the
-filter answered a question it did not ask).
+filter answered a question it did not ask). When no filter alone brings rows back, the unasked ones are
+dropped together (falcon_233: `FirstName = 'John' AND LastName = 'Makori'`, a teacher the question never
+named, each half alone still matching nothing).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from datasolver.data.rules.context import RuleContext
 from datasolver.data.rules.nearest_value import MIN_DATE_DIGITS, same_value
 
 MAX_SQL_CHARS = 20_000  # of a query the rule reads (a longer one is left as it is)
-FILTERS_TRIED = 3  # filters of the diagnosis that bring rows back, in its order
+FILTERS_TRIED = 3  # filters of the diagnosis that bring rows back, in its order; at most as many dropped together
 
 MAX_QUESTION_READ = 4_000  # characters of the question searched for a number of its own
 # A number of the question's own: digits, or a CJK numeral or unit (五, 十, 百, 千, 万, 亿).
@@ -46,7 +48,25 @@ def unasked_filter(sql: str, context: RuleContext) -> list[tuple[str, str]]:
         if rewritten is not None:
             found.append((rewritten, f"`{probe.condition}` matched nothing and the question does not name it: "
                                      f"dropped ({probe.rows} rows without it)"))
+    if not diagnosis.brings_rows_back:
+        found += _dropped_together(sql, [p.condition for p in diagnosis.probes if not asked(p.condition, links)])
     return found
+
+
+def _dropped_together(sql: str, unasked: list[str]) -> list[tuple[str, str]]:
+    """`sql` without all of its unasked filters (two to `FILTERS_TRIED` of them) when no filter alone brings rows
+    back: a model that invents a name writes its two halves (`first_name = 'John' AND last_name = 'Smith'`),
+    and each alone still empties the result."""
+    if not 2 <= len(unasked) <= FILTERS_TRIED:
+        return []
+    rewritten: str | None = sql
+    for condition in unasked:
+        rewritten = filter_dropped(rewritten, condition) if rewritten is not None else None
+    if rewritten is None:
+        return []
+    named = ", ".join(f"`{c}`" for c in unasked)
+    return [(rewritten, f"{named} matched nothing, none alone brought rows back, and the question names none of "
+                        "them: dropped together")]
 
 
 def asked(condition: str, links: QuestionLinks) -> bool:
