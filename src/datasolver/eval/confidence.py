@@ -28,9 +28,11 @@ Calibration (issue 46's target: 'high' >= 90% right, 'low' <= 50%), measured wit
     together                   high 17 -> 9 right (53%); medium 6 -> 2 right; low 4 -> 0 right
 
 A first query passing its answer checks was right about half the time with this model, far from what a
-'high' label promises, so it is medium now. 'low' met its target (0 of 4). The samples are small (32
-tasks, one run of each set); the 'high' of agreeing candidates is not yet measured (in `mix8a` no
-labelled answer had two candidates agreeing).
+'high' label promises, so it is medium now: relabelled by this rule, the same answers are medium 23 -> 11
+right (48%), low 4 -> 0 right, none high (every 'high' of `mix8a` was a first query with one candidate;
+`unread1`'s were not checked for agreement). 'low' met its target (0 of 4). The samples are small (32
+tasks, one run of each set); the 'high' of agreeing candidates is not yet measured, and the Solver
+seldom gives it (its samples come only after the direct query and its repair failed, two rounds).
 """
 
 from __future__ import annotations
