@@ -46,7 +46,7 @@ def no_filter_retries(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_one_query_answers_and_the_program_writes_the_answer(data: Path, model) -> None:
     server = model([sql("SELECT region FROM sales ORDER BY amount DESC LIMIT 1")])
     result = invoke("ask", str(data), "Which region sold most?")
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "region: North\n", "confidence: high (first query)\n")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "region: North\n", "confidence: medium (first query)\n")
     (request,) = server.requests
     assert "tools" not in request  # tools off
     prompt = request["messages"][1]["content"]

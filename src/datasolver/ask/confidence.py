@@ -11,7 +11,10 @@
     result as the answer (`no_answer`)
     no answer at all                   no label
 
-The analyst draws no candidates, so agreement never raises its label.
+The analyst draws no candidates (its direct step samples none, one query a turn), so agreement never
+raises its label and its answers are never 'high': a direct query passing its checks the first time is
+medium, as the Solver's is. That is intended: on dev with the real model such first-shot answers were
+right about half the time (the calibration in `eval/confidence.py`); 'high' needs candidates that agree.
 """
 
 from __future__ import annotations
