@@ -116,6 +116,21 @@ MIX_UNREAD: dict[str, list[str]] = {
 }
 
 
+# The second unread mix (session of 2026-12-07, drawn before its work): every dev/dev-en task that no
+# earlier set holds (1 easy, 12 medium drawn from the 12 left, the 2 hard left) plus 6 of issue 31's
+# held-out easy tasks (only ever scored, never opened), drawn with random.Random(4602). Only 21 tasks
+# and 2 hard: the data holds no more unread hard tasks (benchmarks/README.md says so beside its figures).
+MIX_UNREAD2: dict[str, list[str]] = {
+    "easy": ["dev/task_retqa_v2554", "dev/task_retqa_v2440", "dev-en/task_en_academic_11",
+             "dev-en/task_en_advising_13", "dev/task_retqa_v2438", "dev-en/task_en_atis_27", "dev/task_retqa_v108"],
+    "medium": ["dev-en/task_en_yelp_21", "dev-en/task_en_academic_2", "dev-en/task_en_scholar_0",
+               "dev-en/task_en_restaurants_0", "dev-en/task_en_geography_18", "dev-en/task_en_yelp_9",
+               "dev-en/task_en_yelp_8", "dev/task_retqa_v3287", "dev/task_retqa_v2620", "dev-en/task_en_yelp_17",
+               "dev-en/task_en_scholar_5", "dev-en/task_en_academic_4"],
+    "hard": ["dev/task_falcon_138", "dev-en/task_en_academic_15"],
+}
+
+
 def interleaved(mix: dict[str, list[str]]) -> list[tuple[str, str]]:
     """A mix's tasks as (split, task), spread so that any prefix holds each difficulty in about its
     share: the i-th of n tasks of a difficulty sits at (i + 0.5) / n, ties in DIFFICULTIES order."""
@@ -124,7 +139,7 @@ def interleaved(mix: dict[str, list[str]]) -> list[tuple[str, str]]:
     return [tuple(entry.split("/", 1)) for _, _, entry in sorted(placed)]  # type: ignore[misc]
 
 
-MIXES = {"mix": MIX_FIXED, "unread": MIX_UNREAD}
+MIXES = {"mix": MIX_FIXED, "unread": MIX_UNREAD, "unread2": MIX_UNREAD2}
 # The difficulty the mixes were drawn by (task.json's `difficulty`); other tasks' is read at scoring.
 KNOWN_DIFFICULTY = {entry.split("/", 1)[1]: level for mix in MIXES.values()
                     for level, ids in mix.items() for entry in ids}
@@ -625,7 +640,8 @@ def main() -> None:
                         "datasolver,oneshot)")
     parser.add_argument("--tasks", help="N (the first N of the fixed list), ID,ID, heldout (issue 31's 12 "
                         "held-out tasks), mix (issue 46's fixed mixed set: 7 easy, 12 medium, 5 hard) or unread "
-                        "(issue 46's unread mixed set, same shape) (default: all 12 of the fixed list)")
+                        "(issue 46's first unread mixed set, same shape; read since) or unread2 (the second unread "
+                        "set: 7 easy, 12 medium, 2 hard) (default: all 12 of the fixed list)")
     parser.add_argument("--deadline", type=float, default=600.0, help="seconds per task, both harnesses (default 600)")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help=f"what the setup script made (default {DEFAULT_CACHE})")
     parser.add_argument("--server-url", help="an already running llama-server (root URL) instead of starting one")

@@ -5,6 +5,7 @@ kit's renumbered copy of the tasks, the fixed task mix."""
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 
@@ -13,6 +14,8 @@ import pytest
 
 from datasolver.llm.fake import ScriptedServer, delay
 from tests.helpers.benchscripts import load_benchmark
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "tasks"
 
 
 
@@ -148,14 +151,30 @@ def test_the_two_mixes_are_24_tasks_of_the_drawn_shape_and_apart_from_each_other
     assert not unread & (fixed12 | heldout)
 
 
-@pytest.mark.parametrize("name", ["mix", "unread"])
+def test_the_second_unread_mix_holds_every_task_no_other_set_holds_and_six_held_out_easy_ones() -> None:
+    bench = load_bench()
+    earlier = {f"{split}/{task}" for split, task in bench.TASKS + bench.HELDOUT}
+    for mix in (bench.MIX_FIXED, bench.MIX_UNREAD):
+        earlier |= {e for ids in mix.values() for e in ids}
+    second = {e for ids in bench.MIX_UNREAD2.values() for e in ids}
+    assert {level: len(ids) for level, ids in bench.MIX_UNREAD2.items()} == {"easy": 7, "medium": 12, "hard": 2}
+    assert len(second) == 21
+    heldout = {f"{split}/{task}" for split, task in bench.HELDOUT}
+    assert len(second & heldout) == 6 and second & earlier == second & heldout
+    if SHARED.is_dir():  # the rest of the tasks: every one no earlier set holds (ids only, nothing opened)
+        every = {f"{split}/{d.name}" for split in ("dev", "dev-en") for d in (SHARED / split / "input").iterdir()}
+        assert every - earlier == second - heldout
+
+
+@pytest.mark.parametrize("name", ["mix", "unread", "unread2"])
 def test_a_mix_is_interleaved_so_any_prefix_mixes_the_difficulties(name: str) -> None:
     bench = load_bench()
     chosen = bench.pick_tasks(name)
     mix = bench.MIXES[name]
     assert sorted(f"{s}/{t}" for s, t in chosen) == sorted(e for ids in mix.values() for e in ids)
     levels = [bench.KNOWN_DIFFICULTY[task] for _, task in chosen]
-    assert set(levels[:5]) == {"easy", "medium", "hard"}
+    for level, ids in mix.items():  # each difficulty within about half its spacing of the start
+        assert level in levels[:math.ceil(len(levels) / len(ids) / 2) + 1]
     for n in range(1, len(levels) + 1):  # each difficulty within one task of its share of any prefix
         for level, ids in mix.items():
             assert abs(levels[:n].count(level) - n * len(ids) / len(levels)) <= 1.0
