@@ -352,7 +352,8 @@ def datasolver_outcomes(tasks: list[str], work: Path, finished: str = "") -> dic
         entry = summary.get(task) or _solve_end(work / "logs" / task / "trace.jsonl")
         outcomes[task] = {"prediction": work / "out" / task / "prediction.csv",
                           "status": entry.get("status") or f"unfinished ({finished})", "reason": entry.get("reason"),
-                          "seconds": entry.get("seconds"), "own_usage": entry.get("usage")}
+                          "seconds": entry.get("seconds"), "own_usage": entry.get("usage"),
+                          "confidence": entry.get("confidence")}
     return outcomes
 
 
@@ -485,6 +486,30 @@ def write_results(folder: Path, meta: dict[str, Any], rows: list[dict[str, Any]]
     (folder / "results.md").write_text(markdown(meta, rows), encoding="utf-8")
 
 
+def confidence_table(rows: list[dict[str, Any]]) -> list[str]:
+    """How often each confidence label was right (issue 46: 'high' ≥ 90% right, 'low' ≤ 50%), per harness
+    whose rows carry a label (datasolver's from run_summary.json, ask's from `ask --json`); none: no lines."""
+    labelled = [r for r in rows if r.get("confidence")]
+    if not labelled:
+        return []
+    lines = ["", "Confidence labels against the score (right: 1.0; text answers: every gold value contained):", "",
+             "| harness | label | answers | right | share right | mean score |", "|---|---|---|---|---|---|"]
+    for harness in dict.fromkeys(r["harness"] for r in labelled):
+        for label in ("high", "medium", "low"):
+            mine = [r for r in labelled if r["harness"] == harness and r["confidence"] == label]
+            if not mine:
+                continue
+            right = sum(_right(r) for r in mine)
+            mean = sum(r.get("score", r.get("jaccard", 0.0)) for r in mine) / len(mine)
+            lines.append(f"| {harness} | {label} | {len(mine)} | {right} | {right / len(mine):.0%} | {mean:.3f} |")
+    return lines
+
+
+def _right(row: dict[str, Any]) -> bool:
+    """A row's answer is right: a score of 1.0, or, for a text answer, every gold value contained."""
+    return bool(row["contains_gold"]) if "contains_gold" in row else row.get("score", 0.0) >= 0.999
+
+
 def markdown(meta: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     lines = [f"# Real-model benchmark: {meta['model']}", "",
              *(f"- `{r['command']}` (started {r['started']}, deadline {r['deadline']:.0f} s per task, load before "
@@ -518,6 +543,7 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]]) -> str:
                 f"{sum(r['requests'] for r in mine) / n:.1f} | {sum(r['prompt_tokens'] for r in mine) / n:,.0f} | "
                 f"{sum(r['cached_tokens'] for r in mine) / n:,.0f} | "
                 f"{statistics.median(firsts) if firsts else 0:,.0f} |")
+    lines += confidence_table(rows)
     lines += text_answers.markdown(rows)
     texts = [r for r in rows if r["harness"] in text_answers.TEXT_HARNESSES]
     if texts:

@@ -63,6 +63,7 @@ def run_ask(task_dir: Path, url: str, model: str, deadline_s: float, work: Path)
             "backed": bool(record.get("backed_by_query")),
             "checks": [f"{c['check']} {c['action']}" for c in record.get("checks") or []],
             "path": record.get("path"),  # direct (one query, the answer written from its rows) or loop
+            "confidence": record.get("confidence"),
             "own_usage": record.get("usage")}
 
 

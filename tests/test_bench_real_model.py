@@ -201,3 +201,21 @@ def test_every_figure_of_the_markdown_is_split_per_difficulty_beside_the_one_sho
     hard = [c.strip() for c in table[("hard", "datasolver", "2")].strip("|").split("|")]
     # mean score, right, answered, seconds per task (median), requests, prompt and cached tokens per task
     assert hard[3:10] == ["0.250", "0", "2", "150 (150)", "6.0", "6,000", "3,000"]
+
+
+def test_the_markdown_says_how_often_each_confidence_label_was_right() -> None:
+    bench = load_bench()
+    common = {"answered": True, "cancelled": 0, "completion_tokens": 10, "prefill_s": 1.0, "status": "solved",
+              "first_prompt_tokens": 900, "seconds": 50, "requests": 1, "prompt_tokens": 1000, "cached_tokens": 0,
+              "difficulty": "medium"}
+    rows = [{**common, "harness": "datasolver", "task": f"t{i}", "score": score, "confidence": label}
+            for i, (score, label) in enumerate([(1.0, "high"), (1.0, "high"), (0.0, "high"), (1.0, "medium"),
+                                                 (0.5, "low"), (0.0, "low")])]
+    rows.append({**common, "harness": "oneshot", "task": "t0", "score": 1.0})  # no label: not in the table
+    meta = {"model": "m", "runs": [{"command": "x", "started": "now", "deadline": 450, "load_before": "0"}]}
+    text = bench.markdown(meta, rows)
+    assert "| datasolver | high | 3 | 2 | 67% | 0.667 |" in text
+    assert "| datasolver | medium | 1 | 1 | 100% | 1.000 |" in text
+    assert "| datasolver | low | 2 | 0 | 0% | 0.250 |" in text
+    assert "| oneshot | high" not in text
+    assert "confidence" not in bench.markdown(meta, [r for r in rows if r["harness"] == "oneshot"]).lower()
