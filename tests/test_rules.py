@@ -357,6 +357,22 @@ def test_unasked_filter_keeps_a_number_when_the_question_states_one_in_other_uni
     assert "500000" not in rewritten
 
 
+def test_unasked_filter_drops_a_having_threshold_no_group_reaches_when_the_question_states_none(sales) -> None:
+    sql = "SELECT customer_name, SUM(amount) FROM orders GROUP BY customer_name HAVING SUM(amount) > 5000"
+    diagnosis = explain_empty(sales, sql)
+    assert [p.condition for p in diagnosis.having_empties] == ["SUM(amount) > 5000"]
+    [(rewritten, how)] = unasked_filter.unasked_filter(sql, RuleContext(sales, QuestionLinks("who are the big buyers?"),
+                                                                        diagnosis))
+    assert rewritten == "SELECT customer_name, SUM(amount) FROM orders GROUP BY customer_name"
+    assert how == ("HAVING `SUM(amount) > 5000` kept none of the 2 groups (SUM(amount) across the groups: at most 12) "
+                   "and the question does not name it: dropped")
+    for links in (QuestionLinks("customers who spent over 5000"),  # the question writes the value
+                  QuestionLinks("customers with more than 5 thousand"),  # a number of its own, maybe in other units
+                  QuestionLinks("big buyers by amount", columns=(("orders", "amount"),))):  # names what it sums
+        assert unasked_filter.unasked_filter(sql, RuleContext(sales, links, diagnosis)) == []
+    assert unasked_filter.having_asked("total > 5000", QuestionLinks("big buyers?"))  # an alias: not known, kept
+
+
 def test_one_table_answers_a_join_that_pairs_nothing_from_the_table_that_holds_the_columns(shop) -> None:
     sql = ("SELECT o.amount FROM orders AS o JOIN customers AS c ON o.ship_city = c.customer_name "
            "WHERE o.ship_city = 'Lyon'")
