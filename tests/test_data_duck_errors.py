@@ -40,6 +40,13 @@ CASES = [
      {"kind": "Conversion", "missing_column": None, "missing_table": None, "near": None, "nested_aggregate": False}),
     ("SELECT SUM(CASE WHEN COUNT(order_id) > 1 THEN 1 ELSE 0 END) FROM orders",
      {"kind": "Binder", "nested_aggregate": True, "missing_column": None}),
+    ("SELECT o.order_id, o.amount, COUNT(*) FROM orders AS o GROUP BY o.order_id",  # DuckDB names it bare
+     {"kind": "Binder", "ungrouped_column": "amount", "missing_column": None, "nested_aggregate": False}),
+    ('SELECT "customer name", SUM(amount) FROM orders',  # aggregates and no GROUP BY
+     {"kind": "Binder", "ungrouped_column": "customer name"}),
+    ("SELECT order_id, SUM(amount) FROM orders GROUP BY order_id HAVING amount > 1",  # HAVING: DuckDB words it otherwise
+     {"kind": "Binder", "ungrouped_column": "amount"}),
+    ("SELECT amout FROM orders", {"ungrouped_column": None}),
 ]
 
 

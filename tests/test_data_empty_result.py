@@ -10,7 +10,8 @@ from decimal import Decimal
 import pytest
 
 from datasolver.data import Catalog
-from datasolver.data.empty_result import FilterProbe, explain_empty
+from datasolver.data import empty_result
+from datasolver.data.empty_result import FilterProbe, HavingProbe, explain_empty, having_dropped
 from tests.helpers.datafiles import land_and_price
 
 pytestmark = pytest.mark.fast  # in-process: no server, CLI subprocess or wheel build
@@ -35,6 +36,39 @@ def test_each_filter_is_dropped_in_turn_and_the_typed_value_meets_its_nearest_sp
         "no rows. Re-run without each filter: without `city = 'paris'`: 3 rows (nearest existing values: 'Paris', "
         "'Lyon', 'Nice'); without `amount > 1`: 0 rows. The filter whose removal brings rows back is the one to fix: "
         "match the data's exact spelling, case and format. If none does, check the join keys.")
+
+
+def test_a_having_no_group_passes_is_told_with_what_its_aggregate_reaches(catalog) -> None:
+    # three cities, at most two orders each: `COUNT(*) > 100` keeps none of the groups, no WHERE to blame
+    sql = "SELECT city, COUNT(*) AS n FROM orders GROUP BY city HAVING COUNT(*) > 100 ORDER BY n"
+    found = explain_empty(catalog, sql)
+    assert found.having == [HavingProbe("COUNT(*) > 100", 3, 0, "COUNT(*)", "at most 2")]
+    assert found.having_empties == found.having and found.join_sides == [] and found.notes == []
+    assert found.message() == (
+        "no rows. Its groups are there, but its HAVING keeps none: `COUNT(*) > 100` keeps 0 of 3 groups (COUNT(*) "
+        "across the groups: at most 2). A HAVING threshold that no group reaches is the one to fix: take it from the "
+        "question (its number, in the data's units), or drop it when the question states none.")
+    assert having_dropped(sql, "COUNT(*) > 100") == "SELECT city, COUNT(*) AS n FROM orders GROUP BY city ORDER BY n"
+    # each part alone, the constant on either side, an alias of the SELECT list, inside a CTE
+    sql = ("WITH big AS (SELECT city, SUM(amount) AS total FROM orders WHERE amount > 1 GROUP BY city "
+           "HAVING 50 < total AND COUNT(*) >= 1) SELECT * FROM big")
+    found = explain_empty(catalog, sql)
+    assert found.having == [HavingProbe("50 < total", 2, 0, "total", "at most 17.5"),
+                            HavingProbe("COUNT(*) >= 1", 2, 2, "COUNT(*)", "at most 2")]
+    assert [p.condition for p in found.having_empties] == ["50 < total"]
+    assert "without `amount > 1`: 0 rows" in found.message()  # the WHERE's own probes are still told
+    # a WHERE that matches nothing leaves no groups: the HAVING is not what emptied it
+    found = explain_empty(catalog, "SELECT city FROM orders WHERE city = 'Rome' GROUP BY city HAVING COUNT(*) > 1")
+    assert found.having == [HavingProbe("COUNT(*) > 1", 0, 0)] and found.having_empties == []
+    assert found.message().startswith("no rows. Re-run without each filter")
+
+
+def test_havings_measured_hold_to_their_bound(catalog, monkeypatch) -> None:
+    sql = ("SELECT * FROM (SELECT city FROM orders GROUP BY city HAVING COUNT(*) > 5) AS a, "
+           "(SELECT city AS c FROM orders GROUP BY city HAVING MAX(amount) > 500) AS b")
+    assert [p.condition for p in explain_empty(catalog, sql).having] == ["COUNT(*) > 5", "MAX(amount) > 500"]
+    monkeypatch.setattr(empty_result, "MAX_HAVINGS", 1)
+    assert [p.condition for p in explain_empty(catalog, sql).having] == ["COUNT(*) > 5"]
 
 
 def test_a_filter_over_a_cte_or_a_session_view_finds_its_values_in_the_from_clause(catalog) -> None:

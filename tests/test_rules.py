@@ -13,7 +13,7 @@ from datasolver.data.duck_errors import DuckError, parse_duck_error
 from datasolver.data.empty_result import explain_empty
 from datasolver.data.linking import QuestionLinks, ValueHit, link_question
 from datasolver.data.question_shape import read_question
-from datasolver.data.rules import (entity_union, join_path, link_table, moved_column, nearest_value, nested_aggregate,
+from datasolver.data.rules import (entity_union, group_by_column, join_path, link_table, moved_column, nearest_value, nested_aggregate,
                                    one_table, period_union, respelled_column, respelled_filter, unasked_filter,
                                    whole_column_name)
 from datasolver.data.rules.context import ResultShape, RuleContext
@@ -357,6 +357,22 @@ def test_unasked_filter_keeps_a_number_when_the_question_states_one_in_other_uni
     assert "500000" not in rewritten
 
 
+def test_unasked_filter_drops_a_having_threshold_no_group_reaches_when_the_question_states_none(sales) -> None:
+    sql = "SELECT customer_name, SUM(amount) FROM orders GROUP BY customer_name HAVING SUM(amount) > 5000"
+    diagnosis = explain_empty(sales, sql)
+    assert [p.condition for p in diagnosis.having_empties] == ["SUM(amount) > 5000"]
+    [(rewritten, how)] = unasked_filter.unasked_filter(sql, RuleContext(sales, QuestionLinks("who are the big buyers?"),
+                                                                        diagnosis))
+    assert rewritten == "SELECT customer_name, SUM(amount) FROM orders GROUP BY customer_name"
+    assert how == ("HAVING `SUM(amount) > 5000` kept none of the 2 groups (SUM(amount) across the groups: at most 12) "
+                   "and the question does not name it: dropped")
+    for links in (QuestionLinks("customers who spent over 5000"),  # the question writes the value
+                  QuestionLinks("customers with more than 5 thousand"),  # a number of its own, maybe in other units
+                  QuestionLinks("big buyers by amount", columns=(("orders", "amount"),))):  # names what it sums
+        assert unasked_filter.unasked_filter(sql, RuleContext(sales, links, diagnosis)) == []
+    assert unasked_filter.having_asked("total > 5000", QuestionLinks("big buyers?"))  # an alias: not known, kept
+
+
 def test_one_table_answers_a_join_that_pairs_nothing_from_the_table_that_holds_the_columns(shop) -> None:
     sql = ("SELECT o.amount FROM orders AS o JOIN customers AS c ON o.ship_city = c.customer_name "
            "WHERE o.ship_city = 'Lyon'")
@@ -405,6 +421,66 @@ def test_whole_column_name_tries_at_most_its_bound_of_columns(tmp_path) -> None:
             f"sale_{i}" for i in range(whole_column_name.SPLIT_COLUMNS_TRIED)}
 
 
+@pytest.fixture()
+def sales(tmp_path):
+    """Orders with the customer's name and region beside the customer's id."""
+    task = write_task(tmp_path, "task_sales", "?", files={
+        "csv/orders.csv": "order_id,customer_id,customer_name,region,amount\n1,10,Ann,North,5\n2,10,Ann,North,7\n"
+                          "3,11,Bob,South,2\n"})
+    with Catalog.open(task) as catalog:
+        yield catalog
+
+
+def test_group_by_column_groups_by_each_column_duckdb_names_or_reads_it_as_any_value(sales) -> None:
+    # the name and the region beside the id, neither grouped: DuckDB names one at a time, the rule fixes both
+    sql = ("SELECT customer_id, customer_name, region, SUM(amount) AS total FROM orders GROUP BY customer_id "
+           "ORDER BY total DESC")
+    error = _error(sales, sql)
+    assert error.ungrouped_column == "customer_name"
+    grouped, any_value = group_by_column.group_by_column(sql, error, RuleContext(sales))
+    assert grouped == ("SELECT customer_id, customer_name, region, SUM(amount) AS total FROM orders "
+                       "GROUP BY customer_id, customer_name, region ORDER BY total DESC",
+                       "customer_name, region (read outside an aggregate, not grouped) added to the GROUP BY")
+    assert any_value[0] == ('SELECT customer_id, ANY_VALUE(customer_name) AS "customer_name", ANY_VALUE(region) AS '
+                            '"region", SUM(amount) AS total FROM orders GROUP BY customer_id ORDER BY total DESC')
+    for rewritten in (grouped[0], any_value[0]):
+        assert sales.query(rewritten).rows == [(10, "Ann", "North", 12), (11, "Bob", "South", 2)]
+    # a qualified column inside an expression, a GROUP BY ordinal: the qualifier kept, the expression around it
+    sql = "SELECT o.customer_id, upper(o.customer_name) AS who, SUM(o.amount) FROM orders AS o GROUP BY 1"
+    rewrites = group_by_column.group_by_column(sql, _error(sales, sql), RuleContext(sales))
+    assert [r.split(" FROM ")[0] for r, _ in rewrites] == [
+        "SELECT o.customer_id, UPPER(o.customer_name) AS who, SUM(o.amount)",
+        "SELECT o.customer_id, UPPER(ANY_VALUE(o.customer_name)) AS who, SUM(o.amount)"]
+    assert rewrites[0][0].endswith("GROUP BY 1, o.customer_name")
+    # aggregates and no GROUP BY: grouped by it, never one arbitrary region beside the total
+    sql = "SELECT region, SUM(amount) FROM orders"
+    assert group_by_column.group_by_column(sql, _error(sales, sql), RuleContext(sales)) == [
+        ("SELECT region, SUM(amount) FROM orders GROUP BY region",
+         "region (read outside an aggregate, not grouped) added to the GROUP BY")]
+    # the grouping inside a CTE
+    sql = ("WITH t AS (SELECT customer_id, customer_name, COUNT(*) AS n FROM orders GROUP BY customer_id) "
+           "SELECT * FROM t WHERE n > 1")
+    [(rewritten, _), _] = group_by_column.group_by_column(sql, _error(sales, sql), RuleContext(sales))
+    assert sales.query(rewritten).rows == [(10, "Ann", 2)]
+
+
+def test_group_by_column_leaves_other_errors_and_holds_to_its_bounds(sales, monkeypatch) -> None:
+    sql = "SELECT customer_id, customer_name, region, SUM(amount) FROM orders GROUP BY customer_id"
+    error = _error(sales, sql)
+    assert group_by_column.group_by_column(sql, DuckError("x"), RuleContext(sales)) == []
+    padded = sql + " " * group_by_column.MAX_SQL_CHARS  # the query text past its bound: left alone
+    assert group_by_column.group_by_column(padded, error, RuleContext(sales)) == []
+    # two columns to fix, one allowed: the rewrite that still fails to bind is left out
+    monkeypatch.setattr(group_by_column, "COLUMNS_FIXED", 1)
+    assert group_by_column.group_by_column(sql, error, RuleContext(sales)) == []
+    monkeypatch.setattr(group_by_column, "COLUMNS_FIXED", 2)
+    assert len(group_by_column.group_by_column(sql, error, RuleContext(sales))) == 2
+    # a column the query does not read where DuckDB requires it grouped: nothing to rewrite
+    other = parse_duck_error('Binder Error: column "city" must appear in the GROUP BY clause or must be part of an '
+                             "aggregate function.")
+    assert group_by_column.group_by_column(sql, other, RuleContext(sales)) == []
+
+
 def test_a_stage_applies_its_rules_in_order_and_names_each_rewrite(shop) -> None:
     sql = "SELECT c.amount FROM orders AS o JOIN customers AS c ON o.customer_id = c.customer_id"
     rewrites = apply_on_error(sql, _error(shop, sql), RuleContext(shop))
@@ -413,7 +489,7 @@ def test_a_stage_applies_its_rules_in_order_and_names_each_rewrite(shop) -> None
     empty = apply_on_empty("SELECT amount FROM orders WHERE ship_city = 'lyon'", RuleContext(shop, links))
     assert [r.rule for r in empty] == ["respelled_filter"]
     assert [r.__name__ for r in ON_ERROR] == ["whole_column_name", "respelled_column", "moved_column", "join_path",
-                                              "link_table", "nested_aggregate"]
+                                              "link_table", "nested_aggregate", "group_by_column"]
     assert [r.__name__ for r in ON_EMPTY] == ["respelled_filter", "nearest_value", "unasked_filter", "one_table"]
     assert [r.__name__ for r in ON_ROWS] == ["period_union", "entity_union"]
 

@@ -34,6 +34,11 @@ _MISSING_TABLE = re.compile(r"Table with name (.+?) does not exist")
 _NOT_IN_TABLE = re.compile(r'Table "((?:[^"]|"")+)" does not have a column named "((?:[^"]|"")+)"')
 _MISSING_COLUMN = re.compile(r'does not have a column named "((?:[^"]|"")+)"|Referenced column "((?:[^"]|"")+)" not found')
 _NESTED_AGGREGATE = "aggregate function calls cannot be nested"
+# A column read outside an aggregate of a grouped SELECT (or one with aggregates and no GROUP BY): in its SELECT
+# list or ORDER BY ('... must be part of an aggregate function'), in its HAVING ('... or be used in an aggregate
+# function'), DuckDB 2.0.1's wording of both.
+_UNGROUPED = re.compile(r'column "((?:[^"]|"")+)" must appear in the GROUP BY clause or (?:must be part of|be used in) '
+                        r'an aggregate function')
 _SYNTAX_NEAR = re.compile(r'syntax error at or near "((?:[^"]|"")+)"')
 _CANDIDATES = "Candidate bindings:"
 _QUOTED = re.compile(r'\s*[:,]?\s*"((?:[^"]|"")+)"')
@@ -54,6 +59,7 @@ class DuckError:
     line: int | None = None  # the LINE of DuckDB's echo of the query
     column: int | None = None  # the caret's display column in that echoed line (0-based)
     nested_aggregate: bool = False  # an aggregate inside an aggregate (`SUM(CASE WHEN COUNT(x) > 1 …)`)
+    ungrouped_column: str | None = None  # a column read outside an aggregate of a SELECT that groups (its name, bare)
 
     @property
     def unqualified_column(self) -> str | None:
@@ -75,9 +81,10 @@ def parse_duck_error(message: str | BaseException) -> DuckError:
     table = _MISSING_TABLE.search(text)
     near = _SYNTAX_NEAR.search(text)
     line, caret = _echo_position(text)
+    ungrouped = _UNGROUPED.search(text)
     return DuckError(text, kind.group(1) if kind else "", column, qualifier, table.group(1) if table else None,
                      _candidates(text), near.group(1).replace('""', '"') if near else None, line, caret,
-                     _NESTED_AGGREGATE in text)
+                     _NESTED_AGGREGATE in text, ungrouped.group(1).replace('""', '"') if ungrouped else None)
 
 
 def _candidates(text: str) -> tuple[str, ...]:

@@ -4,6 +4,9 @@ An empty result, or a row of NULLs (an aggregate or a scalar subquery over zero 
 often comes from one filter whose value the data spells differently. Re-running the query with each
 top-level AND part of each WHERE removed, one at a time, says which filter emptied it; for
 `column = 'text'` the column's existing values nearest the typed text say how the data spells it.
+A HAVING that no group passes (`HAVING COUNT(*) > 100` where the most is 37) is the other filter that
+empties a grouped result: each HAVING's SELECT is counted once without it, with how many groups each of its
+parts keeps and what the aggregate it compares reaches (its most, for `>`; its least, for `<`).
 
 The one implementation: the Solver's `empty_result` answer check and the analyst's send-back
 before "nothing matches" both call `explain_empty`. Every query it runs has a short timeout and
@@ -28,13 +31,17 @@ from datasolver.data.sql_tree import parse_statement
 if TYPE_CHECKING:
     from datasolver.data.catalog import Catalog
 
-MAX_CONJUNCTS = 8  # filters re-run without, per WHERE
+MAX_CONJUNCTS = 8  # filters re-run without, per WHERE; parts of a HAVING measured
+MAX_HAVINGS = 2  # HAVING clauses measured, one query each (their SELECT's groups before the HAVING)
+VALUE_CHARS = 40  # a value an aggregate reaches, as quoted in a message
 NEAREST_VALUES = 3
 QUERY_TIMEOUT_S = 5.0  # each diagnosis query
 TOTAL_BUDGET_S = 20.0  # the whole diagnosis: later filters are skipped (and said so) past it
 MAX_SQL_CHARS = 20_000  # longer SQL is not parsed: sqlglot's cost grows with it
 SELECT_CHARS = 200  # a SELECT quoted in a message is cut here
 
+FIX_THE_HAVING = (" A HAVING threshold that no group reaches is the one to fix: take it from the question (its "
+                  "number, in the data's units), or drop it when the question states none.")
 FIX_THE_FILTER = (" The filter whose removal brings rows back is the one to fix: match the data's exact "
                   "spelling, case and format.")
 
@@ -55,6 +62,27 @@ class FilterProbe:
         if self.nearest:
             text += f" (nearest existing values: {', '.join(repr(v) for v in self.nearest)})"
         return text
+
+
+@dataclass(frozen=True)
+class HavingProbe:
+    """One top-level AND part of a HAVING, measured over the groups of its SELECT before the HAVING."""
+
+    condition: str
+    """The part as DuckDB SQL (`COUNT(*) > 100`)."""
+    groups: int
+    """The groups of its SELECT before the HAVING."""
+    kept: int
+    """Of them, the groups this part alone keeps."""
+    measured: str = ""
+    """For a comparison of an aggregate with a constant: the aggregate side as DuckDB SQL (`COUNT(*)`)."""
+    reached: str = ""
+    """What it reaches across the groups, the side a threshold is crossed from: `at most 37` (for > and >=),
+    `at least 2` (for < and <=), `2 to 37` (for = and <>); "" when not measured."""
+
+    def line(self) -> str:
+        text = f"`{self.condition}` keeps {self.kept} of {self.groups} groups"
+        return text + (f" ({self.measured} across the groups: {self.reached})" if self.reached else "")
 
 
 @dataclass(frozen=True)
@@ -91,6 +119,8 @@ class EmptyDiagnosis:
     """Whether the SQL was known and read; without it only general advice can be given."""
     probes: list[FilterProbe] = field(default_factory=list)
     """For an empty result: the filters of every WHERE, each dropped in turn."""
+    having: list[HavingProbe] = field(default_factory=list)
+    """For an empty result: the parts of each HAVING (at most `MAX_HAVINGS`), measured over their SELECT's groups."""
     empty_selects: list[EmptySelect] = field(default_factory=list)
     """For a NULL answer: each SELECT that matched no row."""
     join_sides: list[JoinSide] = field(default_factory=list)
@@ -107,9 +137,15 @@ class EmptyDiagnosis:
         return [p for p in found if p.rows]
 
     @property
+    def having_empties(self) -> list[HavingProbe]:
+        """The HAVING parts that keep none of the groups their SELECT has: what emptied a grouped result."""
+        return [p for p in self.having if p.groups and not p.kept]
+
+    @property
     def join_pairs_nothing(self) -> bool:
         """An empty join whose tables each have rows for their own filters: the join is the fault."""
-        return bool(self.join_sides) and all(side.rows for side in self.join_sides) and not self.brings_rows_back
+        return (bool(self.join_sides) and all(side.rows for side in self.join_sides) and not self.brings_rows_back
+                and not self.having_empties)
 
     def message(self) -> str:
         """What to tell whoever wrote the query: the fact, each filter's count, what to do."""
@@ -119,7 +155,13 @@ class EmptyDiagnosis:
         if not self.readable:
             return head + (" Re-check the filter values against the real distinct values and the join keys before "
                            "answering with an empty result.")
-        if self.join_pairs_nothing:
+        if self.having_empties:
+            detail = (" Its groups are there, but its HAVING keeps none: "
+                      + "; ".join(p.line() for p in self.having_empties) + ".")
+            if self.probes:
+                detail += " Re-run without each WHERE filter: " + "; ".join("without " + p.line() for p in self.probes) + "."
+            advice = FIX_THE_HAVING
+        elif self.join_pairs_nothing:
             detail = (" Re-run without each filter: " + "; ".join("without " + p.line() for p in self.probes) + "."
                       if self.probes else "")
             detail += (" Each table has rows for its own filters (" + "; ".join(s.line() for s in self.join_sides)
@@ -196,8 +238,9 @@ def explain_empty(catalog: Catalog | None, sql: str | None, *, null_rows: int = 
     if null_rows or zero_count:
         diagnosis.empty_selects = probe.empty_selects()
     else:
+        diagnosis.having = probe.having_parts()
         diagnosis.probes = probe.filters_dropped()
-        if not diagnosis.brings_rows_back:
+        if not diagnosis.brings_rows_back and not diagnosis.having_empties:
             diagnosis.join_on, diagnosis.join_sides = probe.join_sides()
     return diagnosis
 
@@ -218,6 +261,27 @@ class _Prober:
             if count is not None:
                 probes.append(FilterProbe(part.sql(dialect="duckdb"), count, self._nearest(part) if count else ()))
         return probes
+
+    def having_parts(self) -> list[HavingProbe]:
+        """Each HAVING's parts (at most `MAX_HAVINGS` HAVINGs, `MAX_CONJUNCTS` parts each), measured in one query
+        over the groups of its SELECT without the HAVING."""
+        found = []
+        for having in list(self.tree.find_all(exp.Having))[:MAX_HAVINGS]:
+            parts = _conjuncts(having.this)[:MAX_CONJUNCTS]
+            select = having.parent
+            if not isinstance(select, exp.Select):
+                continue
+            sides = [_measured(part) for part in parts]
+            rows = self._rows(_groups_sql(self.tree, select, parts, sides), 1)
+            if not rows:
+                continue
+            groups, cells = int(rows[0][0]), rows[0][1:]
+            for i, (part, side) in enumerate(zip(parts, sides, strict=True)):
+                kept, low, high = cells[3 * i: 3 * i + 3]
+                reached = "" if side is None or groups == 0 else _reached(side[1], low, high)
+                found.append(HavingProbe(part.sql(dialect="duckdb"), groups, int(kept or 0),
+                                         side[0].sql(dialect="duckdb") if reached and side else "", reached))
+        return found
 
     def empty_selects(self) -> list[EmptySelect]:
         by_where: dict[int, list[exp.Expression]] = {}
@@ -450,6 +514,65 @@ def _matched_rows_sql(tree: exp.Expression, where: exp.Where, drop: exp.Expressi
     return counted.sql(dialect="duckdb")
 
 
+_FLIPPED = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE, exp.EQ: exp.EQ, exp.NEQ: exp.NEQ}
+_HAVING_PREFIX = "__having_"  # the measuring query's names for a HAVING part's values
+
+
+def _measured(part: exp.Expression) -> tuple[exp.Expression, type[exp.Expression]] | None:
+    """For a HAVING part that compares an aggregate with a constant (`COUNT(*) > 100`, `100 < SUM(x)`): the
+    aggregate side and the comparison as read with it on the left; None for any other part."""
+    kind = type(part)
+    if kind not in _FLIPPED:
+        return None
+    left, right = part.this, part.expression
+    if _constant(left) and not _constant(right):
+        left, right, kind = right, left, _FLIPPED[kind]
+    if not _constant(right) or _constant(left):
+        return None
+    return left, kind
+
+
+def _constant(node: exp.Expression) -> bool:
+    return not any(True for _ in node.find_all(exp.Column, exp.AggFunc, exp.Subquery, exp.Star))
+
+
+def _groups_sql(tree: exp.Expression, select: exp.Select, parts: list[exp.Expression],
+                sides: list[tuple[exp.Expression, type[exp.Expression]] | None]) -> str:
+    """`SELECT count(*)` of `select`'s groups without its HAVING, then for each HAVING part the groups it keeps
+    alone, and its aggregate side's least and most (NULL when it has none), runnable on its own."""
+    grouped = select.copy()
+    for key in ("having", "order", "limit", "offset", "qualify", "distinct"):
+        grouped.set(key, None)
+    measures: list[exp.Expression] = [exp.Count(this=exp.Star())]
+    for i, (part, side) in enumerate(zip(parts, sides, strict=True)):
+        kept, value = f"{_HAVING_PREFIX}kept_{i}", f"{_HAVING_PREFIX}value_{i}"
+        # after the SELECT's own items, which the HAVING may name (`HAVING total > 5`)
+        grouped.select(exp.alias_(part.copy(), kept), exp.alias_(side[0].copy() if side else exp.null(), value),
+                       copy=False)
+        measures += [exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=exp.column(kept))),
+                     exp.Min(this=exp.column(value)), exp.Max(this=exp.column(value))]
+    _carry_ctes(tree, select, grouped)
+    return exp.select(*measures).from_(exp.Subquery(this=grouped, alias=exp.TableAlias(
+        this=exp.to_identifier("grouped")))).sql(dialect="duckdb")
+
+
+def _reached(kind: type[exp.Expression], low: object, high: object) -> str:
+    """What an aggregate reaches across the groups, on the side its comparison `kind` is crossed from."""
+    if low is None or high is None:
+        return ""
+    if kind in (exp.GT, exp.GTE):
+        return f"at most {_value(high)}"
+    if kind in (exp.LT, exp.LTE):
+        return f"at least {_value(low)}"
+    return f"{_value(low)} to {_value(high)}"
+
+
+def _value(value: object) -> str:
+    if isinstance(value, float):
+        return clip(f"{value:.6g}", VALUE_CHARS)
+    return clip(str(value), VALUE_CHARS)
+
+
 def _values_sql(tree: exp.Expression, select: exp.Select, column: exp.Column) -> str | None:
     """`SELECT DISTINCT CAST(column AS VARCHAR) AS v` over the FROM clause (joins included) of
     `select`, unfiltered; the outer query's CTEs ride along."""
@@ -493,7 +616,19 @@ def _follow(root: exp.Expression, path: list[tuple[str, int | None]]) -> exp.Exp
     return node
 
 
-__all__ = ["EmptyDiagnosis", "EmptySelect", "FilterProbe", "explain_empty", "filter_dropped", "filter_respelled"]
+def having_dropped(sql: str, condition: str) -> str | None:
+    """`sql` with the HAVING part (a top-level AND part) whose DuckDB text is `condition` (a
+    `HavingProbe.condition`) removed, the whole HAVING when it was the only one; None when the SQL has none."""
+    tree = _parse(sql)
+    if tree is None:
+        return None
+    found = next(((h, p) for h in tree.find_all(exp.Having) for p in _conjuncts(h.this)
+                  if p.sql(dialect="duckdb") == condition), None)
+    return _without(tree, *found) if found is not None else None
+
+
+__all__ = ["EmptyDiagnosis", "EmptySelect", "FilterProbe", "HavingProbe", "explain_empty", "filter_dropped",
+           "filter_respelled", "having_dropped"]
 
 
 def one_table_query(sql: str, catalog: Catalog) -> tuple[str, str] | None:

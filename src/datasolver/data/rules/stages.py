@@ -12,6 +12,7 @@ from __future__ import annotations
 from datasolver.data.duck_errors import DuckError
 from datasolver.data.rules.context import OnEmpty, OnError, OnRows, ResultShape, Rewrite, RuleContext
 from datasolver.data.rules.entity_union import entity_union
+from datasolver.data.rules.group_by_column import group_by_column
 from datasolver.data.rules.join_path import join_path
 from datasolver.data.rules.link_table import link_table
 from datasolver.data.rules.moved_column import moved_column
@@ -25,7 +26,7 @@ from datasolver.data.rules.unasked_filter import unasked_filter
 from datasolver.data.rules.whole_column_name import whole_column_name
 
 ON_ERROR: tuple[OnError, ...] = (whole_column_name, respelled_column, moved_column, join_path, link_table,
-                                  nested_aggregate)
+                                  nested_aggregate, group_by_column)
 ON_EMPTY: tuple[OnEmpty, ...] = (respelled_filter, nearest_value, unasked_filter, one_table)
 ON_ROWS: tuple[OnRows, ...] = (period_union, entity_union)
 

@@ -9,7 +9,9 @@ whenever the question states a number of its own: the threshold may be written i
 (`EU_Sales > 5000000` for "超过50万" over data in millions emptied the result, and dropping the
 filter answered a question it did not ask). When no filter alone brings rows back, the unasked ones are
 dropped together (falcon_233: `FirstName = 'John' AND LastName = 'Makori'`, a teacher the question never
-named, each half alone still matching nothing).
+named, each half alone still matching nothing). A HAVING part that keeps none of the groups
+(`HAVING COUNT(*) > 100` where the most is 37) is dropped on the same terms: the question writes no number
+(nor its value), and links no column its aggregate reads.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import re
 import sqlglot
 from sqlglot import exp
 
-from datasolver.data.empty_result import filter_dropped
+from datasolver.data.empty_result import filter_dropped, having_dropped
 from datasolver.data.linking import QuestionLinks
 from datasolver.data.rules.context import RuleContext
 from datasolver.data.rules.nearest_value import MIN_DATE_DIGITS, same_value
@@ -50,6 +52,14 @@ def unasked_filter(sql: str, context: RuleContext) -> list[tuple[str, str]]:
                                      f"dropped ({probe.rows} rows without it)"))
     if not diagnosis.brings_rows_back:
         found += _dropped_together(sql, [p.condition for p in diagnosis.probes if not asked(p.condition, links)])
+    for having in diagnosis.having_empties[:FILTERS_TRIED]:
+        if having_asked(having.condition, links):
+            continue
+        rewritten = having_dropped(sql, having.condition)
+        if rewritten is not None:
+            reached = f" ({having.measured} across the groups: {having.reached})" if having.reached else ""
+            found.append((rewritten, f"HAVING `{having.condition}` kept none of the {having.groups} groups{reached} "
+                                     "and the question does not name it: dropped"))
     return found
 
 
@@ -81,14 +91,40 @@ def asked(condition: str, links: QuestionLinks) -> bool:
     literals = [n for n in sides if isinstance(n, exp.Literal)]
     if len(columns) != 1 or len(literals) != 1:
         return True  # not one column compared to one value: what it asks is not known
-    column, value = columns[0].name.casefold(), literals[0].name.strip("% ").casefold()
+    return _value_asked(literals[0], links) or _linked(columns[0].name, links)
+
+
+def having_asked(condition: str, links: QuestionLinks) -> bool:
+    """Whether the question asks for the HAVING part `condition`: it is not an aggregate compared to one value,
+    the question writes the value (or writes it otherwise, or writes a number of its own when it is one), or
+    the question linking links a column the aggregate reads."""
+    try:
+        node = sqlglot.parse_one(condition, read="duckdb")
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError, RecursionError):
+        return True
+    sides = (node.this, node.expression) if isinstance(node, _COMPARISONS) else ()
+    literals = [n for n in sides if isinstance(n, exp.Literal)]
+    measured = [n for n in sides if not isinstance(n, exp.Literal) and any(True for _ in n.find_all(exp.AggFunc))]
+    if len(literals) != 1 or len(measured) != 1:
+        return True  # not an aggregate compared to one value (an alias, `total > 5`, is not read): not known
+    return _value_asked(literals[0], links) or any(_linked(c.name, links) for c in measured[0].find_all(exp.Column))
+
+
+def _value_asked(literal: exp.Literal, links: QuestionLinks) -> bool:
+    """Whether the question writes `literal`'s value, or writes it otherwise, or (a number) writes a number."""
+    value = literal.name.strip("% ").casefold()
     if not value or value in links.question.casefold() or _written_otherwise(value, links):
         return True
-    if not literals[0].is_string and _NUMBER.search(links.question[:MAX_QUESTION_READ]):
-        return True  # a threshold the question may state in other units (50万 for 500000, 0.5 million)
-    return (any(c.casefold() == column for _, c in links.columns)
-            or any(h.column.casefold() == column for h in links.values)
-            or any(c.casefold() == column for _, c, _ in links.column_parts))
+    # a threshold the question may state in other units (50万 for 500000, 0.5 million)
+    return not literal.is_string and bool(_NUMBER.search(links.question[:MAX_QUESTION_READ]))
+
+
+def _linked(column: str, links: QuestionLinks) -> bool:
+    """Whether the question linking links the column's name or a value in it."""
+    name = column.casefold()
+    return (any(c.casefold() == name for _, c in links.columns)
+            or any(h.column.casefold() == name for h in links.values)
+            or any(c.casefold() == name for _, c, _ in links.column_parts))
 
 
 def _written_otherwise(value: str, links: QuestionLinks) -> bool:

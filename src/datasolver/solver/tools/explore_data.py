@@ -86,7 +86,7 @@ def _why_empty(ctx: ToolContext, result: QueryResult) -> str:
         return ""
     diagnosis = explain_empty(ctx.open_catalog(), result.sql, zero_count=zero_count, timeout_s=DIAGNOSIS_QUERY_S,
                               budget_s=DIAGNOSIS_BUDGET_S)
-    measured = diagnosis.probes or diagnosis.join_sides or diagnosis.empty_selects
+    measured = diagnosis.probes or diagnosis.having_empties or diagnosis.join_sides or diagnosis.empty_selects
     return diagnosis.message() if measured else ""
 
 
