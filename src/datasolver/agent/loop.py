@@ -30,6 +30,14 @@ Three rules keep the loop converging (issue 46):
                      reply without a call is no progress) end the attempt as `stalled`: the solve then
                      publishes the best candidate by the checks (`datasolver run` turns it on)
 
+Where the program knows a repair it does it, instead of asking the model again: a query the model sent
+that failed or found nothing (an explore_data query, a written query adopted, the query of solver.py
+when its run failed or found nothing) gets the task-stage rules the direct step applies (`data/rules/`,
+`docs/rules.md`), run read-only within a small bound (`offer_rewrite`, the tools' room's
+`RewriteOffers`): the first rewrite that returns rows is appended to the tool result (rule, reason, SQL,
+rows, what to do), each rewrite run is an `EVENT_RULE_REWRITE` event, and a repeat of the query gets
+the earlier result with that rewrite.
+
 The loop names no tool: how it reacts to one tool's calls is the tools' room's two callbacks
 around each call (`toolkit.CallHooks`, run by the ToolRunner: they start what the tools want warm
 and annotate each outcome with how a cut result reads on, what to change when its error repeats,
