@@ -87,7 +87,7 @@ def test_when_no_rewrite_passes_two_samples_outvote_the_repeated_repair(tmp_path
     temperature agree on `集团开发商`, and that answer is published."""
     script = [reply("v1800_direct"), reply("v1800_repair"), reply("v1800_sample_1"), reply("v1800_sample_2")]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("datasolver.agent.direct.apply_on_error", lambda *args: [])
+        patch.setattr("datasolver.data.rules.offer.apply_on_error", lambda *args: [])
         outcome, server, events = run(tmp_path, "task_retqa_v1800", script)
     candidates = [e for e in events if e["event"] == "direct_candidate"]
     assert [(c["source"], c["passes"]) for c in candidates] == [

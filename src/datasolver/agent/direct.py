@@ -15,33 +15,29 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from datasolver.agent.limits import Limits
 from datasolver.agent.prompts import render_prompt
 from datasolver.data import ScratchLayout
-from datasolver.data.duck_errors import parse_duck_error
-from datasolver.data.empty_result import explain_empty
 from datasolver.data.rules.context import ResultShape, Rewrite, RuleContext
-from datasolver.data.rules.stages import apply_on_empty, apply_on_error, apply_on_rows
+from datasolver.data.rules.offer import empty_rewrites, error_rewrites
+from datasolver.data.rules.stages import apply_on_rows
 from datasolver.direct_step import Candidate, DirectTerms
 from datasolver.eval import prediction_signature
 from datasolver.llm import ToolCall
 from datasolver.llm.text_calls import same_query
-from datasolver.sandbox import UnsafeFile, safe_files
-from datasolver.solver.answer_checks import check_names_in, read_query_log
+from datasolver.solver.answer_checks import check_names_in
 from datasolver.solver.prediction_check import check_prediction
-from datasolver.solver.tools import written_query_calls
+from datasolver.solver.tools import FOUND_NOTHING, last_query, written_query_calls
 from datasolver.toolkit import ToolRunner
 
 EVENT_DIRECT = "direct_answer"
 EVENT_CANDIDATE = "direct_candidate"
 VIA_DIRECT = "direct"  # tool_call events' `via` for the calls made for a direct candidate
 ID_PREFIX = "direct_"
-FOUND_NOTHING = "empty_result"  # the check of a query that found nothing (no rows, NULLs, a count of 0 of no rows)
 REWRITE_QUERY_TIMEOUT_S = 5.0  # each query of the diagnosis behind the program's rewrites
-QUERY_LOG_CAP = 1 << 20  # bytes of solver.py's query log read for its last query
 SOLVER_REPAIRS = 1  # one repair turn: the samples that follow draw from the same cached prompt
 
 
@@ -106,12 +102,11 @@ class SolverJudge:
         """Of a query that failed, the query as written, by its error; of one that found nothing, the last
         query solver.py ran (after the data layer's repairs), diagnosed for a join that pairs nothing."""
         if not failed.ok:
-            return apply_on_error(failed.sql, parse_duck_error(failed.why()), self.context)
+            return error_rewrites(failed.sql, failed.why(), self.context)
         sql = last_query(self.layout)
         if sql is None:
             return []
-        diagnosis = explain_empty(self.context.catalog, sql, timeout_s=REWRITE_QUERY_TIMEOUT_S)
-        return apply_on_empty(sql, replace(self.context, diagnosis=diagnosis))
+        return empty_rewrites(sql, self.context, timeout_s=REWRITE_QUERY_TIMEOUT_S)
 
     async def row_rewrites(self, passed: Candidate) -> list[Rewrite]:
         if passed.result is None:
@@ -125,14 +120,4 @@ class SolverJudge:
         return (await self.run(chosen.sql, chosen.source)).passes
 
 
-def last_query(layout: ScratchLayout) -> str | None:
-    """The last query solver.py's run_sql ran (its query log is the sandbox's: read capped, no link)."""
-    try:
-        text = safe_files.read_text(layout.query_log, max_bytes=QUERY_LOG_CAP, errors="replace")
-    except (OSError, UnsafeFile):
-        return None
-    queries = read_query_log(text)
-    return queries[-1] if queries else None
-
-
-__all__ = ["EVENT_CANDIDATE", "EVENT_DIRECT", "SolverJudge", "direct_messages", "last_query", "solver_terms"]
+__all__ = ["EVENT_CANDIDATE", "EVENT_DIRECT", "SolverJudge", "direct_messages", "solver_terms"]

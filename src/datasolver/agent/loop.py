@@ -30,6 +30,14 @@ Three rules keep the loop converging (issue 46):
                      reply without a call is no progress) end the attempt as `stalled`: the solve then
                      publishes the best candidate by the checks (`datasolver run` turns it on)
 
+Where the program knows a repair it does it, instead of asking the model again: a query the model sent
+that failed or found nothing (an explore_data query, a written query adopted, the query of solver.py
+when its run failed or found nothing) gets the task-stage rules the direct step applies (`data/rules/`,
+`docs/rules.md`), run read-only within a small bound (`offer_rewrite`, the tools' room's
+`RewriteOffers`): the first rewrite that returns rows is appended to the tool result (rule, reason, SQL,
+rows, what to do), each rewrite run is an `EVENT_RULE_REWRITE` event, and a repeat of the query gets
+the earlier result with that rewrite.
+
 The loop names no tool: how it reacts to one tool's calls is the tools' room's two callbacks
 around each call (`toolkit.CallHooks`, run by the ToolRunner: they start what the tools want warm
 and annotate each outcome with how a cut result reads on, what to change when its error repeats,
@@ -72,7 +80,7 @@ from datasolver.llm.text_calls import ID_PREFIX, is_null_call, query_key, withou
 from datasolver.llm.window import reply_tokens
 from datasolver.data import QueryResult
 from datasolver.solver.answer_checks import CheckReport
-from datasolver.solver.tools import WrittenQueryCalls
+from datasolver.solver.tools import OfferedRewrite, WrittenQueryCalls
 from datasolver.toolkit import ToolOutcome, ToolRunner
 
 # Why an attempt ended.
@@ -100,11 +108,14 @@ EVENT_QUERY_ADOPTED = "query_adopted"
 EVENT_REPEATED_QUERY = "repeated_query"  # a query sent before, answered from its earlier result
 EVENT_NULL_CALLS = "null_calls"  # calls that call nothing, dropped from a reply
 EVENT_STALLED = "stalled"  # the attempt stopped improving
+EVENT_RULE_REWRITE = "rule_rewrite"  # one of the program's rewrites of a failed or empty query, run (its rule named)
+EVENT_REWRITE_OFFERED = "rewrite_offered"  # the rewrite that returned rows, appended to the tool result
 VIA_WRITTEN = "written"  # a call made for the model from the query its reply wrote (tool_call events' `via`)
 CUT_OFF = "length"  # the finish_reason of a reply stopped by the output token limit
 # After a context-length 400, aim this far below the stated ratio (our estimate is not the
 # server's tokenizer).
 SHRINK_MARGIN = 0.97
+CUT_LINE_CHARS = 200  # room for the line that says a result was cut
 _SQL_BLOCK = re.compile(r"```\s*sql\b|\bSELECT\b[\s\S]*\bFROM\b", re.IGNORECASE)
 _CODE_BLOCK = re.compile(r"```")
 _TYPED_TABLE = re.compile(r"^\s*\|.*\|\s*$", re.MULTILINE)
@@ -119,6 +130,8 @@ CHANGE_AFTER_ERROR = ("change the table or the join path: the column the error n
                       "table (join that table by its key), or spell the name the error shows")
 CHANGE_AFTER_NO_ROWS = ("change a filter value (use a value that exists in that column, as the result says) or "
                         "drop the filter that empties the result")
+CHANGE_TO_REWRITE = ("take the program's rewrite shown below, which returns rows: put it into solver.py and run it "
+                     "if its rows answer the question; else change the table, the join path or a filter value")
 CHANGE_AFTER_ROWS = ("if these rows do not answer the question, change the table, the join path or a filter "
                      "value; if they do, put the query into solver.py and run it")
 
@@ -139,6 +152,8 @@ class AttemptRun:
     has_prediction: Callable[[], bool] = lambda: False  # whether prediction.csv is written
     written_query: Callable[[str], WrittenQueryCalls] | None = None  # the calls a reply's written SQL stands for
     sent_query: Callable[[ToolCall], str | None] | None = None  # the SQL a call sends to the data, if any
+    offer: Callable[[ToolCall, ToolOutcome], OfferedRewrite | None] | None = None
+    """The program's rewrite of a call's query that failed or found nothing (`solver.tools.RewriteOffers`)."""
     started: float = field(default_factory=time.monotonic)  # when solving the task began
     deadline: Deadline = NO_DEADLINE  # the task's (`TaskRun.deadline`)
     state: SolveState = field(kw_only=True)  # the solve's one mutable state, shared by its attempts
@@ -400,21 +415,51 @@ def record_answer(conv: Conversation, result: ChatResult, run: AttemptRun, state
 async def run_tools(conv: Conversation, calls: list[ToolCall], run: AttemptRun, state: AttemptResult) -> None:
     """Step 3: run the calls in order (an edit then a run must see each other) and append results."""
     for call in calls:
-        outcome = repeated_query(call, run, state) or await run_new(call, run)
+        outcome = repeated_query(call, run, state) or await run_new(call, run, state)
         if not take_outcome(conv, call, outcome, run, state):
             return  # the loop ends the attempt before the next request
 
 
-async def run_new(call: ToolCall, run: AttemptRun) -> ToolOutcome:
-    """Run a call not answered from memory; remember how a query it sent was answered."""
+async def run_new(call: ToolCall, run: AttemptRun, state: AttemptResult) -> ToolOutcome:
+    """Run a call not answered from memory, with the program's rewrite when its query failed or found
+    nothing (`offer_rewrite`); remember how a query it sent was answered, the rewrite included."""
     outcome = await run.runner.run(call)
+    offered = await offer_rewrite(call, outcome, run, state)
     query = run.sent_query(call) if run.sent_query is not None else None
     if query is not None:
         value = outcome.value
-        change = (CHANGE_AFTER_ERROR if not outcome.ok else
+        change = (CHANGE_TO_REWRITE if offered is not None and offered.sql is not None else
+                  CHANGE_AFTER_ERROR if not outcome.ok else
                   CHANGE_AFTER_NO_ROWS if isinstance(value, QueryResult) and value.total_rows == 0 else CHANGE_AFTER_ROWS)
         run.state.sent[query_key(query)] = SentQuery(outcome.text, change)
     return outcome
+
+
+async def offer_rewrite(call: ToolCall, outcome: ToolOutcome, run: AttemptRun,
+                        state: AttemptResult) -> OfferedRewrite | None:
+    """The program's rewrites of a query the call sent that failed or found nothing (the direct step's rules,
+    `run.offer`, run read-only within their bound): each traced by its rule, and the first that returned rows
+    appended to the result, kept as the latest query with rows (the fallback's after a stall). None when the
+    call asked for none."""
+    if run.offer is None or run.deadline.expired():
+        return None
+    offered = await asyncio.to_thread(run.offer, call, outcome)
+    if offered is None:
+        return None
+    for tried in offered.tried:
+        run.event(EVENT_RULE_REWRITE, attempt=state.number, call_id=call.id, rule=tried.rewrite.rule,
+                  reason=clip(tried.rewrite.reason, 500), sql=clip(tried.rewrite.sql, 2000), rows=tried.rows,
+                  error=clip(tried.error, 500) if tried.error is not None else None)
+    if offered.sql is None:
+        return offered
+    run.event(EVENT_REWRITE_OFFERED, attempt=state.number, call_id=call.id, name=call.name, rule=offered.rule,
+              sql=clip(offered.sql, 2000), again=offered.again)
+    run.state.last_rows_query = offered.sql
+    room = max(run.result_chars() - len(offered.text) - CUT_LINE_CHARS, CUT_LINE_CHARS)  # the rewrite survives a cut
+    if len(outcome.text) > room:
+        outcome.text = clip(outcome.text, room, note=outcome.clip_note)
+    outcome.text += offered.text
+    return offered
 
 
 def repeated_query(call: ToolCall, run: AttemptRun, state: AttemptResult) -> ToolOutcome | None:
@@ -487,7 +532,7 @@ async def adopt_written_query(conv: Conversation, result: ChatResult, run: Attem
         conv.messages[-1] = assistant_message(result.content, [probe])
         take_outcome(conv, probe, repeat, run, state)
         return True
-    tested = await run_new(probe, run)
+    tested = await run_new(probe, run, state)
     if tested.ok:
         calls = [ToolCall(next(ids), name, json.dumps(args), via=VIA_WRITTEN) for name, args in plan.adopt]
     else:
@@ -500,7 +545,7 @@ async def adopt_written_query(conv: Conversation, result: ChatResult, run: Attem
         take_outcome(conv, probe, tested, run, state, note=render_prompt("written_query_failed"))
         return True
     for n, call in enumerate(calls):
-        outcome = await run.runner.run(call)
+        outcome = await run_new(call, run, state)
         if not take_outcome(conv, call, outcome, run, state, note=render_prompt("written_query_run") if n == 0 else ""):
             break
     return True

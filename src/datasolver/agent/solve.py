@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Mapping
 from datasolver.agent.assemble import build_messages, build_system_prompt
 from datasolver.agent.brief import TaskBrief, gather_brief
 from datasolver.agent.conversation import Conversation
-from datasolver.agent.direct import SolverJudge, direct_messages, last_query, solver_terms
+from datasolver.agent.direct import SolverJudge, direct_messages, solver_terms
 from datasolver.agent.fit import first_prompt_tokens, fit_brief
 from datasolver.agent.learnt import Learnt
 from datasolver.agent.limits import NO_DEADLINE, Deadline, Limits
@@ -60,7 +60,7 @@ from datasolver.solver import (
     run_fallback,
 )
 from datasolver.solver.scaffold import with_query
-from datasolver.solver.tools import SOLVER_HOOKS, sent_query, written_query_calls
+from datasolver.solver.tools import SOLVER_HOOKS, RewriteOffers, last_query, sent_query, written_query_calls
 from datasolver.toolkit import ToolRunner
 
 SOLVED: TaskStatus = "solved"
@@ -236,12 +236,17 @@ class _Session:
                               runner.trace, dict(task_run.chat_options), started=task_run.deadline.clock(),
                               has_prediction=lambda: safe_files.is_regular(layout.prediction),
                               written_query=written_query_calls, sent_query=sent_query, deadline=task_run.deadline,
-                              state=self.state)
+                              offer=RewriteOffers(layout, self._rule_context), state=self.state)
 
     @property
     def brief(self) -> TaskBrief:
         """The brief the opening was built from (fitted to its budget)."""
         return self.state.brief
+
+    def _rule_context(self) -> RuleContext:
+        """What the task's rewrite rules read (the catalog, the question's links and shape): one context for
+        the direct step's judge and the loop's offers (`solver.tools.RewriteOffers`)."""
+        return RuleContext(self.toolbox.catalog, self.brief.links, shape=self.task_run.task.shape)
 
     async def fit(self) -> None:
         """Fit the first prompt to its budget (and to the server's window, when known)."""
@@ -390,8 +395,7 @@ class _Session:
         await asyncio.to_thread(restore_scaffold, self.task_run.layout)
         self._event(EVENT_ATTEMPT_START, attempt=0, temperature=self.task_run.client.settings.temperature, direct=True)
         before = self.task_run.client.usage.requests
-        judge = SolverJudge(self.run.runner, self.task_run.layout,
-                            RuleContext(self.toolbox.catalog, self.brief.links, shape=self.task_run.task.shape))
+        judge = SolverJudge(self.run.runner, self.task_run.layout, self._rule_context())
         terms = solver_terms(self.task_run.limits, self.run.tools, dict(self.task_run.chat_options),
                                self.task_run.deadline.seconds_left)
         outcome = await DirectStep(direct_messages(self.state.opening), self.task_run.client, judge, terms).run()

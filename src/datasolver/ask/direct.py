@@ -27,10 +27,10 @@ from datasolver.ask.prompts import render_prompt
 from datasolver.ask.toolbox import AskToolbox, FinalAnswer, result_answer
 from datasolver.clip import clip
 from datasolver.data import DataError
-from datasolver.data.duck_errors import parse_duck_error
 from datasolver.data.linking import QuestionLinks
 from datasolver.data.rules.context import ResultShape, Rewrite, RuleContext
-from datasolver.data.rules.stages import apply_on_empty, apply_on_error, apply_on_rows
+from datasolver.data.rules.offer import error_rewrites
+from datasolver.data.rules.stages import apply_on_empty, apply_on_rows
 from datasolver.direct_step import Candidate, DirectOutcome, DirectTerms, DirectStep
 from datasolver.llm import LLMClient, system_message, user_message
 
@@ -103,7 +103,7 @@ class AskJudge:
         if failed.ref is not None:
             sql = self.toolbox.handles.get(failed.ref).sql
             return apply_on_empty(sql, replace(self._context(), diagnosis=self.checks.diagnoses.get(sql)))
-        return apply_on_error(failed.sql, parse_duck_error(failed.why()), self._context())
+        return error_rewrites(failed.sql, failed.why(), self._context())
 
     async def row_rewrites(self, passed: Candidate) -> list[Rewrite]:
         return apply_on_rows(passed.sql, passed.result, self._context()) if passed.result is not None else []

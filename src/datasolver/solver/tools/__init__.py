@@ -6,10 +6,14 @@ from datasolver.solver.tools.base import ToolContext
 from datasolver.solver.tools.registry import (
     SOLVER_HOOKS, SOLVER_TOOLS, WrittenQueryCalls, sent_query, tool_schemas, written_query_calls,
 )
+from datasolver.solver.tools.offer import FOUND_NOTHING, OfferedRewrite, RewriteOffers, last_query
 from datasolver.solver.tools.toolbox import SolverToolbox
 from datasolver.toolkit import ResultKind, Tool, ToolResult
 
 __all__ = [
+    "FOUND_NOTHING",
+    "OfferedRewrite",
+    "RewriteOffers",
     "SOLVER_HOOKS",
     "SOLVER_TOOLS",
     "ResultKind",
@@ -18,6 +22,7 @@ __all__ = [
     "ToolContext",
     "ToolResult",
     "WrittenQueryCalls",
+    "last_query",
     "sent_query",
     "tool_schemas",
     "written_query_calls",

@@ -1,0 +1,149 @@
+"""The program's rewrite offered beside a query of the model's that failed or found nothing, in the tool loop.
+
+The direct step gives a failed or empty candidate to the task's rewrite rules (`data/rules/stages.py`)
+before it asks the model again. Once the tool loop takes over, the real 1.5B model re-sent the same
+failing single-table query, or the filter that emptied its result, until the deadline. So here the
+same rules answer the loop's queries: an explore_data query that failed or found nothing, and the
+query of solver.py when run_solver failed or its answer found nothing (the `empty_result` check). The
+rewrites run read-only as explore_data runs a query, within `data.rules.offer`'s bounds, and the first
+that returns rows is appended to the tool result with its rule, its reason, its SQL, its first rows
+and what to do with it. solver.py is never changed: the model puts the query there, or not.
+
+Which tool's outcome asks for an offer, and the words naming the tools, are this room's; the loop
+(`agent/loop.py`) only calls `RewriteOffers` after each call, traces what was tried and appends the text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from datasolver.clip import clip
+from datasolver.data import QueryResult, render_result
+from datasolver.data.empty_result import counts_zero
+from datasolver.data.layout import ScratchLayout
+from datasolver.data.rules.context import RuleContext
+from datasolver.data.rules.offer import (
+    DIAGNOSIS_BUDGET_S, DIAGNOSIS_QUERY_S, Tried, empty_rewrites, error_rewrites, first_with_rows,
+)
+from datasolver.sandbox import UnsafeFile, safe_files
+from datasolver.solver.answer_checks import CheckReport, read_query_log
+from datasolver.solver.scaffold import query_area
+from datasolver.solver.tools.registry import sent_query
+from datasolver.toolkit import ToolCall, ToolOutcome
+
+FOUND_NOTHING = "empty_result"  # the answer check of a query that found nothing (no rows, NULLs, a count of 0)
+QUERY_LOG_CAP = 1 << 20  # bytes of solver.py's query log read for its last query
+SOLVER_CAP = 1 << 20  # bytes of solver.py read for its query
+SHOWN_SQL_CHARS = 2_000  # of the rewrite's SQL, in the tool result
+SHOWN_ROWS_CHARS = 1_200  # of its rows' preview
+OFFERS_KEPT = 64  # offers remembered by their query (a query sent again is answered from memory)
+_RUN_SQL = re.compile(r'run_sql\(\s*(?:[rRuU]?)("""|\'\'\'|"|\')(.*?)\1\s*[,)]', re.DOTALL)
+
+
+@dataclass(frozen=True)
+class OfferedRewrite:
+    """What the program did for one failed or empty query: the rewrites it ran (none when it had made this
+    offer before), the one that returned rows (None: none did), and the text the tool result gains."""
+
+    query: str
+    tried: tuple[Tried, ...] = ()
+    sql: str | None = None  # the rewrite that returned rows
+    rule: str | None = None  # the rule that wrote it
+    text: str = ""
+    again: bool = False  # made before for the same query: nothing run again
+
+
+@dataclass
+class RewriteOffers:
+    """The offers of one solve: its scratch folder (solver.py and its query log), the task's rule context
+    (the direct step's, `RuleContext`), and the offers made so far by query."""
+
+    layout: ScratchLayout
+    context: Callable[[], RuleContext]
+    made: dict[str, OfferedRewrite] = field(default_factory=dict)
+
+    def __call__(self, call: ToolCall, outcome: ToolOutcome) -> OfferedRewrite | None:
+        """The offer for one call's outcome; None when it asks for none (it answered, or sent no query)."""
+        failure = self._failure(call, outcome)
+        if failure is None:
+            return None
+        query, error, zero_count = failure
+        key = f"{'error' if error is not None else 'empty'} {' '.join(query.split()).rstrip(';')}"
+        earlier = self.made.get(key)
+        if earlier is not None:
+            return OfferedRewrite(query, sql=earlier.sql, rule=earlier.rule, text=earlier.text, again=True)
+        context = self.context()
+        rewrites = (error_rewrites(query, error, context) if error is not None else
+                    empty_rewrites(query, context, zero_count=zero_count, timeout_s=DIAGNOSIS_QUERY_S,
+                                   budget_s=DIAGNOSIS_BUDGET_S))
+        offer = first_with_rows(context.catalog, rewrites)
+        text = ""
+        if offer.found is not None and offer.result is not None:
+            text = offer_text(offer.found.rule, offer.found.reason, offer.found.sql, offer.result)
+        found = offer.found
+        made = OfferedRewrite(query, offer.tried, found.sql if found else None, found.rule if found else None, text)
+        if len(self.made) < OFFERS_KEPT:
+            self.made[key] = made
+        return made
+
+    def _failure(self, call: ToolCall, outcome: ToolOutcome) -> tuple[str, str | None, bool] | None:
+        """(the query, DuckDB's error or None for no rows, whether a count came out 0) of a call whose query
+        failed or found nothing; None for any other call."""
+        query = sent_query(call)
+        if query is not None:  # explore_data's SQL
+            value = outcome.value
+            if not outcome.ok:
+                return (query, outcome.text, False) if outcome.kind in ("failed", "retry") else None
+            if isinstance(value, QueryResult):
+                zero_count = value.total_rows == len(value.rows) and counts_zero(query, value.rows)
+                return (query, None, zero_count) if value.total_rows == 0 or zero_count else None
+            return None
+        if not outcome.submits:
+            return None
+        if not outcome.ok:  # run_solver FAILED: the query written in solver.py, by its error
+            written = solver_query(self.layout)
+            return (written, outcome.text, False) if written is not None and outcome.kind == "failed" else None
+        report = outcome.value
+        if isinstance(report, CheckReport) and any(f.name == FOUND_NOTHING for f in report.blocking):
+            ran = last_query(self.layout)  # as it ran, after the data layer's repairs
+            return (ran, None, False) if ran is not None else None
+        return None
+
+
+def offer_text(rule: str, reason: str, sql: str, result: QueryResult) -> str:
+    """The tool result's addition: which rule rewrote the query and why, the rewrite, its first rows, what to do."""
+    return (f"\nThe program rewrote your query (rule {rule}: {reason}) and the rewrite returns rows:\n"
+            f"```sql\n{clip(sql.strip(), SHOWN_SQL_CHARS)}\n```\n"
+            f"{clip(render_result(result), SHOWN_ROWS_CHARS)}\n"
+            "If these rows answer the question, put this query into solver.py with edit_solver (its `sql` "
+            "argument), then call run_solver.")
+
+
+def last_query(layout: ScratchLayout) -> str | None:
+    """The last query solver.py's run_sql ran (its query log is the sandbox's: read capped, no link)."""
+    try:
+        text = safe_files.read_text(layout.query_log, max_bytes=QUERY_LOG_CAP, errors="replace")
+    except (OSError, UnsafeFile):
+        return None
+    queries = read_query_log(text)
+    return queries[-1] if queries else None
+
+
+def solver_query(layout: ScratchLayout) -> str | None:
+    """The last query solver.py's query area gives run_sql as a string literal (a failed query is in no
+    log); None when it gives none (solver.py is the sandbox's: read capped, no link)."""
+    try:
+        code = safe_files.read_text(layout.solver_py, max_bytes=SOLVER_CAP, errors="replace")
+    except (OSError, UnsafeFile):
+        return None
+    lines = code.split("\n")
+    area = query_area(lines)
+    if area is not None:
+        code = "\n".join(lines[area[0] - 1:area[1]])
+    found = _RUN_SQL.findall(code)
+    return found[-1][1].strip() or None if found else None
+
+
+__all__ = ["FOUND_NOTHING", "OfferedRewrite", "RewriteOffers", "last_query", "offer_text", "solver_query"]
