@@ -164,6 +164,7 @@ def test_commands_have_help(command):
      {"max_attempts": 2, "prompt_budget": 900, "attempt_temperature_step": 0.0, "task_token_budget": 5000,
       "tool_reply_tokens": 64, "direct_answer": False, "hold_flagged": False, "stall_rounds": 0}),
     (["--tool-reply-tokens", "0"], {"tool_reply_tokens": None}),  # 0: no cap
+    (["--schema-format", "mschema"], {"schema_format": "mschema"}),
 ])
 def test_the_run_flags_become_the_agents_limits(tmp_path, monkeypatch, flags, expected):
     import dataclasses
@@ -187,3 +188,20 @@ def test_the_run_flags_become_the_agents_limits(tmp_path, monkeypatch, flags, ex
     # stopped improving after two rounds) on unless told not to.
     want = dataclasses.replace(Limits(direct_answer=True, hold_flagged=True, stall_rounds=2), **expected)
     assert config.limits == want
+
+
+def test_the_schema_format_flag_is_in_the_help_and_reaches_the_first_request(tmp_path):
+    help_text = CliRunner().invoke(cli, ["run", "--help"], terminal_width=200).output
+    assert "--schema-format [profile|create_table|mschema]" in help_text
+    input_dir = copy_examples(tmp_path)
+    with examples_cli_model() as model:
+        result = CliRunner().invoke(cli, [
+            "run", str(input_dir), str(tmp_path / "out"), "--api-url", SCRIPTED_BASE_URL, "--model", "fake-model",
+            "--logs", str(tmp_path / "logs"), "--no-doc-llm", "--tasks", "task_demo_sales",
+            "--schema-format", "create_table"])
+        first = model.requests[0]["messages"]
+    assert result.exit_code == 0, result.output
+    user = first[1]["content"]
+    assert 'CREATE TABLE "' in user and "-- e.g. " in user
+    summary = json.loads((tmp_path / "logs" / "run_summary.json").read_text())
+    assert summary["settings"]["schema_format"] == "create_table"  # a replay writes the tables the same way

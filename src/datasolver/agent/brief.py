@@ -59,7 +59,8 @@ def gather_brief(layout: ScratchLayout, catalog: Catalog, limits: Limits = Limit
     files = catalog.files_of(layout.context)  # the scratch's knowledge.md, as the tools see it
     knowledge_file = files.knowledge_file()
     knowledge = knowledge_file.opening()  # its first parts, and how to read the rest, when it is long
-    digest = digest_tables(catalog, max_rows=limits.profile_max_rows, max_chars=limits.profile_chars)
+    digest = digest_tables(catalog, max_rows=limits.profile_max_rows, max_chars=limits.profile_chars,
+                           schema_format=limits.schema_format, db_id=task.task_id)
     links = _links(catalog, task.question, knowledge)
     folded: tuple[str, ...] = ()
     if links is not None:  # linked tables first, look-alikes folded below them

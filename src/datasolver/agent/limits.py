@@ -7,7 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from datasolver.agent.errors import LimitsError
-from datasolver.settings import amount, check_settings, count, seconds, switch
+from datasolver.data.schema_formats import SCHEMA_FORMATS, SchemaFormat
+from datasolver.settings import amount, check_settings, choice, count, seconds, switch
 
 
 STALL_ROUNDS = 2  # `datasolver run`'s stall_rounds (issue 46: a hard task ends when it stops improving)
@@ -57,6 +58,10 @@ class Limits:
     findings_chars: int = count(8_000, "the compacted summary of older turns")
     profile_max_rows: int = count(500_000, "larger tables are listed without a profile (no load)")
     profile_chars: int = count(30_000, "profiles beyond this get the one-line listing instead")
+    schema_format: SchemaFormat = choice(
+        "profile", "how a table shown in full is written in the first prompt: `profile` (types, counts, ranges, an "
+        "example), `create_table` (a CREATE TABLE statement, up to 3 sample values per column), `mschema` "
+        "(XiYan-SQL's M-Schema) (`--schema-format`)", SCHEMA_FORMATS)
     tree_max_lines: int = count(120, "the directory tree in the first prompt")
     prompt_budget: int = count(
         10_000, "estimated tokens of the first user message; above it the least relevant tables fold to one "

@@ -2,8 +2,10 @@
 
 `digest_tables` profiles the catalog once (the expensive part); `TableDigest.render` turns it into
 text and can fold any tables to one line each (see `agent.fit`). Same-schema tables are described
-once (`data.schema_groups`). Profiling loads a table, so big tables (often decoys) and tables past
-the profiling budget are listed from cheap metadata only: name, rows, source, column names.
+once (`data.schema_groups`); the digest's `schema_format` says how a group shown in full is
+written (`data.schema_formats`: the profile text, `CREATE TABLE` statements, or M-Schema).
+Profiling loads a table, so big tables (often decoys) and tables past the profiling budget are
+listed from cheap metadata only: name, rows, source, column names.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ from datasolver.data.schema_groups import (
     SchemaGroup,
     constant_value,
     group_by_schema,
-    render_group,
     source_text,
 )
+from datasolver.data.schema_formats import SchemaFormat, render_groups
 
 MAX_COLUMNS_LISTED = 60
 # A generous guess of a profile's text before it is made (header; one line per column: type,
@@ -59,6 +61,8 @@ class TableDigest:
     entries: tuple[TableEntry, ...] = ()
     skipped: tuple[str, ...] = field(default=())  # "path: reason" of files that could not be read
     notes: tuple[str, ...] = field(default=())  # "path: reason" of what loading said (encoding, rows skipped, …)
+    schema_format: SchemaFormat = "profile"  # how a table shown in full is written (`data.schema_formats`)
+    db_id: str = ""  # the name M-Schema's `【DB_ID】` line gives the tables (the task's id)
 
     def names(self) -> list[str]:
         return [e.name for e in self.entries]
@@ -85,7 +89,8 @@ class TableDigest:
         """Schema groups of the profiled tables, metadata-only lines, folded lines, unreadable files.
         `notes` (table -> column -> text) end the column lines they name (`data.schema_groups`)."""
         fold = set(folded)
-        blocks = [render_group(g, notes, estimate_tokens) for g in self.groups(fold)]
+        blocks = render_groups(self.groups(fold), self.schema_format, notes, db_id=self.db_id,
+                               measure=estimate_tokens)
         blocks += [one_line(e.info, e.note) for e in self.entries if e.profile is None and e.name not in fold]
         folded_entries = [e for e in self.entries if e.name in fold]
         if folded_entries:
@@ -97,9 +102,11 @@ class TableDigest:
         return "\n\n".join(blocks) if blocks else "(no readable tables)"
 
 
-def digest_tables(catalog: Catalog, *, max_rows: int = 500_000, max_chars: int = 30_000) -> TableDigest:
+def digest_tables(catalog: Catalog, *, max_rows: int = 500_000, max_chars: int = 30_000,
+                  schema_format: SchemaFormat = "profile", db_id: str = "") -> TableDigest:
     """Profile the catalog's tables (bounded work: big tables and those past `max_chars` of
-    profile text are listed from metadata), plus the files that could not be read."""
+    profile text are listed from metadata), plus the files that could not be read. A format other
+    than the profile text shows several sample values: the same scan takes text columns' extremes."""
     entries: list[TableEntry] = []
     used = 0
     infos = catalog.tables()
@@ -111,14 +118,15 @@ def digest_tables(catalog: Catalog, *, max_rows: int = 500_000, max_chars: int =
         if used >= max_chars:
             entries.append(TableEntry(info, note="not profiled to save time, use \\schema"))
             continue
-        profile, problem = _profile(catalog, info)
+        profile, problem = _profile(catalog, info, extremes=schema_format != "profile")
         if profile is None:
             entries.append(TableEntry(info, note=f"could not be profiled ({problem}), see \\schema"))
             continue
         used += len(profile.render()) + 2
         entries.append(TableEntry(info, profile))
     skipped = tuple(escape_breaks(f"{s.path}: {s.reason}") for s in catalog.skipped)
-    return TableDigest(tuple(entries), skipped, tuple(escape_breaks(n.line()) for n in catalog.notes))
+    return TableDigest(tuple(entries), skipped, tuple(escape_breaks(n.line()) for n in catalog.notes),
+                       schema_format, db_id)
 
 
 def one_line(info: TableInfo, why: str = "", columns_as: str | None = None) -> str:
@@ -174,10 +182,10 @@ def _load_together(catalog: Catalog, candidates: list[TableInfo], max_chars: int
             pass  # profile_table loads each table again and its error becomes that table's note
 
 
-def _profile(catalog: Catalog, info: TableInfo) -> tuple[TableProfile | None, str | None]:
+def _profile(catalog: Catalog, info: TableInfo, *, extremes: bool) -> tuple[TableProfile | None, str | None]:
     """(profile, None) or (None, why it failed). A table that cannot be profiled must not cost
     the task its prompt; the reason is shown and `\\schema` gives the model the details."""
     try:
-        return profile_table(catalog, info.name), None
+        return profile_table(catalog, info.name, extremes=extremes), None
     except DataError as exc:  # the engine's errors only (a raw DuckDB error is wrapped by the engine)
         return None, f"{type(exc).__name__}: {clip(str(exc), 200)}"

@@ -12,6 +12,7 @@ import click
 
 from datasolver.cli.input_options import follow_outside_links
 from datasolver.cli.model_options import model_options, resolve_settings, server_options
+from datasolver.data.schema_formats import SCHEMA_FORMATS, SchemaFormat
 from datasolver.eval import evaluate_dir
 from datasolver.llm.constants import ENV_API_KEY, ENV_API_URL, ENV_MODEL, PREFLIGHT_WAIT_S
 from datasolver.terminal import printable
@@ -92,6 +93,11 @@ class Duration(click.ParamType):
 @click.option("--prompt-budget", type=click.IntRange(min=500), default=None,
               help="Estimated tokens for the first prompt; above it the tables least relevant to the question "
                    "are folded to one line each (still queryable). Default: 10000, sized for a 32k-context model.")
+@click.option("--schema-format", type=click.Choice(SCHEMA_FORMATS), default="profile", show_default=True,
+              help="How each table shown in full is written in the first prompt: profile (types, counts, "
+                   "ranges, an example per column), create_table (a DuckDB CREATE TABLE statement with up to 3 "
+                   "sample values per column as comments) or mschema (XiYan-SQL's M-Schema: column lists with "
+                   "examples and the foreign keys the column names show). Folding and the budget are the same.")
 @click.option("--tool-reply-tokens", type=click.IntRange(min=0), default=None,
               help="max_tokens of a reply while a tool call is expected (nothing submitted yet) from a model "
                    "that does not think; a reply cut there gets the usual room next. 0: no cap. Default: 512.")
@@ -131,8 +137,8 @@ def run_command(
     time_budget: float | None, task_ids: str | None, force: bool, logs_dir: Path | None,
     scratch_dir: Path | None, keep_scratch: bool, api_url: str | None, api_key: str | None,
     model: str | None, tool_mode: str | None, context_window: int | None, max_tokens: int | None,
-    preflight_wait: float, doc_llm: bool, direct_answer: bool, max_attempts: int | None, prompt_budget: int | None, tool_reply_tokens: int | None,
-    task_token_budget: int | None,
+    preflight_wait: float, doc_llm: bool, direct_answer: bool, max_attempts: int | None, prompt_budget: int | None,
+    schema_format: SchemaFormat, tool_reply_tokens: int | None, task_token_budget: int | None,
     attempt_temperature_step: float | None, executor: str, ray_address: str | None, ray_cpus: float,
     with_report: bool, vision: bool, vision_images: int, video_judges: int,
     votes: int, vote_temperature: float, warm_runs: bool,
@@ -163,6 +169,7 @@ def run_command(
         tool_reply_tokens=_given(tool_reply_tokens, agent.tool_reply_tokens) or None,  # 0: no cap
         task_token_budget=task_token_budget, vision=vision, vision_images=vision_images, video_judges=video_judges,
         direct_answer=direct_answer, hold_flagged=direct_answer, stall_rounds=STALL_ROUNDS if direct_answer else 0,
+        schema_format=schema_format,
     )
     config = RunConfig(
         input_dir=input_dir or default_input_dir(), output_dir=output,

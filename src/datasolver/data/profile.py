@@ -11,6 +11,7 @@ from datasolver.data.results import cell_text, escape_breaks
 # profile. list_unique(list(col)) counts the same set (DuckDB's equality, NULLs left out) 5-12x
 # cheaper up to ~10k rows and slower past ~20k (293 dev tables: 6.1 -> 0.5 CPU-s).
 LIST_COUNT_MAX_ROWS = 10_000
+_EXTREMES = ("VARCHAR", "BOOLEAN")
 _RANGED = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "DOUBLE", "FLOAT", "DECIMAL", "DATE", "TIMESTAMP")
 
 
@@ -23,6 +24,9 @@ class ColumnProfile:
     example: str | None
     min: str | None = None
     max: str | None = None
+    # The smallest and largest value of a text or boolean column, as text, only when asked
+    # (`profile_table(..., extremes=True)`): sample values for the prompt formats that show several.
+    extremes: tuple[str, ...] = ()
 
 
 @dataclass
@@ -55,8 +59,14 @@ def is_ranged(column_type: str) -> bool:
     return column_type.upper().startswith(_RANGED)
 
 
-def profile_table(catalog, name: str) -> TableProfile:
-    """One scan of the table computes every column's counts; the catalog loads it if needed."""
+def has_extremes(column_type: str) -> bool:
+    """True for the types `profile_table(..., extremes=True)` also takes the min and max of (text, booleans)."""
+    return column_type.upper() in _EXTREMES
+
+
+def profile_table(catalog, name: str, *, extremes: bool = False) -> TableProfile:
+    """One scan of the table computes every column's counts; the catalog loads it if needed.
+    With `extremes`, the same scan takes the min and max of each text and boolean column too."""
     table = catalog.resolve(name)
     described = catalog.column_types(table)  # loads the table
     info = catalog.table(table)
@@ -69,7 +79,7 @@ def profile_table(catalog, name: str) -> TableProfile:
         # scan, and the prompt (and a replayed run) must not.
         parts += [f"count({ident})", distinct,
                   f"CAST(arg_min({ident}, rowid) FILTER (WHERE {ident} IS NOT NULL) AS VARCHAR)"]
-        if is_ranged(ctype):
+        if is_ranged(ctype) or (extremes and has_extremes(ctype)):
             parts += [f"CAST(min({ident}) AS VARCHAR)", f"CAST(max({ident}) AS VARCHAR)"]
     row = catalog.own_rows(f"SELECT {', '.join(parts)} FROM {quote_ident(table)}")[0]
     total, pos, columns = row[0], 1, []
@@ -77,10 +87,14 @@ def profile_table(catalog, name: str) -> TableProfile:
         non_null, distinct, example = row[pos : pos + 3]
         pos += 3
         low = high = None
+        bounds: tuple[str, ...] = ()
         if is_ranged(ctype):
             low, high = row[pos : pos + 2]
             pos += 2
-        columns.append(ColumnProfile(column, ctype, total - non_null, distinct, example, low, high))
+        elif extremes and has_extremes(ctype):
+            bounds = tuple(v for v in row[pos : pos + 2] if v is not None)
+            pos += 2
+        columns.append(ColumnProfile(column, ctype, total - non_null, distinct, example, low, high, bounds))
     return TableProfile(table, total, info.source_file, columns, info.aliases, info.origin)
 
 

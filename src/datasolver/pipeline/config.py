@@ -100,6 +100,7 @@ class RunConfig:
             "direct_answer": self.limits.direct_answer if self.limits else None,
             "hold_flagged": self.limits.hold_flagged if self.limits else None,
             "stall_rounds": self.limits.stall_rounds if self.limits else None,
+            "schema_format": self.limits.schema_format if self.limits else None,
             "workers": self.workers, "task_timeout_s": self.task_timeout_s, "time_budget_s": self.time_budget_s,
         }
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from datasolver import safe_write
+from datasolver.data.schema_formats import SCHEMA_FORMATS
 from datasolver.eval import compare_scores, find_gold, prediction_signature, score_files
 from datasolver.llm import LLMSettings, read_trace
 from datasolver.llm.replay import REPLAY_BASE_URL, Exchange, ReplayLibrary, exchanges_from_events
@@ -179,6 +180,8 @@ def replay_run(
     switches = {name: kept[name] for name in ("direct_answer", "hold_flagged") if isinstance(kept.get(name), bool)}
     if isinstance(kept.get("stall_rounds"), int) and not isinstance(kept["stall_rounds"], bool):
         switches["stall_rounds"] = kept["stall_rounds"]
+    if kept.get("schema_format") in SCHEMA_FORMATS:  # the recorded prompt's tables, written the same way
+        switches["schema_format"] = kept["schema_format"]
     if as_int(kept.get("max_attempts")) > 0 or switches:
         from datasolver.agent import Limits
 
