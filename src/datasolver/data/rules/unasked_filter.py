@@ -79,14 +79,22 @@ def _dropped_together(sql: str, unasked: list[str]) -> list[tuple[str, str]]:
                         "them: dropped together")]
 
 
-def asked(condition: str, links: QuestionLinks) -> bool:
-    """Whether the question asks for the filter `condition`: it is not one column compared to one value, the
-    question writes the value (or writes it otherwise), or the question linking links the column's name or a value in it."""
+def _comparison_sides(condition: str) -> tuple[exp.Expression, ...] | None:
+    """The two sides of `condition` when it is one comparison, () when it is something else, None when it
+    does not parse."""
     try:
         node = sqlglot.parse_one(condition, read="duckdb")
     except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError, RecursionError):
+        return None
+    return (node.this, node.expression) if isinstance(node, _COMPARISONS) else ()
+
+
+def asked(condition: str, links: QuestionLinks) -> bool:
+    """Whether the question asks for the filter `condition`: it is not one column compared to one value, the
+    question writes the value (or writes it otherwise), or the question linking links the column's name or a value in it."""
+    sides = _comparison_sides(condition)
+    if sides is None:
         return True
-    sides = (node.this, node.expression) if isinstance(node, _COMPARISONS) else ()
     columns = [n for n in sides if isinstance(n, exp.Column)]
     literals = [n for n in sides if isinstance(n, exp.Literal)]
     if len(columns) != 1 or len(literals) != 1:
@@ -98,11 +106,9 @@ def having_asked(condition: str, links: QuestionLinks) -> bool:
     """Whether the question asks for the HAVING part `condition`: it is not an aggregate compared to one value,
     the question writes the value (or writes it otherwise, or writes a number of its own when it is one), or
     the question linking links a column the aggregate reads."""
-    try:
-        node = sqlglot.parse_one(condition, read="duckdb")
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError, RecursionError):
+    sides = _comparison_sides(condition)
+    if sides is None:
         return True
-    sides = (node.this, node.expression) if isinstance(node, _COMPARISONS) else ()
     literals = [n for n in sides if isinstance(n, exp.Literal)]
     measured = [n for n in sides if not isinstance(n, exp.Literal) and any(True for _ in n.find_all(exp.AggFunc))]
     if len(literals) != 1 or len(measured) != 1:
