@@ -79,6 +79,7 @@ from datasolver.llm import (
 from datasolver.llm.text_calls import ID_PREFIX, is_null_call, query_key, without_echoed_results, written_query
 from datasolver.llm.window import reply_tokens
 from datasolver.data import QueryResult
+from datasolver.data.rules.offer import EVENT_REWRITE_OFFERED, EVENT_RULE_REWRITE
 from datasolver.solver.answer_checks import CheckReport
 from datasolver.solver.tools import OfferedRewrite, WrittenQueryCalls
 from datasolver.toolkit import ToolOutcome, ToolRunner
@@ -108,8 +109,6 @@ EVENT_QUERY_ADOPTED = "query_adopted"
 EVENT_REPEATED_QUERY = "repeated_query"  # a query sent before, answered from its earlier result
 EVENT_NULL_CALLS = "null_calls"  # calls that call nothing, dropped from a reply
 EVENT_STALLED = "stalled"  # the attempt stopped improving
-EVENT_RULE_REWRITE = "rule_rewrite"  # one of the program's rewrites of a failed or empty query, run (its rule named)
-EVENT_REWRITE_OFFERED = "rewrite_offered"  # the rewrite that returned rows, appended to the tool result
 VIA_WRITTEN = "written"  # a call made for the model from the query its reply wrote (tool_call events' `via`)
 CUT_OFF = "length"  # the finish_reason of a reply stopped by the output token limit
 # After a context-length 400, aim this far below the stated ratio (our estimate is not the
@@ -447,9 +446,7 @@ async def offer_rewrite(call: ToolCall, outcome: ToolOutcome, run: AttemptRun,
     if offered is None:
         return None
     for tried in offered.tried:
-        run.event(EVENT_RULE_REWRITE, attempt=state.number, call_id=call.id, rule=tried.rewrite.rule,
-                  reason=clip(tried.rewrite.reason, 500), sql=clip(tried.rewrite.sql, 2000), rows=tried.rows,
-                  error=clip(tried.error, 500) if tried.error is not None else None)
+        run.event(EVENT_RULE_REWRITE, attempt=state.number, call_id=call.id, **tried.event())
     if offered.sql is None:
         return offered
     run.event(EVENT_REWRITE_OFFERED, attempt=state.number, call_id=call.id, name=call.name, rule=offered.rule,

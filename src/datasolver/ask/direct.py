@@ -114,7 +114,13 @@ class AskJudge:
         return self.final is not None
 
     def _context(self) -> RuleContext:
-        return RuleContext(self.toolbox.handles.catalog, self.links, shape=self.checks.shape)
+        return rule_context(self.toolbox, self.links, self.checks)
+
+
+def rule_context(toolbox: AskToolbox, links: QuestionLinks | None, checks: AnswerChecks) -> RuleContext:
+    """What the task's rewrite rules read of one question (the catalog, the question's links and shape): one
+    context for the direct step's judge and the tool loop's offers (`ask/offer.py`)."""
+    return RuleContext(toolbox.handles.catalog, links, shape=checks.shape)
 
 
 @dataclass
@@ -188,4 +194,4 @@ def direct_prompt(package: DataPackage, question: str, links: QuestionLinks | No
     ).strip()
 
 
-__all__ = ["AskJudge", "DirectAnswer", "DirectResult", "direct_prompt"]
+__all__ = ["AskJudge", "DirectAnswer", "DirectResult", "direct_prompt", "rule_context"]

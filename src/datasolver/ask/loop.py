@@ -3,10 +3,17 @@
 The model plans; the program holds state (the handle table) and answers every tool call with
 metadata only. The loop stops at final_answer (or a plain-text answer), and at the request cap
 it asks once for the final answer with only final_answer on offer.
+
+Where the program knows a repair it shows it: a query the model sent that failed or found nothing
+gets the task-stage rules the direct step's judge applies, run read-only within a small bound
+(`ask/offer.py`, `AskOffers`, over `data/rules/offer.py`); the first rewrite that returns rows is
+appended to the tool result (rule, reason, SQL, rows, what to do), and each rewrite run is an
+`EVENT_RULE_REWRITE` trace event, as in the Solver's loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -15,8 +22,9 @@ from datasolver.ask.answer import without_call_markup
 from datasolver.ask.checks import NO_ANSWER_MARK, NO_QUERY_NOTE, UNBACKED_MARK, AnswerChecks, CheckEvent, Checked
 from datasolver.ask.confidence import AskEvidence
 from datasolver.ask.config import AskConfig
-from datasolver.ask.direct import DirectAnswer, DirectResult
+from datasolver.ask.direct import DirectAnswer, DirectResult, rule_context
 from datasolver.ask.handles import Handle
+from datasolver.ask.offer import AskOffers, offer_addition
 from datasolver.ask.package import DataPackage
 from datasolver.ask.prompts import render_prompt
 from datasolver.ask.question import require_question
@@ -26,12 +34,14 @@ from datasolver.ask.tools import table_overview
 from datasolver.clip import clip
 from datasolver.data import DataError
 from datasolver.data.linking import QuestionLinks, link_question
+from datasolver.data.rules.offer import EVENT_REWRITE_OFFERED, EVENT_RULE_REWRITE, TRACED_SQL_CHARS
 from datasolver.eval.confidence import confidence, confidence_reason
 from datasolver.llm import ChatResult, LLMClient, system_message, user_message
 from datasolver.llm.messages import ToolCall, assistant_message
 from datasolver.llm.text_calls import ID_PREFIX, VIA_WRITTEN, written_query
 from datasolver.toolkit import ToolOutcome, ToolRunner
 
+CUT_LINE_CHARS = 200  # room for the line that says a result was cut, beside the program's rewrite
 
 
 @dataclass
@@ -91,6 +101,7 @@ class _State:
     feedback: str | None = None
     steps: list[Step] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    offers: AskOffers | None = None  # the program's rewrites of a query that failed or found nothing
 
 
 class Analyst:
@@ -122,8 +133,9 @@ class Analyst:
             if self.config.direct_answer:
                 notes.append(f"the direct query gave no answer ({direct.step.how}); the tool loop took over")
             first = self.first_message(cleaned.text, links, tried=direct.step.lessons())
+            rules = rule_context(toolbox, links, checks)
             state = _State([system_message(self.system_prompt()), user_message(first)], checks,
-                           requests=direct.step.requests, notes=notes)
+                           requests=direct.step.requests, notes=notes, offers=AskOffers(lambda: rules))
             runner = ToolRunner(toolbox, self.client.trace)
             final, stopped = await self._run(state, toolbox, runner, cleaned.text)
             path = "loop"
@@ -250,7 +262,7 @@ class Analyst:
         if not reply.tool_calls:
             written = written_query(reply.content)
             if written is not None:  # a ```sql block instead of a call: run it as `query` for the model
-                await self._run_written(state, runner, reply, written)
+                await self._run_written(state, toolbox, runner, reply, written)
                 return None, ""
             if without_call_markup(reply.content):
                 return toolbox.answer_from_text(reply.content), "text"
@@ -261,23 +273,47 @@ class Analyst:
         final: FinalAnswer | None = None
         for call in reply.tool_calls:
             outcome = await runner.run(call)
+            await self._offer(state, toolbox, call, outcome)
             if isinstance(outcome.value, FinalAnswer) and final is None:
                 final = outcome.value
             state.messages.append(outcome.message())
             state.steps.append(_step(outcome))
         return final, FINAL_ANSWER
 
-    async def _run_written(self, state: _State, runner: ToolRunner, reply: ChatResult, sql: str) -> None:
+    async def _run_written(self, state: _State, toolbox: AskToolbox, runner: ToolRunner, reply: ChatResult,
+                           sql: str) -> None:
         """A reply that wrote an SQL query and called nothing (what small models do best): the query
         runs as a `query` call, the reply is recorded as having made it, and the model is told so."""
         call = ToolCall(f"{ID_PREFIX}written_{state.requests}", QUERY_TOOL, json.dumps({"sql": sql}), via=VIA_WRITTEN)
         state.messages[-1] = assistant_message(reply.content, [call])
         outcome = await runner.run(call)
+        await self._offer(state, toolbox, call, outcome)
         message = outcome.message()
         message["content"] = render_prompt("written_query_run").strip() + "\n" + message["content"]
         state.messages.append(message)
         state.steps.append(_step(outcome))
         self._event("ask_query_adopted", request=state.requests, query=sql[:2000], ran=outcome.ok)
+
+    async def _offer(self, state: _State, toolbox: AskToolbox, call: ToolCall, outcome: ToolOutcome) -> None:
+        """The program's rewrites of a query the call sent that failed or found nothing (`ask/offer.py`), run
+        read-only within their bound: each traced by its rule, the first that returned rows appended to the
+        call's result (the result cut first where both would not fit)."""
+        if state.offers is None:
+            return
+        offer = await asyncio.to_thread(state.offers, call, outcome)
+        if offer is None:
+            return
+        for tried in offer.tried:
+            self._event(EVENT_RULE_REWRITE, request=state.requests, call_id=call.id, **tried.event())
+        text = offer_addition(offer)
+        if offer.found is None or not text:
+            return
+        self._event(EVENT_REWRITE_OFFERED, request=state.requests, call_id=call.id, name=call.name,
+                    rule=offer.found.rule, sql=clip(offer.found.sql, TRACED_SQL_CHARS), again=offer.again)
+        room = max(toolbox.limits.tool_result_chars - len(text) - CUT_LINE_CHARS, CUT_LINE_CHARS)
+        if len(outcome.text) > room:
+            outcome.text = clip(outcome.text, room, note=outcome.clip_note)
+        outcome.text += text
 
     def _event(self, kind: str, **fields: Any) -> None:
         self.client.trace.event(kind, **fields)

@@ -7,7 +7,8 @@ same rules answer the loop's queries: an explore_data query that failed or found
 query of solver.py when run_solver failed or its answer found nothing (the `empty_result` check). The
 rewrites run read-only as explore_data runs a query, within `data.rules.offer`'s bounds, and the first
 that returns rows is appended to the tool result with its rule, its reason, its SQL, its first rows
-and what to do with it. solver.py is never changed: the model puts the query there, or not.
+(`data.rules.offer.offer_text`, the analyst's loop writes them alike) and what to do with it. solver.py
+is never changed: the model puts the query there, or not.
 
 Which tool's outcome asks for an offer, and the words naming the tools, are this room's; the loop
 (`agent/loop.py`) only calls `RewriteOffers` after each call, traces what was tried and appends the text.
@@ -19,14 +20,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from datasolver.clip import clip
-from datasolver.data import QueryResult, render_result
+from datasolver.data import QueryResult
 from datasolver.data.empty_result import counts_zero
 from datasolver.data.layout import ScratchLayout
 from datasolver.data.rules.context import RuleContext
-from datasolver.data.rules.offer import (
-    DIAGNOSIS_BUDGET_S, DIAGNOSIS_QUERY_S, Tried, empty_rewrites, error_rewrites, first_with_rows,
-)
+from datasolver.data.rules.offer import QueryOffers, Tried, offer_text
 from datasolver.sandbox import UnsafeFile, safe_files
 from datasolver.solver.answer_checks import CheckReport, read_query_log
 from datasolver.solver.scaffold import query_area
@@ -36,9 +34,8 @@ from datasolver.toolkit import ToolCall, ToolOutcome
 FOUND_NOTHING = "empty_result"  # the answer check of a query that found nothing (no rows, NULLs, a count of 0)
 QUERY_LOG_CAP = 1 << 20  # bytes of solver.py's query log read for its last query
 SOLVER_CAP = 1 << 20  # bytes of solver.py read for its query
-SHOWN_SQL_CHARS = 2_000  # of the rewrite's SQL, in the tool result
-SHOWN_ROWS_CHARS = 1_200  # of its rows' preview
-OFFERS_KEPT = 64  # offers remembered by their query (a query sent again is answered from memory)
+TO_DO = ("If these rows answer the question, put this query into solver.py with edit_solver (its `sql` "
+         "argument), then call run_solver.")  # after the rewrite (`data.rules.offer.offer_text`)
 _RUN_SQL = re.compile(r'run_sql\(\s*(?:[rRuU]?)("""|\'\'\'|"|\')(.*?)\1\s*[,)]', re.DOTALL)
 
 
@@ -58,11 +55,14 @@ class OfferedRewrite:
 @dataclass
 class RewriteOffers:
     """The offers of one solve: its scratch folder (solver.py and its query log), the task's rule context
-    (the direct step's, `RuleContext`), and the offers made so far by query."""
+    (the direct step's, `RuleContext`), and the offers made so far by query (`data.rules.offer.QueryOffers`)."""
 
     layout: ScratchLayout
     context: Callable[[], RuleContext]
-    made: dict[str, OfferedRewrite] = field(default_factory=dict)
+    offers: QueryOffers = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.offers = QueryOffers(self.context)
 
     def __call__(self, call: ToolCall, outcome: ToolOutcome) -> OfferedRewrite | None:
         """The offer for one call's outcome; None when it asks for none (it answered, or sent no query)."""
@@ -70,23 +70,11 @@ class RewriteOffers:
         if failure is None:
             return None
         query, error, zero_count = failure
-        key = f"{'error' if error is not None else 'empty'} {' '.join(query.split()).rstrip(';')}"
-        earlier = self.made.get(key)
-        if earlier is not None:
-            return OfferedRewrite(query, sql=earlier.sql, rule=earlier.rule, text=earlier.text, again=True)
-        context = self.context()
-        rewrites = (error_rewrites(query, error, context) if error is not None else
-                    empty_rewrites(query, context, zero_count=zero_count, timeout_s=DIAGNOSIS_QUERY_S,
-                                   budget_s=DIAGNOSIS_BUDGET_S))
-        offer = first_with_rows(context.catalog, rewrites)
-        text = ""
-        if offer.found is not None and offer.result is not None:
-            text = offer_text(offer.found.rule, offer.found.reason, offer.found.sql, offer.result)
+        offer = self.offers.offer(query, error, zero_count=zero_count)
         found = offer.found
-        made = OfferedRewrite(query, offer.tried, found.sql if found else None, found.rule if found else None, text)
-        if len(self.made) < OFFERS_KEPT:
-            self.made[key] = made
-        return made
+        text = offer_text(offer) + TO_DO if found is not None and offer.result is not None else ""
+        return OfferedRewrite(query, offer.tried, found.sql if found else None, found.rule if found else None, text,
+                              again=offer.again)
 
     def _failure(self, call: ToolCall, outcome: ToolOutcome) -> tuple[str, str | None, bool] | None:
         """(the query, DuckDB's error or None for no rows, whether a count came out 0) of a call whose query
@@ -110,15 +98,6 @@ class RewriteOffers:
             ran = last_query(self.layout)  # as it ran, after the data layer's repairs
             return (ran, None, False) if ran is not None else None
         return None
-
-
-def offer_text(rule: str, reason: str, sql: str, result: QueryResult) -> str:
-    """The tool result's addition: which rule rewrote the query and why, the rewrite, its first rows, what to do."""
-    return (f"\nThe program rewrote your query (rule {rule}: {reason}) and the rewrite returns rows:\n"
-            f"```sql\n{clip(sql.strip(), SHOWN_SQL_CHARS)}\n```\n"
-            f"{clip(render_result(result), SHOWN_ROWS_CHARS)}\n"
-            "If these rows answer the question, put this query into solver.py with edit_solver (its `sql` "
-            "argument), then call run_solver.")
 
 
 def last_query(layout: ScratchLayout) -> str | None:
@@ -146,4 +125,4 @@ def solver_query(layout: ScratchLayout) -> str | None:
     return found[-1][1].strip() or None if found else None
 
 
-__all__ = ["FOUND_NOTHING", "OfferedRewrite", "RewriteOffers", "last_query", "offer_text", "solver_query"]
+__all__ = ["FOUND_NOTHING", "OfferedRewrite", "RewriteOffers", "last_query", "solver_query"]
