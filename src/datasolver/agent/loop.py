@@ -79,7 +79,7 @@ from datasolver.llm import (
 from datasolver.llm.text_calls import ID_PREFIX, is_null_call, query_key, without_echoed_results, written_query
 from datasolver.llm.window import reply_tokens
 from datasolver.data import QueryResult
-from datasolver.data.rules.offer import EVENT_REWRITE_OFFERED, EVENT_RULE_REWRITE
+from datasolver.data.rules.offer import EVENT_REWRITE_OFFERED, EVENT_RULE_REWRITE, beside_result
 from datasolver.solver.answer_checks import CheckReport
 from datasolver.solver.tools import OfferedRewrite, WrittenQueryCalls
 from datasolver.toolkit import ToolOutcome, ToolRunner
@@ -114,7 +114,6 @@ CUT_OFF = "length"  # the finish_reason of a reply stopped by the output token l
 # After a context-length 400, aim this far below the stated ratio (our estimate is not the
 # server's tokenizer).
 SHRINK_MARGIN = 0.97
-CUT_LINE_CHARS = 200  # room for the line that says a result was cut
 _SQL_BLOCK = re.compile(r"```\s*sql\b|\bSELECT\b[\s\S]*\bFROM\b", re.IGNORECASE)
 _CODE_BLOCK = re.compile(r"```")
 _TYPED_TABLE = re.compile(r"^\s*\|.*\|\s*$", re.MULTILINE)
@@ -452,10 +451,7 @@ async def offer_rewrite(call: ToolCall, outcome: ToolOutcome, run: AttemptRun,
     run.event(EVENT_REWRITE_OFFERED, attempt=state.number, call_id=call.id, name=call.name, rule=offered.rule,
               sql=clip(offered.sql, 2000), again=offered.again)
     run.state.last_rows_query = offered.sql
-    room = max(run.result_chars() - len(offered.text) - CUT_LINE_CHARS, CUT_LINE_CHARS)  # the rewrite survives a cut
-    if len(outcome.text) > room:
-        outcome.text = clip(outcome.text, room, note=outcome.clip_note)
-    outcome.text += offered.text
+    outcome.text = beside_result(outcome.text, offered.text, run.result_chars(), outcome.clip_note)
     return offered
 
 

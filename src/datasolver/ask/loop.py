@@ -34,14 +34,13 @@ from datasolver.ask.tools import table_overview
 from datasolver.clip import clip
 from datasolver.data import DataError
 from datasolver.data.linking import QuestionLinks, link_question
-from datasolver.data.rules.offer import EVENT_REWRITE_OFFERED, EVENT_RULE_REWRITE, TRACED_SQL_CHARS
+from datasolver.data.rules.offer import EVENT_REWRITE_OFFERED, EVENT_RULE_REWRITE, TRACED_SQL_CHARS, beside_result
 from datasolver.eval.confidence import confidence, confidence_reason
 from datasolver.llm import ChatResult, LLMClient, system_message, user_message
 from datasolver.llm.messages import ToolCall, assistant_message
 from datasolver.llm.text_calls import ID_PREFIX, VIA_WRITTEN, written_query
 from datasolver.toolkit import ToolOutcome, ToolRunner
 
-CUT_LINE_CHARS = 200  # room for the line that says a result was cut, beside the program's rewrite
 
 
 @dataclass
@@ -310,10 +309,7 @@ class Analyst:
             return
         self._event(EVENT_REWRITE_OFFERED, request=state.requests, call_id=call.id, name=call.name,
                     rule=offer.found.rule, sql=clip(offer.found.sql, TRACED_SQL_CHARS), again=offer.again)
-        room = max(toolbox.limits.tool_result_chars - len(text) - CUT_LINE_CHARS, CUT_LINE_CHARS)
-        if len(outcome.text) > room:
-            outcome.text = clip(outcome.text, room, note=outcome.clip_note)
-        outcome.text += text
+        outcome.text = beside_result(outcome.text, text, toolbox.limits.tool_result_chars, outcome.clip_note)
 
     def _event(self, kind: str, **fields: Any) -> None:
         self.client.trace.event(kind, **fields)

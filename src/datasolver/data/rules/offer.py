@@ -53,6 +53,7 @@ TRACED_SQL_CHARS = 2_000  # of a rewrite's SQL, in a trace event
 TRACED_TEXT_CHARS = 500  # of its reason or its error, in a trace event
 EVENT_RULE_REWRITE = "rule_rewrite"  # one of the program's rewrites of a failed or empty query, run (its rule named)
 EVENT_REWRITE_OFFERED = "rewrite_offered"  # the rewrite that returned rows, appended to the tool result
+CUT_LINE_CHARS = 200  # room for the line that says a tool result was cut, beside the rewrite
 
 
 def error_rewrites(sql: str, error: str, context: RuleContext) -> list[Rewrite]:
@@ -158,3 +159,10 @@ def offer_text(offer: Offer) -> str:
 
 __all__ = ["DIAGNOSIS_BUDGET_S", "DIAGNOSIS_QUERY_S", "EVENT_REWRITE_OFFERED", "EVENT_RULE_REWRITE", "Offer",
            "QueryOffers", "Tried", "empty_rewrites", "error_rewrites", "first_with_rows", "offer_text"]
+
+
+def beside_result(result: str, addition: str, limit: int, note: str = "") -> str:
+    """A tool result with the offer's `addition` after it, the result cut first (with `note`) so that the
+    addition survives a result of `limit` characters."""
+    room = max(limit - len(addition) - CUT_LINE_CHARS, CUT_LINE_CHARS)
+    return (clip(result, room, note=note) if len(result) > room else result) + addition
