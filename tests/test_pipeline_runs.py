@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from click.testing import CliRunner
 
 from datasolver.cli import cli
 from datasolver.report.load import load_run
-from datasolver.run_logs import is_run_id
+from datasolver.run_logs import is_run_id, new_run_id, summary_name
 from datasolver.llm.fake import SCRIPTED_BASE_URL
 from tests.helpers.pipeline import copy_examples, examples_cli_model
 
@@ -73,6 +74,22 @@ def test_a_second_run_keeps_the_first_runs_summary_and_the_report_shows_the_late
     asked = {t["task_id"]: (t.get("usage") or {}).get("requests", 0) for t in first["tasks"]}
     assert all(t.requests == asked[t.task_id] > 0 and t.events[0]["run_id"] == first["run_id"] for t in view.tasks)
     assert '<div class="card">solved<b>3</b></div>' in page
+
+
+def test_run_ids_sort_by_start_even_within_one_millisecond_or_after_the_clock_went_back():
+    # CI once started two runs in the same second and their random suffixes sorted the wrong way round.
+    instant = datetime(2026, 12, 7, 12, 16, 51, 250_000, tzinfo=timezone.utc)
+    ids = [new_run_id(instant)]
+    for _ in range(30):  # every run at the same instant, each after the folder's latest
+        ids.append(new_run_id(instant, after=ids[-1]))
+    earlier_clock = new_run_id(instant - timedelta(hours=1), after=ids[-1])
+    assert ids[0].startswith("20261207T121651Z-250")
+    assert ids == sorted(ids) and len(set(ids)) == len(ids) and earlier_clock > ids[-1]
+    assert all(is_run_id(run_id) and summary_name(run_id) for run_id in ids + [earlier_clock])
+    # Older ids (four hex digits, no milliseconds) and summaries kept from before run ids are followed too.
+    assert new_run_id(instant, after="20261207T121651Z-ffff") > "20261207T121651Z-ffff"
+    assert new_run_id(instant, after="20261207T121651Z-earlier") > "20261207T121651Z-earlier"
+    assert new_run_id(instant, after="20261207T121651Z-zzzzzzzzzzzz").startswith("20261207T121652Z-")
 
 
 def test_a_run_of_some_tasks_does_not_count_the_other_tasks_old_traces(server, tmp_path):

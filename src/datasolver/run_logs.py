@@ -1,7 +1,7 @@
 """The run summaries of a logs folder: their names, run ids, and which runs a folder holds.
 
-Every run of `datasolver run` into a logs folder gets a run id (its UTC start time and four random
-hex digits, so names sort by start) and its own summary, `run_summary-<run id>.json`, which no
+Every run of `datasolver run` into a logs folder gets a run id (its UTC start time to the millisecond
+and four random hex digits; a run always sorts after the runs the folder already holds, so names sort by start) and its own summary, `run_summary-<run id>.json`, which no
 later run writes. `run_summary.json` is a copy of the latest run's, rewritten with it, for readers
 that want "the latest" without choosing. A task's trace marks each run's part with the run id in
 its `task_start` event, so a reader can keep one run's part of a trace that several runs appended to.
@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from datasolver.errors import DatasolverError
@@ -24,8 +24,10 @@ from datasolver.errors import DatasolverError
 LATEST_SUMMARY = "run_summary.json"
 """A copy of the latest run's summary."""
 _PREFIX, _SUFFIX = "run_summary-", ".json"
+_MAX_SUFFIX = 12
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-z]{1,12}")
-"""A run id: `20261203T101502Z-3f9a` (an earlier run's summary kept by a newer version: `…Z-earlier`)."""
+"""A run id: `20261203T101502Z-4133f9a` (before 2026-12-07 without the milliseconds, `…Z-3f9a`; an
+earlier run's summary kept by a newer version: `…Z-earlier`)."""
 EARLIER = "earlier"
 MAX_LISTED = 10_000
 """At most this many folder entries are looked at when listing runs (a folder may hold anything)."""
@@ -35,10 +37,20 @@ class UnknownRun(DatasolverError, LookupError):
     """A run named by its id has no summary in the logs folder (or the name is no run id)."""
 
 
-def new_run_id(now: datetime | None = None) -> str:
-    """A fresh run id: the UTC time to the second, then four random hex digits."""
+def new_run_id(now: datetime | None = None, after: str | None = None) -> str:
+    """A fresh run id: the UTC time to the second, `-`, its milliseconds, then four random hex digits.
+
+    `after` is the latest run id already in the logs folder: the new id sorts after it even when
+    both runs started in the same millisecond or the clock was set back (then it is `after` with
+    one more character, or, at the length limit, the next second's id)."""
     moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
-    return f"{moment:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
+    run_id = f"{moment:%Y%m%dT%H%M%SZ}-{moment.microsecond // 1000:03d}{secrets.token_hex(2)}"
+    if after is None or not is_run_id(after) or run_id > after:
+        return run_id
+    if len(after) - after.index("-") - 1 < _MAX_SUFFIX:
+        return after + "0"
+    later = datetime.strptime(after[:after.index("-")], "%Y%m%dT%H%M%SZ").replace(tzinfo=timezone.utc)
+    return f"{later + timedelta(seconds=1):%Y%m%dT%H%M%SZ}-000{secrets.token_hex(2)}"
 
 
 def is_run_id(value: object) -> bool:

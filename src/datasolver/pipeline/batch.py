@@ -33,6 +33,7 @@ from datasolver.pipeline.executor import BatchRun, Executor, LocalExecutor
 from datasolver.pipeline.progress import NullProgress, Progress
 from datasolver.pipeline.resume import split_for_resume
 from datasolver.pipeline.summary import RunSummary, TaskRecord, keep_earlier_summary, write_run_summary
+from datasolver.run_logs import new_run_id, run_ids
 from datasolver.sandbox import stop_all_runs
 from datasolver.sandbox.fork_server import ForkServer, current_fork_server, use_fork_server
 from datasolver.solver import SOLVER_PRELOAD, prediction_path
@@ -184,6 +185,7 @@ def _discover(config: RunConfig) -> tuple[list[Task], RunSummary]:
         input_dir=str(config.input_dir), output_dir=str(config.output_dir), logs_dir=str(config.logs_dir),
         model=config.settings.model, workers=config.workers, task_timeout_s=config.task_timeout_s,
         time_budget_s=config.time_budget_s, settings=config.settings_record(),
+        run_id=new_run_id(after=(run_ids(config.logs_dir) or [None])[-1]),
     )
     if not config.task_ids:  # a malformed folder matters only when the whole input is run
         summary.discovery_errors = [{"folder": str(path), "reason": reason} for path, reason in found.errors]
