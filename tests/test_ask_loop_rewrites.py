@@ -13,6 +13,7 @@ import pytest
 from datasolver.ask import Analyst, AskConfig, open_package
 from datasolver.llm import LLMClient, LLMSettings, TraceWriter
 from datasolver.llm.fake import ScriptedModel, text, tool_call
+from tests.helpers.solver import PAPER_TABLES
 
 pytestmark = pytest.mark.fast  # in-process: the scripted model at the transport
 
@@ -25,13 +26,7 @@ PAPER_SQL = "SELECT title FROM paper WHERE year = 2020 ORDER BY title"
 def papers(tmp_path: Path) -> Path:
     folder = tmp_path / "papers"
     folder.mkdir()
-    tables = {
-        "author": "aid,name\n1,Ada Lovelace\n2,Alan Turing\n3,Grace Hopper\n",
-        "paper": ("pid,title,year\n10,Zebra Streams,2020\n11,Adaptive Joins,2020\n12,Old Indexes,2019\n"
-                  "13,Median Sketches,2020\n14,Future Plans,2021\n"),
-        "writes": "aid,pid\n1,10\n2,11\n3,12\n1,13\n2,14\n",
-    }
-    for name, rows in tables.items():
+    for name, rows in PAPER_TABLES.items():
         (folder / f"{name}.csv").write_text(rows, encoding="utf-8")
     return folder
 

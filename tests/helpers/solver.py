@@ -37,6 +37,15 @@ PAPER_QUESTION = "What are the titles of the papers published in 2020? List them
 PAPER_SQL = "SELECT title FROM paper WHERE year = 2020 ORDER BY title ASC"  # the right answer
 
 
+PAPER_TABLES = {
+    "author": "aid,name\n1,Ada Lovelace\n2,Alan Turing\n3,Grace Hopper\n",
+    "paper": ("pid,title,year\n10,Zebra Streams,2020\n11,Adaptive Joins,2020\n12,Old Indexes,2019\n"
+              "13,Median Sketches,2020\n14,Future Plans,2021\n"),
+    "writes": "aid,pid\n1,10\n2,11\n3,12\n1,13\n2,14\n",
+}
+"""The paper task's tables by name, as CSV text: who wrote which paper, in which year."""
+
+
 def make_paper_task(parent: Path, task_id: str = "task_paper") -> Path:
     """A small academic task (authors, papers, who wrote what) whose answer is PAPER_SQL."""
     task = TaskFolder(Path(parent) / task_id)
@@ -44,13 +53,7 @@ def make_paper_task(parent: Path, task_id: str = "task_paper") -> Path:
     task.task_json.write_text(
         json.dumps({"task_id": task_id, "difficulty": "easy", "question": PAPER_QUESTION}), encoding="utf-8"
     )
-    tables = {
-        "author": "aid,name\n1,Ada Lovelace\n2,Alan Turing\n3,Grace Hopper\n",
-        "paper": ("pid,title,year\n10,Zebra Streams,2020\n11,Adaptive Joins,2020\n12,Old Indexes,2019\n"
-                  "13,Median Sketches,2020\n14,Future Plans,2021\n"),
-        "writes": "aid,pid\n1,10\n2,11\n3,12\n1,13\n2,14\n",
-    }
-    for name, text in tables.items():
+    for name, text in PAPER_TABLES.items():
         (task.context / "csv" / f"{name}.csv").write_text(text, encoding="utf-8")
     (task.context / "knowledge.md").write_text("year is the year of publication.\n", encoding="utf-8")
     return task.root

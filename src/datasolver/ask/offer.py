@@ -28,14 +28,12 @@ from datasolver.ask.errors import AskError
 from datasolver.ask.handles import Handle
 from datasolver.ask.refs import substitute_refs
 from datasolver.ask.toolbox import FINAL_ANSWER, QUERY_TOOL
-from datasolver.data.empty_result import counts_zero
 from datasolver.data.rules.context import RuleContext
-from datasolver.data.rules.offer import Offer, QueryOffers, offer_text
+from datasolver.data.rules.offer import Offer, QueryOffers, found_nothing, offer_text
 from datasolver.toolkit import ToolCall, ToolOutcome
 
 TO_DO = (f"If these rows answer the question, call {QUERY_TOOL} with this SQL (its result is stored as a new @N), "
          f"then give {FINAL_ANSWER} from that result.")  # after the rewrite (`data.rules.offer.offer_text`)
-FAILED_KINDS = ("failed", "retry")  # a query the data refused (DuckDB's error), or a table name that is none
 
 
 @dataclass
@@ -67,14 +65,13 @@ def failed_query(outcome: ToolOutcome) -> tuple[str, str | None, bool] | None:
         return None
     if not outcome.ok:
         sql = getattr(outcome.args, "sql", None)
-        if outcome.kind not in FAILED_KINDS or not isinstance(sql, str) or names_results(sql):
+        if not outcome.refused or not isinstance(sql, str) or names_results(sql):
             return None
         return sql, outcome.text, False
     handle = outcome.value
     if not isinstance(handle, Handle) or handle.parents:
         return None
-    zero_count = handle.rows == len(handle.sample) and counts_zero(handle.sql, handle.sample)
-    return (handle.sql, None, zero_count) if handle.rows == 0 or zero_count else None
+    return found_nothing(handle.sql, handle.sample, handle.rows)
 
 
 def names_results(sql: str) -> bool:

@@ -60,6 +60,12 @@ class ToolOutcome:
     "" leaves the call out (a summary shows what it read anyway)."""
 
     @property
+    def refused(self) -> bool:
+        """The tool ran and answered no (`retry`, `failed`: e.g. the data refused a query), as opposed to a
+        call the runner stopped (unknown tool, bad arguments, timeout, crash)."""
+        return self.kind in ("retry", "failed")
+
+    @property
     def submits(self) -> bool:
         """The call ran the answer."""
         return self.tool is not None and self.tool.submits

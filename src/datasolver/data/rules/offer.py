@@ -19,7 +19,7 @@ what the model is told to do with it, are each loop's room's.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -99,6 +99,13 @@ class Offer:
     again: bool = False  # made before for the same query: answered from memory, nothing run (`tried` empty)
 
 
+def found_nothing(sql: str, rows: Sequence[Sequence[object]], total_rows: int) -> tuple[str, None, bool] | None:
+    """(`sql`, no error, whether a count came out 0) when its result of `total_rows` rows (`rows`: the first
+    ones) found nothing, so asks for an offer: no rows, or all of them read and a count of 0; else None."""
+    zero_count = total_rows == len(rows) and counts_zero(sql, rows)
+    return (sql, None, zero_count) if total_rows == 0 or zero_count else None
+
+
 def first_with_rows(catalog: Catalog, rewrites: list[Rewrite], *, runs: int = REWRITES_RUN,
                     budget_s: float = OFFER_BUDGET_S, clock: Callable[[], float] = time.monotonic) -> Offer:
     """Run `rewrites` in order, read-only, at most `runs` of them and none started past `budget_s`, until one
@@ -158,7 +165,8 @@ def offer_text(offer: Offer) -> str:
 
 
 __all__ = ["DIAGNOSIS_BUDGET_S", "DIAGNOSIS_QUERY_S", "EVENT_REWRITE_OFFERED", "EVENT_RULE_REWRITE", "Offer",
-           "QueryOffers", "Tried", "empty_rewrites", "error_rewrites", "first_with_rows", "offer_text"]
+           "QueryOffers", "Tried", "empty_rewrites", "error_rewrites", "first_with_rows", "found_nothing",
+           "offer_text"]
 
 
 def beside_result(result: str, addition: str, limit: int, note: str = "") -> str:

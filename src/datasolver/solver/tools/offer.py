@@ -21,10 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from datasolver.data import QueryResult
-from datasolver.data.empty_result import counts_zero
 from datasolver.data.layout import ScratchLayout
 from datasolver.data.rules.context import RuleContext
-from datasolver.data.rules.offer import QueryOffers, Tried, offer_text
+from datasolver.data.rules.offer import QueryOffers, Tried, found_nothing, offer_text
 from datasolver.sandbox import UnsafeFile, safe_files
 from datasolver.solver.answer_checks import CheckReport, read_query_log
 from datasolver.solver.scaffold import query_area
@@ -83,11 +82,8 @@ class RewriteOffers:
         if query is not None:  # explore_data's SQL
             value = outcome.value
             if not outcome.ok:
-                return (query, outcome.text, False) if outcome.kind in ("failed", "retry") else None
-            if isinstance(value, QueryResult):
-                zero_count = value.total_rows == len(value.rows) and counts_zero(query, value.rows)
-                return (query, None, zero_count) if value.total_rows == 0 or zero_count else None
-            return None
+                return (query, outcome.text, False) if outcome.refused else None
+            return found_nothing(query, value.rows, value.total_rows) if isinstance(value, QueryResult) else None
         if not outcome.submits:
             return None
         if not outcome.ok:  # run_solver FAILED: the query written in solver.py, by its error
